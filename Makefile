@@ -1,0 +1,59 @@
+# uvevent — the two commands a new user runs are `make setup demo` and `make test`.
+GO      ?= go
+PKGS    ?= ./...
+BIN     := bin
+
+.PHONY: setup test race asan bench demo lint fuzz static-check clean
+
+## setup: install libuv1-dev and pkg-config with apt-get, only when missing
+setup:
+	@./scripts/setup.sh
+
+## test: vet, the whole suite with cgo pointer checks on, and the static-link check
+test: lint static-check
+	GODEBUG=cgocheck=1 $(GO) test -count=1 $(PKGS)
+	CGO_ENABLED=0 $(GO) test -count=1 ./event/ ./refcount/ ./eventref/ ./internal/...
+
+## race: the suite under the race detector
+race:
+	$(GO) test -race -count=1 $(PKGS)
+
+## asan: the C shim and the tests under AddressSanitizer
+asan:
+	CGO_CFLAGS="-g -O1 -fsanitize=address -fno-omit-frame-pointer" \
+	CGO_LDFLAGS="-fsanitize=address" \
+	$(GO) test -asan -count=1 $(PKGS)
+
+## bench: our figures beside the comparators (raw C libuv, Go std), as ratios
+bench: $(BIN)/t1
+	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md \
+	  -gobench 'X1|C1' -gopkgs './event/ ./reactor/ ./cgo/' \
+	  't1-uvevent=$(BIN)/t1 -n 1000000'
+
+$(BIN)/t1: FORCE
+	$(GO) build -o $@ ./bench/cmd/t1
+
+## demo: a short program that shows the event model at work
+demo:
+	$(GO) run ./cmd/demo
+
+## lint: gofmt and go vet
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+## fuzz: the callbacks-vector fuzz target for a while
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzVector -fuzztime 30s ./event/
+
+## static-check: a program built with uvevent does not need libuv.so
+static-check:
+	$(GO) build -o $(BIN)/demo ./cmd/demo
+	@if ldd $(BIN)/demo | grep -q libuv; then echo "static-check: $(BIN)/demo links libuv dynamically"; ldd $(BIN)/demo; exit 1; fi
+	@echo "static-check: libuv is linked statically ($(BIN)/demo needs no libuv.so)"
+
+clean:
+	rm -rf $(BIN)
+
+FORCE:

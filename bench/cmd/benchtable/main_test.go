@@ -1,0 +1,210 @@
+// Tests for benchtable's result-line parsing, benchmark-line parsing, ratio
+// formatting and table rendering.
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseResultLine(t *testing.T) {
+	tests := []struct {
+		line    string
+		want    Result
+		wantErr bool
+	}{
+		{
+			line: "T1 raw-c wall_ns=2983152829 peak_rss_kib=157656 fired=1000000",
+			want: Result{Workload: "T1", Impl: "raw-c", Metrics: []Metric{
+				{"wall_ns", 2983152829}, {"peak_rss_kib", 157656}, {"fired", 1000000},
+			}},
+		},
+		{
+			line: "  X1\tgo-chan rtt_ns=893  rounds=200000\n",
+			want: Result{Workload: "X1", Impl: "go-chan", Metrics: []Metric{
+				{"rtt_ns", 893}, {"rounds", 200000},
+			}},
+		},
+		{
+			line: "M1 raw-c delta=-8",
+			want: Result{Workload: "M1", Impl: "raw-c", Metrics: []Metric{{"delta", -8}}},
+		},
+		{line: "", wantErr: true},
+		{line: "T1 raw-c", wantErr: true},
+		{line: "T1 raw-c wall_ns", wantErr: true},
+		{line: "T1 raw-c =5", wantErr: true},
+		{line: "T1 raw-c wall_ns=1.5", wantErr: true},
+		{line: "T1 raw-c wall_ns=", wantErr: true},
+		{line: "T1 raw-c wall_ns=1 wall_ns=2", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := parseResultLine(tt.line)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("parseResultLine(%q) error = %v, wantErr %v", tt.line, err, tt.wantErr)
+			continue
+		}
+		if !tt.wantErr && !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("parseResultLine(%q) = %+v, want %+v", tt.line, got, tt.want)
+		}
+	}
+}
+
+func TestParseBenchLine(t *testing.T) {
+	tests := []struct {
+		line   string
+		want   Result
+		wantOK bool
+	}{
+		{
+			line:   "BenchmarkX1Post-8   \t  100000\t     12.5 ns/op\t  16 B/op\t  1 allocs/op\t  987 rtt_ns",
+			wantOK: true,
+			want: Result{Workload: "BenchmarkX1Post", Impl: "uvevent", Metrics: []Metric{
+				{"ns/op", 12.5}, {"B/op", 16}, {"allocs/op", 1}, {"rtt_ns", 987},
+			}},
+		},
+		{
+			line:   "BenchmarkTimer/n=1000 \t 50 \t 2000 ns/op",
+			wantOK: true,
+			want: Result{Workload: "BenchmarkTimer/n=1000", Impl: "uvevent", Metrics: []Metric{
+				{"ns/op", 2000},
+			}},
+		},
+		{line: "BenchmarkFoo-8", wantOK: false},
+		{line: "BenchmarkFoo-8 \t --- FAIL: boom", wantOK: false},
+		{line: "BenchmarkFoo-8 10 5 ns/op 3", wantOK: false},
+		{line: "goos: linux", wantOK: false},
+		{line: "ok  \tgithub.com/uvevent/uvevent\t1.2s", wantOK: false},
+		{line: "PASS", wantOK: false},
+	}
+	for _, tt := range tests {
+		got, ok := parseBenchLine(tt.line, "uvevent")
+		if ok != tt.wantOK {
+			t.Errorf("parseBenchLine(%q) ok = %v, want %v", tt.line, ok, tt.wantOK)
+			continue
+		}
+		if ok && !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("parseBenchLine(%q) = %+v, want %+v", tt.line, got, tt.want)
+		}
+	}
+}
+
+func TestTrimProcs(t *testing.T) {
+	tests := map[string]string{
+		"BenchmarkA-8":       "BenchmarkA",
+		"BenchmarkA-16":      "BenchmarkA",
+		"BenchmarkA":         "BenchmarkA",
+		"BenchmarkA/raw-c":   "BenchmarkA/raw-c",
+		"BenchmarkA/x-1-4":   "BenchmarkA/x-1",
+		"BenchmarkTrailing-": "BenchmarkTrailing-",
+	}
+	for in, want := range tests {
+		if got := trimProcs(in); got != want {
+			t.Errorf("trimProcs(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestFormatRatio(t *testing.T) {
+	tests := []struct {
+		v, base float64
+		want    string
+	}{
+		{42, 100, "0.42×"},
+		{100, 100, "1.00×"},
+		{2929107164, 2983152829, "0.98×"},
+		{300, 100, "3.00×"},
+		{1, 3, "0.33×"},
+		{2, 3, "0.67×"},
+		{0, 0, "1.00×"},
+		{5, 0, "n/a"},
+	}
+	for _, tt := range tests {
+		if got := formatRatio(tt.v, tt.base); got != tt.want {
+			t.Errorf("formatRatio(%v, %v) = %q, want %q", tt.v, tt.base, got, tt.want)
+		}
+	}
+}
+
+func TestFormatValue(t *testing.T) {
+	tests := map[float64]string{
+		2983152829: "2983152829",
+		0:          "0",
+		-8:         "-8",
+		12.5:       "12.5",
+		65.77:      "65.77",
+	}
+	for in, want := range tests {
+		if got := formatValue(in); got != want {
+			t.Errorf("formatValue(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRenderTables(t *testing.T) {
+	var results []Result
+	for _, line := range []string{
+		"X1 go-chan rtt_ns=900 rounds=200000",
+		"T1 time-afterfunc wall_ns=300 peak_rss_kib=200 fired=10",
+		"T1 raw-c wall_ns=100 peak_rss_kib=400 fired=10",
+		"T1 uvevent wall_ns=50 fired=10 extra=7",
+	} {
+		r, err := parseResultLine(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, r)
+	}
+	want := strings.Join([]string{
+		"### T1",
+		"",
+		"| impl | wall_ns | peak_rss_kib | fired | extra |",
+		"|---|---:|---:|---:|---:|",
+		"| raw-c | 100 | 400 | 10 | - |",
+		"| time-afterfunc | 300 (3.00×) | 200 (0.50×) | 10 (1.00×) | - |",
+		"| uvevent | 50 (0.50×) | - | 10 (1.00×) | 7 |",
+		"",
+		"### X1",
+		"",
+		"| impl | rtt_ns | rounds |",
+		"|---|---:|---:|",
+		"| go-chan | 900 | 200000 |",
+		"",
+	}, "\n")
+	if got := renderTables(results); got != want {
+		t.Errorf("renderTables mismatch:\ngot:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestParseBenchOutput(t *testing.T) {
+	out := strings.Join([]string{
+		"goos: linux",
+		"pkg: github.com/uvevent/uvevent/loop",
+		"BenchmarkPost-2 \t 1000 \t 65.77 ns/op \t 8 B/op \t 1 allocs/op \t 120 rtt_ns",
+		"PASS",
+		"pkg: github.com/uvevent/uvevent",
+		"BenchmarkTimers-2 \t 10 \t 5000 ns/op",
+		"ok  \tgithub.com/uvevent/uvevent\t1.0s",
+	}, "\n")
+	want := []Result{
+		{Workload: "BenchmarkPost", Impl: "loop", Metrics: []Metric{
+			{"ns/op", 65.77}, {"B/op", 8}, {"allocs/op", 1}, {"rtt_ns", 120},
+		}},
+		{Workload: "BenchmarkTimers", Impl: "uvevent", Metrics: []Metric{{"ns/op", 5000}}},
+	}
+	if got := parseBenchOutput([]byte(out)); !reflect.DeepEqual(got, want) {
+		t.Errorf("parseBenchOutput = %+v, want %+v", got, want)
+	}
+}
+
+func TestParseOutput(t *testing.T) {
+	got, err := parseOutput([]byte("\nX1 raw-c rtt_ns=17000 rounds=20000\n\n"))
+	if err != nil || len(got) != 1 || got[0].Impl != "raw-c" {
+		t.Errorf("parseOutput = %+v, %v; want one raw-c result", got, err)
+	}
+	for _, bad := range []string{"", "\n\n", "X1 raw-c rtt_ns=1\nsome log line\n"} {
+		if _, err := parseOutput([]byte(bad)); err == nil {
+			t.Errorf("parseOutput(%q) succeeded, want error", bad)
+		}
+	}
+}

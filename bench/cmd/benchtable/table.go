@@ -1,0 +1,189 @@
+// Parsing of benchmark result lines and rendering of the markdown tables
+// printed by benchtable.
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Metric is one named measurement of a result.
+type Metric struct {
+	Key   string
+	Value float64
+}
+
+// Result is one parsed result line: a workload, the implementation that ran
+// it, and its metrics in the order they were printed.
+type Result struct {
+	Workload string
+	Impl     string
+	Metrics  []Metric
+}
+
+// metric returns the value of key and whether the result has it.
+func (r Result) metric(key string) (float64, bool) {
+	for _, m := range r.Metrics {
+		if m.Key == key {
+			return m.Value, true
+		}
+	}
+	return 0, false
+}
+
+// parseResultLine parses "<WORKLOAD> <impl> key=value ..." where every value
+// is an integer.
+func parseResultLine(line string) (Result, error) {
+	fields := strings.Fields(line)
+	if len(fields) < 3 {
+		return Result{}, fmt.Errorf("result line %q: want workload, impl and at least one key=value", line)
+	}
+	r := Result{Workload: fields[0], Impl: fields[1]}
+	seen := make(map[string]bool)
+	for _, f := range fields[2:] {
+		key, val, ok := strings.Cut(f, "=")
+		if !ok || key == "" {
+			return Result{}, fmt.Errorf("result line %q: field %q is not key=value", line, f)
+		}
+		if seen[key] {
+			return Result{}, fmt.Errorf("result line %q: duplicate key %q", line, key)
+		}
+		seen[key] = true
+		n, err := strconv.ParseInt(val, 10, 64)
+		if err != nil {
+			return Result{}, fmt.Errorf("result line %q: value of %q is not an integer", line, key)
+		}
+		r.Metrics = append(r.Metrics, Metric{Key: key, Value: float64(n)})
+	}
+	return r, nil
+}
+
+// parseBenchLine parses one line of `go test -bench` output, such as
+// "BenchmarkX1-8  100000  1234 ns/op  0 B/op  0 allocs/op  987 rtt_ns".
+// The workload is the benchmark name without its -GOMAXPROCS suffix and the
+// impl is the given package name. ok is false for any other kind of line.
+func parseBenchLine(line, pkg string) (r Result, ok bool) {
+	fields := strings.Fields(line)
+	if len(fields) < 4 || !strings.HasPrefix(fields[0], "Benchmark") || len(fields)%2 != 0 {
+		return Result{}, false
+	}
+	if _, err := strconv.ParseInt(fields[1], 10, 64); err != nil {
+		return Result{}, false // not an iteration count
+	}
+	r = Result{Workload: trimProcs(fields[0]), Impl: pkg}
+	for i := 2; i < len(fields); i += 2 {
+		v, err := strconv.ParseFloat(fields[i], 64)
+		if err != nil {
+			return Result{}, false
+		}
+		r.Metrics = append(r.Metrics, Metric{Key: fields[i+1], Value: v})
+	}
+	return r, true
+}
+
+// trimProcs removes a trailing "-<digits>" GOMAXPROCS suffix from a
+// benchmark name.
+func trimProcs(name string) string {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 || i == len(name)-1 {
+		return name
+	}
+	if _, err := strconv.Atoi(name[i+1:]); err != nil {
+		return name
+	}
+	return name[:i]
+}
+
+// formatValue prints a value in the shortest exact decimal form, without a
+// fraction for integers.
+func formatValue(v float64) string {
+	if v == float64(int64(v)) {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// formatRatio formats v relative to the baseline base, e.g. "0.42×".
+func formatRatio(v, base float64) string {
+	if base == 0 {
+		if v == 0 {
+			return "1.00×"
+		}
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f×", v/base)
+}
+
+// baselineImpl is the implementation every other row is compared against.
+const baselineImpl = "raw-c"
+
+// renderTables groups results by workload (sorted by name) and renders one
+// markdown table per workload. Rows keep their input order, except that the
+// raw-c row comes first; when it exists, each other cell also shows the
+// ratio to it.
+func renderTables(results []Result) string {
+	groups := make(map[string][]Result)
+	var names []string
+	for _, r := range results {
+		if _, ok := groups[r.Workload]; !ok {
+			names = append(names, r.Workload)
+		}
+		groups[r.Workload] = append(groups[r.Workload], r)
+	}
+	sort.Strings(names)
+
+	var b strings.Builder
+	for i, name := range names {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		rows := groups[name]
+		sort.SliceStable(rows, func(i, j int) bool {
+			return rows[i].Impl == baselineImpl && rows[j].Impl != baselineImpl
+		})
+		var base *Result
+		if rows[0].Impl == baselineImpl {
+			base = &rows[0]
+		}
+		var keys []string
+		seen := make(map[string]bool)
+		for _, r := range rows {
+			for _, m := range r.Metrics {
+				if !seen[m.Key] {
+					seen[m.Key] = true
+					keys = append(keys, m.Key)
+				}
+			}
+		}
+
+		fmt.Fprintf(&b, "### %s\n\n| impl | %s |\n|---|%s\n", name,
+			strings.Join(keys, " | "), strings.Repeat("---:|", len(keys)))
+		for ri, r := range rows {
+			cells := []string{r.Impl}
+			for _, k := range keys {
+				v, ok := r.metric(k)
+				if !ok {
+					cells = append(cells, "-")
+					continue
+				}
+				cell := formatValue(v)
+				if bv, bok := base.metricOf(k); bok && ri > 0 {
+					cell += " (" + formatRatio(v, bv) + ")"
+				}
+				cells = append(cells, cell)
+			}
+			fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
+		}
+	}
+	return b.String()
+}
+
+// metricOf is metric on a possibly nil baseline.
+func (r *Result) metricOf(key string) (float64, bool) {
+	if r == nil {
+		return 0, false
+	}
+	return r.metric(key)
+}

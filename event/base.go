@@ -1,0 +1,481 @@
+package event
+
+import (
+	"bytes"
+	"runtime/debug"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/uvevent/uvevent/refcount"
+)
+
+// Event is the interface every asynchronous primitive implements: timers,
+// polls, signals, processes, I/O, futures, goroutines run by a reactor, and
+// the rest of the hierarchy. A waker can wait on any mix of them.
+//
+// Every method is safe to call from any goroutine. Called from the event's
+// loop goroutine (inside a callback) it runs at once; from elsewhere it runs
+// on the loop and returns when done.
+type Event interface {
+	// AddCallback subscribes cb; the event holds a reference to it until it
+	// is removed or the event closes. It returns ErrClosed on a closed event.
+	AddCallback(cb *Callback) error
+	// DelCallback unsubscribes cb and releases the event's reference to it.
+	DelCallback(cb *Callback) error
+	// Start activates the event in its loop. Starting a started event only
+	// counts; it returns ErrClosed on a closed event.
+	Start() error
+	// Stop undoes one Start; the last one deactivates the event. Stopping an
+	// event that is not started does nothing.
+	Stop() error
+	// Replay delivers the stored result to cb now, for events that store one
+	// (futures, goroutines, ...); others return ErrNotReplayable.
+	Replay(cb *Callback) error
+	// Close stops the event, closes it and tells the subscribers with
+	// ErrClosed. Closing a closed event does nothing.
+	Close() error
+	// Retain adds a reference to the event.
+	Retain()
+	// Dispose drops a reference; the last one closes the event and frees
+	// what it holds.
+	Dispose()
+	// Info describes the event in one line, e.g. "Timer(timeout=50ms, periodic)".
+	Info() string
+	// Flags returns the event's flags.
+	Flags() Flags
+	// SetNotifyHook installs h to intercept notifications (nil removes it).
+	SetNotifyHook(h NotifyHook) error
+
+	base() *Base
+}
+
+// NotifyHook intercepts a notification before the callbacks see it. It may
+// change the result and the error; it returns pass=false to swallow the
+// notification. Timeouts use it to turn a timer firing into ErrTimeout.
+type NotifyHook func(ev Event, result any, err error) (any, error, bool)
+
+// State is an event's place in its lifecycle.
+type State uint8
+
+// The lifecycle: Created → Active → Fired → (Active again for periodic
+// events | Closed for one-shot ones); Stopped can be started again; Closed is
+// final.
+const (
+	Created State = iota
+	Active
+	Fired
+	Stopped
+	StateClosed
+)
+
+var stateNames = [...]string{"created", "active", "fired", "stopped", "closed"}
+
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Ops is what a kind of event adds to Base: how to arm and disarm it, how to
+// free it and how to describe it. Kinds implement Ops on a private type so
+// that these methods do not show on the event. Every method is called with
+// the owner held.
+type Ops interface {
+	// Owner returns the loop the event belongs to.
+	Owner() Owner
+	// Event returns the event itself, as callbacks should see it.
+	Event() Event
+	// Arm activates the underlying handle (the first Start).
+	Arm() error
+	// Disarm deactivates it (the last Stop, or Close).
+	Disarm()
+	// Free releases what the kind holds, once, when the event has closed
+	// and its last notification is delivered. free is false when
+	// NoFreeMemory is set: the memory belongs to someone else.
+	Free(free bool)
+	// Describe returns the event's Info line.
+	Describe() string
+}
+
+// Replayer is implemented by the Ops of kinds that store a result.
+type Replayer interface {
+	// Stored returns the stored result; ok is false while there is none.
+	Stored() (result any, err error, ok bool)
+}
+
+// Base is the common part of every event. Kinds embed it and call Init.
+// Its fields are touched only with the owner held, except the flags, which
+// are atomic.
+type Base struct {
+	ops       Ops
+	flags     atomic.Uint32
+	refs      refcount.Count
+	loopRefs  int32
+	state     State
+	notifying bool
+	freed     bool // released has run
+	cbs       vector
+	ext       *extras
+}
+
+// extras holds what few events use, so that Base stays small.
+type extras struct {
+	hook   NotifyHook
+	object any
+	fd     int
+}
+
+// Init prepares b for a kind. loop says whether Start and Stop arm the event
+// in a loop (timers, polls) or do nothing (futures). flags are the initial
+// flags (GoOwned, Hidden, ...).
+func Init(b *Base, ops Ops, loop bool, flags Flags) {
+	b.ops = ops
+	b.cbs.init()
+	if loop {
+		flags |= loopEvent
+	}
+	b.flags.Store(uint32(flags))
+}
+
+func (b *Base) base() *Base { return b }
+
+// exec runs fn with the owner held.
+func (b *Base) exec(fn func()) error {
+	o := b.ops.Owner()
+	if o.Owned() {
+		fn()
+		return nil
+	}
+	return o.Exec(fn)
+}
+
+// Flags returns the event's flags.
+func (b *Base) Flags() Flags { return Flags(b.flags.Load()) &^ loopEvent }
+
+func (b *Base) has(f Flags) bool   { return Flags(b.flags.Load())&f != 0 }
+func (b *Base) setFlags(f Flags)   { b.flags.Or(uint32(f)) }
+func (b *Base) clearFlags(f Flags) { b.flags.And(^uint32(f)) }
+func (b *Base) active() bool       { return b.loopRefs > 0 }
+func (b *Base) countsActive() bool { return b.has(loopEvent) && !b.has(Hidden) }
+func (b *Base) owner() Owner       { return b.ops.Owner() }
+
+// AddCallback subscribes cb. See Event.
+func (b *Base) AddCallback(cb *Callback) error {
+	var err error
+	if e := b.exec(func() { err = b.addCallback(cb) }); e != nil {
+		return e
+	}
+	return err
+}
+
+func (b *Base) addCallback(cb *Callback) error {
+	if b.has(Closed) {
+		return ErrClosed
+	}
+	cb.Retain()
+	b.cbs.add(cb)
+	b.setFlags(ResultUsed | ErrorCaught)
+	return nil
+}
+
+// DelCallback unsubscribes cb. See Event.
+func (b *Base) DelCallback(cb *Callback) error {
+	var err error
+	if e := b.exec(func() { err = b.delCallback(cb) }); e != nil {
+		return e
+	}
+	return err
+}
+
+func (b *Base) delCallback(cb *Callback) error {
+	i := b.cbs.index(cb)
+	if i < 0 {
+		return ErrNotSubscribed
+	}
+	b.cbs.remove(i)
+	cb.Release()
+	return nil
+}
+
+// Start activates the event. See Event.
+func (b *Base) Start() error {
+	var err error
+	if e := b.exec(func() { err = b.start() }); e != nil {
+		return e
+	}
+	return err
+}
+
+func (b *Base) start() error {
+	if b.has(Closed) {
+		return ErrClosed
+	}
+	if !b.has(loopEvent) {
+		return nil
+	}
+	if b.loopRefs > 0 {
+		b.loopRefs++
+		return nil
+	}
+	if err := b.ops.Arm(); err != nil {
+		return err
+	}
+	b.loopRefs = 1
+	b.state = Active
+	if b.countsActive() {
+		b.ops.Owner().ActiveDelta(1)
+	}
+	return nil
+}
+
+// Stop undoes one Start. See Event.
+func (b *Base) Stop() error {
+	return b.exec(func() { b.stop(false) })
+}
+
+// stop drops one loop reference, or all of them when all is true.
+func (b *Base) stop(all bool) {
+	if b.loopRefs == 0 {
+		return
+	}
+	b.loopRefs--
+	if all {
+		b.loopRefs = 0
+	}
+	if b.loopRefs > 0 {
+		return
+	}
+	b.ops.Disarm()
+	if b.state != StateClosed {
+		b.state = Stopped
+	}
+	if b.countsActive() {
+		b.ops.Owner().ActiveDelta(-1)
+	}
+}
+
+// Close closes the event. See Event.
+func (b *Base) Close() error {
+	return b.exec(func() { b.close(ErrClosed) })
+}
+
+// close stops and closes the event, telling the subscribers still present
+// why. Closing a closed event does nothing.
+func (b *Base) close(why error) {
+	if b.has(Closed) {
+		return
+	}
+	b.finish(nil, why, b.cbs.len() > 0)
+}
+
+// finish closes the event and, when tell is set, delivers (result, err) as
+// the last notification. Subscribers are released after that pass; when
+// finish runs inside a pass over this event, the running pass delivers its
+// notification to the rest of them and releases them at its end.
+func (b *Base) finish(result any, err error, tell bool) {
+	b.stop(true)
+	b.setFlags(Closed)
+	b.state = StateClosed
+	if b.notifying {
+		return
+	}
+	if tell {
+		b.notify(b.ops.Event(), result, err)
+	} else {
+		b.released()
+	}
+}
+
+// released lets go of everything a closed event still holds: its
+// subscribers, its descriptor if CloseFD is set, and what the kind holds.
+// It runs once.
+func (b *Base) released() {
+	if b.freed {
+		return
+	}
+	b.freed = true
+	b.cbs.clear((*Callback).Release)
+	if b.ext != nil && b.has(CloseFD) {
+		syscall.Close(b.ext.fd)
+		b.clearFlags(CloseFD)
+	}
+	b.ops.Free(!b.has(NoFreeMemory))
+}
+
+// Retain adds a reference to the event.
+func (b *Base) Retain() { b.refs.Retain() }
+
+// Dispose drops a reference; the last one closes and frees the event.
+func (b *Base) Dispose() {
+	if !b.refs.Release() {
+		return
+	}
+	b.exec(b.release)
+}
+
+func (b *Base) release() {
+	b.close(ErrClosed)
+	if r, ok := b.ops.(Replayer); ok {
+		if res, err, ok := r.Stored(); ok {
+			ev := b.ops.Event()
+			if err != nil && !b.has(ErrorCaught|ErrorHandled) {
+				b.owner().Report(ev, "unhandled error", err)
+			} else if err == nil && res != nil && !b.has(ResultUsed) {
+				b.owner().Report(ev, "result never used", nil)
+			}
+		}
+	}
+}
+
+// Replay delivers the stored result to cb. See Event.
+func (b *Base) Replay(cb *Callback) error {
+	var err error
+	if e := b.exec(func() { err = b.replay(cb) }); e != nil {
+		return e
+	}
+	return err
+}
+
+func (b *Base) replay(cb *Callback) error {
+	r, ok := b.ops.(Replayer)
+	if !ok {
+		return ErrNotReplayable
+	}
+	res, rerr, ok := r.Stored()
+	if !ok {
+		return ErrNotReplayable
+	}
+	b.setFlags(ResultUsed | ErrorCaught)
+	b.call(b.ops.Event(), cb, b.deliverable(res), rerr)
+	return nil
+}
+
+// deliverable returns the result as callbacks get it: with ValueResult, a
+// []byte is copied so that they may keep it.
+func (b *Base) deliverable(result any) any {
+	if p, ok := result.([]byte); ok && b.has(ValueResult) {
+		return bytes.Clone(p)
+	}
+	return result
+}
+
+// Info describes the event. See Event.
+func (b *Base) Info() string {
+	var s string
+	if err := b.exec(func() { s = b.ops.Describe() }); err != nil {
+		return "event(" + err.Error() + ")"
+	}
+	return s
+}
+
+// SetNotifyHook installs or removes the notify hook.
+func (b *Base) SetNotifyHook(h NotifyHook) error {
+	return b.exec(func() { b.extras().hook = h })
+}
+
+func (b *Base) extras() *extras {
+	if b.ext == nil {
+		b.ext = &extras{fd: -1}
+	}
+	return b.ext
+}
+
+// SetObject records an owning object (sets ObjectRef); Object returns it.
+func (b *Base) SetObject(o any) error {
+	return b.exec(func() {
+		b.extras().object = o
+		b.setFlags(ObjectRef)
+	})
+}
+
+// Object returns the owning object recorded by SetObject, or nil.
+func (b *Base) Object() any {
+	var o any
+	b.exec(func() {
+		if b.has(ObjectRef) {
+			o = b.ext.object
+		}
+	})
+	return o
+}
+
+// SetHidden marks the event hidden (or not), moving it out of (or into) the
+// active count if it is active now.
+func (b *Base) SetHidden(hidden bool) error {
+	return b.exec(func() {
+		if hidden == b.has(Hidden) {
+			return
+		}
+		counted := b.active() && b.countsActive()
+		if hidden {
+			b.setFlags(Hidden)
+		} else {
+			b.clearFlags(Hidden)
+		}
+		if now := b.active() && b.countsActive(); now != counted {
+			if now {
+				b.owner().ActiveDelta(1)
+			} else {
+				b.owner().ActiveDelta(-1)
+			}
+		}
+	})
+}
+
+// MarkErrorHandled sets ErrorHandled: the error was dealt with at its source.
+func (b *Base) MarkErrorHandled() { b.setFlags(ErrorHandled) }
+
+// MarkErrorCaught sets ErrorCaught: a receiver of the error will come.
+func (b *Base) MarkErrorCaught() { b.setFlags(ErrorCaught) }
+
+// MarkResultUsed sets ResultUsed: the result is taken care of.
+func (b *Base) MarkResultUsed() { b.setFlags(ResultUsed) }
+
+// notify runs one notification pass. It refuses a nested pass of the same
+// event.
+func (b *Base) notify(ev Event, result any, err error) error {
+	if b.notifying {
+		return ErrNestedNotify
+	}
+	if b.ext != nil && b.ext.hook != nil {
+		var pass bool
+		if result, err, pass = b.ext.hook(ev, result, err); !pass {
+			if b.has(Closed) {
+				b.released()
+			}
+			return nil
+		}
+	}
+	result = b.deliverable(result)
+	if err != nil && b.cbs.len() == 0 && !b.has(ErrorCaught|ErrorHandled) {
+		if _, replayable := b.ops.(Replayer); !replayable {
+			b.owner().Report(ev, "unhandled error", err)
+		}
+	}
+	b.notifying = true
+	v := &b.cbs
+	for v.next = 0; int(v.next) < len(v.s); {
+		cb := v.s[v.next]
+		v.next++
+		b.call(ev, cb, result, err)
+	}
+	v.next = -1
+	b.notifying = false
+	if b.has(Closed) {
+		b.released()
+	}
+	return nil
+}
+
+// call runs one callback, recovering and reporting a panic so that the loop
+// and the rest of the pass go on.
+func (b *Base) call(ev Event, cb *Callback, result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			b.owner().Report(ev, "callback panicked", &PanicError{Value: p, Stack: debug.Stack()})
+		}
+	}()
+	cb.fn(ev, result, err)
+}

@@ -1,0 +1,47 @@
+package event
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors returned by events and the waker. All work with errors.Is.
+var (
+	// ErrClosed: the event is closed; it cannot be started or subscribed to,
+	// and a waiter on it that cannot be replayed gets this error.
+	ErrClosed = errors.New("event closed")
+	// ErrNestedNotify: a callback tried to notify the event whose
+	// notification is running. The inner notification is refused; the outer
+	// pass goes on.
+	ErrNestedNotify = errors.New("nested notify of the same event refused")
+	// ErrNotReplayable: the event stores no result to replay.
+	ErrNotReplayable = errors.New("event stores no result to replay")
+	// ErrNotSubscribed: DelCallback was given a callback the event does not hold.
+	ErrNotSubscribed = errors.New("callback not subscribed to this event")
+	// ErrCompleted: a future was resolved or rejected a second time.
+	ErrCompleted = errors.New("future already completed")
+	// ErrTimeout: a wait or a timeout event ran out of time.
+	ErrTimeout = errors.New("timed out")
+	// ErrDeadlock: every goroutine run by a reactor waits and no active
+	// event can ever wake one. The error carries a report; see DeadlockError.
+	ErrDeadlock = errors.New("deadlock")
+	// ErrOnLoop: a blocking wait was attempted on the loop goroutine, which
+	// would stall the loop forever.
+	ErrOnLoop = errors.New("blocking wait on the loop goroutine")
+	// ErrLoopClosed: the owner of the event has been shut down.
+	ErrLoopClosed = errors.New("loop closed")
+)
+
+// PanicError wraps a value recovered from a panicking callback.
+type PanicError struct {
+	Value any    // what the callback panicked with
+	Stack []byte // the callback's stack at the panic
+}
+
+func (e *PanicError) Error() string { return fmt.Sprint("callback panicked: ", e.Value) }
+
+// Unwrap returns the panic value when it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}

@@ -1,0 +1,92 @@
+package event
+
+// This file is for the packages that implement kinds of events (reactor, uv):
+// the calls a kind makes on its Base, with the owner held. They are package
+// functions rather than methods so that they do not show on every event.
+
+// Notify delivers a notification of a periodic or repeating event to its
+// subscribers: the event is Fired during the pass and Active again after it
+// unless a callback stopped or closed it. It returns ErrNestedNotify when
+// called from inside a pass over the same event.
+func Notify(b *Base, result any, err error) error {
+	if b.notifying {
+		return ErrNestedNotify
+	}
+	if b.has(Closed) {
+		return ErrClosed
+	}
+	b.state = Fired
+	nerr := b.notify(b.ops.Event(), result, err)
+	if b.state == Fired {
+		if b.active() {
+			b.state = Active
+		} else {
+			b.state = Stopped
+		}
+	}
+	return nerr
+}
+
+// Complete ends a one-shot event: it is stopped and closed first, then its
+// subscribers receive the final notification and are released.
+func Complete(b *Base, result any, err error) error {
+	if b.notifying {
+		return ErrNestedNotify
+	}
+	if b.has(Closed) {
+		return ErrClosed
+	}
+	b.finish(result, err, true)
+	return nil
+}
+
+// Resolve follows an event reference to the event it stands for; any other
+// event is returned as is.
+func Resolve(ev Event) Event {
+	if r, ok := ev.(interface{ Target() Event }); ok && ev.Flags().Has(Reference) {
+		return r.Target()
+	}
+	return ev
+}
+
+// StateOf returns ev's lifecycle state.
+func StateOf(ev Event) State {
+	b := ev.base()
+	var s State
+	b.exec(func() { s = b.state })
+	return s
+}
+
+// Subscribers returns how many callbacks ev holds.
+func Subscribers(ev Event) int {
+	b := ev.base()
+	var n int
+	b.exec(func() { n = b.cbs.len() })
+	return n
+}
+
+// LoopRefs returns how many Starts ev holds.
+func LoopRefs(ev Event) int {
+	b := ev.base()
+	var n int
+	b.exec(func() { n = int(b.loopRefs) })
+	return n
+}
+
+// AttachFD records fd as the event's descriptor; with closeOnClose the event
+// sets CloseFD and closes fd when it closes. Call it with the owner held.
+func AttachFD(b *Base, fd int, closeOnClose bool) {
+	b.extras().fd = fd
+	if closeOnClose {
+		b.setFlags(CloseFD)
+	}
+}
+
+// Subscribe is the short way to listen: it adds a new callback calling fn to
+// ev and returns it, the creator's reference already given to the event.
+func Subscribe(ev Event, fn CallbackFunc) (*Callback, error) {
+	cb := NewCallback(fn)
+	err := ev.AddCallback(cb)
+	cb.Release()
+	return cb, err
+}

@@ -1,0 +1,94 @@
+package event
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/uvevent/uvevent/internal/gid"
+)
+
+// An Owner is the loop an event belongs to. Every change to an event's state
+// is made with its owner held: directly when the caller already holds it
+// (a callback running on the loop goroutine), otherwise through Exec or Post.
+// The reactor is the Owner of the events it runs; Serial is an Owner for
+// events that live outside any reactor.
+type Owner interface {
+	// Owned reports whether the calling goroutine holds the owner now.
+	Owned() bool
+	// Exec runs fn with the owner held and returns when fn has returned.
+	Exec(fn func()) error
+	// Post runs fn with the owner held, later or now, without waiting.
+	Post(fn func()) error
+	// ActiveDelta records that n non-hidden events became active (n > 0) or
+	// inactive (n < 0). It is called with the owner held.
+	ActiveDelta(n int)
+	// Report tells about a fault the program should hear of: a panicking
+	// callback, an unhandled error, a result nobody used. It is called with
+	// the owner held and must not block.
+	Report(ev Event, msg string, err error)
+}
+
+// Serial is an Owner for events that live outside any reactor: each
+// operation runs at once in the calling goroutine, under one lock that a
+// callback running inside an operation already holds. Reports go to
+// log/slog's default logger unless ReportFunc is set.
+//
+// The zero Serial is ready to use. A Serial must not be copied.
+type Serial struct {
+	mu     sync.Mutex
+	holder atomic.Uintptr // gid of the goroutine holding mu, or 0
+	active atomic.Int64
+
+	// ReportFunc, when set before use, receives reports instead of slog.
+	ReportFunc func(ev Event, msg string, err error)
+}
+
+// Owned reports whether the caller is inside an operation of s.
+func (s *Serial) Owned() bool { return s.holder.Load() == uintptr(gid.Current()) }
+
+// Exec runs fn under s's lock, or directly when the caller already holds it.
+func (s *Serial) Exec(fn func()) error {
+	if s.Owned() {
+		fn()
+		return nil
+	}
+	s.mu.Lock()
+	s.holder.Store(uintptr(gid.Current()))
+	defer func() {
+		s.holder.Store(0)
+		s.mu.Unlock()
+	}()
+	fn()
+	return nil
+}
+
+// Post is Exec: a Serial has no queue.
+func (s *Serial) Post(fn func()) error { return s.Exec(fn) }
+
+// ActiveDelta counts active non-hidden events.
+func (s *Serial) ActiveDelta(n int) { s.active.Add(int64(n)) }
+
+// Active returns the number of active non-hidden events.
+func (s *Serial) Active() int { return int(s.active.Load()) }
+
+// Report hands a report to ReportFunc or logs it.
+func (s *Serial) Report(ev Event, msg string, err error) {
+	if s.ReportFunc != nil {
+		s.ReportFunc(ev, msg, err)
+		return
+	}
+	LogReport(slog.Default(), ev, msg, err)
+}
+
+// LogReport writes a report to a slog logger, with the event's Info.
+func LogReport(l *slog.Logger, ev Event, msg string, err error) {
+	attrs := []any{}
+	if ev != nil {
+		attrs = append(attrs, slog.String("event", ev.Info()))
+	}
+	if err != nil {
+		attrs = append(attrs, slog.Any("err", err))
+	}
+	l.Error("uvevent: "+msg, attrs...)
+}

@@ -1,0 +1,226 @@
+package reactor
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventref"
+)
+
+// Errors of the reactor itself. Event errors (ErrClosed, ErrDeadlock, ...)
+// are those of package event.
+var (
+	// ErrRunning: Run, RunOnce or Serve was called while the loop runs.
+	ErrRunning = errors.New("reactor: loop already running")
+	// ErrReactorClosed: the reactor was closed.
+	ErrReactorClosed = event.ErrLoopClosed
+)
+
+// Options configure a reactor. The zero value is fine.
+type Options struct {
+	// Logger receives reports (panicking callbacks, unhandled errors,
+	// results never used) when OnReport is nil. Default: slog.Default().
+	Logger *slog.Logger
+	// OnReport, if set, receives every report instead of the logger. It
+	// runs on the loop goroutine and must not block.
+	OnReport func(ev event.Event, msg string, err error)
+}
+
+// A Reactor owns one libuv loop and drives it from one goroutine at a time:
+// the goroutine inside Run, RunOnce or Serve (the loop goroutine). It is the
+// event.Owner of every event created on it. See the package documentation
+// for the threading contract.
+type Reactor struct {
+	opts Options
+
+	// mu guards the queue and the running state. While no goroutine runs
+	// the loop, an operation from any goroutine runs directly, with mu held.
+	mu      sync.Mutex
+	queue   []func()
+	spare   []func()
+	dropped []eventref.ID // references collected without Close
+	running bool
+	closed  bool
+	holder  atomic.Uintptr // gid of the goroutine owning the loop now
+	wake    chan struct{}  // coalescing wake-up of a parked loop
+	stopReq atomic.Bool
+
+	// Loop state: touched only with ownership.
+	loop    *uvcgo.Loop
+	handles eventref.Table[Handle]
+	byKind  map[string]int
+	timers  wheel
+	epoch   time.Time
+	nowMS   int64
+	uvWait  int // libuv's timeout after the last turn (ms, -1 none)
+	active  int
+	coros   coroutines
+	park    *time.Timer
+
+	// The backend-fd watcher (see run.go).
+	backend  *os.File
+	fdReady  chan struct{}
+	fdRearm  chan struct{}
+	watching bool
+
+	stats struct {
+		iterations, queued, wakeups, parks atomic.Uint64
+	}
+}
+
+// New creates a reactor with its libuv loop.
+func New(opts Options) (*Reactor, error) {
+	loop, err := uvcgo.NewLoop()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	r := &Reactor{
+		opts:    opts,
+		wake:    make(chan struct{}, 1),
+		loop:    loop,
+		byKind:  map[string]int{},
+		epoch:   time.Now(),
+		uvWait:  -1,
+		fdReady: make(chan struct{}, 1),
+		fdRearm: make(chan struct{}, 1),
+	}
+	r.coros.init()
+	return r, nil
+}
+
+// ActiveDelta implements event.Owner: it counts active, non-hidden events.
+func (r *Reactor) ActiveDelta(n int) { r.active += n }
+
+// Report implements event.Owner: it hands a report to Options.OnReport or
+// logs it. A panic in OnReport is logged, never propagated.
+func (r *Reactor) Report(ev event.Event, msg string, err error) {
+	if r.opts.OnReport != nil {
+		defer func() {
+			if p := recover(); p != nil {
+				r.opts.Logger.Error("uvevent: OnReport panicked", slog.Any("panic", p))
+			}
+		}()
+		r.opts.OnReport(ev, msg, err)
+		return
+	}
+	event.LogReport(r.opts.Logger, ev, msg, err)
+}
+
+// Hold marks work the reactor cannot see as pending, such as a goroutine
+// outside the reactor that will resolve a future: until release is called,
+// Run does not return for lack of active events and no deadlock is reported.
+func (r *Reactor) Hold() (release func(), err error) {
+	if err := r.Exec(func() { r.active++ }); err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { r.Post(func() { r.active-- }) }) }, nil
+}
+
+// Stats is a snapshot of a reactor's counters.
+type Stats struct {
+	Handles    map[string]int // live C handles by kind
+	CHandles   int            // handles the C shim has allocated and not freed
+	Active     int            // active, non-hidden events
+	Timers     int            // timers queued on the wheel (hidden ones too)
+	Coroutines int            // goroutines run by the reactor, not finished
+	Waiting    int            // of those, how many wait in Await
+	Crossings  uint64         // calls from Go into the C shim
+	Iterations uint64         // loop turns
+	Queued     uint64         // operations queued from other goroutines
+	Wakeups    uint64         // times a parked loop was woken early
+}
+
+// Stats returns the reactor's counters. Safe from any goroutine.
+func (r *Reactor) Stats() Stats {
+	var s Stats
+	err := r.Exec(func() {
+		s.Handles = make(map[string]int, len(r.byKind))
+		for k, n := range r.byKind {
+			if n > 0 {
+				s.Handles[k] = n
+			}
+		}
+		s.CHandles = r.loop.Handles()
+		s.Active = r.active
+		s.Timers = r.timers.count
+		s.Coroutines = r.coros.n
+		s.Waiting = r.coros.waiting
+		s.Crossings = r.loop.Crossings() + uvcgo.GlobalCrossings()
+	})
+	if err != nil {
+		s.Handles = map[string]int{}
+	}
+	s.Iterations = r.stats.iterations.Load()
+	s.Queued = r.stats.queued.Load()
+	s.Wakeups = r.stats.wakeups.Load()
+	return s
+}
+
+// Close closes every event still open on the reactor (their subscribers get
+// ErrClosed), waits for libuv's close callbacks, and frees the loop. It must
+// not be called while the loop runs (ErrRunning). Closing twice is a no-op.
+func (r *Reactor) Close() error {
+	r.mu.Lock()
+	switch {
+	case r.closed:
+		r.mu.Unlock()
+		return nil
+	case r.running:
+		r.mu.Unlock()
+		return ErrRunning
+	}
+	// Own the loop as Run does, so that other goroutines queue meanwhile.
+	r.running = true
+	r.holder.Store(uintptr(currentGID()))
+	r.mu.Unlock()
+	r.drain()
+	r.closeAll()
+	err := r.loop.Close()
+	for {
+		r.drain()
+		r.mu.Lock()
+		if len(r.queue) == 0 && len(r.dropped) == 0 {
+			break
+		}
+		r.mu.Unlock()
+	}
+	r.running = false
+	r.holder.Store(0)
+	if err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	r.closed = true
+	r.mu.Unlock()
+	if r.watching {
+		r.backend.Close()
+		close(r.fdRearm) // the watcher goroutine sees the closed descriptor and ends
+	}
+	return nil
+}
+
+// closeAll closes every handle and timer and turns the loop until libuv
+// has run every close callback.
+func (r *Reactor) closeAll() {
+	r.handles.Each(func(id eventref.ID, h Handle) { h.HandleEvent().Close() })
+	for r.timers.count > 0 {
+		r.timers.advance(1<<62, func(t *Timer) { t.Close() })
+	}
+	for i := 0; r.loop.Handles() > 0; i++ {
+		r.turnUV()
+		if i > 1000 {
+			r.opts.Logger.Error("uvevent: handles still open at Close", slog.Int("handles", r.loop.Handles()))
+			return
+		}
+	}
+}

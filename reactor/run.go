@@ -1,0 +1,246 @@
+package reactor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/event"
+)
+
+// How a call drives the loop.
+type runMode uint8
+
+const (
+	untilIdle runMode = iota // Run: until nothing can happen any more
+	oneTurn                  // RunOnce
+	serve                    // Serve: until Stop or the context ends
+)
+
+// Run drives the loop on the calling goroutine until no active event, no
+// goroutine run by the reactor and no queued operation remains, or until
+// Stop is called or ctx is done (then it returns ctx's error). Callbacks run
+// on this goroutine.
+func (r *Reactor) Run(ctx context.Context) error { return r.run(ctx, untilIdle) }
+
+// RunOnce runs one turn of the loop: it waits until something is due (a
+// timer, I/O, a queued operation) or ctx is done, runs it, and returns.
+func (r *Reactor) RunOnce(ctx context.Context) error { return r.run(ctx, oneTurn) }
+
+// Serve drives the loop until Stop is called or ctx is done, idle or not;
+// an idle reactor parks and uses no CPU.
+func (r *Reactor) Serve(ctx context.Context) error { return r.run(ctx, serve) }
+
+// Stop makes the running Run, RunOnce or Serve return after the current
+// turn. Safe from any goroutine; a Stop while the loop is not running makes
+// the next one return after its first turn.
+func (r *Reactor) Stop() {
+	r.stopReq.Store(true)
+	r.signal()
+}
+
+func (r *Reactor) run(ctx context.Context, mode runMode) error {
+	me := uintptr(currentGID())
+	if r.holder.Load() == me {
+		return fmt.Errorf("reactor: run from inside the loop: %w", ErrRunning)
+	}
+	r.mu.Lock()
+	switch {
+	case r.closed:
+		r.mu.Unlock()
+		return ErrReactorClosed
+	case r.running:
+		r.mu.Unlock()
+		return ErrRunning
+	}
+	r.running = true
+	r.holder.Store(me)
+	r.mu.Unlock()
+	defer r.leave()
+	r.startWatcher()
+
+	if mode == oneTurn {
+		if !r.idle() {
+			if err := r.wait(ctx); err != nil {
+				return err
+			}
+		}
+		r.turn()
+		r.stopReq.Store(false)
+		return nil
+	}
+	for {
+		r.turn()
+		if r.stopReq.Swap(false) {
+			return nil
+		}
+		if mode == untilIdle && r.idle() {
+			return nil
+		}
+		r.detectDeadlock()
+		if err := r.wait(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// leave gives up ownership. Operations queued up to the last moment run
+// first, so none is left waiting for a loop that is gone.
+func (r *Reactor) leave() {
+	for {
+		r.mu.Lock()
+		if len(r.queue) == 0 && len(r.dropped) == 0 {
+			r.running = false
+			r.holder.Store(0)
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		r.drain()
+	}
+}
+
+// clock is the loop's time in milliseconds since the reactor was created.
+func (r *Reactor) clock() int64 { return int64(time.Since(r.epoch) / time.Millisecond) }
+
+// turn is one iteration: timers, queued operations, then libuv (I/O and
+// close callbacks) and the completions it reported.
+func (r *Reactor) turn() {
+	r.stats.iterations.Add(1)
+	r.nowMS = r.clock()
+	r.timers.advance(r.nowMS, (*Timer).fire)
+	r.drain()
+	r.turnUV()
+	r.drain()
+}
+
+// turnUV runs libuv once without blocking and dispatches what it reported.
+func (r *Reactor) turnUV() {
+	done, timeout := r.loop.Turn()
+	r.uvWait = timeout
+	for _, c := range done {
+		r.complete(c)
+	}
+	if r.watching {
+		select {
+		case r.fdRearm <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// idle reports whether Run has nothing left to wait for.
+func (r *Reactor) idle() bool {
+	if r.active > 0 || r.coros.n > 0 || r.uvWait == 0 {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.queue) == 0 && len(r.dropped) == 0
+}
+
+// wait parks the loop goroutine until a timer is due, libuv's descriptor is
+// readable, an operation is queued, or ctx is done.
+func (r *Reactor) wait(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d := time.Duration(-1)
+	if due := r.timers.next(); due >= 0 {
+		d = r.epoch.Add(time.Duration(due) * time.Millisecond).Sub(time.Now())
+		if d < 0 {
+			d = 0
+		}
+	}
+	if r.uvWait >= 0 {
+		if u := time.Duration(r.uvWait) * time.Millisecond; d < 0 || u < d {
+			d = u
+		}
+	}
+	if d == 0 || r.stopReq.Load() {
+		return nil
+	}
+	var timeout <-chan time.Time
+	if d > 0 {
+		if r.park == nil {
+			r.park = time.NewTimer(d)
+		} else {
+			r.park.Reset(d)
+		}
+		timeout = r.park.C
+	}
+	r.stats.parks.Add(1)
+	select {
+	case <-r.wake:
+		r.stats.wakeups.Add(1)
+	case <-r.fdReady:
+	case <-timeout:
+		return nil
+	case <-ctx.Done():
+		if r.park != nil {
+			r.park.Stop()
+		}
+		return ctx.Err()
+	}
+	if d > 0 {
+		r.park.Stop()
+	}
+	return nil
+}
+
+// startWatcher starts, once, the goroutine that waits in Go's netpoller for
+// libuv's backend descriptor (epoll) to become readable, so that the loop
+// goroutine parks in Go — where another goroutine wakes it with a channel
+// send, the cheapest hand-off there is — rather than in epoll_wait.
+func (r *Reactor) startWatcher() {
+	if r.watching {
+		return
+	}
+	fd, err := unix.Dup(r.loop.BackendFD())
+	if err == nil {
+		err = unix.SetNonblock(fd, true)
+	}
+	if err != nil {
+		r.Report(nil, "cannot watch libuv's backend descriptor; I/O is polled every turn only", err)
+		return
+	}
+	r.backend = os.NewFile(uintptr(fd), "libuv-backend")
+	raw, err := r.backend.SyscallConn()
+	if err != nil {
+		r.Report(nil, "cannot watch libuv's backend descriptor", err)
+		return
+	}
+	r.watching = true
+	go watch(raw, r.fdReady, r.fdRearm)
+}
+
+// watch signals ready each time the backend descriptor is readable, then
+// waits until the loop has turned before looking again. It checks the level
+// with poll(2) so that an edge consumed by an earlier turn is never lost.
+func watch(raw interface {
+	Read(func(fd uintptr) bool) error
+}, ready, rearm chan struct{}) {
+	for {
+		err := raw.Read(func(fd uintptr) bool {
+			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, err := unix.Poll(p, 0)
+			return err != nil || n > 0
+		})
+		if err != nil {
+			return // the reactor closed the descriptor
+		}
+		select {
+		case ready <- struct{}{}:
+		default:
+		}
+		<-rearm
+	}
+}
+
+func panicError(p any) error {
+	return &event.PanicError{Value: p, Stack: debug.Stack()}
+}

@@ -1,0 +1,129 @@
+package reactor
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/uvevent/uvevent/event"
+)
+
+// A Timer is an event that fires after a timeout and, when it has a repeat
+// interval, again every interval. It lives on the reactor's Go-side timer
+// wheel, on the loop's millisecond clock (libuv's timer semantics: the clock
+// is read once per loop turn; a timeout of 0 fires on the next turn, never in
+// the pass that started it; timers due in the same millisecond fire in start
+// order).
+//
+// A one-shot timer is closed when it fires, before its callbacks run: a
+// waiter that comes later gets ErrClosed (timers store no result to replay).
+// A periodic timer goes back to Active after each firing until stopped.
+//
+// A Timer is a Go-owned event (flag GoOwned): it holds no C memory. While it
+// is started, the reactor keeps it alive; a timer that is not started and is
+// no longer referenced is simply collected.
+type Timer struct {
+	event.Base
+	r       *Reactor
+	timeout time.Duration
+	repeat  time.Duration
+
+	// wheel links
+	next, prev *Timer
+	due        int64 // loop milliseconds
+	seq        uint64
+	where      int32
+}
+
+type timerOps Timer
+
+// NewTimer returns a timer that fires timeout after Start and, if repeat is
+// not zero, every repeat after that. Negative durations are refused with an
+// error matching syscall.EINVAL.
+func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
+	if timeout < 0 || repeat < 0 {
+		return nil, fmt.Errorf("reactor: NewTimer(%v, %v): negative duration: %w", timeout, repeat, syscall.EINVAL)
+	}
+	t := &Timer{r: r, timeout: timeout, repeat: repeat, where: inNone}
+	event.Init(&t.Base, (*timerOps)(t), true, event.GoOwned)
+	return t, nil
+}
+
+// Reset changes the timeout and, if the timer is started, restarts it from
+// now with the new timeout (libuv's stop + start). It refuses a negative
+// duration and a closed timer.
+func (t *Timer) Reset(timeout time.Duration) error {
+	if timeout < 0 {
+		return fmt.Errorf("reactor: Timer.Reset(%v): negative duration: %w", timeout, syscall.EINVAL)
+	}
+	var err error
+	if e := t.r.Exec(func() {
+		if t.Flags().Has(event.Closed) {
+			err = event.ErrClosed
+			return
+		}
+		t.timeout = timeout
+		if t.where != inNone {
+			t.r.timers.remove(t)
+			t.r.timers.insert(t, t.r.nowMS+ms(timeout))
+		}
+	}); e != nil {
+		return e
+	}
+	return err
+}
+
+// SetRepeat changes the repeat interval (0 makes the timer one-shot). It
+// takes effect at the next firing.
+func (t *Timer) SetRepeat(repeat time.Duration) error {
+	if repeat < 0 {
+		return fmt.Errorf("reactor: Timer.SetRepeat(%v): negative duration: %w", repeat, syscall.EINVAL)
+	}
+	return t.r.Exec(func() { t.repeat = repeat })
+}
+
+// ms rounds a duration up to whole milliseconds, the loop clock's unit, so
+// a timer never fires before its timeout has passed on that clock.
+func ms(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// fire runs on the loop when the wheel says t is due.
+func (t *Timer) fire() {
+	if t.repeat > 0 {
+		t.r.timers.insert(t, t.r.nowMS+ms(t.repeat))
+		event.Notify(&t.Base, nil, nil)
+		return
+	}
+	event.Complete(&t.Base, nil, nil)
+}
+
+func (o *timerOps) Owner() event.Owner { return o.r }
+func (o *timerOps) Event() event.Event { return (*Timer)(o) }
+
+func (o *timerOps) Arm() error {
+	t := (*Timer)(o)
+	t.r.timers.insert(t, t.r.nowMS+ms(t.timeout))
+	return nil
+}
+
+func (o *timerOps) Disarm()        { o.r.timers.remove((*Timer)(o)) }
+func (o *timerOps) Free(free bool) {}
+
+func (o *timerOps) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Timer(timeout=%v", o.timeout)
+	switch {
+	case o.repeat == 0:
+	case o.repeat == o.timeout:
+		b.WriteString(", periodic")
+	default:
+		fmt.Fprintf(&b, ", repeat=%v", o.repeat)
+	}
+	if o.Flags().Has(event.Hidden) {
+		b.WriteString(", hidden")
+	}
+	b.WriteByte(')')
+	return b.String()
+}

@@ -1,0 +1,79 @@
+package refcount
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+func TestZeroValueHoldsOneReference(t *testing.T) {
+	var c Count
+	if got := c.Load(); got != 1 {
+		t.Fatalf("Load() = %d, want 1", got)
+	}
+	if !c.Release() {
+		t.Fatal("releasing the only reference did not report the last release")
+	}
+	if got := c.Load(); got != 0 {
+		t.Fatalf("Load() after last release = %d, want 0", got)
+	}
+}
+
+func TestRetainReleaseOrder(t *testing.T) {
+	var c Count
+	c.Retain()
+	c.Retain()
+	for i, want := range []bool{false, false, true} {
+		if got := c.Release(); got != want {
+			t.Fatalf("release %d reported last=%v, want %v", i, got, want)
+		}
+	}
+}
+
+func mustPanicMisuse(t *testing.T, f func()) {
+	t.Helper()
+	defer func() {
+		r := recover()
+		err, ok := r.(error)
+		if !ok || !errors.Is(err, ErrMisuse) {
+			t.Fatalf("recovered %v, want an error wrapping ErrMisuse", r)
+		}
+	}()
+	f()
+}
+
+func TestUseAfterLastReleasePanics(t *testing.T) {
+	var c Count
+	c.Release()
+	mustPanicMisuse(t, c.Retain)
+	var d Count
+	d.Release()
+	mustPanicMisuse(t, func() { d.Release() })
+}
+
+// Many goroutines retain and release concurrently; exactly one sees the end.
+func TestExactlyOnceUnderConcurrency(t *testing.T) {
+	for range 50 {
+		var c Count
+		const n = 64
+		for range n {
+			c.Retain()
+		}
+		var last atomic.Int32
+		var wg sync.WaitGroup
+		for range n + 1 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if c.Release() {
+					last.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		if got := last.Load(); got != 1 {
+			t.Fatalf("%d releases reported last, want exactly 1", got)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package uv
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventref"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// A Trigger is a cross-thread wake-up backed by a uv_async_t: Send, from
+// any goroutine, makes a started trigger notify its callbacks on the loop
+// goroutine. Sends that come before the loop gets to them coalesce into one
+// notification (libuv's rule); sends to a stopped trigger are dropped.
+//
+// *Trigger is an event reference (flag Reference): the uv_async_t is
+// malloc'd by the C shim and freed in its uv_close callback; the reactor
+// reaches it by id. Dropping the *Trigger without Close releases the
+// reference through runtime.AddCleanup, which closes the handle on the next
+// loop turn.
+type Trigger struct {
+	*triggerEvent
+	released atomic.Bool
+	cleanup  runtime.Cleanup
+}
+
+// triggerEvent is the event itself, reachable from the reactor's id table
+// until libuv's close callback ran. It never points back at its Trigger.
+type triggerEvent struct {
+	event.Base
+	r  *reactor.Reactor
+	id eventref.ID
+
+	mu sync.RWMutex // Send holds it shared, so uv_close never races uv_async_send
+	h  uvcgo.Handle // 0 once closing
+
+	sent, fired atomic.Uint64
+}
+
+type triggerOps triggerEvent
+
+// NewTrigger creates a trigger on r. It is not started.
+func NewTrigger(r *reactor.Reactor) (*Trigger, error) {
+	var t *Trigger
+	var err error
+	if e := r.Exec(func() {
+		ev := &triggerEvent{r: r}
+		event.Init(&ev.Base, (*triggerOps)(ev), true, 0)
+		ev.id = r.AddHandle((*triggerOps)(ev))
+		h, cerr := r.Loop().NewAsync(uint64(ev.id))
+		if cerr != nil {
+			r.DropHandle(ev.id)
+			err = cerr
+			return
+		}
+		ev.h = h
+		t = &Trigger{triggerEvent: ev}
+		t.cleanup = eventref.Track(t, r, ev.id)
+	}); e != nil {
+		return nil, e
+	}
+	return t, err
+}
+
+// Send wakes the loop and makes the trigger notify. Safe from any goroutine;
+// it returns ErrClosed once the trigger is closed.
+func (e *triggerEvent) Send() error {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.h == 0 {
+		return event.ErrClosed
+	}
+	e.sent.Add(1)
+	return uvcgo.AsyncSend(e.h)
+}
+
+// Flags returns the event's flags plus Reference: a *Trigger stands for
+// the event.
+func (t *Trigger) Flags() event.Flags { return t.triggerEvent.Flags() | event.Reference }
+
+// Target returns the event the reference stands for (see event.Resolve).
+func (t *Trigger) Target() event.Event { return t.triggerEvent }
+
+// Close closes the trigger now, for every holder, and gives up this
+// reference. Closing twice is a no-op.
+func (t *Trigger) Close() error {
+	err := t.triggerEvent.Close()
+	t.Dispose()
+	return err
+}
+
+// Dispose gives up this reference once; the event closes when its last
+// reference goes.
+func (t *Trigger) Dispose() {
+	if t.released.CompareAndSwap(false, true) {
+		t.cleanup.Stop()
+		t.triggerEvent.Dispose()
+	}
+}
+
+// Completed runs on the loop for each uv_async_t callback.
+func (o *triggerOps) Completed(c uvcgo.Completion) {
+	e := (*triggerEvent)(o)
+	if event.LoopRefs(e) == 0 || e.Flags().Has(event.Closed) {
+		return
+	}
+	e.fired.Add(1)
+	event.Notify(&e.Base, nil, nil)
+}
+
+func (o *triggerOps) Kind() string             { return "trigger" }
+func (o *triggerOps) HandleEvent() event.Event { return (*triggerEvent)(o) }
+func (o *triggerOps) Owner() event.Owner       { return o.r }
+func (o *triggerOps) Event() event.Event       { return (*triggerEvent)(o) }
+func (o *triggerOps) Arm() error               { return nil }
+func (o *triggerOps) Disarm()                  {}
+func (o *triggerOps) Describe() string {
+	return fmt.Sprintf("Trigger(sent=%d, fired=%d)", o.sent.Load(), o.fired.Load())
+}
+
+// Free closes the uv_async_t; libuv's close callback frees it. A trigger's
+// memory is always its own, so NoFreeMemory does not apply.
+func (o *triggerOps) Free(bool) {
+	o.mu.Lock()
+	h := o.h
+	o.h = 0
+	o.mu.Unlock()
+	if h != 0 {
+		o.r.CloseHandle(o.id, h)
+	}
+}

@@ -25,13 +25,11 @@ asan:
 	$(GO) test -asan -count=1 $(PKGS)
 
 ## bench: our figures beside the comparators (raw C libuv, Go std), as ratios
-bench: $(BIN)/t1
+bench:
+	$(GO) build -o $(BIN)/ ./bench/cmd/t1 ./bench/cmd/x1 ./bench/cmd/m1
 	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md \
-	  -gobench 'X1|C1' -gopkgs './event/ ./reactor/ ./cgo/' \
-	  't1-uvevent=$(BIN)/t1 -n 1000000'
-
-$(BIN)/t1: FORCE
-	$(GO) build -o $@ ./bench/cmd/t1
+	  -gobench 'C1|X1' -gopkgs './event/ ./reactor/' \
+	  't1-uvevent=$(BIN)/t1 -n 1000000' 'x1-uvevent=$(BIN)/x1' 'm1-uvevent=$(BIN)/m1'
 
 ## demo: a short program that shows the event model at work
 demo:
@@ -55,5 +53,3 @@ static-check:
 
 clean:
 	rm -rf $(BIN)
-
-FORCE:

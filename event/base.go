@@ -108,16 +108,17 @@ type Replayer interface {
 // Base is the common part of every event. Kinds embed it and call Init.
 // Its fields are touched only with the owner held, except the flags, which
 // are atomic.
+//
+// Its size matters (a million armed timers are a million Bases), so the
+// lifecycle state is derived rather than stored: see State.
 type Base struct {
-	ops       Ops
-	flags     atomic.Uint32
-	refs      refcount.Count
-	loopRefs  int32
-	state     State
-	notifying bool
-	freed     bool // released has run
-	cbs       vector
-	ext       *extras
+	ops      Ops
+	flags    atomic.Uint32
+	refs     refcount.Count
+	loopRefs int32
+	iter     int32 // the running pass's next index; -1 outside a pass
+	cbs      vector
+	ext      *extras
 }
 
 // extras holds what few events use, so that Base stays small.
@@ -132,7 +133,7 @@ type extras struct {
 // flags (GoOwned, Hidden, ...).
 func Init(b *Base, ops Ops, loop bool, flags Flags) {
 	b.ops = ops
-	b.cbs.init()
+	b.iter = -1
 	if loop {
 		flags |= loopEvent
 	}
@@ -140,6 +141,25 @@ func Init(b *Base, ops Ops, loop bool, flags Flags) {
 }
 
 func (b *Base) base() *Base { return b }
+
+// notifying reports whether a notification pass over b is running.
+func (b *Base) notifying() bool { return b.iter >= 0 }
+
+// state derives the lifecycle state: Closed from the flag, Fired during a
+// pass, Active while started, Stopped once started and stopped, else Created.
+func (b *Base) state() State {
+	switch f := Flags(b.flags.Load()); {
+	case f&Closed != 0:
+		return StateClosed
+	case b.iter >= 0:
+		return Fired
+	case b.loopRefs > 0:
+		return Active
+	case f&startedOnce != 0:
+		return Stopped
+	}
+	return Created
+}
 
 // exec runs fn with the owner held.
 func (b *Base) exec(fn func()) error {
@@ -151,8 +171,36 @@ func (b *Base) exec(fn func()) error {
 	return o.Exec(fn)
 }
 
+// do runs f(b) with the owner held. On the loop goroutine it is a plain
+// call: the closure that carries f elsewhere is built only on that path, so
+// the hot path allocates nothing.
+func (b *Base) do(f func(*Base) error) error {
+	o := b.ops.Owner()
+	if o.Owned() {
+		return f(b)
+	}
+	var err error
+	if e := o.Exec(func() { err = f(b) }); e != nil {
+		return e
+	}
+	return err
+}
+
+// doCB is do for the methods taking a callback.
+func (b *Base) doCB(f func(*Base, *Callback) error, cb *Callback) error {
+	o := b.ops.Owner()
+	if o.Owned() {
+		return f(b, cb)
+	}
+	var err error
+	if e := o.Exec(func() { err = f(b, cb) }); e != nil {
+		return e
+	}
+	return err
+}
+
 // Flags returns the event's flags.
-func (b *Base) Flags() Flags { return Flags(b.flags.Load()) &^ loopEvent }
+func (b *Base) Flags() Flags { return Flags(b.flags.Load()) &^ privateFlags }
 
 func (b *Base) has(f Flags) bool   { return Flags(b.flags.Load())&f != 0 }
 func (b *Base) setFlags(f Flags)   { b.flags.Or(uint32(f)) }
@@ -162,13 +210,7 @@ func (b *Base) countsActive() bool { return b.has(loopEvent) && !b.has(Hidden) }
 func (b *Base) owner() Owner       { return b.ops.Owner() }
 
 // AddCallback subscribes cb. See Event.
-func (b *Base) AddCallback(cb *Callback) error {
-	var err error
-	if e := b.exec(func() { err = b.addCallback(cb) }); e != nil {
-		return e
-	}
-	return err
-}
+func (b *Base) AddCallback(cb *Callback) error { return b.doCB((*Base).addCallback, cb) }
 
 func (b *Base) addCallback(cb *Callback) error {
 	if b.has(Closed) {
@@ -181,32 +223,20 @@ func (b *Base) addCallback(cb *Callback) error {
 }
 
 // DelCallback unsubscribes cb. See Event.
-func (b *Base) DelCallback(cb *Callback) error {
-	var err error
-	if e := b.exec(func() { err = b.delCallback(cb) }); e != nil {
-		return e
-	}
-	return err
-}
+func (b *Base) DelCallback(cb *Callback) error { return b.doCB((*Base).delCallback, cb) }
 
 func (b *Base) delCallback(cb *Callback) error {
 	i := b.cbs.index(cb)
 	if i < 0 {
 		return ErrNotSubscribed
 	}
-	b.cbs.remove(i)
+	b.cbs.remove(i, &b.iter)
 	cb.Release()
 	return nil
 }
 
 // Start activates the event. See Event.
-func (b *Base) Start() error {
-	var err error
-	if e := b.exec(func() { err = b.start() }); e != nil {
-		return e
-	}
-	return err
-}
+func (b *Base) Start() error { return b.do((*Base).start) }
 
 func (b *Base) start() error {
 	if b.has(Closed) {
@@ -223,7 +253,9 @@ func (b *Base) start() error {
 		return err
 	}
 	b.loopRefs = 1
-	b.state = Active
+	if !b.has(startedOnce) {
+		b.setFlags(startedOnce)
+	}
 	if b.countsActive() {
 		b.ops.Owner().ActiveDelta(1)
 	}
@@ -231,8 +263,11 @@ func (b *Base) start() error {
 }
 
 // Stop undoes one Start. See Event.
-func (b *Base) Stop() error {
-	return b.exec(func() { b.stop(false) })
+func (b *Base) Stop() error { return b.do((*Base).stopOne) }
+
+func (b *Base) stopOne() error {
+	b.stop(false)
+	return nil
 }
 
 // stop drops one loop reference, or all of them when all is true.
@@ -248,17 +283,17 @@ func (b *Base) stop(all bool) {
 		return
 	}
 	b.ops.Disarm()
-	if b.state != StateClosed {
-		b.state = Stopped
-	}
 	if b.countsActive() {
 		b.ops.Owner().ActiveDelta(-1)
 	}
 }
 
 // Close closes the event. See Event.
-func (b *Base) Close() error {
-	return b.exec(func() { b.close(ErrClosed) })
+func (b *Base) Close() error { return b.do((*Base).closeNow) }
+
+func (b *Base) closeNow() error {
+	b.close(ErrClosed)
+	return nil
 }
 
 // close stops and closes the event, telling the subscribers still present
@@ -277,8 +312,7 @@ func (b *Base) close(why error) {
 func (b *Base) finish(result any, err error, tell bool) {
 	b.stop(true)
 	b.setFlags(Closed)
-	b.state = StateClosed
-	if b.notifying {
+	if b.notifying() {
 		return
 	}
 	if tell {
@@ -292,10 +326,10 @@ func (b *Base) finish(result any, err error, tell bool) {
 // subscribers, its descriptor if CloseFD is set, and what the kind holds.
 // It runs once.
 func (b *Base) released() {
-	if b.freed {
+	if b.has(freed) {
 		return
 	}
-	b.freed = true
+	b.setFlags(freed)
 	b.cbs.clear((*Callback).Release)
 	if b.ext != nil && b.has(CloseFD) {
 		syscall.Close(b.ext.fd)
@@ -312,10 +346,10 @@ func (b *Base) Dispose() {
 	if !b.refs.Release() {
 		return
 	}
-	b.exec(b.release)
+	b.do((*Base).release)
 }
 
-func (b *Base) release() {
+func (b *Base) release() error {
 	b.close(ErrClosed)
 	if r, ok := b.ops.(Replayer); ok {
 		if res, err, ok := r.Stored(); ok {
@@ -327,16 +361,11 @@ func (b *Base) release() {
 			}
 		}
 	}
+	return nil
 }
 
 // Replay delivers the stored result to cb. See Event.
-func (b *Base) Replay(cb *Callback) error {
-	var err error
-	if e := b.exec(func() { err = b.replay(cb) }); e != nil {
-		return e
-	}
-	return err
-}
+func (b *Base) Replay(cb *Callback) error { return b.doCB((*Base).replay, cb) }
 
 func (b *Base) replay(cb *Callback) error {
 	r, ok := b.ops.(Replayer)
@@ -436,7 +465,7 @@ func (b *Base) MarkResultUsed() { b.setFlags(ResultUsed) }
 // notify runs one notification pass. It refuses a nested pass of the same
 // event.
 func (b *Base) notify(ev Event, result any, err error) error {
-	if b.notifying {
+	if b.notifying() {
 		return ErrNestedNotify
 	}
 	if b.ext != nil && b.ext.hook != nil {
@@ -454,19 +483,32 @@ func (b *Base) notify(ev Event, result any, err error) error {
 			b.owner().Report(ev, "unhandled error", err)
 		}
 	}
-	b.notifying = true
-	v := &b.cbs
-	for v.next = 0; int(v.next) < len(v.s); {
-		cb := v.s[v.next]
-		v.next++
-		b.call(ev, cb, result, err)
-	}
-	v.next = -1
-	b.notifying = false
+	b.iter = 0
+	b.pass(ev, result, err)
+	b.iter = -1
 	if b.has(Closed) {
 		b.released()
 	}
 	return nil
+}
+
+// pass calls the callbacks from b.iter on. One deferred recover serves the
+// whole pass: when a callback panics, the panic is reported and the pass goes
+// on from the next callback (b.iter already points at it), so the cost of
+// recovering is paid per pass, not per callback.
+func (b *Base) pass(ev Event, result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			b.owner().Report(ev, "callback panicked", &PanicError{Value: p, Stack: debug.Stack()})
+			b.pass(ev, result, err)
+		}
+	}()
+	v := &b.cbs
+	for int(b.iter) < len(v.s) {
+		cb := v.s[b.iter]
+		b.iter++
+		cb.fn(ev, result, err)
+	}
 }
 
 // call runs one callback, recovering and reporting a panic so that the loop

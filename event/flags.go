@@ -50,6 +50,12 @@ const (
 	// Start and Stop count loop references. It is private: futures and other
 	// pure events have Start and Stop as no-ops.
 	loopEvent Flags = 1 << 31
+	// startedOnce: the event was started at least once (Stopped, not Created).
+	startedOnce Flags = 1 << 30
+	// freed: the closed event let go of what it held.
+	freed Flags = 1 << 29
+
+	privateFlags = loopEvent | startedOnce | freed
 )
 
 var flagNames = [...]string{

@@ -9,28 +9,19 @@ package event
 // unless a callback stopped or closed it. It returns ErrNestedNotify when
 // called from inside a pass over the same event.
 func Notify(b *Base, result any, err error) error {
-	if b.notifying {
+	if b.notifying() {
 		return ErrNestedNotify
 	}
 	if b.has(Closed) {
 		return ErrClosed
 	}
-	b.state = Fired
-	nerr := b.notify(b.ops.Event(), result, err)
-	if b.state == Fired {
-		if b.active() {
-			b.state = Active
-		} else {
-			b.state = Stopped
-		}
-	}
-	return nerr
+	return b.notify(b.ops.Event(), result, err)
 }
 
 // Complete ends a one-shot event: it is stopped and closed first, then its
 // subscribers receive the final notification and are released.
 func Complete(b *Base, result any, err error) error {
-	if b.notifying {
+	if b.notifying() {
 		return ErrNestedNotify
 	}
 	if b.has(Closed) {
@@ -53,7 +44,7 @@ func Resolve(ev Event) Event {
 func StateOf(ev Event) State {
 	b := ev.base()
 	var s State
-	b.exec(func() { s = b.state })
+	b.exec(func() { s = b.state() })
 	return s
 }
 

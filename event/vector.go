@@ -9,18 +9,15 @@ package event
 //   - a callback added during the pass is called in the same pass;
 //   - every other callback is called exactly once.
 //
-// The pass keeps the called callbacks in s[:next] and the waiting ones in
-// s[next:]. Removing a waiting one moves the last element into its place;
+// The pass (Base.notify) keeps the called callbacks in s[:next] and the
+// waiting ones in s[next:]. Removing a waiting one moves the last element into its place;
 // removing a called one moves the most recently called into its place and the
 // last element into the freed slot at the boundary, so neither region loses
 // or gains a member it should not.
 type vector struct {
-	s    []*Callback
-	one  [1]*Callback // inline storage: most events have one subscriber
-	next int32        // index of the next callback to call; -1 outside a pass
+	s   []*Callback
+	one [1]*Callback // inline storage: most events have one subscriber
 }
-
-func (v *vector) init() { v.next = -1 }
 
 func (v *vector) len() int { return len(v.s) }
 
@@ -41,15 +38,16 @@ func (v *vector) index(cb *Callback) int {
 	return -1
 }
 
-// remove takes out the element at i, keeping the pass rules.
-func (v *vector) remove(i int) {
+// remove takes out the element at i, keeping the pass rules. next is the
+// running pass's index of the next callback to call (-1 outside a pass).
+func (v *vector) remove(i int, next *int32) {
 	last := len(v.s) - 1
-	if n := int(v.next); n >= 0 && i < n {
+	if n := int(*next); n >= 0 && i < n {
 		// A called element goes: the most recently called one fills its
 		// slot, and the last element fills the boundary slot.
 		v.s[i] = v.s[n-1]
 		v.s[n-1] = v.s[last]
-		v.next--
+		*next--
 	} else {
 		v.s[i] = v.s[last]
 	}

@@ -155,7 +155,7 @@ func (e *DeadlockError) Unwrap() error { return event.ErrDeadlock }
 // deadlocked reports the condition: every coroutine waits, nothing queued,
 // no active event.
 func (r *Reactor) deadlocked() bool {
-	if r.coros.n == 0 || r.coros.waiting < r.coros.n || r.active > 0 || r.uvWait == 0 {
+	if r.coros.n == 0 || r.coros.waiting < r.coros.n || r.active > 0 || r.uvDirty {
 		return false
 	}
 	r.mu.Lock()

@@ -23,7 +23,10 @@ type Handle interface {
 
 // Loop returns the libuv loop, for kinds that create handles. It must be
 // used with ownership (inside Exec or a callback).
-func (r *Reactor) Loop() *uvcgo.Loop { return r.loop }
+func (r *Reactor) Loop() *uvcgo.Loop {
+	r.uvDirty = true
+	return r.loop
+}
 
 // AddHandle records h and returns the id its C handle must report with.
 // Call it with ownership, before creating the C handle; if creating the
@@ -44,6 +47,7 @@ func (r *Reactor) DropHandle(id eventref.ID) {
 // completions still find the kind, which ignores them once closed) until the
 // close callback reports, and then it is retired.
 func (r *Reactor) CloseHandle(id eventref.ID, h uvcgo.Handle) {
+	r.uvDirty = true
 	r.loop.CloseHandle(h)
 }
 

@@ -58,14 +58,15 @@ type Reactor struct {
 	timers  wheel
 	epoch   time.Time
 	nowMS   int64
-	uvWait  int // libuv's timeout after the last turn (ms, -1 none)
+	uvWait  int  // libuv's timeout after the last turn (ms, -1 none)
+	uvDirty bool // libuv has something to do: turn it
 	active  int
 	coros   coroutines
 	park    *time.Timer
 
 	// The backend-fd watcher (see run.go).
 	backend  *os.File
-	fdReady  chan struct{}
+	fdReady  atomic.Bool // the watcher saw libuv's descriptor readable
 	fdRearm  chan struct{}
 	watching bool
 
@@ -90,7 +91,6 @@ func New(opts Options) (*Reactor, error) {
 		byKind:  map[string]int{},
 		epoch:   time.Now(),
 		uvWait:  -1,
-		fdReady: make(chan struct{}, 1),
 		fdRearm: make(chan struct{}, 1),
 	}
 	r.coros.init()
@@ -138,6 +138,7 @@ type Stats struct {
 	Iterations uint64         // loop turns
 	Queued     uint64         // operations queued from other goroutines
 	Wakeups    uint64         // times a parked loop was woken early
+	Running    bool           // a goroutine drives the loop now
 }
 
 // Stats returns the reactor's counters. Safe from any goroutine.
@@ -160,6 +161,9 @@ func (r *Reactor) Stats() Stats {
 	if err != nil {
 		s.Handles = map[string]int{}
 	}
+	r.mu.Lock()
+	s.Running = r.running
+	r.mu.Unlock()
 	s.Iterations = r.stats.iterations.Load()
 	s.Queued = r.stats.queued.Load()
 	s.Wakeups = r.stats.wakeups.Load()

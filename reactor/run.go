@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -62,6 +63,12 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 	r.mu.Unlock()
 	defer r.leave()
 	r.startWatcher()
+	// The context wakes the parked loop like any other sender, so that
+	// parking waits on one channel (and a timer), not on a select of many.
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, r.signal)
+		defer stop()
+	}
 
 	if mode == oneTurn {
 		if !r.idle() {
@@ -108,20 +115,29 @@ func (r *Reactor) leave() {
 func (r *Reactor) clock() int64 { return int64(time.Since(r.epoch) / time.Millisecond) }
 
 // turn is one iteration: timers, queued operations, then libuv (I/O and
-// close callbacks) and the completions it reported.
+// close callbacks) and the completions it reported. libuv is turned only
+// when it has something to do — its descriptor is readable, a handle was
+// created or closed, or it asked to run again — so a turn that only runs
+// timers and queued Go work makes no cgo call and no syscall.
 func (r *Reactor) turn() {
 	r.stats.iterations.Add(1)
 	r.nowMS = r.clock()
 	r.timers.advance(r.nowMS, (*Timer).fire)
 	r.drain()
-	r.turnUV()
-	r.drain()
+	if r.fdReady.Swap(false) {
+		r.uvDirty = true
+	}
+	if r.uvDirty {
+		r.turnUV()
+		r.drain()
+	}
 }
 
 // turnUV runs libuv once without blocking and dispatches what it reported.
 func (r *Reactor) turnUV() {
 	done, timeout := r.loop.Turn()
 	r.uvWait = timeout
+	r.uvDirty = timeout == 0
 	for _, c := range done {
 		r.complete(c)
 	}
@@ -135,7 +151,7 @@ func (r *Reactor) turnUV() {
 
 // idle reports whether Run has nothing left to wait for.
 func (r *Reactor) idle() bool {
-	if r.active > 0 || r.coros.n > 0 || r.uvWait == 0 {
+	if r.active > 0 || r.coros.n > 0 || r.uvDirty {
 		return false
 	}
 	r.mu.Lock()
@@ -161,35 +177,33 @@ func (r *Reactor) wait(ctx context.Context) error {
 			d = u
 		}
 	}
-	if d == 0 || r.stopReq.Load() {
+	if d == 0 || r.uvDirty || r.stopReq.Load() {
 		return nil
 	}
-	var timeout <-chan time.Time
-	if d > 0 {
+	r.stats.parks.Add(1)
+	if d < 0 {
+		<-r.wake
+	} else {
 		if r.park == nil {
 			r.park = time.NewTimer(d)
 		} else {
 			r.park.Reset(d)
 		}
-		timeout = r.park.C
-	}
-	r.stats.parks.Add(1)
-	select {
-	case <-r.wake:
-		r.stats.wakeups.Add(1)
-	case <-r.fdReady:
-	case <-timeout:
-		return nil
-	case <-ctx.Done():
-		if r.park != nil {
+		select {
+		case <-r.wake:
 			r.park.Stop()
+		case <-r.park.C:
+			if r.uvWait >= 0 {
+				r.uvDirty = true // a libuv timer may be due
+			}
+			return ctx.Err()
 		}
-		return ctx.Err()
 	}
-	if d > 0 {
-		r.park.Stop()
+	r.stats.wakeups.Add(1)
+	if r.fdReady.Load() {
+		r.uvDirty = true
 	}
-	return nil
+	return ctx.Err()
 }
 
 // startWatcher starts, once, the goroutine that waits in Go's netpoller for
@@ -215,15 +229,16 @@ func (r *Reactor) startWatcher() {
 		return
 	}
 	r.watching = true
-	go watch(raw, r.fdReady, r.fdRearm)
+	go watch(raw, &r.fdReady, r.wake, r.fdRearm)
 }
 
-// watch signals ready each time the backend descriptor is readable, then
-// waits until the loop has turned before looking again. It checks the level
-// with poll(2) so that an edge consumed by an earlier turn is never lost.
+// watch sets ready and wakes the loop each time the backend descriptor is
+// readable, then waits until the loop has turned libuv before looking again.
+// It checks the level with poll(2) so that an edge consumed by an earlier
+// turn is never lost.
 func watch(raw interface {
 	Read(func(fd uintptr) bool) error
-}, ready, rearm chan struct{}) {
+}, ready *atomic.Bool, wake, rearm chan struct{}) {
 	for {
 		err := raw.Read(func(fd uintptr) bool {
 			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
@@ -233,11 +248,14 @@ func watch(raw interface {
 		if err != nil {
 			return // the reactor closed the descriptor
 		}
+		ready.Store(true)
 		select {
-		case ready <- struct{}{}:
+		case wake <- struct{}{}:
 		default:
 		}
-		<-rearm
+		if _, ok := <-rearm; !ok {
+			return
+		}
 	}
 }
 

@@ -29,11 +29,11 @@ type Timer struct {
 	timeout time.Duration
 	repeat  time.Duration
 
-	// wheel links
+	// wheel links; the struct is 128 bytes, a size class of its own
 	next, prev *Timer
-	due        int64 // loop milliseconds
-	seq        uint64
-	where      int32
+	due        int64  // loop milliseconds
+	seq        uint32 // start order, for same-millisecond ties in the heap
+	where      int32  // inNone, inWheel, inReady, or a heap position
 }
 
 type timerOps Timer

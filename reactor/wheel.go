@@ -63,7 +63,7 @@ type wheel struct {
 	bits   [wheelSize / 64]uint64
 	ready  tlist
 	far    []*Timer // min-heap on (due, seq)
-	seq    uint64
+	seq    uint32
 	count  int // all queued timers
 }
 
@@ -195,7 +195,9 @@ func (w *wheel) next() int64 {
 
 func (w *wheel) less(i, j int) bool {
 	a, b := w.far[i], w.far[j]
-	return a.due < b.due || a.due == b.due && a.seq < b.seq
+	// seq wraps: compare it the wrap-safe way (two timers due in the same
+	// millisecond are never 2³¹ starts apart).
+	return a.due < b.due || a.due == b.due && int32(a.seq-b.seq) < 0
 }
 
 func (w *wheel) swap(i, j int) {

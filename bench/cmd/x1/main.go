@@ -1,0 +1,73 @@
+// Command x1 is uvevent's side of workload X1 (DESIGN.md §6): a goroutine
+// wakes the reactor's parked loop, the loop resolves a future, the goroutine
+// resumes. It prints the mean round trip of the reactor as built (the loop
+// goroutine parks in Go and is woken by a channel send) and of driving mode
+// (a), kept as a probe: a loop blocking in uv_run on a locked thread, woken by
+// uv_async_send.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+func main() {
+	n := flag.Int("n", 200_000, "round trips")
+	flag.Parse()
+	if err := run(*n); err != nil {
+		fmt.Fprintln(os.Stderr, "x1:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n int) error {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.Serve(ctx) }()
+	for !r.Stats().Running {
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	for range n {
+		f := event.NewFuture(r)
+		if err := r.Exec(func() { f.Resolve(1) }); err != nil {
+			return err
+		}
+		if _, _, ok := f.Outcome(); !ok {
+			return fmt.Errorf("future not resolved after the round trip")
+		}
+	}
+	rtt := time.Since(start) / time.Duration(n)
+	cancel()
+	<-done
+	if err := r.Close(); err != nil {
+		return err
+	}
+	fmt.Printf("X1 uvevent rtt_ns=%d rounds=%d\n", rtt.Nanoseconds(), n)
+
+	p, err := uvcgo.NewProbe()
+	if err != nil {
+		return err
+	}
+	m := n / 10
+	start = time.Now()
+	for range m {
+		p.RoundTrip()
+	}
+	prtt := time.Since(start) / time.Duration(m)
+	p.Close()
+	fmt.Printf("X1 uvevent-uvrun-blocking rtt_ns=%d rounds=%d\n", prtt.Nanoseconds(), m)
+	return nil
+}

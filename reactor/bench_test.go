@@ -1,0 +1,122 @@
+package reactor_test
+
+import (
+	"context"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// Workload X1 (DESIGN.md §6): cross-goroutine wake-ups of a serving reactor.
+// The raw C comparator (bench/c/x1_async.c) and the Go channel ping-pong
+// (bench/cmd/x1chan) run beside these in `make bench`; uvcgo's
+// BenchmarkX1Blocking measures the other way of driving the loop.
+
+func serving(b *testing.B) (*reactor.Reactor, func()) {
+	b.Helper()
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		r.Serve(ctx)
+		close(done)
+	}()
+	for !r.Stats().Running {
+		time.Sleep(time.Millisecond)
+	}
+	return r, func() {
+		cancel()
+		<-done
+		r.Close()
+	}
+}
+
+// BenchmarkX1RoundTrip: a goroutine wakes the parked loop, the loop resolves
+// a future, the goroutine resumes and reads it.
+func BenchmarkX1RoundTrip(b *testing.B) {
+	r, stop := serving(b)
+	defer stop()
+	b.ReportAllocs()
+	for b.Loop() {
+		f := event.NewFuture(r)
+		r.Exec(func() { f.Resolve(1) })
+		if _, _, ok := f.Outcome(); !ok {
+			b.Fatal("future not resolved after the round trip")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "rtt_ns")
+}
+
+// BenchmarkX1Await: the same through the waker: the goroutine subscribes with
+// event.Await, the loop resolves, the waker resumes the goroutine.
+func BenchmarkX1Await(b *testing.B) {
+	r, stop := serving(b)
+	defer stop()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		f := event.NewFuture(r)
+		r.Post(func() { r.Post(func() { f.Resolve(1) }) })
+		if _, err := event.Await(ctx, event.Any(), f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "rtt_ns")
+}
+
+// BenchmarkX1Senders: 8 goroutines post operations as fast as they can; the
+// loop must keep up, with wake-ups coalescing (wakeups/op well below 1).
+func BenchmarkX1Senders(b *testing.B) {
+	r, stop := serving(b)
+	defer stop()
+	const senders = 8
+	before := r.Stats()
+	var wg sync.WaitGroup
+	per := b.N/senders + 1
+	b.ResetTimer()
+	for range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range per {
+				r.Post(func() {})
+			}
+		}()
+	}
+	wg.Wait()
+	r.Exec(func() {}) // the loop has run everything posted
+	b.StopTimer()
+	after := r.Stats()
+	ops := float64(per * senders)
+	b.ReportMetric(ops/b.Elapsed().Seconds(), "ops/s")
+	b.ReportMetric(float64(after.Wakeups-before.Wakeups)/ops, "wakeups/op")
+}
+
+// BenchmarkX1Idle: 200 ms of nothing per op, in a process with no reactor
+// (baseline: the Go runtime's own background work) and with a serving,
+// idle reactor; reports the process CPU time spent (target: the baseline).
+func BenchmarkX1Idle(b *testing.B) {
+	idle := func(b *testing.B) {
+		var before, after syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+		for b.Loop() {
+			time.Sleep(200 * time.Millisecond)
+		}
+		syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+		cpu := after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano()
+		b.ReportMetric(float64(cpu)/1e3/(float64(b.N)*0.2), "idle_cpu_us/s")
+	}
+	b.Run("baseline", idle)
+	b.Run("serving", func(b *testing.B) {
+		_, stop := serving(b)
+		defer stop()
+		idle(b)
+	})
+}

@@ -1,0 +1,288 @@
+package uv
+
+// Test helpers shared by the internal (package uv) and external (package
+// uv_test) tests of this directory. They live in package uv so that the
+// external tests can reach what only the package knows (a trigger's id in
+// the reactor's table), in the export_test.go style. Every name starts with
+// Uvt so that it cannot clash with the package's own identifiers.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventref"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// UvtSafety bounds every wait of these tests. It never decides a test: a
+// test that reaches it has hung, and fails instead of hanging.
+const UvtSafety = 60 * time.Second
+
+// UvtTriggerID returns the id tr's event has in its reactor's table.
+func UvtTriggerID(tr *Trigger) eventref.ID { return tr.id }
+
+// UvtReport is one report a reactor made through Options.OnReport.
+type UvtReport struct {
+	Info string
+	Msg  string
+	Err  error
+}
+
+func (r UvtReport) String() string { return fmt.Sprintf("%s: %s: %v", r.Info, r.Msg, r.Err) }
+
+// UvtReactor is a reactor under test with the reports it made.
+type UvtReactor struct {
+	*reactor.Reactor
+	mu      sync.Mutex
+	reports []UvtReport
+}
+
+// Reports returns the reports made so far.
+func (u *UvtReactor) Reports() []UvtReport {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]UvtReport(nil), u.reports...)
+}
+
+// UvtNewReactor returns a reactor whose reports are recorded. If the test
+// ends without calling UvtShutdown (a t.Fatal on the way), the reactor is
+// closed at cleanup all the same.
+func UvtNewReactor(t testing.TB) *UvtReactor {
+	t.Helper()
+	u := &UvtReactor{}
+	r, err := reactor.New(reactor.Options{OnReport: func(ev event.Event, msg string, err error) {
+		info := "<nil>"
+		if ev != nil {
+			info = ev.Info()
+		}
+		u.mu.Lock()
+		u.reports = append(u.reports, UvtReport{Info: info, Msg: msg, Err: err})
+		u.mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatalf("reactor.New: %v", err)
+	}
+	u.Reactor = r
+	t.Cleanup(func() { r.Close() })
+	return u
+}
+
+// UvtShutdown ends a test that created a reactor, in the libuv habit: the
+// reactor closes cleanly (its uv_loop_close succeeded, which libuv refuses
+// with EBUSY while any handle is still allocated), closing it again is a
+// no-op, no C handle is left, and nothing was reported unless the test said
+// it expected reports.
+func UvtShutdown(t testing.TB, u *UvtReactor, reportsExpected bool) {
+	t.Helper()
+	if err := u.Close(); err != nil {
+		t.Fatalf("reactor Close: %v", err)
+	}
+	if err := u.Close(); err != nil {
+		t.Errorf("second reactor Close = %v, want nil (no-op)", err)
+	}
+	s := u.Stats()
+	if s.CHandles != 0 || len(s.Handles) != 0 {
+		t.Errorf("after Close: CHandles=%d Handles=%v, want 0 and none", s.CHandles, s.Handles)
+	}
+	if err := u.RunOnce(context.Background()); !errors.Is(err, reactor.ErrReactorClosed) {
+		t.Errorf("RunOnce after Close = %v, want ErrReactorClosed", err)
+	}
+	if reps := u.Reports(); len(reps) > 0 && !reportsExpected {
+		t.Errorf("unexpected reports: %v", reps)
+	}
+}
+
+// UvtCHandles returns the reactor's live C handles and its trigger count.
+func UvtCHandles(t testing.TB, u *UvtReactor) (chandles, triggers int) {
+	t.Helper()
+	s := u.Stats()
+	return s.CHandles, s.Handles["trigger"]
+}
+
+// UvtTurnUntil runs loop turns (RunOnce) until cond holds. RunOnce waits for
+// something to do, so a turn that never comes fails at the safety deadline.
+func UvtTurnUntil(t testing.TB, u *UvtReactor, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), UvtSafety)
+	defer cancel()
+	for !cond() {
+		if err := u.RunOnce(ctx); err != nil {
+			t.Fatalf("waiting for %s: RunOnce: %v", what, err)
+		}
+	}
+}
+
+// UvtCollectUntil runs the collector and loop turns until cond holds: what
+// a program that forgot Close relies on.
+func UvtCollectUntil(t testing.TB, u *UvtReactor, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), UvtSafety)
+	defer cancel()
+	for !cond() {
+		runtime.GC()
+		if err := u.RunOnce(ctx); err != nil {
+			t.Fatalf("waiting for %s: RunOnce: %v", what, err)
+		}
+		if !cond() {
+			runtime.Gosched() // let the cleanup goroutine queue what the GC found
+		}
+	}
+}
+
+// UvtServe drives the loop with Serve on a new goroutine. The returned stop
+// ends Serve and checks it returned because of that.
+func UvtServe(t testing.TB, u *UvtReactor) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- u.Serve(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil && !errors.Is(err, context.Canceled) {
+					t.Errorf("Serve returned %v", err)
+				}
+			case <-time.After(UvtSafety):
+				t.Fatalf("Serve did not return after cancel")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// UvtRecv waits for one value from ch, failing at the safety deadline.
+func UvtRecv[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(UvtSafety):
+		t.Fatalf("no %s before the safety deadline", what)
+		panic("unreachable")
+	}
+}
+
+// UvtWaitFor polls cond, yielding between looks, until it holds; the safety
+// deadline only turns a hang into a failure.
+func UvtWaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(UvtSafety)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s before the safety deadline", what)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// UvtInstrumented names the instrumentation the test binary was built with
+// ("race", "asan", "msan"), or "" for none.
+func UvtInstrumented() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "-race", "-asan", "-msan":
+			if s.Value == "true" {
+				return s.Key[1:]
+			}
+		}
+	}
+	return ""
+}
+
+// UvtCounter is a subscriber that records its notifications.
+type UvtCounter struct {
+	mu    sync.Mutex
+	calls []UvtCall
+	ch    chan UvtCall
+}
+
+// UvtCall is one notification seen by a UvtCounter.
+type UvtCall struct {
+	Event  event.Event
+	Result any
+	Err    error
+	OnLoop bool // r.Owned() inside the callback
+}
+
+// UvtSubscribe subscribes a new counter to ev; owned is asked inside each
+// callback whether it runs on the loop goroutine.
+func UvtSubscribe(t testing.TB, ev event.Event, owned func() bool) *UvtCounter {
+	t.Helper()
+	c := &UvtCounter{ch: make(chan UvtCall, 1024)}
+	_, err := event.Subscribe(ev, func(ev event.Event, res any, err error) {
+		call := UvtCall{Event: ev, Result: res, Err: err, OnLoop: owned()}
+		c.mu.Lock()
+		c.calls = append(c.calls, call)
+		c.mu.Unlock()
+		select {
+		case c.ch <- call:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	return c
+}
+
+// Calls returns the notifications seen so far.
+func (c *UvtCounter) Calls() []UvtCall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]UvtCall(nil), c.calls...)
+}
+
+// N returns how many notifications were seen.
+func (c *UvtCounter) N() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.calls)
+}
+
+// Next waits for the next notification.
+func (c *UvtCounter) Next(t testing.TB) UvtCall {
+	t.Helper()
+	return UvtRecv(t, c.ch, "notification")
+}
+
+// UvtFence returns once libuv has run the async callbacks of every Send
+// that returned before the call. The loop must not be running. It sends to
+// a fresh started trigger and turns until that one fires: libuv runs all
+// pending asyncs of a loop in one scan, and every earlier send was pending
+// before the fence's. The fence is closed and its handle freed on return.
+func UvtFence(t testing.TB, u *UvtReactor) {
+	t.Helper()
+	before, _ := UvtCHandles(t, u)
+	f, err := NewTrigger(u.Reactor)
+	if err != nil {
+		t.Fatalf("fence: %v", err)
+	}
+	c := UvtSubscribe(t, f, u.Owned)
+	if err := f.Start(); err != nil {
+		t.Fatalf("fence Start: %v", err)
+	}
+	if err := f.Send(); err != nil {
+		t.Fatalf("fence Send: %v", err)
+	}
+	UvtTurnUntil(t, u, "the fence trigger", func() bool { return c.N() == 1 })
+	f.Close()
+	UvtTurnUntil(t, u, "the fence's close callback", func() bool {
+		n, _ := UvtCHandles(t, u)
+		return n == before
+	})
+}

@@ -55,10 +55,20 @@ type Outcome struct {
 
 // Waiter is told when a goroutine run by a reactor starts and stops waiting,
 // so that the reactor can see a deadlock. The reactor puts it in the context
-// it gives its goroutines; abort ends the wait with an error.
+// it gives its goroutines.
 type Waiter interface {
-	BeginWait(events []Event, abort func(error))
+	BeginWait(events []Event, w WaitState)
 	EndWait()
+}
+
+// WaitState is one running wait, as its Waiter sees it.
+type WaitState interface {
+	// Abort ends the wait with err (if it is not over yet).
+	Abort(err error)
+	// Done reports whether the wait is over. It may be over before its
+	// goroutine has resumed and called EndWait: a waiter that is done can
+	// no longer be part of a deadlock.
+	Done() bool
 }
 
 type waiterKey struct{}
@@ -92,7 +102,7 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 	w.cb = NewCallback(w.on)
 	w.subscribe()
 	if v, ok := ctx.Value(waiterKey{}).(Waiter); ok && !w.isDone() {
-		v.BeginWait(w.targets, w.abort)
+		v.BeginWait(w.targets, w)
 		defer v.EndWait()
 	}
 	var timeout <-chan time.Time
@@ -144,6 +154,12 @@ type waker struct {
 	done     bool
 	err      error
 }
+
+// Done implements WaitState.
+func (w *waker) Done() bool { return w.isDone() }
+
+// Abort implements WaitState.
+func (w *waker) Abort(err error) { w.abort(err) }
 
 func (w *waker) isDone() bool {
 	w.mu.Lock()

@@ -14,7 +14,7 @@ type grabWaiter struct {
 	then func(abort func(error))
 }
 
-func (g *grabWaiter) BeginWait(events []Event, abort func(error)) {
+func (g *grabWaiter) BeginWait(events []Event, ws WaitState) {
 	seen := map[*Base]bool{}
 	for _, ev := range events {
 		b := ev.base()
@@ -24,7 +24,7 @@ func (g *grabWaiter) BeginWait(events []Event, abort func(error)) {
 		}
 	}
 	if g.then != nil {
-		g.then(abort)
+		g.then(ws.Abort)
 	}
 }
 

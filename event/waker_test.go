@@ -20,10 +20,10 @@ type waitHook struct {
 	began, ended int
 }
 
-func (w *waitHook) BeginWait(_ []event.Event, abort func(error)) {
+func (w *waitHook) BeginWait(_ []event.Event, ws event.WaitState) {
 	w.began++
 	if w.during != nil {
-		w.during(abort)
+		w.during(ws.Abort)
 	}
 }
 

@@ -24,7 +24,7 @@ type Coroutine struct {
 	r     *Reactor
 	state coState // loop-owned
 	on    []event.Event
-	abort func(error)
+	wait  event.WaitState
 }
 
 type coState uint8
@@ -106,12 +106,12 @@ func (c *Coroutine) describe() string {
 // coWaiter is the event.Waiter the coroutine's context carries.
 type coWaiter Coroutine
 
-func (w *coWaiter) BeginWait(events []event.Event, abort func(error)) {
+func (w *coWaiter) BeginWait(events []event.Event, ws event.WaitState) {
 	c := (*Coroutine)(w)
 	c.r.Post(func() {
 		c.state = coWaiting
 		c.on = events
-		c.abort = abort
+		c.wait = ws
 		c.r.coros.waiting++
 	})
 }
@@ -123,7 +123,7 @@ func (w *coWaiter) EndWait() {
 			c.state = coRunning
 			c.r.coros.waiting--
 		}
-		c.on, c.abort = nil, nil
+		c.on, c.wait = nil, nil
 	})
 }
 
@@ -153,14 +153,24 @@ func (e *DeadlockError) Error() string {
 func (e *DeadlockError) Unwrap() error { return event.ErrDeadlock }
 
 // deadlocked reports the condition: every coroutine waits, nothing queued,
-// no active event.
+// no active event. A wait that is already over — its waker was woken, its
+// goroutine has not resumed yet — does not count as waiting.
 func (r *Reactor) deadlocked() bool {
 	if r.coros.n == 0 || r.coros.waiting < r.coros.n || r.active > 0 || r.uvDirty {
 		return false
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.queue) == 0 && len(r.dropped) == 0
+	queued := len(r.queue) > 0 || len(r.dropped) > 0
+	r.mu.Unlock()
+	if queued {
+		return false
+	}
+	for c := range r.coros.live {
+		if c.state != coWaiting || c.wait.Done() {
+			return false
+		}
+	}
+	return true
 }
 
 // detectDeadlock runs before the loop parks. After one more non-blocking
@@ -193,6 +203,6 @@ func (r *Reactor) detectDeadlock() {
 		// the waiter posts when it resumes, finds it so.
 		c.state = coRunning
 		r.coros.waiting--
-		c.abort(report)
+		c.wait.Abort(report)
 	}
 }

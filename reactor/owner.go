@@ -132,6 +132,7 @@ func (r *Reactor) takeQueueLocked() []func() {
 // runOps runs queued operations on the loop. A panic in a posted operation
 // is reported and the rest still run.
 func (r *Reactor) runOps(q []func()) {
+	r.work += uint64(len(q))
 	for i, fn := range q {
 		q[i] = nil
 		r.safely(fn)

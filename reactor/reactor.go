@@ -58,8 +58,9 @@ type Reactor struct {
 	timers  wheel
 	epoch   time.Time
 	nowMS   int64
-	uvWait  int  // libuv's timeout after the last turn (ms, -1 none)
-	uvDirty bool // libuv has something to do: turn it
+	uvWait  int    // libuv's timeout after the last turn (ms, -1 none)
+	uvDirty bool   // libuv has something to do: turn it
+	work    uint64 // operations, timer firings and completions run so far
 	active  int
 	coros   coroutines
 	park    *time.Timer

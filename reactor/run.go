@@ -71,14 +71,21 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 	}
 
 	if mode == oneTurn {
-		if !r.idle() {
-			if err := r.wait(ctx); err != nil {
-				return err
+		// Wait until a turn does something: a wake-up can be stale (a
+		// Stop or a send consumed by an earlier turn).
+		for {
+			idle := r.idle()
+			if !idle {
+				if err := r.wait(ctx); err != nil {
+					return err
+				}
+			}
+			before := r.work
+			r.turn()
+			if r.work != before || idle || r.stopReq.Swap(false) {
+				return nil
 			}
 		}
-		r.turn()
-		r.stopReq.Store(false)
-		return nil
 	}
 	for {
 		r.turn()
@@ -122,7 +129,7 @@ func (r *Reactor) clock() int64 { return int64(time.Since(r.epoch) / time.Millis
 func (r *Reactor) turn() {
 	r.stats.iterations.Add(1)
 	r.nowMS = r.clock()
-	r.timers.advance(r.nowMS, (*Timer).fire)
+	r.timers.advance(r.nowMS, r.fireTimer)
 	r.drain()
 	if r.fdReady.Swap(false) {
 		r.uvDirty = true
@@ -133,11 +140,17 @@ func (r *Reactor) turn() {
 	}
 }
 
+func (r *Reactor) fireTimer(t *Timer) {
+	r.work++
+	t.fire()
+}
+
 // turnUV runs libuv once without blocking and dispatches what it reported.
 func (r *Reactor) turnUV() {
 	done, timeout := r.loop.Turn()
 	r.uvWait = timeout
 	r.uvDirty = timeout == 0
+	r.work += uint64(len(done))
 	for _, c := range done {
 		r.complete(c)
 	}

@@ -57,7 +57,8 @@ func (l *tlist) unlink(t *Timer) {
 
 type wheel struct {
 	cursor int64 // next millisecond to fire; slots hold due in [cursor, cursor+wheelSize)
-	firing bool  // inside advance: a timer due now goes to ready
+	firing bool  // inside advance: a timer due by until goes to ready
+	until  int64 // the now of the running advance
 	n      int   // timers in slots
 	slots  [wheelSize]tlist
 	bits   [wheelSize / 64]uint64
@@ -73,12 +74,8 @@ func (w *wheel) insert(t *Timer, due int64) {
 	t.seq = w.seq
 	t.due = due
 	w.count++
-	limit := w.cursor
-	if w.firing {
-		limit++
-	}
 	switch {
-	case due < limit:
+	case due < w.cursor || w.firing && due <= w.until:
 		t.where = inReady
 		w.ready.push(t)
 	case due < w.cursor+wheelSize:
@@ -120,10 +117,12 @@ func (w *wheel) remove(t *Timer) {
 // advance fires, in order, every timer due at or before now.
 func (w *wheel) advance(now int64, fire func(*Timer)) {
 	w.firing = true
-	ready := w.ready
-	w.ready = tlist{}
-	for t := ready.head; t != nil; t = ready.head {
-		ready.unlink(t)
+	w.until = now
+	// Fire the timers that were ready before this advance began: they
+	// precede, in start order (seq), any timer made ready while firing.
+	last := w.seq
+	for t := w.ready.head; t != nil && int32(t.seq-last) <= 0; t = w.ready.head {
+		w.ready.unlink(t)
 		t.where = inNone
 		w.count--
 		fire(t)

@@ -1,0 +1,87 @@
+package reactor_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// reports collects what a reactor reports.
+type reports struct {
+	mu   sync.Mutex
+	msgs []string
+	errs []error
+}
+
+func (p *reports) add(_ event.Event, msg string, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.msgs = append(p.msgs, msg)
+	p.errs = append(p.errs, err)
+}
+
+func (p *reports) snapshot() ([]string, []error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.msgs...), append([]error(nil), p.errs...)
+}
+
+// newReactor returns a reactor whose reports are collected, closed at the
+// end of the test with a check that nothing is left alive (the libuv habit).
+func newReactor(t *testing.T) (*reactor.Reactor, *reports) {
+	t.Helper()
+	rep := &reports{}
+	r, err := reactor.New(reactor.Options{OnReport: rep.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+			return
+		}
+		s := r.Stats()
+		if s.CHandles != 0 || len(s.Handles) != 0 || s.Timers != 0 || s.Coroutines != 0 {
+			t.Errorf("left alive after Close: %+v", s)
+		}
+	})
+	return r, rep
+}
+
+// serve runs r.Serve in a goroutine until the returned stop is called.
+func serve(t *testing.T, r *reactor.Reactor) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Serve(ctx) }()
+	waitFor(t, "the loop to run", func() bool { return r.Stats().Running })
+	return func() {
+		cancel()
+		if err := <-done; err != context.Canceled {
+			t.Errorf("Serve returned %v, want context.Canceled", err)
+		}
+	}
+}
+
+// waitFor polls cond; the deadline only turns a hang into a failure.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+func runCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,242 @@
+package reactor_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+func TestExecDirectWhenNotRunning(t *testing.T) {
+	r, _ := newReactor(t)
+	if r.Owned() {
+		t.Fatal("Owned outside any operation")
+	}
+	ran := false
+	if err := r.Exec(func() {
+		ran = true
+		if !r.Owned() {
+			t.Error("inside Exec the caller must own the loop")
+		}
+		// Nested operations run at once, without deadlocking.
+		r.Exec(func() {})
+		r.Post(func() {})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !ran {
+		t.Fatal("Exec did not run fn")
+	}
+	if got := r.Stats().Queued; got != 0 {
+		t.Fatalf("Queued = %d, want 0 while the loop does not run", got)
+	}
+}
+
+func TestExecQueuedWhileRunning(t *testing.T) {
+	r, _ := newReactor(t)
+	stop := serve(t, r)
+	defer stop()
+	var order []int
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.Exec(func() {
+				if !r.Owned() {
+					t.Error("a queued operation must run with ownership")
+				}
+				order = append(order, i) // loop-owned: no lock needed
+			})
+		}()
+	}
+	wg.Wait()
+	if len(order) != 50 {
+		t.Fatalf("%d operations ran, want 50", len(order))
+	}
+	if got := r.Stats().Queued; got < 50 {
+		t.Fatalf("Queued = %d, want ≥ 50", got)
+	}
+}
+
+func TestExecRaisesPanicInCaller(t *testing.T) {
+	r, _ := newReactor(t)
+	stop := serve(t, r)
+	defer stop()
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Fatalf("recovered %v, want boom", p)
+			}
+		}()
+		r.Exec(func() { panic("boom") })
+	}()
+	// The loop survived.
+	ok := false
+	r.Exec(func() { ok = true })
+	if !ok {
+		t.Fatal("the loop stopped after a panicking operation")
+	}
+}
+
+func TestPostPanicIsReported(t *testing.T) {
+	r, rep := newReactor(t)
+	stop := serve(t, r)
+	r.Post(func() { panic("posted boom") })
+	r.Exec(func() {})
+	stop()
+	msgs, errs := rep.snapshot()
+	if diff := cmp.Diff([]string{"posted operation panicked"}, msgs); diff != "" {
+		t.Fatalf("reports (-want +got):\n%s", diff)
+	}
+	var pe *event.PanicError
+	if !errors.As(errs[0], &pe) || pe.Value != "posted boom" {
+		t.Fatalf("report error = %v, want a PanicError with the value", errs[0])
+	}
+}
+
+func TestRunStateErrors(t *testing.T) {
+	r, _ := newReactor(t)
+	stop := serve(t, r)
+	if err := r.Run(context.Background()); !errors.Is(err, reactor.ErrRunning) {
+		t.Fatalf("Run while serving = %v, want ErrRunning", err)
+	}
+	var inner error
+	r.Exec(func() { inner = r.RunOnce(context.Background()) })
+	if !errors.Is(inner, reactor.ErrRunning) {
+		t.Fatalf("RunOnce from the loop = %v, want ErrRunning", inner)
+	}
+	if err := r.Close(); !errors.Is(err, reactor.ErrRunning) {
+		t.Fatalf("Close while serving = %v, want ErrRunning", err)
+	}
+	stop()
+}
+
+func TestClosedReactorRefusesWork(t *testing.T) {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatalf("second Close = %v, want nil", err)
+	}
+	for name, err := range map[string]error{
+		"Exec": r.Exec(func() {}),
+		"Post": r.Post(func() {}),
+		"Run":  r.Run(context.Background()),
+	} {
+		if !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("%s on a closed reactor = %v, want ErrReactorClosed", name, err)
+		}
+	}
+	if _, err := r.NewTimer(0, 0); err != nil {
+		t.Fatalf("NewTimer only builds a Go value; got %v", err)
+	}
+	tm, _ := r.NewTimer(0, 0)
+	if err := tm.Start(); !errors.Is(err, reactor.ErrReactorClosed) {
+		t.Fatalf("Start on a closed reactor = %v, want ErrReactorClosed", err)
+	}
+}
+
+func TestStopAndRunOnce(t *testing.T) {
+	r, _ := newReactor(t)
+	ctx := runCtx(t)
+	tm, _ := r.NewTimer(0, 1) // periodic: Run would never end by itself
+	fired := 0
+	event.Subscribe(tm, func(ev event.Event, _ any, _ error) {
+		if fired++; fired == 3 {
+			r.Stop()
+		}
+	})
+	tm.Start()
+	if err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fired != 3 {
+		t.Fatalf("fired %d times before Stop took effect, want 3", fired)
+	}
+	before := fired
+	if err := r.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fired != before+1 {
+		t.Fatalf("RunOnce fired %d times, want 1", fired-before)
+	}
+	tm.Close()
+}
+
+func TestRunReturnsContextError(t *testing.T) {
+	r, _ := newReactor(t)
+	tm, _ := r.NewTimer(1<<40, 0)
+	tm.Start()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := r.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+	tm.Close()
+}
+
+// Several reactors run at once, each on its own goroutine.
+func TestReactorsRunConcurrently(t *testing.T) {
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := reactor.New(reactor.Options{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer r.Close()
+			n := 0
+			for range 100 {
+				tm, _ := r.NewTimer(0, 0)
+				event.Subscribe(tm, func(event.Event, any, error) { n++ })
+				tm.Start()
+			}
+			if err := r.Run(context.Background()); err != nil {
+				t.Error(err)
+			}
+			if n != 100 {
+				t.Errorf("fired %d of 100", n)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestHoldKeepsRunGoing(t *testing.T) {
+	r, _ := newReactor(t)
+	release, err := r.Hold()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Stats().Active; got != 1 {
+		t.Fatalf("Active with a hold = %d, want 1", got)
+	}
+	f := event.NewFuture(r)
+	go func() {
+		f.Resolve("late")
+		release()
+		release() // twice is harmless
+	}()
+	if err := r.Run(runCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Done() {
+		t.Fatal("Run returned before the held work was done")
+	}
+	if got := r.Stats().Active; got != 0 {
+		t.Fatalf("Active after release = %d, want 0", got)
+	}
+}

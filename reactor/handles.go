@@ -75,15 +75,18 @@ func (r *Reactor) complete(c uvcgo.Completion) {
 func (r *Reactor) Dropped(id eventref.ID) {
 	r.mu.Lock()
 	r.dropped = append(r.dropped, id)
+	r.pending.Store(true)
 	r.mu.Unlock()
 	r.signal()
 }
 
 // closeDropped gives up the hold of a reference that was collected; the
-// event closes if that was its last reference.
+// event closes if that was its last reference. An event closed meanwhile
+// has let go of everything already: there is nothing left to release.
 func (r *Reactor) closeDropped(id eventref.ID) {
 	if h, ok := r.handles.Get(id); ok {
-		ev := h.HandleEvent()
-		r.safely(ev.Dispose)
+		if ev := h.HandleEvent(); !ev.Flags().Has(event.Closed) {
+			r.safely(ev.Dispose)
+		}
 	}
 }

@@ -44,6 +44,7 @@ func (r *Reactor) Exec(fn func()) error {
 	c := callPool.Get().(*call)
 	c.fn = fn
 	r.queue = append(r.queue, c.run)
+	r.pending.Store(true)
 	r.mu.Unlock()
 	r.stats.queued.Add(1)
 	r.signal()
@@ -75,6 +76,7 @@ func (r *Reactor) Post(fn func()) error {
 		return nil
 	}
 	r.queue = append(r.queue, fn)
+	r.pending.Store(true)
 	r.mu.Unlock()
 	r.stats.queued.Add(1)
 	r.signal()
@@ -121,11 +123,13 @@ var callPool = sync.Pool{New: func() any {
 	return c
 }}
 
-// takeQueueLocked swaps the queue out; mu is held.
+// takeQueueLocked swaps the queue out; mu is held. The spare slice is
+// loop-owned, so handing it back (runOps) needs no lock.
 func (r *Reactor) takeQueueLocked() []func() {
 	q := r.queue
 	r.queue = r.spare[:0]
 	r.spare = nil
+	r.pending.Store(false)
 	return q
 }
 
@@ -137,17 +141,15 @@ func (r *Reactor) runOps(q []func()) {
 		q[i] = nil
 		r.safely(fn)
 	}
-	r.mu.Lock()
 	if r.spare == nil {
 		r.spare = q[:0]
 	}
-	r.mu.Unlock()
 }
 
 // drain runs every queued operation, including those queued meanwhile, and
 // the closes of references dropped without Close.
 func (r *Reactor) drain() {
-	for {
+	for r.pending.Load() {
 		r.mu.Lock()
 		q := r.takeQueueLocked()
 		dropped := r.dropped

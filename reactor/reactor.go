@@ -43,13 +43,15 @@ type Reactor struct {
 	// the loop, an operation from any goroutine runs directly, with mu held.
 	mu      sync.Mutex
 	queue   []func()
-	spare   []func()
+	spare   []func()      // loop-owned: the last drained queue, for reuse
+	pending atomic.Bool   // queue or dropped may be non-empty
 	dropped []eventref.ID // references collected without Close
 	running bool
 	closed  bool
 	holder  atomic.Uintptr // gid of the goroutine owning the loop now
 	wake    chan struct{}  // coalescing wake-up of a parked loop
 	stopReq atomic.Bool
+	ctxDone atomic.Bool // the context of the running Run is done
 
 	// Loop state: touched only with ownership.
 	loop    *uvcgo.Loop
@@ -72,7 +74,7 @@ type Reactor struct {
 	watching bool
 
 	stats struct {
-		iterations, queued, wakeups, parks atomic.Uint64
+		iterations, queued, wakeups atomic.Uint64
 	}
 }
 

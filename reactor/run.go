@@ -65,8 +65,12 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 	r.startWatcher()
 	// The context wakes the parked loop like any other sender, so that
 	// parking waits on one channel (and a timer), not on a select of many.
+	r.ctxDone.Store(false)
 	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, r.signal)
+		stop := context.AfterFunc(ctx, func() {
+			r.ctxDone.Store(true)
+			r.signal()
+		})
 		defer stop()
 	}
 
@@ -175,8 +179,8 @@ func (r *Reactor) idle() bool {
 // wait parks the loop goroutine until a timer is due, libuv's descriptor is
 // readable, an operation is queued, or ctx is done.
 func (r *Reactor) wait(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
+	if r.ctxDone.Load() {
+		return ctx.Err()
 	}
 	d := time.Duration(-1)
 	if due := r.timers.next(); due >= 0 {
@@ -193,7 +197,6 @@ func (r *Reactor) wait(ctx context.Context) error {
 	if d == 0 || r.uvDirty || r.stopReq.Load() {
 		return nil
 	}
-	r.stats.parks.Add(1)
 	if d < 0 {
 		<-r.wake
 	} else {
@@ -209,14 +212,17 @@ func (r *Reactor) wait(ctx context.Context) error {
 			if r.uvWait >= 0 {
 				r.uvDirty = true // a libuv timer may be due
 			}
-			return ctx.Err()
+			return nil
 		}
 	}
 	r.stats.wakeups.Add(1)
 	if r.fdReady.Load() {
 		r.uvDirty = true
 	}
-	return ctx.Err()
+	if r.ctxDone.Load() {
+		return ctx.Err()
+	}
+	return nil
 }
 
 // startWatcher starts, once, the goroutine that waits in Go's netpoller for

@@ -53,100 +53,69 @@ func (g *wheelRig) advance(now int64) []string {
 	return slices.Clone(g.fired[start:])
 }
 
-// check verifies the wheel's bookkeeping against what should be queued.
+// check verifies the wheel's bookkeeping: count, n, bitmap, heap positions.
 func (g *wheelRig) check(t *testing.T, queued int) {
 	t.Helper()
-	if g.w.count != queued {
-		t.Errorf("count = %d, want %d", g.w.count, queued)
-	}
-	if g.w.firing {
-		t.Error("firing still set outside advance")
-	}
-	inSlots := 0
+	inSlots, inReady := 0, 0
 	for i := range g.w.slots {
 		for x := g.w.slots[i].head; x != nil; x = x.next {
 			inSlots++
 		}
-		bit := g.w.bits[i>>6]&(1<<(i&63)) != 0
-		if bit != (g.w.slots[i].head != nil) {
-			t.Errorf("slot %d: bit=%v but list empty=%v", i, bit, g.w.slots[i].head == nil)
+		if bit := g.w.bits[i>>6]&(1<<(i&63)) != 0; bit != (g.w.slots[i].head != nil) {
+			t.Errorf("slot %d: bit=%v, list empty=%v", i, bit, g.w.slots[i].head == nil)
 		}
 	}
-	if inSlots != g.w.n {
-		t.Errorf("n = %d, but the slots hold %d timers", g.w.n, inSlots)
+	for x := g.w.ready.head; x != nil; x = x.next {
+		inReady++
+	}
+	for i, x := range g.w.far {
+		if x.where != int32(i) {
+			t.Errorf("heap[%d].where = %d", i, x.where)
+		}
+	}
+	if g.w.count != queued || g.w.n != inSlots || inSlots+inReady+len(g.w.far) != queued || g.w.firing {
+		t.Errorf("count=%d n=%d firing=%v; hold %d in slots, %d ready, %d in the heap; want %d queued",
+			g.w.count, g.w.n, g.w.firing, inSlots, inReady, len(g.w.far), queued)
 	}
 }
 
-func TestWheelSameMillisecondFiresInInsertionOrder(t *testing.T) {
-	for _, due := range []int64{0, 7, wheelSize - 1, wheelSize, 3 * wheelSize} {
-		for _, wrap := range []bool{false, true} {
-			t.Run(fmt.Sprintf("due=%d/seq wraps=%v", due, wrap), func(t *testing.T) {
-				g := newWheelRig()
-				if wrap {
-					g.w.seq = math.MaxUint32 - 2 // the sequence wraps among these timers
-				}
-				want := []string{"e", "b", "d", "a", "c"}
-				for _, n := range want {
-					g.insert(n, due)
-				}
-				g.check(t, len(want))
-				if got := g.advance(due); !cmp.Equal(got, want) {
-					t.Errorf("fired %v, want %v", got, want)
-				}
-				g.check(t, 0)
-			})
-		}
-	}
-}
-
+// Timers fire in due order across slots and heap, in insertion order within
+// one millisecond (also when the insertion sequence wraps).
 func TestWheelFiresInDueOrder(t *testing.T) {
 	type ins struct {
 		name string
 		due  int64
 	}
+	same := func(due int64) []ins { return []ins{{"e", due}, {"b", due}, {"d", due}, {"a", due}, {"c", due}} }
 	tests := []struct {
 		name  string
 		start int64 // advance here first (fires nothing), to place the cursor
+		seq   uint32
 		ins   []ins
 		steps []int64 // successive values of now
 		want  [][]string
 	}{
-		{
-			name:  "slots",
-			ins:   []ins{{"c", 30}, {"a", 10}, {"b", 20}, {"a2", 10}},
-			steps: []int64{15, 30},
-			want:  [][]string{{"a", "a2"}, {"b", "c"}},
-		},
-		{
-			name:  "slots and far heap",
-			ins:   []ins{{"far2", 3 * wheelSize}, {"near", 5}, {"far1", wheelSize + 1}, {"edge", wheelSize - 1}, {"far0", wheelSize}},
-			steps: []int64{4 * wheelSize},
-			want:  [][]string{{"near", "edge", "far0", "far1", "far2"}},
-		},
-		{
-			name:  "after migration",
-			ins:   []ins{{"h1", 5000}, {"h3", 9000}, {"h2", 5000}, {"s", 100}, {"h0", 4500}},
-			steps: []int64{100, 4499, 4500, 5001, 8999, 9000},
-			want:  [][]string{{"s"}, {}, {"h0"}, {"h1", "h2"}, {}, {"h3"}},
-		},
-		{
-			name:  "wrap-around of the slot index",
-			start: wheelSize - 10,
-			ins:   []ins{{"x", wheelSize + 3}, {"w", wheelSize - 2}, {"y", 2*wheelSize - 12}, {"z", 2*wheelSize - 11}},
-			steps: []int64{wheelSize, 2 * wheelSize},
-			want:  [][]string{{"w"}, {"x", "y", "z"}},
-		},
-		{
-			name:  "heap timer due before slot timers after a jump",
-			start: 10,
-			ins:   []ins{{"h", 20000}, {"s", 4000}},
-			steps: []int64{3999, 30000},
-			want:  [][]string{{}, {"s", "h"}},
-		},
+		{"same ms in a slot", 0, 0, same(7), []int64{7}, [][]string{{"e", "b", "d", "a", "c"}}},
+		{"same ms in the heap", 0, 0, same(3 * wheelSize), []int64{3 * wheelSize}, [][]string{{"e", "b", "d", "a", "c"}}},
+		{"same ms in the heap, seq wraps", 0, math.MaxUint32 - 2, same(wheelSize), []int64{wheelSize}, [][]string{{"e", "b", "d", "a", "c"}}},
+		{"same ms ready", 100, 0, same(50), []int64{100}, [][]string{{"e", "b", "d", "a", "c"}}},
+		{"slots", 0, 0, []ins{{"c", 30}, {"a", 10}, {"b", 20}, {"a2", 10}},
+			[]int64{15, 30}, [][]string{{"a", "a2"}, {"b", "c"}}},
+		{"slots and far heap", 0, 0,
+			[]ins{{"far2", 3 * wheelSize}, {"near", 5}, {"far1", wheelSize + 1}, {"edge", wheelSize - 1}, {"far0", wheelSize}},
+			[]int64{4 * wheelSize}, [][]string{{"near", "edge", "far0", "far1", "far2"}}},
+		{"after migration", 0, 0, []ins{{"h1", 5000}, {"h3", 9000}, {"h2", 5000}, {"s", 100}, {"h0", 4500}},
+			[]int64{100, 4499, 4500, 5001, 8999, 9000}, [][]string{{"s"}, {}, {"h0"}, {"h1", "h2"}, {}, {"h3"}}},
+		{"wrap-around of the slot index", wheelSize - 10, 0,
+			[]ins{{"x", wheelSize + 3}, {"w", wheelSize - 2}, {"y", 2*wheelSize - 12}, {"z", 2*wheelSize - 11}},
+			[]int64{wheelSize, 2 * wheelSize}, [][]string{{"w"}, {"x", "y", "z"}}},
+		{"heap timer after slot timers across a jump", 10, 0, []ins{{"h", 20000}, {"s", 4000}},
+			[]int64{3999, 30000}, [][]string{{}, {"s", "h"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newWheelRig()
+			g.w.seq = tc.seq
 			if got := g.advance(tc.start); len(got) != 0 {
 				t.Fatalf("empty wheel fired %v", got)
 			}
@@ -170,128 +139,85 @@ func TestWheelFiresInDueOrder(t *testing.T) {
 	}
 }
 
+// Removing a timer from the ready list, a slot or the heap keeps it from
+// firing, before advance or from inside the callback of the first timer to
+// fire (a, or r0 when ready timers are removed). Setup: the cursor is at
+// 101; r* are ready, a and s* share a slot, t has a later one, h* are in
+// the heap.
 func TestWheelRemove(t *testing.T) {
+	all := []string{"r1", "r2", "a", "s1", "s2", "s3", "t", "h1", "h2", "h3"}
 	tests := []struct {
 		name   string
+		inFire bool // removed by a's callback rather than before advance
 		remove []string
-		want   []string
 	}{
-		{"nothing", nil, []string{"r1", "r2", "s1", "s2", "s3", "t", "h1", "h2", "h3"}},
-		{"ready head", []string{"r1"}, []string{"r2", "s1", "s2", "s3", "t", "h1", "h2", "h3"}},
-		{"ready tail", []string{"r2"}, []string{"r1", "s1", "s2", "s3", "t", "h1", "h2", "h3"}},
-		{"slot head middle tail", []string{"s1", "s2", "s3"}, []string{"r1", "r2", "t", "h1", "h2", "h3"}},
-		{"slot middle", []string{"s2"}, []string{"r1", "r2", "s1", "s3", "t", "h1", "h2", "h3"}},
-		{"heap root", []string{"h1"}, []string{"r1", "r2", "s1", "s2", "s3", "t", "h2", "h3"}},
-		{"heap inner and last", []string{"h3", "h2"}, []string{"r1", "r2", "s1", "s2", "s3", "t", "h1"}},
-		{"twice is a no-op", []string{"t", "t"}, []string{"r1", "r2", "s1", "s2", "s3", "h1", "h2", "h3"}},
-		{"everything", []string{"h2", "r1", "s3", "t", "s1", "h1", "r2", "h3", "s2"}, nil},
+		{"nothing", false, nil},
+		{"ready head and tail", false, []string{"r1", "r2"}},
+		{"slot head middle tail", false, []string{"s1", "s2", "s3"}},
+		{"slot middle", false, []string{"s2"}},
+		{"heap root", false, []string{"h1"}},
+		{"heap inner and last", false, []string{"h3", "h2"}},
+		{"twice is a no-op", false, []string{"t", "t"}},
+		{"everything", false, all},
+		{"in fire: next one in the same slot", true, []string{"s1"}},
+		{"in fire: last one in the same slot and the heap root", true, []string{"s3", "h1"}},
+		{"in fire: one in a later slot and the heap", true, []string{"t", "h3", "h2"}},
+		{"in fire: the rest of the ready list", true, []string{"r1"}},
+		{"in fire: the last of the ready list", true, []string{"r2"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newWheelRig()
 			g.advance(100) // cursor 101: dues below it go to the ready list
-			g.insert("r1", 50)
-			g.insert("r2", 99)
-			g.insert("s1", 200)
-			g.insert("s2", 200)
-			g.insert("s3", 200)
-			g.insert("t", 300)
-			g.insert("h1", 101+wheelSize)
-			g.insert("h2", 101+2*wheelSize)
-			g.insert("h3", 101+3*wheelSize)
-			g.check(t, 9)
-			for _, n := range tc.remove {
-				g.remove(n)
-				if w := g.timer(n).where; w != inNone {
-					t.Fatalf("after remove(%s), where = %d", n, w)
+			first := "a"
+			if slices.Contains(tc.remove, "r1") || slices.Contains(tc.remove, "r2") {
+				first = "r0" // a ready timer fires first and removes
+				g.insert(first, 10)
+			}
+			dues := map[string]int64{"r1": 50, "r2": 99, "a": 200, "s1": 200, "s2": 200, "s3": 200,
+				"t": 300, "h1": 101 + wheelSize, "h2": 101 + 2*wheelSize, "h3": 101 + 3*wheelSize}
+			for _, n := range all {
+				g.insert(n, dues[n])
+			}
+			var want []string
+			if first == "r0" {
+				want = append(want, "r0")
+			}
+			for _, n := range all {
+				if !slices.Contains(tc.remove, n) {
+					want = append(want, n)
 				}
 			}
-			g.check(t, len(tc.want))
+			if tc.inFire {
+				g.onFire = func(x *Timer) {
+					if g.names[x] == first {
+						for _, n := range tc.remove {
+							g.remove(n)
+						}
+					}
+				}
+			} else {
+				for _, n := range tc.remove {
+					g.remove(n)
+					if w := g.timer(n).where; w != inNone {
+						t.Fatalf("after remove(%s), where = %d", n, w)
+					}
+				}
+				g.check(t, len(want))
+			}
 			got := g.advance(101 + 3*wheelSize)
-			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("fired (-want +got):\n%s", diff)
 			}
 			g.check(t, 0)
-		})
-	}
-}
-
-// A fire callback may remove timers that have not fired yet: they must not
-// fire, and the count must stay right.
-func TestWheelRemoveFromInsideFire(t *testing.T) {
-	tests := []struct {
-		name    string
-		setup   func(g *wheelRig) // inserts; the first advance fires from 60
-		victims []string          // removed by a's callback
-		want    []string
-	}{
-		{
-			name: "next one in the same slot",
-			setup: func(g *wheelRig) {
-				g.insert("a", 70)
-				g.insert("b", 70)
-				g.insert("c", 70)
-			},
-			victims: []string{"b"},
-			want:    []string{"a", "c"},
-		},
-		{
-			name: "last one in the same slot and one in the heap",
-			setup: func(g *wheelRig) {
-				g.insert("a", 70)
-				g.insert("b", 70)
-				g.insert("h", 70+wheelSize)
-				g.insert("h2", 71+wheelSize)
-			},
-			victims: []string{"b", "h"},
-			want:    []string{"a", "h2"},
-		},
-		{
-			name: "next one in the ready list",
-			setup: func(g *wheelRig) {
-				g.insert("a", 10) // below the cursor (61): ready
-				g.insert("b", 20)
-				g.insert("c", 30)
-			},
-			victims: []string{"b"},
-			want:    []string{"a", "c"},
-		},
-		{
-			name: "last one in the ready list",
-			setup: func(g *wheelRig) {
-				g.insert("a", 10)
-				g.insert("b", 20)
-				g.insert("s", 70)
-			},
-			victims: []string{"b"},
-			want:    []string{"a", "s"},
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			g := newWheelRig()
-			g.advance(60)
-			tc.setup(g)
-			queued := g.w.count
-			g.onFire = func(x *Timer) {
-				if g.names[x] == "a" {
-					for _, v := range tc.victims {
-						g.remove(v)
-					}
-				}
-			}
-			got := g.advance(100 + 2*wheelSize)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("fired (-want +got):\n%s", diff)
-			}
-			g.check(t, queued-len(tc.want)-len(tc.victims))
-			// The wheel must still work: a timer inserted now fires once.
+			// The wheel still works: timers inserted now fire once.
 			g.onFire = nil
-			g.insert("after", 200+2*wheelSize)
-			g.check(t, 1)
-			if got := g.advance(200 + 2*wheelSize); !cmp.Equal(got, []string{"after"}) {
-				t.Errorf("later timer: fired %v, want [after]", got)
+			g.insert("after", 200+3*wheelSize)
+			g.insert("ready", 0)
+			if got := g.advance(200 + 3*wheelSize); !cmp.Equal(got, []string{"ready", "after"}) {
+				t.Errorf("later timers fired %v, want [ready after]", got)
 			}
+			g.check(t, 0)
 		})
 	}
 }
@@ -310,6 +236,8 @@ func TestWheelInsertDuringAdvanceFiresNextAdvance(t *testing.T) {
 		{"due at now while the cursor catches up", 90, now},
 		{"due between the cursor and now", 90, 95},
 		{"due at the slot being fired, cursor behind now", 90, 90},
+		{"inserted by a ready timer", 5, now},
+		{"inserted by a ready timer, due before the cursor", 5, 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -404,81 +332,47 @@ func TestWheelLargeJump(t *testing.T) {
 	}
 }
 
-// wheelModel is the wheel's contract, written the slow and obvious way:
-// timers due before the cursor (or due by now while an advance fires) wait
-// on a FIFO ready list and fire first in the next advance; the others fire,
-// once due, in order of (due, insertion sequence).
+// wheelModel is the wheel's contract, the slow and obvious way: a timer
+// due before the cursor, or due by now while an advance fires, waits on a
+// FIFO ready list and fires first in the next advance; the others fire, once
+// due, in order of (due, insertion sequence).
 type wheelModel struct {
-	cursor  int64
-	now     int64
-	firing  bool
-	seq     uint64
-	entries map[int]*modelEntry
-	ready   []int // FIFO
-	batch   []int // the ready list being fired by the running advance
-}
-
-type modelEntry struct {
-	due   int64
-	seq   uint64
-	ready bool
+	cursor, now  int64
+	firing       bool
+	seq          uint64
+	due, seqs    map[int]int64 // queued timers
+	ready, batch []int         // FIFO; batch is the ready list being fired
 }
 
 func (m *wheelModel) insert(id int, due int64) {
 	m.seq++
-	e := &modelEntry{due: due, seq: m.seq}
-	limit := m.cursor
-	if m.firing {
-		limit = max(limit, m.now+1)
-	}
-	if due < limit {
-		e.ready = true
+	m.due[id], m.seqs[id] = due, int64(m.seq)
+	if due < m.cursor || m.firing && due <= m.now {
 		m.ready = append(m.ready, id)
 	}
-	m.entries[id] = e
 }
 
 func (m *wheelModel) remove(id int) {
-	if e, ok := m.entries[id]; ok {
-		delete(m.entries, id)
-		if e.ready {
-			m.ready = slices.DeleteFunc(m.ready, func(x int) bool { return x == id })
-			m.batch = slices.DeleteFunc(m.batch, func(x int) bool { return x == id })
-		}
-	}
-}
-
-func (m *wheelModel) begin(now int64) {
-	m.firing, m.now = true, now
-	m.batch, m.ready = m.ready, nil
+	delete(m.due, id)
+	del := func(x int) bool { return x == id }
+	m.ready, m.batch = slices.DeleteFunc(m.ready, del), slices.DeleteFunc(m.batch, del)
 }
 
 // pop returns the timer that must fire next in the running advance, or -1.
 func (m *wheelModel) pop() int {
-	if len(m.batch) > 0 {
-		id := m.batch[0]
-		m.batch = m.batch[1:]
-		delete(m.entries, id)
-		return id
-	}
 	best := -1
-	for id, e := range m.entries {
-		if e.ready || e.due > m.now {
-			continue
-		}
-		if b := m.entries[best]; best < 0 || e.due < b.due || e.due == b.due && e.seq < b.seq {
-			best = id
+	if len(m.batch) > 0 {
+		best, m.batch = m.batch[0], m.batch[1:]
+	} else {
+		for id, d := range m.due {
+			if d <= m.now && !slices.Contains(m.ready, id) &&
+				(best < 0 || d < m.due[best] || d == m.due[best] && m.seqs[id] < m.seqs[best]) {
+				best = id
+			}
 		}
 	}
-	if best >= 0 {
-		delete(m.entries, best)
-	}
+	delete(m.due, best)
 	return best
-}
-
-func (m *wheelModel) end() {
-	m.firing = false
-	m.cursor = max(m.cursor, m.now+1)
 }
 
 func (m *wheelModel) next() int64 {
@@ -486,9 +380,9 @@ func (m *wheelModel) next() int64 {
 		return m.cursor - 1
 	}
 	n := int64(-1)
-	for _, e := range m.entries {
-		if n < 0 || e.due < n {
-			n = e.due
+	for _, d := range m.due {
+		if n < 0 || d < n {
+			n = d
 		}
 	}
 	return n
@@ -500,57 +394,43 @@ func (m *wheelModel) next() int64 {
 // variant also inserts and removes timers from inside fire callbacks.
 func TestWheelMatchesModel(t *testing.T) {
 	for _, inCallbacks := range []bool{false, true} {
-		name := "outside callbacks"
-		if inCallbacks {
-			name = "in callbacks"
-		}
-		t.Run(name, func(t *testing.T) {
-			for seed := uint64(1); seed <= 4; seed++ {
-				if !runWheelModel(t, seed, inCallbacks) {
-					return
-				}
+		t.Run(fmt.Sprint("in callbacks=", inCallbacks), func(t *testing.T) {
+			for seed := uint64(1); seed <= 4 && !t.Failed(); seed++ {
+				runWheelModel(t, seed, inCallbacks)
 			}
 		})
 	}
 }
 
-func runWheelModel(t *testing.T, seed uint64, inCallbacks bool) bool {
-	t.Helper()
+func runWheelModel(t *testing.T, seed uint64, inCallbacks bool) {
 	const ops, pool = 6000, 300
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	w := &wheel{}
-	m := &wheelModel{entries: map[int]*modelEntry{}}
-	timers := make([]*Timer, pool)
-	ids := map[*Timer]int{}
+	m := &wheelModel{due: map[int]int64{}, seqs: map[int]int64{}}
+	timers, ids := make([]*Timer, pool), map[*Timer]int{}
 	for i := range timers {
 		timers[i] = &Timer{where: inNone}
 		ids[timers[i]] = i
 	}
 	var now int64
-	var fails []string
+	fails := 0
 	fail := func(format string, a ...any) {
-		if len(fails) < 5 {
-			fails = append(fails, fmt.Sprintf("seed %d: ", seed)+fmt.Sprintf(format, a...))
-		}
-	}
-	// randomDue picks a due time around now: some already past, most within
-	// the wheel's span, some in the far heap.
-	randomDue := func() int64 {
-		switch rng.IntN(10) {
-		case 0:
-			return max(0, now-rng.Int64N(30))
-		case 1, 2:
-			return now + wheelSize + rng.Int64N(4*wheelSize)
-		default:
-			return now + rng.Int64N(60)
+		if fails++; fails <= 5 {
+			t.Errorf("seed %d: "+format, append([]any{seed}, a...)...)
 		}
 	}
 	insertOne := func() {
 		i := rng.IntN(pool)
-		if _, queued := m.entries[i]; queued || timers[i].where != inNone {
+		if _, queued := m.due[i]; queued || timers[i].where != inNone {
 			return
 		}
-		due := randomDue()
+		due := now + rng.Int64N(60) // most within the wheel's span
+		switch rng.IntN(10) {
+		case 0, 1:
+			due = max(0, now-rng.Int64N(30)) // already past
+		case 2, 3, 4:
+			due = now + wheelSize + rng.Int64N(4*wheelSize) // in the far heap
+		}
 		w.insert(timers[i], due)
 		m.insert(i, due)
 	}
@@ -560,8 +440,7 @@ func runWheelModel(t *testing.T, seed uint64, inCallbacks bool) bool {
 		m.remove(i)
 	}
 	fire := func(x *Timer) {
-		want := m.pop()
-		if got := ids[x]; got != want {
+		if got, want := ids[x], m.pop(); got != want {
 			fail("at now=%d fired timer %d (due %d), model expects %d", now, got, x.due, want)
 		}
 		if inCallbacks {
@@ -573,35 +452,29 @@ func runWheelModel(t *testing.T, seed uint64, inCallbacks bool) bool {
 			}
 		}
 	}
-	for op := 0; op < ops && len(fails) == 0; op++ {
+	for op := 0; op < ops && fails == 0; op++ {
 		switch r := rng.IntN(10); {
 		case r < 4:
 			insertOne()
 		case r < 6:
 			removeOne()
 		default:
-			switch rng.IntN(20) {
-			case 0:
+			now += rng.Int64N(25)
+			if rng.IntN(50) == 0 {
 				now += 2*wheelSize + rng.Int64N(10*wheelSize) // a long sleep
-			default:
-				now += rng.Int64N(25)
 			}
-			m.begin(now)
+			m.firing, m.now, m.batch, m.ready = true, now, m.ready, nil
 			w.advance(now, fire)
 			if extra := m.pop(); extra >= 0 {
 				fail("advance(%d) did not fire timer %d (due %d)", now, extra, timers[extra].due)
 			}
-			m.end()
+			m.firing, m.cursor = false, max(m.cursor, now+1)
 		}
-		if w.count != len(m.entries) {
-			fail("after op %d: count = %d, model holds %d", op, w.count, len(m.entries))
+		if w.count != len(m.due) {
+			fail("after op %d: count = %d, model holds %d", op, w.count, len(m.due))
 		}
 		if got, want := w.next(), m.next(); got != want {
 			fail("after op %d (now=%d): next() = %d, model says %d", op, now, got, want)
 		}
 	}
-	for _, f := range fails {
-		t.Error(f)
-	}
-	return len(fails) == 0
 }

@@ -35,8 +35,9 @@ type triggerEvent struct {
 	r  *reactor.Reactor
 	id eventref.ID
 
-	mu sync.RWMutex // Send holds it shared, so uv_close never races uv_async_send
-	h  uvcgo.Handle // 0 once closing
+	mu    sync.RWMutex // Send holds it shared, so uv_close never races uv_async_send
+	h     uvcgo.Handle // 0 once closing
+	armed atomic.Bool  // started: a Send while stopped is dropped at the source
 
 	sent, fired atomic.Uint64
 }
@@ -67,12 +68,16 @@ func NewTrigger(r *reactor.Reactor) (*Trigger, error) {
 }
 
 // Send wakes the loop and makes the trigger notify. Safe from any goroutine;
-// it returns ErrClosed once the trigger is closed.
+// it returns ErrClosed once the trigger is closed. A Send while the trigger
+// is stopped is dropped (a later Start does not deliver it).
 func (e *triggerEvent) Send() error {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.h == 0 {
 		return event.ErrClosed
+	}
+	if !e.armed.Load() {
+		return nil
 	}
 	e.sent.Add(1)
 	return uvcgo.AsyncSend(e.h)
@@ -93,11 +98,17 @@ func (t *Trigger) Close() error {
 	return err
 }
 
-// Dispose gives up this reference once; the event closes when its last
-// reference goes.
+// Dispose drops one reference. The first Dispose gives up the hold of this
+// event reference (and its cleanup); later ones drop references taken with
+// Retain. The event closes when its last reference goes; a Dispose after
+// that does nothing.
 func (t *Trigger) Dispose() {
 	if t.released.CompareAndSwap(false, true) {
 		t.cleanup.Stop()
+		t.triggerEvent.Dispose()
+		return
+	}
+	if !t.triggerEvent.Flags().Has(event.Closed) {
 		t.triggerEvent.Dispose()
 	}
 }

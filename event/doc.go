@@ -1,0 +1,53 @@
+// Package event is the event model of uvevent, in pure Go: every
+// asynchronous primitive — timer, trigger, future, a goroutine run by a
+// reactor, and the rest of the hierarchy — is an Event with callbacks,
+// Start/Stop, Replay, Dispose, Info, a notify hook, flags and reference
+// counting. A goroutine can wait on any mix of events with Await.
+//
+// # Owners and threading
+//
+// Each event belongs to an Owner: a reactor (package reactor), or a Serial
+// for events that live outside any loop. An event's state changes only with
+// its owner held. Every method of Event is safe from any goroutine: called
+// on the loop goroutine (inside a callback) it runs at once; from elsewhere it
+// runs on the loop and returns when done. Callbacks run on the loop goroutine
+// and must not block it: give blocking work to a goroutine and complete a
+// Future from it.
+//
+// # Callbacks
+//
+// A Callback is reference counted: one callback may sit in the vectors of
+// several events (a waker uses one for all the events it waits on); each
+// vector holds a reference, and the callback's dispose function runs once,
+// when the last holder lets go. A notification pass keeps three rules
+// whatever its callbacks do to the vector: a callback removed before its turn
+// is not called; a callback added during the pass is called in the same
+// pass; every other callback is called exactly once. A callback that
+// notifies the event whose pass is running gets ErrNestedNotify, and the
+// outer pass goes on. A panicking callback is recovered and reported to the
+// owner, and the pass goes on with the next callback.
+//
+// # Lifecycle
+//
+// Created → Active (Start) → Fired (during a notification) → Active again for
+// periodic events, or Closed for one-shot ones; Stopped (the last Stop) can
+// be started again; Closed is final. Start on a started event only counts;
+// the last Stop really stops; Stop on a stopped event does nothing; Start on
+// a closed event returns ErrClosed. Close notifies the remaining subscribers
+// with ErrClosed and releases them. Dispose drops a reference; the last one
+// closes the event.
+//
+// # Replay
+//
+// Events that store a result (Future, a reactor's Coroutine) replay it to
+// late subscribers: Replay calls the callback at once with the stored
+// outcome, and Await on such a closed event returns it. Await on a closed
+// event that stores nothing returns an ErrClosed outcome instead of hanging.
+//
+// # Reports
+//
+// The owner hears of faults the program should know about: a panicking
+// callback, an error nobody received (no ErrorCaught or ErrorHandled), a
+// result nobody used (no ResultUsed). Reactors send them to their OnReport
+// function or to log/slog.
+package event

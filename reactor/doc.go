@@ -1,0 +1,49 @@
+// Package reactor is the loop: one libuv loop (uv_loop_t) per Reactor,
+// driven by one goroutine at a time, with goroutine-safe submission, a
+// Go-side timer wheel, goroutines run as events (Go), deadlock detection and
+// counters (Stats).
+//
+// # Threading
+//
+// The goroutine inside Run, RunOnce or Serve is the loop goroutine: it alone
+// calls libuv and touches event state, and every callback runs on it. Every
+// method of a Reactor and of its events is safe from any goroutine:
+//   - on the loop goroutine (inside a callback) an operation runs at once;
+//   - from another goroutine while the loop runs, it is queued and the loop
+//     is woken; wake-ups coalesce; Exec waits for the result, Post does not;
+//   - while no goroutine runs the loop, the caller runs the operation itself,
+//     under the reactor's lock, as a libuv program sets up handles before
+//     uv_run.
+//
+// A callback that blocks stalls the loop. Run blocking work in a goroutine
+// (Go, or a plain goroutine that completes an event.Future).
+//
+// # Driving the loop
+//
+// The loop goroutine parks in Go, not in epoll_wait: a helper goroutine waits
+// in Go's netpoller for libuv's backend descriptor, and the loop runs
+// uv_run(UV_RUN_NOWAIT) when that descriptor is readable, when a handle was
+// created or closed, or when libuv asks to run again; a turn that only has
+// timers and queued Go work makes no cgo call at all. A goroutine wakes the
+// parked loop with a channel send, the cheapest hand-off the Go scheduler
+// has (docs/architecture.md has the measurements behind this choice).
+// libuv never calls Go: its callbacks append completion records that the
+// loop reads after each turn, so a Go panic can never unwind through C.
+//
+// # Lifetime
+//
+// Close closes every event still open (subscribers get ErrClosed), turns the
+// loop until libuv has run every close callback, and frees the loop. C-owned
+// events are reached through ids with generations (package eventref), so a
+// late record or a collected reference never touches a recycled slot.
+//
+// # Deadlocks
+//
+// Goroutines started with Go are the reactor's coroutines. When all of them
+// wait in event.Await, no operation is queued and no active, non-hidden event
+// remains, nothing can ever wake them: after one more non-blocking turn has
+// ruled out a false alarm, each wait ends with a *DeadlockError (matching
+// event.ErrDeadlock) that lists the waiters and the Info of what each waits
+// on. Work the reactor cannot see — a goroutine outside it that will
+// complete a future — is declared with Hold.
+package reactor

@@ -1,0 +1,66 @@
+package reactor_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// The README's example: a periodic timer, a future it resolves, and a
+// coroutine awaiting either.
+func ExampleReactor_Go() {
+	ctx := context.Background()
+	r, _ := reactor.New(reactor.Options{})
+	defer r.Close()
+
+	tick, _ := uv.NewTimer(r, 10*time.Millisecond, 10*time.Millisecond) // periodic
+	f := event.NewFuture(r)
+	n := 0
+	event.Subscribe(tick, func(ev event.Event, _ any, _ error) {
+		if n++; n == 3 {
+			ev.Stop()
+			f.Resolve("three ticks")
+		}
+	})
+	tick.Start()
+
+	co, _ := r.Go(ctx, func(ctx context.Context) (any, error) {
+		outs, err := event.Await(ctx, event.Any().Within(time.Second), f)
+		if err != nil {
+			return nil, err
+		}
+		return outs[0].Result, nil
+	})
+	_ = r.Run(ctx)            // until no active event and no coroutine remains
+	fmt.Println(co.Outcome()) // three ticks <nil> true
+	// Output: three ticks <nil> true
+}
+
+// Two coroutines awaiting each other are reported, not left hanging.
+func ExampleDeadlockError() {
+	ctx := context.Background()
+	r, _ := reactor.New(reactor.Options{OnReport: func(event.Event, string, error) {}})
+	defer r.Close()
+	fa, fb := event.NewFuture(r), event.NewFuture(r)
+	a, _ := r.Go(ctx, func(ctx context.Context) (any, error) {
+		_, err := event.Await(ctx, event.Any(), fb)
+		return nil, err
+	})
+	r.Go(ctx, func(ctx context.Context) (any, error) {
+		_, err := event.Await(ctx, event.Any(), fa)
+		return nil, err
+	})
+	_ = r.Run(ctx)
+	_, err, _ := a.Outcome()
+	var dl *reactor.DeadlockError
+	fmt.Println(errors.Is(err, event.ErrDeadlock), errors.As(err, &dl), len(dl.Waiters))
+	fmt.Println(dl.Waiters[0].Coroutine, dl.Waiters[0].Events)
+	// Output:
+	// true true 2
+	// Coroutine 1 (waiting on 1 events) [Future(pending)]
+}

@@ -1,0 +1,66 @@
+package reactor_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// A one-shot timer: it is closed when it fires, before its callbacks run,
+// and Run returns once nothing is left to wait for.
+func ExampleReactor_NewTimer() {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer r.Close()
+
+	t, err := r.NewTimer(10*time.Millisecond, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	event.Subscribe(t, func(ev event.Event, _ any, err error) {
+		fmt.Printf("%s fired (err=%v, closed=%v)\n", ev.Info(), err, ev.Flags().Has(event.Closed))
+	})
+	t.Start()
+	if err := r.Run(context.Background()); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println("start again:", t.Start())
+	// Output:
+	// Timer(timeout=10ms) fired (err=<nil>, closed=true)
+	// start again: event closed
+}
+
+// Reset changes a started timer's deadline, counting from now: here a is
+// pushed back by an hour, then brought forward again from b's callback.
+func ExampleTimer_Reset() {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer r.Close()
+
+	a, _ := r.NewTimer(10*time.Millisecond, 0)
+	b, _ := r.NewTimer(30*time.Millisecond, 0)
+	event.Subscribe(a, func(ev event.Event, _ any, _ error) { fmt.Println("a fired:", ev.Info()) })
+	event.Subscribe(b, func(ev event.Event, _ any, _ error) {
+		fmt.Println("b fired:", ev.Info())
+		a.Reset(5 * time.Millisecond) // a now fires 5ms after b
+	})
+	a.Start()
+	b.Start()
+	a.Reset(time.Hour) // a would have fired first; now it waits an hour
+	if err := r.Run(context.Background()); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// b fired: Timer(timeout=30ms)
+	// a fired: Timer(timeout=5ms)
+}

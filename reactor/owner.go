@@ -91,7 +91,7 @@ func (r *Reactor) direct(me uintptr, fn func()) {
 		r.holder.Store(0)
 		r.mu.Unlock()
 	}()
-	r.nowMS = r.clock()
+	r.nowFresh = false // a direct operation reads the clock afresh if it needs it
 	fn()
 }
 

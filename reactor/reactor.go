@@ -59,7 +59,8 @@ type Reactor struct {
 	byKind  map[string]int
 	timers  wheel
 	epoch   time.Time
-	nowMS   int64
+	nowMS    int64 // the loop clock (ms), read at most once per turn: see now
+	nowFresh bool
 	uvWait  int    // libuv's timeout after the last turn (ms, -1 none)
 	uvDirty bool   // libuv has something to do: turn it
 	work    uint64 // operations, timer firings and completions run so far

@@ -125,6 +125,17 @@ func (r *Reactor) leave() {
 // clock is the loop's time in milliseconds since the reactor was created.
 func (r *Reactor) clock() int64 { return int64(time.Since(r.epoch) / time.Millisecond) }
 
+// now is the loop's clock for this turn (libuv's uv_now): read on first use
+// in a turn and cached for the rest of it, so a turn without timers pays no
+// clock read at all.
+func (r *Reactor) now() int64 {
+	if !r.nowFresh {
+		r.nowMS = r.clock()
+		r.nowFresh = true
+	}
+	return r.nowMS
+}
+
 // turn is one iteration: timers, queued operations, then libuv (I/O and
 // close callbacks) and the completions it reported. libuv is turned only
 // when it has something to do — its descriptor is readable, a handle was
@@ -132,8 +143,10 @@ func (r *Reactor) clock() int64 { return int64(time.Since(r.epoch) / time.Millis
 // timers and queued Go work makes no cgo call and no syscall.
 func (r *Reactor) turn() {
 	r.stats.iterations.Add(1)
-	r.nowMS = r.clock()
-	r.timers.advance(r.nowMS, r.fireTimer)
+	r.nowFresh = false
+	if r.timers.count > 0 {
+		r.timers.advance(r.now(), r.fireTimer)
+	}
 	r.drain()
 	if r.fdReady.Swap(false) {
 		r.uvDirty = true

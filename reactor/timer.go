@@ -66,7 +66,7 @@ func (t *Timer) Reset(timeout time.Duration) error {
 		t.timeout = timeout
 		if t.where != inNone {
 			t.r.timers.remove(t)
-			t.r.timers.insert(t, t.r.nowMS+ms(timeout))
+			t.r.timers.insert(t, t.r.now()+ms(timeout))
 		}
 	}); e != nil {
 		return e
@@ -92,7 +92,7 @@ func ms(d time.Duration) int64 {
 // fire runs on the loop when the wheel says t is due.
 func (t *Timer) fire() {
 	if t.repeat > 0 {
-		t.r.timers.insert(t, t.r.nowMS+ms(t.repeat))
+		t.r.timers.insert(t, t.r.now()+ms(t.repeat))
 		event.Notify(&t.Base, nil, nil)
 		return
 	}
@@ -104,7 +104,7 @@ func (o *timerOps) Event() event.Event { return (*Timer)(o) }
 
 func (o *timerOps) Arm() error {
 	t := (*Timer)(o)
-	t.r.timers.insert(t, t.r.nowMS+ms(t.timeout))
+	t.r.timers.insert(t, t.r.now()+ms(t.timeout))
 	return nil
 }
 

@@ -74,6 +74,8 @@ type Reactor struct {
 	fdRearm  chan struct{}
 	watching bool
 
+	final Stats // what Stats reports after Close
+
 	stats struct {
 		iterations, queued, wakeups atomic.Uint64
 	}
@@ -145,25 +147,14 @@ type Stats struct {
 	Running    bool           // a goroutine drives the loop now
 }
 
-// Stats returns the reactor's counters. Safe from any goroutine.
+// Stats returns the reactor's counters. Safe from any goroutine, and after
+// Close (which leaves the figures of its last turn).
 func (r *Reactor) Stats() Stats {
 	var s Stats
-	err := r.Exec(func() {
-		s.Handles = make(map[string]int, len(r.byKind))
-		for k, n := range r.byKind {
-			if n > 0 {
-				s.Handles[k] = n
-			}
-		}
-		s.CHandles = r.loop.Handles()
-		s.Active = r.active
-		s.Timers = r.timers.count
-		s.Coroutines = r.coros.n
-		s.Waiting = r.coros.waiting
-		s.Crossings = r.loop.Crossings() + uvcgo.GlobalCrossings()
-	})
-	if err != nil {
-		s.Handles = map[string]int{}
+	if err := r.Exec(func() { s = r.loopStats() }); err != nil {
+		r.mu.Lock()
+		s = r.final
+		r.mu.Unlock()
 	}
 	r.mu.Lock()
 	s.Running = r.running
@@ -174,9 +165,29 @@ func (r *Reactor) Stats() Stats {
 	return s
 }
 
-// Close closes every event still open on the reactor (their subscribers get
-// ErrClosed), waits for libuv's close callbacks, and frees the loop. It must
-// not be called while the loop runs (ErrRunning). Closing twice is a no-op.
+// loopStats reads the loop-owned counters; call it with ownership.
+func (r *Reactor) loopStats() Stats {
+	s := Stats{Handles: make(map[string]int, len(r.byKind))}
+	for k, n := range r.byKind {
+		if n > 0 {
+			s.Handles[k] = n
+		}
+	}
+	s.CHandles = r.loop.Handles()
+	s.Active = r.active
+	s.Timers = r.timers.count
+	s.Coroutines = r.coros.n
+	s.Waiting = r.coros.waiting
+	s.Crossings = r.loop.Crossings() + uvcgo.GlobalCrossings()
+	return s
+}
+
+// Close closes every event the reactor holds — started timers, C-owned
+// events (their subscribers get ErrClosed) — waits for libuv's close
+// callbacks, and frees the loop. Go-owned events that are not started (a
+// timer never started, a future) are not known to the reactor; operations on
+// them afterwards return ErrReactorClosed. Close must not be called while the
+// loop runs (ErrRunning). Closing twice is a no-op.
 func (r *Reactor) Close() error {
 	r.mu.Lock()
 	switch {
@@ -193,6 +204,7 @@ func (r *Reactor) Close() error {
 	r.mu.Unlock()
 	r.drain()
 	r.closeAll()
+	final := r.loopStats()
 	err := r.loop.Close()
 	for {
 		r.drain()
@@ -209,6 +221,7 @@ func (r *Reactor) Close() error {
 		return err
 	}
 	r.closed = true
+	r.final = final
 	r.mu.Unlock()
 	if r.watching {
 		r.backend.Close()

@@ -197,6 +197,10 @@ func (r *Reactor) wait(ctx context.Context) error {
 	}
 	d := time.Duration(-1)
 	if due := r.timers.next(); due >= 0 {
+		// A far deadline (timeouts reach 292 years) would overflow the
+		// Duration: park at most a day at a time and look again.
+		const day = int64(24 * time.Hour / time.Millisecond)
+		due = min(due, r.clock()+day)
 		d = r.epoch.Add(time.Duration(due) * time.Millisecond).Sub(time.Now())
 		if d < 0 {
 			d = 0

@@ -86,7 +86,11 @@ func (t *Timer) SetRepeat(repeat time.Duration) error {
 // ms rounds a duration up to whole milliseconds, the loop clock's unit, so
 // a timer never fires before its timeout has passed on that clock.
 func ms(d time.Duration) int64 {
-	return int64((d + time.Millisecond - 1) / time.Millisecond)
+	q := int64(d / time.Millisecond)
+	if d%time.Millisecond != 0 {
+		q++
+	}
+	return q
 }
 
 // fire runs on the loop when the wheel says t is due.

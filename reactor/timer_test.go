@@ -3,6 +3,7 @@ package reactor
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"syscall"
@@ -406,6 +407,29 @@ func TestTimerNegativeDurationsAreRefused(t *testing.T) {
 	}
 	if !fired || probe.Info() != "Timer(timeout=1h0m0s)" {
 		t.Errorf("after the refusals: later timer fired=%v, probe %q; want true, unchanged", fired, probe.Info())
+	}
+}
+
+// A timeout near the largest Duration ("never") must neither fire nor make
+// the loop spin: with only that timer armed, Serve parks until Stop comes
+// 20ms later, so it turns a few times, not thousands (a count of turns, not
+// a clock, decides).
+func TestTimerHugeTimeout(t *testing.T) {
+	for _, d := range []time.Duration{math.MaxInt64, math.MaxInt64 - 1, 1 << 62} {
+		t.Run(d.String(), func(t *testing.T) {
+			r := timerTestReactor(t, Options{})
+			fired := false
+			long := timerTestNew(t, r, d, 0, func(_ event.Event, _ any, err error) { fired = fired || err == nil })
+			timerTestStart(t, long)
+			go func() { time.Sleep(20 * time.Millisecond); r.Stop() }()
+			if err := r.Serve(timerTestCtx(t)); err != nil {
+				t.Fatalf("Serve: %v", err)
+			}
+			if turns := r.Stats().Iterations; fired || turns > 50 {
+				t.Errorf("timeout %v: fired=%v, %d loop turns in 20ms; want false, a few", d, fired, turns)
+			}
+			long.Close()
+		})
 	}
 }
 

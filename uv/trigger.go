@@ -127,8 +127,12 @@ func (o *triggerOps) Kind() string             { return "trigger" }
 func (o *triggerOps) HandleEvent() event.Event { return (*triggerEvent)(o) }
 func (o *triggerOps) Owner() event.Owner       { return o.r }
 func (o *triggerOps) Event() event.Event       { return (*triggerEvent)(o) }
-func (o *triggerOps) Arm() error               { return nil }
-func (o *triggerOps) Disarm()                  {}
+func (o *triggerOps) Arm() error {
+	o.armed.Store(true)
+	return nil
+}
+
+func (o *triggerOps) Disarm() { o.armed.Store(false) }
 func (o *triggerOps) Describe() string {
 	return fmt.Sprintf("Trigger(sent=%d, fired=%d)", o.sent.Load(), o.fired.Load())
 }

@@ -54,19 +54,19 @@ type Reactor struct {
 	ctxDone atomic.Bool // the context of the running Run is done
 
 	// Loop state: touched only with ownership.
-	loop    *uvcgo.Loop
-	handles eventref.Table[Handle]
-	byKind  map[string]int
-	timers  wheel
-	epoch   time.Time
+	loop     *uvcgo.Loop
+	handles  eventref.Table[Handle]
+	byKind   map[string]int
+	timers   wheel
+	epoch    time.Time
 	nowMS    int64 // the loop clock (ms), read at most once per turn: see now
 	nowFresh bool
-	uvWait  int    // libuv's timeout after the last turn (ms, -1 none)
-	uvDirty bool   // libuv has something to do: turn it
-	work    uint64 // operations, timer firings and completions run so far
-	active  int
-	coros   coroutines
-	park    *time.Timer
+	uvWait   int    // libuv's timeout after the last turn (ms, -1 none)
+	uvDirty  bool   // libuv has something to do: turn it
+	work     uint64 // operations, timer firings and completions run so far
+	active   int
+	coros    coroutines
+	park     *time.Timer
 
 	// The backend-fd watcher (see run.go).
 	backend  *os.File

@@ -32,13 +32,14 @@ var (
 	ErrLoopClosed = errors.New("loop closed")
 )
 
-// PanicError wraps a value recovered from a panicking callback.
+// PanicError wraps a value recovered from a panic: in a callback, a posted
+// operation or a goroutine run by a reactor (the report says which).
 type PanicError struct {
-	Value any    // what the callback panicked with
-	Stack []byte // the callback's stack at the panic
+	Value any    // what was panicked with
+	Stack []byte // the stack at the panic
 }
 
-func (e *PanicError) Error() string { return fmt.Sprint("callback panicked: ", e.Value) }
+func (e *PanicError) Error() string { return fmt.Sprint("panic: ", e.Value) }
 
 // Unwrap returns the panic value when it is an error.
 func (e *PanicError) Unwrap() error {

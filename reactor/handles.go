@@ -74,6 +74,10 @@ func (r *Reactor) complete(c uvcgo.Completion) {
 // its next turn (or at Close), which closes the event if it was the last.
 func (r *Reactor) Dropped(id eventref.ID) {
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return // Close closed every event already
+	}
 	r.dropped = append(r.dropped, id)
 	r.pending.Store(true)
 	r.mu.Unlock()

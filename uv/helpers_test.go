@@ -10,8 +10,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -23,7 +25,7 @@ import (
 
 // UvtSafety bounds every wait of these tests. It never decides a test: a
 // test that reaches it has hung, and fails instead of hanging.
-const UvtSafety = 60 * time.Second
+const UvtSafety = 30 * time.Second
 
 // UvtTriggerID returns the id tr's event has in its reactor's table.
 func UvtTriggerID(tr *Trigger) eventref.ID { return tr.id }
@@ -285,4 +287,59 @@ func UvtFence(t testing.TB, u *UvtReactor) {
 		n, _ := UvtCHandles(t, u)
 		return n == before
 	})
+}
+
+// UvtMust fails the test at once if err is not nil.
+func UvtMust(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// UvtCounts is what a test checks of a reactor's C handles.
+type UvtCounts struct{ CHandles, Triggers int }
+
+// UvtCountsOf returns the reactor's live C handles and triggers.
+func UvtCountsOf(t testing.TB, u *UvtReactor) UvtCounts {
+	t.Helper()
+	c, n := UvtCHandles(t, u)
+	return UvtCounts{c, n}
+}
+
+// UvtNewTrigger creates a trigger on u or fails the test.
+func UvtNewTrigger(t testing.TB, u *UvtReactor) *Trigger {
+	t.Helper()
+	tr, err := NewTrigger(u.Reactor)
+	if err != nil {
+		t.Fatalf("NewTrigger: %v", err)
+	}
+	return tr
+}
+
+// UvtFinish closes the triggers (the loop must not be running), turns until
+// libuv freed every handle, and shuts the reactor down with UvtShutdown.
+func UvtFinish(t testing.TB, u *UvtReactor, triggers ...*Trigger) {
+	t.Helper()
+	for _, tr := range triggers {
+		UvtMust(t, tr.Close())
+	}
+	UvtTurnUntil(t, u, "the close callbacks", func() bool { return UvtCountsOf(t, u) == UvtCounts{} })
+	UvtShutdown(t, u, false)
+}
+
+var uvtInfoRE = regexp.MustCompile(`^Trigger\(sent=(\d+), fired=(\d+)\)$`)
+
+// UvtInfoCounts checks that tr's Info has the form Trigger(sent=N, fired=M)
+// and returns N and M.
+func UvtInfoCounts(t testing.TB, tr *Trigger) (sent, fired int) {
+	t.Helper()
+	info := tr.Info()
+	m := uvtInfoRE.FindStringSubmatch(info)
+	if m == nil {
+		t.Fatalf("Info = %q, want Trigger(sent=N, fired=M)", info)
+	}
+	sent, _ = strconv.Atoi(m[1])
+	fired, _ = strconv.Atoi(m[2])
+	return sent, fired
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
@@ -21,7 +22,9 @@ import (
 // malloc'd by the C shim and freed in its uv_close callback; the reactor
 // reaches it by id. Dropping the *Trigger without Close releases the
 // reference through runtime.AddCleanup, which closes the handle on the next
-// loop turn.
+// loop turn. A callback that captures its own *Trigger keeps it reachable
+// from the reactor (through the event's callbacks), so it is never collected:
+// in callbacks, use the event they are given instead.
 type Trigger struct {
 	*triggerEvent
 	released atomic.Bool
@@ -46,6 +49,9 @@ type triggerOps triggerEvent
 
 // NewTrigger creates a trigger on r. It is not started.
 func NewTrigger(r *reactor.Reactor) (*Trigger, error) {
+	if r == nil {
+		return nil, fmt.Errorf("uv: NewTrigger: nil reactor: %w", syscall.EINVAL)
+	}
 	var t *Trigger
 	var err error
 	if e := r.Exec(func() {

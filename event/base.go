@@ -470,7 +470,7 @@ func (b *Base) notify(ev Event, result any, err error) error {
 	}
 	if b.ext != nil && b.ext.hook != nil {
 		var pass bool
-		if result, err, pass = b.ext.hook(ev, result, err); !pass {
+		if result, err, pass = b.runHook(ev, result, err); !pass {
 			if b.has(Closed) {
 				b.released()
 			}
@@ -490,6 +490,18 @@ func (b *Base) notify(ev Event, result any, err error) error {
 		b.released()
 	}
 	return nil
+}
+
+// runHook calls the notify hook. A panicking hook is reported and the
+// notification passes on unchanged.
+func (b *Base) runHook(ev Event, result any, err error) (r any, e error, pass bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			b.owner().Report(ev, "notify hook panicked", &PanicError{Value: p, Stack: debug.Stack()})
+			r, e, pass = result, err, true
+		}
+	}()
+	return b.ext.hook(ev, result, err)
 }
 
 // pass calls the callbacks from b.iter on. One deferred recover serves the

@@ -36,8 +36,10 @@ func NewFuture(o Owner) *Future {
 }
 
 // Resolve completes the future with v. It returns ErrCompleted if the future
-// was completed before. It may be called from any goroutine and does not wait
-// for the subscribers.
+// was completed before. It may be called from any goroutine. Subscribers are
+// told on the owner's loop goroutine: from another goroutine while the loop
+// runs, Resolve queues that and returns; from the loop goroutine, or while
+// no goroutine runs the loop, it tells them before returning.
 func (f *Future) Resolve(v any) error { return f.complete(v, nil) }
 
 // Reject completes the future with err (which must not be nil).
@@ -53,7 +55,13 @@ func (f *Future) complete(v any, err error) error {
 		return ErrCompleted
 	}
 	f.result, f.err = v, err
-	return f.owner.Post(f.deliver)
+	if perr := f.owner.Post(f.deliver); perr != nil {
+		// The owner is gone: keep the outcome for Outcome and Replay; its
+		// waiters were ended when the owner shut down.
+		f.state.Store(futureDone)
+		return perr
+	}
+	return nil
 }
 
 // deliver runs with the owner held: the outcome becomes visible to Replay,

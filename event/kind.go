@@ -48,6 +48,9 @@ func StateOf(ev Event) State {
 	return s
 }
 
+// OwnerOf returns the owner of ev (for an event reference, of its event).
+func OwnerOf(ev Event) Owner { return ev.base().owner() }
+
 // Subscribers returns how many callbacks ev holds.
 func Subscribers(ev Event) int {
 	b := ev.base()
@@ -59,6 +62,9 @@ func Subscribers(ev Event) int {
 // LoopRefs returns how many Starts ev holds.
 func LoopRefs(ev Event) int {
 	b := ev.base()
+	if b.owner().Owned() {
+		return int(b.loopRefs)
+	}
 	var n int
 	b.exec(func() { n = int(b.loopRefs) })
 	return n

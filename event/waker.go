@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -61,6 +62,13 @@ type Waiter interface {
 	EndWait()
 }
 
+// WaitRegistry is implemented by owners that can end waits on their events
+// when they shut down (a reactor's Close), so that no waiter hangs on an
+// owner that is gone. Await registers with each owner of its events.
+type WaitRegistry interface {
+	AddWait(w WaitState) (remove func())
+}
+
 // WaitState is one running wait, as its Waiter sees it.
 type WaitState interface {
 	// Abort ends the wait with err (if it is not over yet).
@@ -69,6 +77,11 @@ type WaitState interface {
 	// goroutine has resumed and called EndWait: a waiter that is done can
 	// no longer be part of a deadlock.
 	Done() bool
+	// Bounded reports whether the wait ends by itself (a Within timeout,
+	// which acts as a timer): such a waiter is never deadlocked. A context
+	// deadline does not count: a deadlock is reported at once rather than
+	// when the deadline comes.
+	Bounded() bool
 }
 
 type waiterKey struct{}
@@ -89,7 +102,7 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 	if err := m.check(len(events)); err != nil {
 		return nil, err
 	}
-	w := &waker{mode: m, ch: make(chan struct{}, 1)}
+	w := &waker{mode: m, ch: make(chan struct{}, 1), bounded: m.timeout > 0}
 	w.targets = make([]Event, len(events))
 	w.seen = make([]bool, len(events))
 	for i, ev := range events {
@@ -101,6 +114,14 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 	}
 	w.cb = NewCallback(w.on)
 	w.subscribe()
+	for i, t := range w.targets {
+		o := t.base().owner()
+		reg, ok := o.(WaitRegistry)
+		if !ok || slices.ContainsFunc(w.targets[:i], func(p Event) bool { return p.base().owner() == o }) {
+			continue
+		}
+		defer reg.AddWait(w)()
+	}
 	if v, ok := ctx.Value(waiterKey{}).(Waiter); ok && !w.isDone() {
 		v.BeginWait(w.targets, w)
 		defer v.EndWait()
@@ -145,6 +166,7 @@ type waker struct {
 	targets []Event
 	cb      *Callback
 	ch      chan struct{}
+	bounded bool
 
 	mu       sync.Mutex
 	seen     []bool
@@ -160,6 +182,9 @@ func (w *waker) Done() bool { return w.isDone() }
 
 // Abort implements WaitState.
 func (w *waker) Abort(err error) { w.abort(err) }
+
+// Bounded implements WaitState.
+func (w *waker) Bounded() bool { return w.bounded }
 
 func (w *waker) isDone() bool {
 	w.mu.Lock()
@@ -242,7 +267,7 @@ func (w *waker) on(ev Event, result any, err error) {
 	if err != nil && ev.Flags().Has(ErrorHandled) {
 		err = nil
 	}
-	w.outs = append(w.outs, Outcome{Index: i, Event: ev, Result: result, Err: err})
+	w.outs = append(w.outs, Outcome{Index: i, Event: w.targets[i], Result: result, Err: err})
 	if err == nil {
 		w.ok++
 	} else {

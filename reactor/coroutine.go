@@ -45,8 +45,8 @@ type coroutines struct {
 func (c *coroutines) init() { c.live = map[*Coroutine]struct{}{} }
 
 // Go runs fn in a new goroutine as a coroutine of the reactor and returns its
-// event. fn gets a context to pass to event.Await; it is cancelled when the
-// reactor's coroutine finishes.
+// event. fn gets a context to pass to event.Await (derived from ctx); it is
+// cancelled when fn returns.
 func (r *Reactor) Go(ctx context.Context, fn func(ctx context.Context) (any, error)) (*Coroutine, error) {
 	c := &Coroutine{Future: event.NewFuture(r), r: r}
 	if err := r.Exec(func() {
@@ -61,16 +61,18 @@ func (r *Reactor) Go(ctx context.Context, fn func(ctx context.Context) (any, err
 	go func() {
 		defer cancel()
 		v, err := c.call(cctx, fn)
-		r.Post(func() {
-			c.state = coDone
-			r.coros.n--
-			delete(r.coros.live, c)
-		})
+		// The outcome first: the roll is updated after it (the queue is in
+		// order), so Run cannot end before the outcome is delivered.
 		if err != nil {
 			c.Reject(err)
 		} else {
 			c.Resolve(v)
 		}
+		r.Post(func() {
+			c.state = coDone
+			r.coros.n--
+			delete(r.coros.live, c)
+		})
 	}()
 	return c, nil
 }
@@ -108,6 +110,13 @@ type coWaiter Coroutine
 
 func (w *coWaiter) BeginWait(events []event.Event, ws event.WaitState) {
 	c := (*Coroutine)(w)
+	// A wait that ends by itself, or on an event of another owner (which
+	// this reactor cannot see), can never be part of this reactor's deadlock.
+	if ws.Bounded() || slices.ContainsFunc(events, func(ev event.Event) bool {
+		return event.OwnerOf(ev) != event.Owner(c.r)
+	}) {
+		return
+	}
 	c.r.Post(func() {
 		c.state = coWaiting
 		c.on = events

@@ -70,8 +70,8 @@ func (r *Reactor) complete(c uvcgo.Completion) {
 
 // Dropped implements eventref.Dropper: the user's reference to the event of
 // id was collected without Close. Called from the runtime's cleanup
-// goroutine, it only queues the release; the loop releases the reference on
-// its next turn (or at Close), which closes the event if it was the last.
+// goroutine, it only queues the id; the loop closes the event on its next
+// turn (or at Close).
 func (r *Reactor) Dropped(id eventref.ID) {
 	r.mu.Lock()
 	if r.closed {
@@ -84,13 +84,11 @@ func (r *Reactor) Dropped(id eventref.ID) {
 	r.signal()
 }
 
-// closeDropped gives up the hold of a reference that was collected; the
-// event closes if that was its last reference. An event closed meanwhile
-// has let go of everything already: there is nothing left to release.
+// closeDropped closes the event whose reference was collected: nothing can
+// reach the event any more (references taken with Retain included), so its
+// handle must go, whatever its count says.
 func (r *Reactor) closeDropped(id eventref.ID) {
 	if h, ok := r.handles.Get(id); ok {
-		if ev := h.HandleEvent(); !ev.Flags().Has(event.Closed) {
-			r.safely(ev.Dispose)
-		}
+		r.safely(func() { h.HandleEvent().Close() })
 	}
 }

@@ -1,8 +1,10 @@
 package reactor
 
 import (
+	"fmt"
 	"sync"
 
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/gid"
 )
 
@@ -11,10 +13,12 @@ import (
 //
 // Ownership belongs to the goroutine running the loop (Run, RunOnce, Serve)
 // for as long as it runs, parked or not. When no goroutine runs the loop, the
-// caller of an operation takes ownership for the length of that operation
-// (under mu), as a libuv program sets up handles before uv_run. Operations
-// from other goroutines while the loop runs are queued and the loop is woken;
-// wake-ups coalesce in a one-slot channel.
+// caller of an operation takes ownership for the length of that operation,
+// as a libuv program sets up handles before uv_run. Operations from other
+// goroutines while someone owns the loop are queued and the owner is woken
+// (wake-ups coalesce in a one-slot channel); the owner runs them before it
+// lets go. mu guards the queue and the ownership state and is never held
+// while user code runs.
 
 func currentGID() gid.ID { return gid.Current() }
 
@@ -23,9 +27,11 @@ func currentGID() gid.ID { return gid.Current() }
 func (r *Reactor) Owned() bool { return r.holder.Load() == uintptr(gid.Current()) }
 
 // Exec runs fn on the loop and returns when fn has returned: at once when
-// the caller owns the loop, otherwise queued (the loop runs) or directly
-// under the reactor's lock (it does not). A panic in fn is raised again in
-// the caller. It returns ErrReactorClosed after Close.
+// the caller owns the loop, otherwise queued (another goroutine owns it) or
+// run here, the caller taking ownership for the length of fn (nobody does).
+// A panic in fn is raised again in the caller. It returns ErrReactorClosed
+// after Close, and ErrOnLoop when the caller is the loop goroutine of another
+// reactor: waiting for this loop there could deadlock the two loops.
 func (r *Reactor) Exec(fn func()) error {
 	me := uintptr(gid.Current())
 	if r.holder.Load() == me {
@@ -37,9 +43,13 @@ func (r *Reactor) Exec(fn func()) error {
 		r.mu.Unlock()
 		return ErrReactorClosed
 	}
-	if !r.running {
+	if !r.owned {
 		r.direct(me, fn)
 		return nil
+	}
+	if other, ok := loopOwners.Load(me); ok && other != r {
+		r.mu.Unlock()
+		return fmt.Errorf("reactor: Exec from the loop goroutine of another reactor (use Post): %w", event.ErrOnLoop)
 	}
 	c := callPool.Get().(*call)
 	c.fn = fn
@@ -59,7 +69,8 @@ func (r *Reactor) Exec(fn func()) error {
 }
 
 // Post runs fn on the loop without waiting for it: at once when the caller
-// owns the loop or nobody runs it, otherwise queued.
+// owns the loop, queued when another goroutine does, run here (taking
+// ownership) when nobody does.
 func (r *Reactor) Post(fn func()) error {
 	me := uintptr(gid.Current())
 	if r.holder.Load() == me {
@@ -71,7 +82,7 @@ func (r *Reactor) Post(fn func()) error {
 		r.mu.Unlock()
 		return ErrReactorClosed
 	}
-	if !r.running {
+	if !r.owned {
 		r.direct(me, fn)
 		return nil
 	}
@@ -83,17 +94,63 @@ func (r *Reactor) Post(fn func()) error {
 	return nil
 }
 
-// direct runs fn with ownership while nobody runs the loop. mu is held on
-// entry and released on return, even if fn panics.
+// direct runs fn with ownership while no goroutine runs the loop. mu is held
+// on entry; it is released while fn runs (fn is user code: it may call
+// Stats, or anything else that takes mu), and operations other goroutines
+// queue meanwhile run before ownership is given up, even if fn panics.
 func (r *Reactor) direct(me uintptr, fn func()) {
-	r.holder.Store(me)
-	defer func() {
-		r.holder.Store(0)
-		r.mu.Unlock()
-	}()
+	r.take(me)
+	r.mu.Unlock()
+	defer r.release()
 	r.nowFresh = false // a direct operation reads the clock afresh if it needs it
 	fn()
 }
+
+// take makes the goroutine me the owner; mu is held.
+func (r *Reactor) take(me uintptr) {
+	r.owned = true
+	r.holder.Store(me)
+	loopOwners.Store(me, r)
+}
+
+// release gives up ownership. Operations queued up to the last moment run
+// first, so none is left waiting for an owner that is gone.
+func (r *Reactor) release() {
+	for {
+		r.drain()
+		r.mu.Lock()
+		if len(r.queue) == 0 && len(r.dropped) == 0 {
+			break
+		}
+		r.mu.Unlock()
+	}
+	loopOwners.Delete(r.holder.Load())
+	r.owned, r.serving = false, false
+	r.holder.Store(0)
+	r.free.Broadcast()
+	r.mu.Unlock()
+}
+
+// acquire waits until no operation runs directly, then takes ownership for
+// Run or Close. mu is held on entry and on return; it fails when the reactor
+// is closed or a loop runs.
+func (r *Reactor) acquire(me uintptr) error {
+	for r.owned && !r.serving && !r.closed {
+		r.free.Wait()
+	}
+	switch {
+	case r.closed:
+		return ErrReactorClosed
+	case r.owned:
+		return ErrRunning
+	}
+	r.take(me)
+	return nil
+}
+
+// loopOwners maps the goroutine owning a reactor to it, so that a blocking
+// call from one reactor's loop into another's is refused, not deadlocked.
+var loopOwners sync.Map // uintptr (gid) → *Reactor
 
 // signal wakes the loop if it is parked; wake-ups coalesce.
 func (r *Reactor) signal() {

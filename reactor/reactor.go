@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -46,8 +47,10 @@ type Reactor struct {
 	spare   []func()      // loop-owned: the last drained queue, for reuse
 	pending atomic.Bool   // queue or dropped may be non-empty
 	dropped []eventref.ID // references collected without Close
-	running bool
+	owned   bool          // a goroutine owns the loop: Run, Close or a direct operation
+	serving bool          // that owner is Run, RunOnce or Serve
 	closed  bool
+	free    *sync.Cond     // on mu: ownership was given up
 	holder  atomic.Uintptr // gid of the goroutine owning the loop now
 	wake    chan struct{}  // coalescing wake-up of a parked loop
 	stopReq atomic.Bool
@@ -74,7 +77,8 @@ type Reactor struct {
 	fdRearm  chan struct{}
 	watching bool
 
-	final Stats // what Stats reports after Close
+	final Stats                        // what Stats reports after Close
+	waits map[event.WaitState]struct{} // Awaits on this reactor's events (under mu)
 
 	stats struct {
 		iterations, queued, wakeups atomic.Uint64
@@ -100,6 +104,7 @@ func New(opts Options) (*Reactor, error) {
 		fdRearm: make(chan struct{}, 1),
 	}
 	r.coros.init()
+	r.free = sync.NewCond(&r.mu)
 	return r, nil
 }
 
@@ -132,6 +137,38 @@ func (r *Reactor) Hold() (release func(), err error) {
 	return func() { once.Do(func() { r.Post(func() { r.active-- }) }) }, nil
 }
 
+// AddWait implements event.WaitRegistry: Close ends the waits still
+// registered with ErrReactorClosed, so no waiter hangs on a closed reactor.
+func (r *Reactor) AddWait(w event.WaitState) (remove func()) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		w.Abort(ErrReactorClosed)
+		return func() {}
+	}
+	if r.waits == nil {
+		r.waits = map[event.WaitState]struct{}{}
+	}
+	r.waits[w] = struct{}{}
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		delete(r.waits, w)
+		r.mu.Unlock()
+	}
+}
+
+// abortWaits ends every registered wait; called by Close.
+func (r *Reactor) abortWaits() {
+	r.mu.Lock()
+	waits := r.waits
+	r.waits = nil
+	r.mu.Unlock()
+	for w := range waits {
+		w.Abort(ErrReactorClosed)
+	}
+}
+
 // Stats is a snapshot of a reactor's counters.
 type Stats struct {
 	Handles    map[string]int // live C handles by kind
@@ -157,7 +194,7 @@ func (r *Reactor) Stats() Stats {
 		r.mu.Unlock()
 	}
 	r.mu.Lock()
-	s.Running = r.running
+	s.Running = r.serving
 	r.mu.Unlock()
 	s.Iterations = r.stats.iterations.Load()
 	s.Queued = r.stats.queued.Load()
@@ -189,40 +226,33 @@ func (r *Reactor) loopStats() Stats {
 // them afterwards return ErrReactorClosed. Close must not be called while the
 // loop runs (ErrRunning). Closing twice is a no-op.
 func (r *Reactor) Close() error {
+	me := uintptr(currentGID())
+	if r.holder.Load() == me {
+		return fmt.Errorf("reactor: Close from inside the loop: %w", ErrRunning)
+	}
 	r.mu.Lock()
-	switch {
-	case r.closed:
+	if r.closed {
 		r.mu.Unlock()
 		return nil
-	case r.running:
-		r.mu.Unlock()
-		return ErrRunning
 	}
-	// Own the loop as Run does, so that other goroutines queue meanwhile.
-	r.running = true
-	r.holder.Store(uintptr(currentGID()))
-	r.mu.Unlock()
-	r.drain()
-	r.closeAll()
-	final := r.loopStats()
-	err := r.loop.Close()
-	for {
-		r.drain()
-		r.mu.Lock()
-		if len(r.queue) == 0 && len(r.dropped) == 0 {
-			break
-		}
-		r.mu.Unlock()
-	}
-	r.running = false
-	r.holder.Store(0)
-	if err != nil {
+	if err := r.acquire(me); err != nil {
 		r.mu.Unlock()
 		return err
 	}
-	r.closed = true
-	r.final = final
 	r.mu.Unlock()
+	r.drain()
+	r.closeAll()
+	r.mu.Lock()
+	r.closed = true // from here on, nothing new is queued
+	r.mu.Unlock()
+	r.drain()
+	r.final = r.loopStats()
+	err := r.loop.Close()
+	r.release()
+	r.abortWaits()
+	if err != nil {
+		return err
+	}
 	if r.watching {
 		r.backend.Close()
 		close(r.fdRearm) // the watcher goroutine sees the closed descriptor and ends

@@ -50,18 +50,13 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 		return fmt.Errorf("reactor: run from inside the loop: %w", ErrRunning)
 	}
 	r.mu.Lock()
-	switch {
-	case r.closed:
+	if err := r.acquire(me); err != nil {
 		r.mu.Unlock()
-		return ErrReactorClosed
-	case r.running:
-		r.mu.Unlock()
-		return ErrRunning
+		return err
 	}
-	r.running = true
-	r.holder.Store(me)
+	r.serving = true
 	r.mu.Unlock()
-	defer r.leave()
+	defer r.release()
 	r.startWatcher()
 	// The context wakes the parked loop like any other sender, so that
 	// parking waits on one channel (and a timer), not on a select of many.
@@ -106,22 +101,6 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 	}
 }
 
-// leave gives up ownership. Operations queued up to the last moment run
-// first, so none is left waiting for a loop that is gone.
-func (r *Reactor) leave() {
-	for {
-		r.mu.Lock()
-		if len(r.queue) == 0 && len(r.dropped) == 0 {
-			r.running = false
-			r.holder.Store(0)
-			r.mu.Unlock()
-			return
-		}
-		r.mu.Unlock()
-		r.drain()
-	}
-}
-
 // clock is the loop's time in milliseconds since the reactor was created.
 func (r *Reactor) clock() int64 { return int64(time.Since(r.epoch) / time.Millisecond) }
 
@@ -163,6 +142,9 @@ func (r *Reactor) fireTimer(t *Timer) {
 }
 
 // turnUV runs libuv once without blocking and dispatches what it reported.
+// The records slice points into C memory that the next Turn reuses; that is
+// safe because nothing reached from complete can turn the loop again (Run
+// refuses to start on the loop goroutine).
 func (r *Reactor) turnUV() {
 	done, timeout := r.loop.Turn()
 	r.uvWait = timeout
@@ -192,8 +174,11 @@ func (r *Reactor) idle() bool {
 // wait parks the loop goroutine until a timer is due, libuv's descriptor is
 // readable, an operation is queued, or ctx is done.
 func (r *Reactor) wait(ctx context.Context) error {
+	// ctxDone may be left over from an earlier run: ask ctx itself.
 	if r.ctxDone.Load() {
-		return ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 	}
 	d := time.Duration(-1)
 	if due := r.timers.next(); due >= 0 {

@@ -23,12 +23,10 @@ func errorOf(op string, code int) error {
 	return &Error{Op: op, Code: code}
 }
 
-// NewError returns the error for libuv code (nil for 0).
-func NewError(op string, code int) error { return errorOf(op, code) }
-
 // Name returns libuv's name for the code, e.g. "EINVAL".
 func (e *Error) Name() string { return C.GoString(C.uv_err_name(C.int(e.Code))) }
 
+// Error says what failed and how: "uv_async_init: EMFILE (too many open files)".
 func (e *Error) Error() string {
 	return e.Op + ": " + e.Name() + " (" + C.GoString(C.uv_strerror(C.int(e.Code))) + ")"
 }

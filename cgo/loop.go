@@ -1,6 +1,7 @@
 // Package uvcgo is the thin layer over libuv: the only package that includes
 // uv.h. It exports Go types only (ids, uintptr handles, Go structs), so no
-// cgo type crosses into the packages above it. It has no user-facing API.
+// cgo type crosses into the packages above it. It is uvevent's plumbing, not
+// a user-facing API: use packages reactor and uv.
 //
 // Lifetime rules, stated once here and kept by the C shim (uvev.c):
 //   - a Loop's C memory is allocated by NewLoop and freed by Close;
@@ -51,9 +52,6 @@ type Loop struct {
 	crossings atomic.Uint64
 }
 
-// Crossings counts calls from Go into the shim.
-var crossings atomic.Uint64
-
 // NewLoop initialises a loop.
 func NewLoop() (*Loop, error) {
 	var err C.int
@@ -85,8 +83,9 @@ func (l *Loop) Turn() (done []Completion, timeoutMS int) {
 // BackendFD returns the descriptor libuv polls (an epoll fd on Linux).
 func (l *Loop) BackendFD() int { return int(C.uvev_loop_backend_fd(l.c())) }
 
-// Handles returns the number of handles allocated and not yet freed.
-func (l *Loop) Handles() int { return int(l.c().handles) }
+// Handles returns the number of handles allocated and not yet freed. It
+// reads the C struct; it is no call into the shim.
+func (l *Loop) Handles() int { return int(l.p.handles) }
 
 // Crossings returns the number of calls made into the shim for this loop.
 func (l *Loop) Crossings() uint64 { return l.crossings.Load() }
@@ -115,24 +114,12 @@ func (l *Loop) NewAsync(id uint64) (Handle, error) {
 
 // AsyncSend wakes the loop and makes the async handle report. Safe from any
 // goroutine while the handle is open.
-func AsyncSend(h Handle) error {
-	crossings.Add(1)
+func (l *Loop) AsyncSend(h Handle) error {
+	l.crossings.Add(1)
 	if rc := C.uvev_async_send(C.uintptr_t(h)); rc != 0 {
 		return errorOf("uv_async_send", int(rc))
 	}
 	return nil
-}
-
-// SetRef marks the handle as keeping the loop alive (uv_ref) or not
-// (uv_unref). The reactor, not libuv, decides when its loop may end, so this
-// only matters to libuv's own bookkeeping.
-func (l *Loop) SetRef(h Handle, ref bool) {
-	r := C.int(0)
-	if ref {
-		r = 1
-	}
-	C.uvev_handle_ref(C.uintptr_t(h), r)
-	l.crossings.Add(1)
 }
 
 // CloseHandle starts closing h. Its memory is freed in the close callback,
@@ -140,7 +127,3 @@ func (l *Loop) SetRef(h Handle, ref bool) {
 func (l *Loop) CloseHandle(h Handle) {
 	C.uvev_close(l.c(), C.uintptr_t(h))
 }
-
-// GlobalCrossings returns the calls into the shim made without a loop
-// (AsyncSend from any goroutine).
-func GlobalCrossings() uint64 { return crossings.Load() }

@@ -50,8 +50,7 @@ func TestAsyncSendCloseAndFree(t *testing.T) {
 	if got := l.Handles(); got != 1 {
 		t.Fatalf("Handles = %d, want 1", got)
 	}
-	l.SetRef(h, false) // unreferenced handles still report: the loop always polls
-	if err := AsyncSend(h); err != nil {
+	if err := l.AsyncSend(h); err != nil {
 		t.Fatal(err)
 	}
 	turnUntil(t, l, func(d []Completion) bool {
@@ -73,14 +72,14 @@ func TestAsyncSendCloseAndFree(t *testing.T) {
 }
 
 func TestErrorNamesAndErrno(t *testing.T) {
-	err := NewError("uv_timer_start", -int(syscall.EINVAL))
+	err := errorOf("uv_timer_start", -int(syscall.EINVAL))
 	if got, want := err.Error(), "uv_timer_start: EINVAL (invalid argument)"; got != want {
 		t.Fatalf("Error() = %q, want %q", got, want)
 	}
 	if !errors.Is(err, syscall.EINVAL) {
 		t.Fatal("errors.Is(err, EINVAL) = false")
 	}
-	if NewError("x", 0) != nil {
+	if errorOf("x", 0) != nil {
 		t.Fatal("code 0 must be no error")
 	}
 	if v := Version(); v < "1.44" {

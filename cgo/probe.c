@@ -21,14 +21,25 @@ static void uvev__probe_stop(uv_async_t *h) {
   uv_close((uv_handle_t *)&p->stop, NULL);
 }
 
-/* Freed by uvev_probe_run when the loop ends. */
+/* Allocated here; freed by uvev_probe_run on the probe's own thread when its
+ * loop ends (after uvev_probe_stop), or here on failure, once whatever was
+ * initialised is closed. */
 int uvev_probe_new(uintptr_t *out) {
   uvev__probe *p = calloc(1, sizeof *p);
   if (p == NULL) return UV_ENOMEM;
   int err = uv_loop_init(&p->loop);
-  if (err == 0) err = uv_async_init(&p->loop, &p->wake, uvev__probe_woken);
-  if (err == 0) err = uv_async_init(&p->loop, &p->stop, uvev__probe_stop);
   if (err != 0) {
+    free(p);
+    return err;
+  }
+  err = uv_async_init(&p->loop, &p->wake, uvev__probe_woken);
+  if (err == 0) {
+    err = uv_async_init(&p->loop, &p->stop, uvev__probe_stop);
+    if (err != 0) uv_close((uv_handle_t *)&p->wake, NULL);
+  }
+  if (err != 0) {
+    uv_run(&p->loop, UV_RUN_NOWAIT); /* runs the close callback, if any */
+    uv_loop_close(&p->loop);
     free(p);
     return err;
   }

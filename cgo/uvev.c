@@ -5,8 +5,9 @@
 #include "uvev.h"
 
 /* uvev__push appends a completion. Runs on the loop goroutine's thread, inside
- * uv_run. On allocation failure the record is dropped and the loop aborts,
- * since a lost close record would leak an id forever. */
+ * uv_run. The array is realloc'd here and freed by uvev_loop_free. On
+ * allocation failure the process aborts: a lost close record would leak an id
+ * forever. */
 static void uvev__push(uvev_loop *l, uint64_t id, int32_t kind, int32_t status) {
   if (l->ndone == l->capdone) {
     size_t cap = l->capdone ? l->capdone * 2 : 64;
@@ -25,7 +26,9 @@ static uvev_loop *uvev__loop_of(uv_handle_t *h) {
   return (uvev_loop *)((char *)h->loop - offsetof(uvev_loop, loop));
 }
 
-/* Allocated here; freed by uvev_loop_free after uv_loop_close succeeded. */
+/* Allocated here, on the goroutine creating the reactor; freed by
+ * uvev_loop_free on the goroutine closing it, after uv_loop_close succeeded
+ * (every handle's close callback has run). */
 uvev_loop *uvev_loop_new(int *err) {
   uvev_loop *l = calloc(1, sizeof *l);
   if (l == NULL) {
@@ -75,7 +78,9 @@ static void uvev__on_async(uv_async_t *h) {
   uvev__push(uvev__loop_of((uv_handle_t *)h), (uint64_t)(uintptr_t)h->data, UVEV_DONE_ASYNC, 0);
 }
 
-/* The uv_async_t is malloc'd here and freed in uvev__on_close. */
+/* The uv_async_t is malloc'd here, on the loop goroutine, and freed in
+ * uvev__on_close, on the loop goroutine's thread inside uv_run, after the
+ * kind called uvev_close. */
 int uvev_async_new(uvev_loop *l, uint64_t id, uintptr_t *out) {
   uv_async_t *h = malloc(sizeof *h);
   if (h == NULL) return UV_ENOMEM;
@@ -92,13 +97,6 @@ int uvev_async_new(uvev_loop *l, uint64_t id, uintptr_t *out) {
 
 /* Safe from any thread while the handle is not closing (Go guarantees it). */
 int uvev_async_send(uintptr_t h) { return uv_async_send((uv_async_t *)h); }
-
-void uvev_handle_ref(uintptr_t h, int ref) {
-  if (ref)
-    uv_ref((uv_handle_t *)h);
-  else
-    uv_unref((uv_handle_t *)h);
-}
 
 /* The close callback frees the handle: the only place handle memory goes. */
 static void uvev__on_close(uv_handle_t *h) {

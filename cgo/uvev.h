@@ -59,7 +59,6 @@ int uvev_loop_free(uvev_loop *l);
 
 int uvev_async_new(uvev_loop *l, uint64_t id, uintptr_t *out);
 int uvev_async_send(uintptr_t h);
-void uvev_handle_ref(uintptr_t h, int ref);
 void uvev_close(uvev_loop *l, uintptr_t h);
 
 /* The X1 probe of driving mode (a): a loop blocking in uv_run on its own

@@ -71,6 +71,7 @@ const (
 
 var stateNames = [...]string{"created", "active", "fired", "stopped", "closed"}
 
+// String names the state: "created", "active", "fired", "stopped", "closed".
 func (s State) String() string {
 	if int(s) < len(stateNames) {
 		return stateNames[s]
@@ -455,12 +456,6 @@ func (b *Base) SetHidden(hidden bool) error {
 
 // MarkErrorHandled sets ErrorHandled: the error was dealt with at its source.
 func (b *Base) MarkErrorHandled() { b.setFlags(ErrorHandled) }
-
-// MarkErrorCaught sets ErrorCaught: a receiver of the error will come.
-func (b *Base) MarkErrorCaught() { b.setFlags(ErrorCaught) }
-
-// MarkResultUsed sets ResultUsed: the result is taken care of.
-func (b *Base) MarkResultUsed() { b.setFlags(ResultUsed) }
 
 // notify runs one notification pass. It refuses a nested pass of the same
 // event.

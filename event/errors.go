@@ -39,6 +39,7 @@ type PanicError struct {
 	Stack []byte // the stack at the panic
 }
 
+// Error returns "panic: " and the panic value.
 func (e *PanicError) Error() string { return fmt.Sprint("panic: ", e.Value) }
 
 // Unwrap returns the panic value when it is an error.

@@ -149,6 +149,7 @@ type WaiterReport struct {
 	Events    []string // the Info of each event it waits on
 }
 
+// Error says how many wait and, per waiter, on what.
 func (e *DeadlockError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "deadlock: %d coroutines wait and no active event can wake them", len(e.Waiters))

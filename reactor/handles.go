@@ -43,10 +43,10 @@ func (r *Reactor) DropHandle(id eventref.ID) {
 	}
 }
 
-// CloseHandle starts closing the C handle of id. The id stays valid (late
+// CloseHandle starts closing a C handle. Its id stays valid (late
 // completions still find the kind, which ignores them once closed) until the
 // close callback reports, and then it is retired.
-func (r *Reactor) CloseHandle(id eventref.ID, h uvcgo.Handle) {
+func (r *Reactor) CloseHandle(h uvcgo.Handle) {
 	r.uvDirty = true
 	r.loop.CloseHandle(h)
 }

@@ -76,6 +76,7 @@ type Reactor struct {
 	fdReady  atomic.Bool // the watcher saw libuv's descriptor readable
 	fdRearm  chan struct{}
 	watching bool
+	polling  bool // the watcher could not start: park at most 1 ms
 
 	final Stats                        // what Stats reports after Close
 	waits map[event.WaitState]struct{} // Awaits on this reactor's events (under mu)
@@ -215,7 +216,7 @@ func (r *Reactor) loopStats() Stats {
 	s.Timers = r.timers.count
 	s.Coroutines = r.coros.n
 	s.Waiting = r.coros.waiting
-	s.Crossings = r.loop.Crossings() + uvcgo.GlobalCrossings()
+	s.Crossings = r.loop.Crossings()
 	return s
 }
 

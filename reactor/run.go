@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -196,6 +197,9 @@ func (r *Reactor) wait(ctx context.Context) error {
 			d = u
 		}
 	}
+	if r.polling && (d < 0 || d > time.Millisecond) {
+		d = time.Millisecond // no watcher: look at libuv every millisecond
+	}
 	if d == 0 || r.uvDirty || r.stopReq.Load() {
 		return nil
 	}
@@ -211,7 +215,7 @@ func (r *Reactor) wait(ctx context.Context) error {
 		case <-r.wake:
 			r.park.Stop()
 		case <-r.park.C:
-			if r.uvWait >= 0 {
+			if r.uvWait >= 0 || r.polling {
 				r.uvDirty = true // a libuv timer may be due
 			}
 			return nil
@@ -232,21 +236,23 @@ func (r *Reactor) wait(ctx context.Context) error {
 // goroutine parks in Go — where another goroutine wakes it with a channel
 // send, the cheapest hand-off there is — rather than in epoll_wait.
 func (r *Reactor) startWatcher() {
-	if r.watching {
+	if r.watching || r.polling {
 		return
 	}
 	fd, err := unix.Dup(r.loop.BackendFD())
 	if err == nil {
-		err = unix.SetNonblock(fd, true)
+		if err = unix.SetNonblock(fd, true); err != nil {
+			unix.Close(fd)
+		}
+	}
+	var raw syscall.RawConn
+	if err == nil {
+		r.backend = os.NewFile(uintptr(fd), "libuv-backend")
+		raw, err = r.backend.SyscallConn()
 	}
 	if err != nil {
-		r.Report(nil, "cannot watch libuv's backend descriptor; I/O is polled every turn only", err)
-		return
-	}
-	r.backend = os.NewFile(uintptr(fd), "libuv-backend")
-	raw, err := r.backend.SyscallConn()
-	if err != nil {
-		r.Report(nil, "cannot watch libuv's backend descriptor", err)
+		r.polling = true
+		r.Report(nil, "cannot watch libuv's backend descriptor; polling libuv every millisecond instead", err)
 		return
 	}
 	r.watching = true

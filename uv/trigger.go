@@ -35,8 +35,9 @@ type Trigger struct {
 // until libuv's close callback ran. It never points back at its Trigger.
 type triggerEvent struct {
 	event.Base
-	r  *reactor.Reactor
-	id eventref.ID
+	r    *reactor.Reactor
+	loop *uvcgo.Loop // for AsyncSend, the one call made off the loop goroutine
+	id   eventref.ID
 
 	mu    sync.RWMutex // Send holds it shared, so uv_close never races uv_async_send
 	h     uvcgo.Handle // 0 once closing
@@ -65,6 +66,7 @@ func NewTrigger(r *reactor.Reactor) (*Trigger, error) {
 			return
 		}
 		ev.h = h
+		ev.loop = r.Loop()
 		t = &Trigger{triggerEvent: ev}
 		t.cleanup = eventref.Track(t, r, ev.id)
 	}); e != nil {
@@ -86,7 +88,7 @@ func (e *triggerEvent) Send() error {
 		return nil
 	}
 	e.sent.Add(1)
-	return uvcgo.AsyncSend(e.h)
+	return e.loop.AsyncSend(e.h)
 }
 
 // Flags returns the event's flags plus Reference: a *Trigger stands for
@@ -151,6 +153,6 @@ func (o *triggerOps) Free(bool) {
 	o.h = 0
 	o.mu.Unlock()
 	if h != 0 {
-		o.r.CloseHandle(o.id, h)
+		o.r.CloseHandle(h)
 	}
 }

@@ -1,7 +1,9 @@
 // Command x1 is uvevent's side of workload X1 (DESIGN.md §6): a goroutine
 // wakes the reactor's parked loop, the loop resolves a future, the goroutine
 // resumes. It prints the mean round trip of the reactor as built (the loop
-// goroutine parks in Go and is woken by a channel send) and of driving mode
+// goroutine parks in Go and is woken by a channel send) in two forms — Exec
+// (the goroutine resumes when the loop has resolved the future) and Await
+// (the goroutine waits on the future through the waker) — and of driving mode
 // (a), kept as a probe: a loop blocking in uv_run on a locked thread, woken by
 // uv_async_send.
 package main
@@ -50,12 +52,25 @@ func run(n int) error {
 		}
 	}
 	rtt := time.Since(start) / time.Duration(n)
+
+	// The same through the waker: the goroutine awaits the future, which
+	// the loop resolves on a later operation.
+	start = time.Now()
+	for range n {
+		f := event.NewFuture(r)
+		r.Post(func() { r.Post(func() { f.Resolve(1) }) })
+		if _, err := event.Await(ctx, event.Any(), f); err != nil {
+			return err
+		}
+	}
+	artt := time.Since(start) / time.Duration(n)
 	cancel()
 	<-done
 	if err := r.Close(); err != nil {
 		return err
 	}
 	fmt.Printf("X1 uvevent rtt_ns=%d rounds=%d\n", rtt.Nanoseconds(), n)
+	fmt.Printf("X1 uvevent-await rtt_ns=%d rounds=%d\n", artt.Nanoseconds(), n)
 
 	p, err := uvcgo.NewProbe()
 	if err != nil {

@@ -127,6 +127,7 @@ type extras struct {
 	hook   NotifyHook
 	object any
 	fd     int
+	seen   *atomic.Bool // set when the outcome is observed (see Future)
 }
 
 // Init prepares b for a kind. loop says whether Start and Stop arm the event
@@ -219,7 +220,7 @@ func (b *Base) addCallback(cb *Callback) error {
 	}
 	cb.Retain()
 	b.cbs.add(cb)
-	b.setFlags(ResultUsed | ErrorCaught)
+	b.observed()
 	return nil
 }
 
@@ -377,9 +378,18 @@ func (b *Base) replay(cb *Callback) error {
 	if !ok {
 		return ErrNotReplayable
 	}
-	b.setFlags(ResultUsed | ErrorCaught)
+	b.observed()
 	b.call(b.ops.Event(), cb, b.deliverable(res), rerr)
 	return nil
+}
+
+// observed records that someone takes the outcome: a subscriber, a replay,
+// or a read of a future's Outcome.
+func (b *Base) observed() {
+	b.setFlags(ResultUsed | ErrorCaught)
+	if b.ext != nil && b.ext.seen != nil {
+		b.ext.seen.Store(true)
+	}
 }
 
 // deliverable returns the result as callbacks get it: with ValueResult, a

@@ -24,7 +24,8 @@ const (
 	ValueResult
 	// GoOwned: the event is the Go object the user holds and owns no C
 	// memory; its lifetime follows that object and the garbage collector
-	// frees it. Without it the event is C-owned and reached through an
+	// frees it, so its "unhandled error" report comes when it is collected
+	// (see Future). Without it the event is C-owned and reached through an
 	// event reference (see package eventref).
 	GoOwned
 	// NoFreeMemory: the event's memory belongs to someone else (for example

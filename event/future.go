@@ -2,6 +2,8 @@ package event
 
 import (
 	"fmt"
+	"log/slog"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -67,6 +69,9 @@ func (f *Future) complete(v any, err error) error {
 // deliver runs with the owner held: the outcome becomes visible to Replay,
 // the future closes and the subscribers are told.
 func (f *Future) deliver() {
+	if f.err != nil && !f.has(ErrorCaught|ErrorHandled) {
+		f.watchUnhandled()
+	}
 	f.state.Store(futureDone)
 	if f.has(Closed) {
 		return // closed early: the outcome is kept for Replay
@@ -78,12 +83,43 @@ func (f *Future) deliver() {
 func (f *Future) Done() bool { return f.state.Load() == futureDone }
 
 // Outcome returns the value and error once the future is done; ok is false
-// before.
+// before. Reading the outcome counts as handling its error.
 func (f *Future) Outcome() (v any, err error, ok bool) {
 	if !f.Done() {
 		return nil, nil, false
 	}
+	f.observed()
 	return f.result, f.err, true
+}
+
+// unhandled is what a failed future nobody has observed yet leaves for the
+// collector: when the future is collected and seen is still false, nobody
+// ever learnt of its error, and the owner reports it. This is what GoOwned
+// means for reports: the event's lifetime follows the Go object, so the
+// "unhandled error" report comes when the object goes, not at a Dispose that
+// Go code rarely calls.
+type unhandled struct {
+	owner Owner
+	info  string
+	err   error
+	seen  atomic.Bool
+}
+
+// watchUnhandled arranges the report; it runs with the owner held.
+func (f *Future) watchUnhandled() {
+	u := &unhandled{owner: f.owner, info: fmt.Sprintf("Future(failed: %v)", f.err), err: f.err}
+	f.extras().seen = &u.seen
+	runtime.AddCleanup(f, reportUnhandled, u)
+}
+
+func reportUnhandled(u *unhandled) {
+	if u.seen.Load() {
+		return
+	}
+	msg := "unhandled error of a collected " + u.info
+	if u.owner.Post(func() { u.owner.Report(nil, msg, u.err) }) != nil {
+		LogReport(slog.Default(), nil, msg, u.err)
+	}
 }
 
 func (o *futureOps) Owner() Owner   { return o.owner }
@@ -92,7 +128,10 @@ func (o *futureOps) Arm() error     { return nil }
 func (o *futureOps) Disarm()        {}
 func (o *futureOps) Free(free bool) {}
 func (o *futureOps) Stored() (any, error, bool) {
-	return (*Future)(o).Outcome()
+	if !(*Future)(o).Done() {
+		return nil, nil, false
+	}
+	return o.result, o.err, true // no observed(): Replay and release decide that
 }
 func (o *futureOps) Describe() string {
 	switch {

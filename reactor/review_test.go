@@ -3,6 +3,7 @@ package reactor_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -183,5 +184,36 @@ func TestRunIsNotStuckOnStaleCancel(t *testing.T) {
 	<-done
 	if turns > 10 {
 		t.Fatalf("an idle Serve turned %d times: it spins", turns)
+	}
+}
+
+// A failed coroutine whose error nobody observed is reported when it is
+// collected (GoOwned: the report follows the Go object); one whose outcome
+// was read is not.
+func TestUnhandledErrorReportedAtCollection(t *testing.T) {
+	r, rep := newReactor(t)
+	ctx := context.Background()
+	func() {
+		r.Go(ctx, func(context.Context) (any, error) { return nil, errors.New("lost") })
+		seen, _ := r.Go(ctx, func(context.Context) (any, error) { return nil, errors.New("seen") })
+		if err := r.Run(runCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		seen.Outcome()
+	}()
+	waitFor(t, "the unhandled error report", func() bool {
+		runtime.GC()
+		r.RunOnce(ctx) // the report is posted to the loop
+		msgs, _ := rep.snapshot()
+		return len(msgs) > 0
+	})
+	runtime.GC()
+	r.RunOnce(ctx)
+	msgs, errs := rep.snapshot()
+	if diff := cmp.Diff([]string{"unhandled error of a collected Future(failed: lost)"}, msgs); diff != "" {
+		t.Fatalf("reports (-want +got):\n%s", diff)
+	}
+	if errs[0] == nil || errs[0].Error() != "lost" {
+		t.Fatalf("reported error = %v", errs[0])
 	}
 }

@@ -34,7 +34,9 @@
 // be started again; Closed is final. Start on a started event only counts;
 // the last Stop really stops; Stop on a stopped event does nothing; Start on
 // a closed event returns ErrClosed. Close notifies the remaining subscribers
-// with ErrClosed and releases them. Dispose drops a reference; the last one
+// with ErrClosed and releases them; a callback that closes the event whose
+// pass is running lets that pass deliver its notification to the rest, who
+// are released after it. Dispose drops a reference; the last one
 // closes the event.
 //
 // # Replay

@@ -8,9 +8,13 @@ import (
 	"github.com/uvevent/uvevent/eventref"
 )
 
+// This file is the reactor's interface for kind implementations (package
+// uv): the handle table and the libuv loop. It is not meant for
+// applications.
+
 // Handle is the loop-side record of a C-owned event: what the reactor needs
 // to route libuv's completion records to it. Kinds in package uv implement
-// it; the reactor keeps it in its id table from NewHandle until libuv's close
+// it; the reactor keeps it in its id table from AddHandle until libuv's close
 // callback has freed the C memory.
 type Handle interface {
 	// Kind names the kind for Stats ("trigger", "poll", ...).

@@ -13,8 +13,11 @@
 // to users as event references: the object you hold reaches its handle
 // through the reactor's id table, and dropping it without Close is safe —
 // the collector queues the close on the loop goroutine, and the handle is
-// freed in libuv's close callback on the next loop turn. Close as soon as
-// you are done all the same: the collector runs when it likes.
+// freed in libuv's close callback on the next loop turn (the next Run,
+// RunOnce or Close when no loop runs). Close as soon as you are done all the
+// same: the collector runs when it likes. A callback that captures its own
+// reference keeps it reachable, so it is never collected: in callbacks, use
+// the event they are given.
 //
 // Timers are Go-owned (no C memory): they live on the reactor's timer wheel,
 // which is why Timer is defined in package reactor.

@@ -111,8 +111,10 @@ func run() error {
 	if !errors.As(errA, &dl) || !errors.Is(errB, event.ErrDeadlock) {
 		return fmt.Errorf("expected deadlock errors, got %v and %v", errA, errB)
 	}
-	fmt.Println("   each waiter got ErrDeadlock with the report:")
-	fmt.Println("   " + dl.Error())
+	fmt.Printf("   each waiter got ErrDeadlock; the report lists %d waiters:\n", len(dl.Waiters))
+	for _, w := range dl.Waiters {
+		fmt.Printf("     %s waits on %v\n", w.Coroutine, w.Events)
+	}
 
 	s := r.Stats()
 	fmt.Printf("4. Stats: %d loop turns, %d cgo crossings, C handles live: %d\n", s.Iterations, s.Crossings, s.CHandles)

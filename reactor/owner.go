@@ -110,7 +110,10 @@ func (r *Reactor) direct(me uintptr, fn func()) {
 func (r *Reactor) take(me uintptr) {
 	r.owned = true
 	r.holder.Store(me)
-	loopOwners.Store(me, r)
+	// A goroutine may own two reactors at once (a direct operation on one
+	// calling into another that nobody runs); the first one it owns stays
+	// recorded until it lets go of that one.
+	loopOwners.LoadOrStore(me, r)
 }
 
 // release gives up ownership. Operations queued up to the last moment run
@@ -124,7 +127,7 @@ func (r *Reactor) release() {
 		}
 		r.mu.Unlock()
 	}
-	loopOwners.Delete(r.holder.Load())
+	loopOwners.CompareAndDelete(r.holder.Load(), r)
 	r.owned, r.serving = false, false
 	r.holder.Store(0)
 	r.free.Broadcast()

@@ -49,7 +49,7 @@ func (m Mode) Within(d time.Duration) Mode {
 // Outcome is one event's notification as a waiter saw it.
 type Outcome struct {
 	Index  int   // position of the event in the Await call
-	Event  Event // the event (an event reference is resolved)
+	Event  Event // the event as it was passed to Await
 	Result any
 	Err    error
 }
@@ -103,6 +103,7 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 		return nil, err
 	}
 	w := &waker{mode: m, ch: make(chan struct{}, 1), bounded: m.timeout > 0}
+	w.events = events
 	w.targets = make([]Event, len(events))
 	w.seen = make([]bool, len(events))
 	for i, ev := range events {
@@ -163,7 +164,8 @@ func (m Mode) check(n int) error {
 // several reactors), so it is guarded by mu.
 type waker struct {
 	mode    Mode
-	targets []Event
+	events  []Event // as passed to Await
+	targets []Event // resolved: what the callback is subscribed to
 	cb      *Callback
 	ch      chan struct{}
 	bounded bool
@@ -267,7 +269,7 @@ func (w *waker) on(ev Event, result any, err error) {
 	if err != nil && ev.Flags().Has(ErrorHandled) {
 		err = nil
 	}
-	w.outs = append(w.outs, Outcome{Index: i, Event: w.targets[i], Result: result, Err: err})
+	w.outs = append(w.outs, Outcome{Index: i, Event: w.events[i], Result: result, Err: err})
 	if err == nil {
 		w.ok++
 	} else {

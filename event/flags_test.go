@@ -323,8 +323,10 @@ func TestFlagReference(t *testing.T) {
 	if err != nil || len(outs) != 1 {
 		t.Fatalf("Await(ref) = %+v, %v", outs, err)
 	}
-	if outs[0].Event != event.Event(f) || outs[0].Result != "through" {
-		t.Errorf("Await(ref) outcome = %+v, want the future's", outs[0])
+	// Await waits on the event behind the reference, and reports it under
+	// the reference it was given.
+	if outs[0].Event != event.Event(ref) || outs[0].Result != "through" {
+		t.Errorf("Await(ref) outcome = %+v, want the future's result under ref", outs[0])
 	}
 }
 

@@ -269,7 +269,7 @@ func TestTriggerReferenceFlagsResolveAndAwait(t *testing.T) {
 	uv.UvtWaitFor(t, "Await to subscribe", func() bool { return event.Subscribers(tr) == 1 })
 	uv.UvtMust(t, tr.Send())
 	got := uv.UvtRecv(t, res, "Await result")
-	want := awaited{outs: []event.Outcome{{Index: 0, Event: inner}}}
+	want := awaited{outs: []event.Outcome{{Index: 0, Event: tr}}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(awaited{}), cmpopts.EquateErrors(), eqEvent); diff != "" {
 		t.Errorf("Await (-want +got):\n%s", diff)
 	}

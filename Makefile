@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 BIN     := bin
 
-.PHONY: setup test race asan bench demo lint fuzz static-check clean
+.PHONY: setup test race asan cgocheck bench demo lint fuzz static-check clean
 
 ## setup: install libuv1-dev and pkg-config with apt-get, only when missing
 setup:
@@ -23,6 +23,10 @@ asan:
 	CGO_CFLAGS="-g -O1 -fsanitize=address -fno-omit-frame-pointer" \
 	CGO_LDFLAGS="-fsanitize=address" \
 	$(GO) test -asan -count=1 $(PKGS)
+
+## cgocheck: the cgo packages under the strict pointer checks (cgocheck2)
+cgocheck:
+	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./cgo/ ./reactor/ ./uv/
 
 ## bench: our figures beside the comparators (raw C libuv, Go std), as ratios
 bench:

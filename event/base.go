@@ -363,6 +363,11 @@ func (b *Base) release() error {
 			}
 		}
 	}
+	// Whatever was to be said is said: the collector's report (see
+	// Future) must not repeat it.
+	if b.ext != nil && b.ext.seen != nil {
+		b.ext.seen.Store(true)
+	}
 	return nil
 }
 

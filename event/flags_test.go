@@ -20,7 +20,11 @@ type report struct {
 func reportingSerial(got *[]report) *event.Serial {
 	s := &event.Serial{}
 	s.ReportFunc = func(ev event.Event, msg string, err error) {
-		*got = append(*got, report{Event: ev.Info(), Msg: msg, Err: err})
+		info := "" // reports may come without an event (a collected one)
+		if ev != nil {
+			info = ev.Info()
+		}
+		*got = append(*got, report{Event: info, Msg: msg, Err: err})
 	}
 	return s
 }

@@ -4,55 +4,56 @@ import (
 	"log/slog"
 
 	uvcgo "github.com/uvevent/uvevent/cgo"
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
+	"github.com/uvevent/uvevent/internal/kind"
 )
 
-// This file is the reactor's interface for kind implementations (package
-// uv): the handle table and the libuv loop. It is not meant for
-// applications.
+// This file is the reactor's side of internal/kind: the handle table and
+// the libuv loop, as kind implementations (package uv) see them. The methods
+// live on host, a private view of Reactor, so they never show on the
+// reactor's API.
 
-// Handle is the loop-side record of a C-owned event: what the reactor needs
-// to route libuv's completion records to it. Kinds in package uv implement
-// it; the reactor keeps it in its id table from AddHandle until libuv's close
-// callback has freed the C memory.
-type Handle interface {
-	// Kind names the kind for Stats ("trigger", "poll", ...).
-	Kind() string
-	// HandleEvent returns the event, to close it when the reactor closes.
-	HandleEvent() event.Event
-	// Completed receives a completion record (never CompletionClosed).
-	Completed(c uvcgo.Completion)
+type host Reactor
+
+func init() {
+	kind.HostOf = func(r any) kind.Host { return (*host)(r.(*Reactor)) }
 }
 
-// Loop returns the libuv loop, for kinds that create handles. It must be
-// used with ownership (inside Exec or a callback).
-func (r *Reactor) Loop() *uvcgo.Loop {
-	r.uvDirty = true
-	return r.loop
+func (h *host) Loop() *uvcgo.Loop {
+	h.uvDirty = true
+	return h.loop
 }
 
-// AddHandle records h and returns the id its C handle must report with.
-// Call it with ownership, before creating the C handle; if creating the
-// handle fails, call DropHandle.
-func (r *Reactor) AddHandle(h Handle) eventref.ID {
-	r.byKind[h.Kind()]++
-	return r.handles.Add(h)
+func (h *host) AddHandle(k kind.Handle) eventref.ID {
+	h.byKind[k.Kind()]++
+	return h.handles.Add(k)
 }
 
-// DropHandle forgets a handle whose C side never came to exist.
-func (r *Reactor) DropHandle(id eventref.ID) {
-	if h, ok := r.handles.Remove(id); ok {
-		r.byKind[h.Kind()]--
+func (h *host) DropHandle(id eventref.ID) {
+	if k, ok := h.handles.Remove(id); ok {
+		h.byKind[k.Kind()]--
 	}
 }
 
-// CloseHandle starts closing a C handle. Its id stays valid (late
-// completions still find the kind, which ignores them once closed) until the
-// close callback reports, and then it is retired.
-func (r *Reactor) CloseHandle(h uvcgo.Handle) {
-	r.uvDirty = true
-	r.loop.CloseHandle(h)
+func (h *host) CloseHandle(c uvcgo.Handle) {
+	h.uvDirty = true
+	h.loop.CloseHandle(c)
+}
+
+// Dropped: the user's reference to the event of id was collected without
+// Close. Called from the runtime's cleanup goroutine, it only queues the id;
+// the loop closes the event on its next turn (or at Close).
+func (h *host) Dropped(id eventref.ID) {
+	r := (*Reactor)(h)
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return // Close closed every event already
+	}
+	r.dropped = append(r.dropped, id)
+	r.pending.Store(true)
+	r.mu.Unlock()
+	r.signal()
 }
 
 // complete routes one completion record.
@@ -70,22 +71,6 @@ func (r *Reactor) complete(c uvcgo.Completion) {
 		return
 	}
 	r.safely(func() { h.Completed(c) })
-}
-
-// Dropped implements eventref.Dropper: the user's reference to the event of
-// id was collected without Close. Called from the runtime's cleanup
-// goroutine, it only queues the id; the loop closes the event on its next
-// turn (or at Close).
-func (r *Reactor) Dropped(id eventref.ID) {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return // Close closed every event already
-	}
-	r.dropped = append(r.dropped, id)
-	r.pending.Store(true)
-	r.mu.Unlock()
-	r.signal()
 }
 
 // closeDropped closes the event whose reference was collected: nothing can

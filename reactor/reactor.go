@@ -12,6 +12,7 @@ import (
 	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
+	"github.com/uvevent/uvevent/internal/kind"
 )
 
 // Errors of the reactor itself. Event errors (ErrClosed, ErrDeadlock, ...)
@@ -58,7 +59,7 @@ type Reactor struct {
 
 	// Loop state: touched only with ownership.
 	loop     *uvcgo.Loop
-	handles  eventref.Table[Handle]
+	handles  eventref.Table[kind.Handle]
 	byKind   map[string]int
 	timers   wheel
 	epoch    time.Time
@@ -110,6 +111,7 @@ func New(opts Options) (*Reactor, error) {
 }
 
 // ActiveDelta implements event.Owner: it counts active, non-hidden events.
+// Events call it; applications should not (use Hold).
 func (r *Reactor) ActiveDelta(n int) { r.active += n }
 
 // Report implements event.Owner: it hands a report to Options.OnReport or
@@ -264,7 +266,7 @@ func (r *Reactor) Close() error {
 // closeAll closes every handle and timer and turns the loop until libuv
 // has run every close callback.
 func (r *Reactor) closeAll() {
-	r.handles.Each(func(id eventref.ID, h Handle) { h.HandleEvent().Close() })
+	r.handles.Each(func(id eventref.ID, h kind.Handle) { h.HandleEvent().Close() })
 	for r.timers.count > 0 {
 		r.timers.advance(1<<62, func(t *Timer) { t.Close() })
 	}

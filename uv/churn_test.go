@@ -164,8 +164,8 @@ func TestChurnStaleIDNeverReachesRecycledSlot(t *testing.T) {
 	uv.UvtMust(t, tr.Start())
 	// The late completion, as the runtime cleanup would deliver it (twice:
 	// a stale id stays stale), then a turn that handles it.
-	u.Dropped(oldID)
-	u.Dropped(oldID)
+	uv.UvtDropped(u.Reactor, oldID)
+	uv.UvtDropped(u.Reactor, oldID)
 	uv.UvtFence(t, u)
 
 	if tr.Flags().Has(event.Closed) || len(calls.Calls()) != 0 {
@@ -226,7 +226,7 @@ func TestChurnClosedThenCollectedReleasesOnce(t *testing.T) {
 				// The cleanup's delivery, before any turn. The *Trigger
 				// stays alive until the id is retired, so that the real
 				// cleanup, which comes later, is the late one of (c).
-				u.Dropped(uv.UvtTriggerID(tr))
+				uv.UvtDropped(u.Reactor, uv.UvtTriggerID(tr))
 				uv.UvtTurnUntil(t, u, "the close callback", func() bool { return uv.UvtCountsOf(t, u) == uv.UvtCounts{} })
 			}
 			runtime.KeepAlive(tr)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
+	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -29,6 +30,9 @@ const UvtSafety = 30 * time.Second
 
 // UvtTriggerID returns the id tr's event has in its reactor's table.
 func UvtTriggerID(tr *Trigger) eventref.ID { return tr.id }
+
+// UvtDropped does what the runtime's cleanup does for a collected reference.
+func UvtDropped(r *reactor.Reactor, id eventref.ID) { kind.HostOf(r).Dropped(id) }
 
 // UvtReport is one report a reactor made through Options.OnReport.
 type UvtReport struct {

@@ -10,6 +10,7 @@ import (
 	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
+	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -36,6 +37,7 @@ type Trigger struct {
 type triggerEvent struct {
 	event.Base
 	r    *reactor.Reactor
+	host kind.Host
 	loop *uvcgo.Loop // for AsyncSend, the one call made off the loop goroutine
 	id   eventref.ID
 
@@ -56,19 +58,19 @@ func NewTrigger(r *reactor.Reactor) (*Trigger, error) {
 	var t *Trigger
 	var err error
 	if e := r.Exec(func() {
-		ev := &triggerEvent{r: r}
+		host := kind.HostOf(r)
+		ev := &triggerEvent{r: r, host: host, loop: host.Loop()}
 		event.Init(&ev.Base, (*triggerOps)(ev), true, 0)
-		ev.id = r.AddHandle((*triggerOps)(ev))
-		h, cerr := r.Loop().NewAsync(uint64(ev.id))
+		ev.id = host.AddHandle((*triggerOps)(ev))
+		h, cerr := ev.loop.NewAsync(uint64(ev.id))
 		if cerr != nil {
-			r.DropHandle(ev.id)
+			host.DropHandle(ev.id)
 			err = cerr
 			return
 		}
 		ev.h = h
-		ev.loop = r.Loop()
 		t = &Trigger{triggerEvent: ev}
-		t.cleanup = eventref.Track(t, r, ev.id)
+		t.cleanup = eventref.Track(t, host, ev.id)
 	}); e != nil {
 		return nil, e
 	}
@@ -153,6 +155,6 @@ func (o *triggerOps) Free(bool) {
 	o.h = 0
 	o.mu.Unlock()
 	if h != 0 {
-		o.r.CloseHandle(h)
+		o.host.CloseHandle(h)
 	}
 }

@@ -1,0 +1,47 @@
+// Package kind is the interface between the reactor and the packages that
+// implement kinds of events over libuv handles (package uv): the handle
+// table, the libuv loop, and the queue of references the collector took.
+// It is internal, so applications never see this plumbing on Reactor.
+package kind
+
+import (
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventref"
+)
+
+// Handle is the loop-side record of a C-owned event: what the reactor needs
+// to route libuv's completion records to it. The reactor keeps it in its id
+// table from AddHandle until libuv's close callback has freed the C memory.
+type Handle interface {
+	// Kind names the kind for Stats ("trigger", "poll", ...).
+	Kind() string
+	// HandleEvent returns the event, to close it when the reactor closes
+	// or when its reference is collected.
+	HandleEvent() event.Event
+	// Completed receives a completion record (never CompletionClosed).
+	Completed(c uvcgo.Completion)
+}
+
+// Host is a reactor as kind implementations see it. Every method but
+// Dropped must be called with the reactor's ownership (inside Exec or a
+// callback).
+type Host interface {
+	// Loop returns the libuv loop, to create handles on.
+	Loop() *uvcgo.Loop
+	// AddHandle records h and returns the id its C handle must report
+	// with. Call it before creating the C handle; if that fails, DropHandle.
+	AddHandle(h Handle) eventref.ID
+	// DropHandle forgets a handle whose C side never came to exist.
+	DropHandle(id eventref.ID)
+	// CloseHandle starts closing a C handle; its id is retired when the
+	// close callback has reported.
+	CloseHandle(h uvcgo.Handle)
+	// Dropped queues the close of the event whose reference was collected
+	// (eventref.Dropper). Safe from any goroutine.
+	Dropped(id eventref.ID)
+}
+
+// HostOf returns the Host view of a *reactor.Reactor. Package reactor sets
+// it at init; it panics on any other value.
+var HostOf func(reactor any) Host

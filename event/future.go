@@ -41,7 +41,10 @@ func NewFuture(o Owner) *Future {
 // was completed before. It may be called from any goroutine. Subscribers are
 // told on the owner's loop goroutine: from another goroutine while the loop
 // runs, Resolve queues that and returns; from the loop goroutine, or while
-// no goroutine runs the loop, it tells them before returning.
+// no goroutine runs the loop, it tells them before returning. If the owner
+// is closed, Resolve returns its error, but the future is completed all the
+// same: Outcome and Replay give the value (its waiters were ended by the
+// owner's Close).
 func (f *Future) Resolve(v any) error { return f.complete(v, nil) }
 
 // Reject completes the future with err (which must not be nil).
@@ -59,7 +62,11 @@ func (f *Future) complete(v any, err error) error {
 	f.result, f.err = v, err
 	if perr := f.owner.Post(f.deliver); perr != nil {
 		// The owner is gone: keep the outcome for Outcome and Replay; its
-		// waiters were ended when the owner shut down.
+		// waiters were ended when the owner shut down. Nothing else touches
+		// the future's state any more, so it is safe to finish here.
+		if err != nil && !f.has(ErrorCaught|ErrorHandled) {
+			f.watchUnhandled()
+		}
 		f.state.Store(futureDone)
 		return perr
 	}

@@ -188,10 +188,12 @@ type Stats struct {
 }
 
 // Stats returns the reactor's counters. Safe from any goroutine, and after
-// Close (which leaves the figures of its last turn).
+// Close (which leaves the figures of its last turn). On the loop goroutine of
+// another reactor, which may not wait for this loop, only the atomic counters
+// (Iterations, Queued, Wakeups, Running) are filled in.
 func (r *Reactor) Stats() Stats {
 	var s Stats
-	if err := r.Exec(func() { s = r.loopStats() }); err != nil {
+	if err := r.Exec(func() { s = r.loopStats() }); errors.Is(err, ErrReactorClosed) {
 		r.mu.Lock()
 		s = r.final
 		r.mu.Unlock()
@@ -227,7 +229,9 @@ func (r *Reactor) loopStats() Stats {
 // callbacks, and frees the loop. Go-owned events that are not started (a
 // timer never started, a future) are not known to the reactor; operations on
 // them afterwards return ErrReactorClosed. Close must not be called while the
-// loop runs (ErrRunning). Closing twice is a no-op.
+// loop runs (ErrRunning). Closing twice is a no-op. If libuv still has a
+// handle open at the end (a bug), Close returns its error and the C loop is
+// leaked rather than freed under it; the reactor is closed all the same.
 func (r *Reactor) Close() error {
 	me := uintptr(currentGID())
 	if r.holder.Load() == me {
@@ -242,25 +246,25 @@ func (r *Reactor) Close() error {
 		r.mu.Unlock()
 		return err
 	}
+	// From here on nothing new is queued (Exec and Post return
+	// ErrReactorClosed); what was queued before runs now, and then
+	// everything it may have opened is closed.
+	r.closed = true
 	r.mu.Unlock()
 	r.drain()
 	r.closeAll()
-	r.mu.Lock()
-	r.closed = true // from here on, nothing new is queued
-	r.mu.Unlock()
-	r.drain()
-	r.final = r.loopStats()
+	final := r.loopStats()
 	err := r.loop.Close()
+	r.mu.Lock()
+	r.final = final
+	r.mu.Unlock()
 	r.release()
 	r.abortWaits()
-	if err != nil {
-		return err
-	}
 	if r.watching {
 		r.backend.Close()
 		close(r.fdRearm) // the watcher goroutine sees the closed descriptor and ends
 	}
-	return nil
+	return err
 }
 
 // closeAll closes every handle and timer and turns the loop until libuv

@@ -37,9 +37,9 @@ const (
 
 // coroutines is the reactor's roll of running coroutines (loop-owned).
 type coroutines struct {
-	n, waiting int
-	nextID     int
-	live       map[*Coroutine]struct{}
+	waiting int
+	nextID  int
+	live    map[*Coroutine]struct{} // running coroutines; len is their number
 }
 
 func (c *coroutines) init() { c.live = map[*Coroutine]struct{}{} }
@@ -52,7 +52,6 @@ func (r *Reactor) Go(ctx context.Context, fn func(ctx context.Context) (any, err
 	if err := r.Exec(func() {
 		r.coros.nextID++
 		c.id = r.coros.nextID
-		r.coros.n++
 		r.coros.live[c] = struct{}{}
 	}); err != nil {
 		return nil, err
@@ -70,7 +69,6 @@ func (r *Reactor) Go(ctx context.Context, fn func(ctx context.Context) (any, err
 		}
 		r.Post(func() {
 			c.state = coDone
-			r.coros.n--
 			delete(r.coros.live, c)
 		})
 	}()
@@ -166,7 +164,7 @@ func (e *DeadlockError) Unwrap() error { return event.ErrDeadlock }
 // no active event. A wait that is already over — its waker was woken, its
 // goroutine has not resumed yet — does not count as waiting.
 func (r *Reactor) deadlocked() bool {
-	if r.coros.n == 0 || r.coros.waiting < r.coros.n || r.active > 0 || r.uvDirty {
+	if n := len(r.coros.live); n == 0 || r.coros.waiting < n || r.active > 0 || r.uvDirty {
 		return false
 	}
 	r.mu.Lock()

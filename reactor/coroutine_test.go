@@ -144,14 +144,17 @@ func TestCoroutineResultAndPanic(t *testing.T) {
 }
 
 // A coroutine woken by a timer is no deadlock; Run returns when it ends.
+// The timer is periodic so that a firing before Await subscribes (the
+// coroutine races the loop) cannot leave the wait without a wake-up.
 func TestCoroutineWokenByTimer(t *testing.T) {
 	r, rep := newReactor(t)
 	ctx := runCtx(t)
-	tm, _ := r.NewTimer(time.Millisecond, 0)
+	tm, _ := r.NewTimer(time.Millisecond, time.Millisecond)
 	c, _ := r.Go(ctx, func(ctx context.Context) (any, error) {
 		if err := tm.Start(); err != nil {
 			return nil, err
 		}
+		defer tm.Close()
 		outs, err := event.Await(ctx, event.Any(), tm)
 		if err != nil {
 			return nil, err
@@ -162,7 +165,7 @@ func TestCoroutineWokenByTimer(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err, _ := c.Outcome()
-	if err != nil || v != "Timer(timeout=1ms)" {
+	if err != nil || v != "Timer(timeout=1ms, periodic)" {
 		t.Fatalf("coroutine = %v, %v", v, err)
 	}
 	if msgs, _ := rep.snapshot(); len(msgs) != 0 {

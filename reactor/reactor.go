@@ -218,7 +218,7 @@ func (r *Reactor) loopStats() Stats {
 	s.CHandles = r.loop.Handles()
 	s.Active = r.active
 	s.Timers = r.timers.count
-	s.Coroutines = r.coros.n
+	s.Coroutines = len(r.coros.live)
 	s.Waiting = r.coros.waiting
 	s.Crossings = r.loop.Crossings()
 	return s

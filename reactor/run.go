@@ -164,7 +164,7 @@ func (r *Reactor) turnUV() {
 
 // idle reports whether Run has nothing left to wait for.
 func (r *Reactor) idle() bool {
-	if r.active > 0 || r.coros.n > 0 || r.uvDirty {
+	if r.active > 0 || len(r.coros.live) > 0 || r.uvDirty {
 		return false
 	}
 	r.mu.Lock()

@@ -11,10 +11,12 @@ import (
 
 // A Timer is an event that fires after a timeout and, when it has a repeat
 // interval, again every interval. It lives on the reactor's Go-side timer
-// wheel, on the loop's millisecond clock (libuv's timer semantics: the clock
-// is read once per loop turn; a timeout of 0 fires on the next turn, never in
-// the pass that started it; timers due in the same millisecond fire in start
-// order).
+// wheel, on the loop's millisecond clock (Go's monotonic clock). It never
+// fires before its timeout has passed since Start, as time.AfterFunc
+// promises: Start reads the clock afresh (not the turn's cached reading) and
+// rounds the deadline up to the next millisecond. A timeout of 0 fires on the
+// next turn, never in the pass that started it; timers due in the same
+// millisecond fire in start order.
 //
 // A one-shot timer is closed when it fires, before its callbacks run: a
 // waiter that comes later gets ErrClosed (timers store no result to replay).
@@ -45,6 +47,12 @@ func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
 	if timeout < 0 || repeat < 0 {
 		return nil, fmt.Errorf("reactor: NewTimer(%v, %v): negative duration: %w", timeout, repeat, syscall.EINVAL)
 	}
+	if r == nil {
+		return nil, fmt.Errorf("reactor: NewTimer: nil reactor: %w", syscall.EINVAL)
+	}
+	if r.closing.Load() {
+		return nil, ErrReactorClosed
+	}
 	t := &Timer{r: r, timeout: timeout, repeat: repeat, where: inNone}
 	event.Init(&t.Base, (*timerOps)(t), true, event.GoOwned)
 	return t, nil
@@ -66,7 +74,7 @@ func (t *Timer) Reset(timeout time.Duration) error {
 		t.timeout = timeout
 		if t.where != inNone {
 			t.r.timers.remove(t)
-			t.r.timers.insert(t, t.r.now()+ms(timeout))
+			t.r.timers.insert(t, t.r.dueAfter(timeout))
 		}
 	}); e != nil {
 		return e
@@ -108,7 +116,10 @@ func (o *timerOps) Event() event.Event { return (*Timer)(o) }
 
 func (o *timerOps) Arm() error {
 	t := (*Timer)(o)
-	t.r.timers.insert(t, t.r.now()+ms(t.timeout))
+	if t.r.closing.Load() {
+		return ErrReactorClosed
+	}
+	t.r.timers.insert(t, t.r.dueAfter(t.timeout))
 	return nil
 }
 

@@ -56,6 +56,10 @@ type config struct {
 	duration time.Duration
 }
 
+// maxSize bounds the message size: a message is written whole before its
+// echo is read, so it must fit in the sockets' buffers on the way.
+const maxSize = 64 << 10
+
 // setupTimeout bounds the server start and the dialling of all connections.
 const setupTimeout = 30 * time.Second
 
@@ -64,7 +68,7 @@ func main() {
 	flag.StringVar(&cfg.impl, "impl", "", "implementation name printed in the result line (required)")
 	flag.StringVar(&cfg.addr, "addr", "", "load a server already listening at this address instead of starting one")
 	flag.IntVar(&cfg.conns, "conns", 50, "connections")
-	flag.IntVar(&cfg.size, "size", 1024, "message size in bytes (at least 8)")
+	flag.IntVar(&cfg.size, "size", 1024, "message size in bytes (8 to 65536)")
 	flag.DurationVar(&cfg.warmup, "warmup", 500*time.Millisecond, "load before the measuring window opens")
 	flag.DurationVar(&cfg.duration, "duration", 3*time.Second, "measuring window")
 	flag.Parse()
@@ -92,8 +96,8 @@ func (c config) check() error {
 		return errors.New("give either a server command or -addr")
 	case c.conns <= 0:
 		return errors.New("-conns must be positive")
-	case c.size < 8:
-		return errors.New("-size must be at least 8 (messages carry a sequence number)")
+	case c.size < 8 || c.size > maxSize:
+		return fmt.Errorf("-size must be from 8 (messages carry a sequence number) to %d", maxSize)
 	case c.warmup < 0 || c.duration <= 0:
 		return errors.New("-warmup must not be negative and -duration must be positive")
 	}

@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
 // comparators are the programs run beside ours, as NAME=command arguments
-// (see parseCommand), grouped by workload. Each prints result lines whose
+// (see parseCommand) whose NAME starts with the workload and a "-" (see
+// runOrder). Each prints result lines whose
 // impl is raw-c for the raw C libuv program and names the Go standard-library
 // mechanism otherwise.
 var comparators = []string{
@@ -28,6 +30,30 @@ var comparators = []string{
 	"d1-raw-c={c:d1_getaddrinfo}",
 	"d1-go-pure={go:d1resolver} -resolver go",
 	"d1-go-cgo=GODEBUG=netdns=cgo {go:d1resolver} -resolver cgo",
+}
+
+// runOrder returns the command-line arguments args in the order they run:
+// grouped by workload, the part of NAME before its first "-", so that every
+// program of a workload runs close in time to the others; groups in the
+// order their workloads first appear, the arguments within a group in their
+// given order.
+func runOrder(args []string) []string {
+	workload := func(arg string) string {
+		w, _, _ := strings.Cut(arg, "-")
+		w, _, _ = strings.Cut(w, "=")
+		return w
+	}
+	first := make(map[string]int)
+	for i, arg := range args {
+		if _, ok := first[workload(arg)]; !ok {
+			first[workload(arg)] = i
+		}
+	}
+	ordered := slices.Clone(args)
+	slices.SortStableFunc(ordered, func(a, b string) int {
+		return first[workload(a)] - first[workload(b)]
+	})
+	return ordered
 }
 
 // command is one program to run; its stdout holds result lines.

@@ -158,3 +158,34 @@ func TestBuilderRemembersFailure(t *testing.T) {
 		t.Errorf("build of a missing source = %v, then %v; want the same not-exist error twice", err1, err2)
 	}
 }
+
+func TestRunOrder(t *testing.T) {
+	args := []string{
+		"t1-raw-c={c:t1_timers}",
+		"e1-raw-c={go:e1load} -impl raw-c {c:e1_echo}",
+		"t1-afterfunc={go:t1afterfunc}",
+		"m1=bin/m1",
+		"e1-net={go:e1load} -impl go-net {go:e1net}",
+		"t1-uvevent={go:t1}",
+		"z9-uvevent=bin/z9",
+		"e1-uvevent={go:e1load} -impl uvevent {go:e1uv}",
+		"m1-uvevent={go:m1}",
+	}
+	want := []string{
+		"t1-raw-c={c:t1_timers}",
+		"t1-afterfunc={go:t1afterfunc}",
+		"t1-uvevent={go:t1}",
+		"e1-raw-c={go:e1load} -impl raw-c {c:e1_echo}",
+		"e1-net={go:e1load} -impl go-net {go:e1net}",
+		"e1-uvevent={go:e1load} -impl uvevent {go:e1uv}",
+		"m1=bin/m1",
+		"m1-uvevent={go:m1}",
+		"z9-uvevent=bin/z9",
+	}
+	if diff := cmp.Diff(want, runOrder(args)); diff != "" {
+		t.Errorf("runOrder mismatch (-want +got):\n%s", diff)
+	}
+	if args[2] != "t1-afterfunc={go:t1afterfunc}" {
+		t.Errorf("runOrder reordered its argument")
+	}
+}

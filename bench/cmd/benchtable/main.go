@@ -11,7 +11,9 @@
 // In a command line, the word {c:NAME} stands for bench/c/NAME.c and
 // {go:NAME} for ./bench/cmd/NAME, built by benchtable before the command
 // runs; leading VAR=value words go to the program's environment. The
-// comparators are command lines of the same form (see comparators). Every
+// comparators are command lines of the same form (see comparators). NAME
+// starts with the workload and a "-" (e1-uvevent): the programs of one
+// workload run one after the other, ours right after its comparators. Every
 // non-empty line a program prints on stdout is a result line:
 //
 //	WORKLOAD IMPL key=value ...
@@ -69,7 +71,7 @@ func run(cc, out, gobench, gopkgs string, extra []string) error {
 
 	b := newBuilder(cc, tmp)
 	var results []Result
-	for _, arg := range slices.Concat(comparators, extra) {
+	for _, arg := range runOrder(slices.Concat(comparators, extra)) {
 		c, err := parseCommand(arg)
 		if err == nil {
 			c, err = expand(c, b.build)

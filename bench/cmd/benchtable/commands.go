@@ -32,26 +32,34 @@ var comparators = []string{
 	"d1-go-cgo=GODEBUG=netdns=cgo {go:d1resolver} -resolver cgo",
 }
 
+// repeats is how many times each program of a workload runs, by workload
+// (1 if absent); its figures are then the median of the runs, metric by
+// metric. The workloads that repeat are those whose run lasts under a second
+// or so, where a moment's load on a shared machine would decide a figure.
+var repeats = map[string]int{"s1": 3, "d1": 5}
+
+// workloadOf returns the workload of a NAME=command argument or of a NAME:
+// the part of NAME before its first "-".
+func workloadOf(arg string) string {
+	name, _, _ := strings.Cut(arg, "=")
+	w, _, _ := strings.Cut(name, "-")
+	return w
+}
+
 // runOrder returns the command-line arguments args in the order they run:
-// grouped by workload, the part of NAME before its first "-", so that every
-// program of a workload runs close in time to the others; groups in the
-// order their workloads first appear, the arguments within a group in their
-// given order.
+// grouped by workload (workloadOf), so that every program of a workload runs
+// close in time to the others; groups in the order their workloads first
+// appear, the arguments within a group in their given order.
 func runOrder(args []string) []string {
-	workload := func(arg string) string {
-		w, _, _ := strings.Cut(arg, "-")
-		w, _, _ = strings.Cut(w, "=")
-		return w
-	}
 	first := make(map[string]int)
 	for i, arg := range args {
-		if _, ok := first[workload(arg)]; !ok {
-			first[workload(arg)] = i
+		if _, ok := first[workloadOf(arg)]; !ok {
+			first[workloadOf(arg)] = i
 		}
 	}
 	ordered := slices.Clone(args)
 	slices.SortStableFunc(ordered, func(a, b string) int {
-		return first[workload(a)] - first[workload(b)]
+		return first[workloadOf(a)] - first[workloadOf(b)]
 	})
 	return ordered
 }

@@ -123,10 +123,15 @@ func TestExpand(t *testing.T) {
 }
 
 // TestComparators checks that every comparator parses, has a name of its
-// own and names programs whose sources exist.
+// own and names programs whose sources exist, and that repeats names only
+// workloads the comparators run.
 func TestComparators(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
 	names := make(map[string]bool)
+	workloads := make(map[string]bool) // those in repeats not yet seen
+	for w := range repeats {
+		workloads[w] = true
+	}
 	for _, arg := range comparators {
 		c, err := parseCommand(arg)
 		if err != nil {
@@ -137,6 +142,7 @@ func TestComparators(t *testing.T) {
 			t.Errorf("comparator name %q used twice", c.name)
 		}
 		names[c.name] = true
+		delete(workloads, workloadOf(c.name))
 		_, err = expand(c, func(p program) (string, error) {
 			_, err := os.Stat(filepath.Join(root, p.source()))
 			return "", err
@@ -144,6 +150,9 @@ func TestComparators(t *testing.T) {
 		if err != nil {
 			t.Errorf("comparator %q: %v", arg, err)
 		}
+	}
+	for w := range workloads {
+		t.Errorf("repeats names workload %q, which no comparator runs", w)
 	}
 }
 

@@ -80,14 +80,9 @@ func run(cc, out, gobench, gopkgs string, extra []string) error {
 			fail(err)
 			continue
 		}
-		stdout, err := execute(c, cmdTimeout)
+		rs, err := runRepeated(c, max(1, repeats[workloadOf(c.name)]))
 		if err != nil {
 			fail(err)
-			continue
-		}
-		rs, err := parseOutput(stdout)
-		if err != nil {
-			fail(fmt.Errorf("%s: %v", c.name, err))
 			continue
 		}
 		results = append(results, rs...)
@@ -115,6 +110,28 @@ func run(cc, out, gobench, gopkgs string, extra []string) error {
 		return fmt.Errorf("%d failure(s)", len(failures))
 	}
 	return nil
+}
+
+// runRepeated runs c n times and returns its results, the median of the
+// runs metric by metric.
+func runRepeated(c command, n int) ([]Result, error) {
+	var runs [][]Result
+	for range n {
+		stdout, err := execute(c, cmdTimeout)
+		if err != nil {
+			return nil, err
+		}
+		rs, err := parseOutput(stdout)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", c.name, err)
+		}
+		runs = append(runs, rs)
+	}
+	rs, err := medianResults(runs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", c.name, err)
+	}
+	return rs, nil
 }
 
 // execute runs c with a timeout and returns its stdout. On failure the error

@@ -235,3 +235,54 @@ func TestParseOutput(t *testing.T) {
 		}
 	}
 }
+
+func TestMedianResults(t *testing.T) {
+	parse := func(lines ...string) []Result {
+		var rs []Result
+		for _, l := range lines {
+			r, err := parseResultLine(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, r)
+		}
+		return rs
+	}
+	runs := [][]Result{
+		parse("D1 raw-c lookups_per_s=90 x=1", "D1 raw-c-b lookups_per_s=5"),
+		parse("D1 raw-c lookups_per_s=10 x=2", "D1 raw-c-b lookups_per_s=6"),
+		parse("D1 raw-c lookups_per_s=50 x=3", "D1 raw-c-b lookups_per_s=7"),
+	}
+	want := parse("D1 raw-c lookups_per_s=50 x=2", "D1 raw-c-b lookups_per_s=6")
+	got, err := medianResults(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("median of three runs mismatch (-want +got):\n%s", diff)
+	}
+
+	got, err = medianResults(runs[:2])
+	want = parse("D1 raw-c lookups_per_s=50 x=1.5", "D1 raw-c-b lookups_per_s=5.5")
+	if diff := cmp.Diff(want, got); err != nil || diff != "" {
+		t.Errorf("median of two runs = %v, mismatch (-want +got):\n%s", err, diff)
+	}
+
+	got, err = medianResults(runs[2:])
+	if diff := cmp.Diff(runs[2], got); err != nil || diff != "" {
+		t.Errorf("median of one run = %v, mismatch (-want +got):\n%s", err, diff)
+	}
+
+	for name, bad := range map[string][][]Result{
+		"no run":         nil,
+		"missing line":   {runs[0], runs[1][:1]},
+		"other impl":     {runs[0], parse("D1 go lookups_per_s=1 x=1", "D1 raw-c-b lookups_per_s=5")},
+		"other key":      {runs[0], parse("D1 raw-c lookups_per_s=1 y=1", "D1 raw-c-b lookups_per_s=5")},
+		"missing key":    {runs[0], parse("D1 raw-c lookups_per_s=1", "D1 raw-c-b lookups_per_s=5")},
+		"other workload": {runs[0], parse("D2 raw-c lookups_per_s=1 x=1", "D1 raw-c-b lookups_per_s=5")},
+	} {
+		if _, err := medianResults(bad); err == nil {
+			t.Errorf("%s: medianResults succeeded", name)
+		}
+	}
+}

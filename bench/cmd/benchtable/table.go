@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -60,6 +61,42 @@ func parseResultLine(line string) (Result, error) {
 		r.Metrics = append(r.Metrics, Metric{Key: key, Value: v})
 	}
 	return r, nil
+}
+
+// medianResults combines the results of several runs of one program into
+// one set: each metric's value is its median over the runs (the mean of the
+// two middle values for an even count). Every run must print the same
+// workloads and impls with the same keys, in the same order.
+func medianResults(runs [][]Result) ([]Result, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("no run")
+	}
+	out := make([]Result, len(runs[0]))
+	for i, r := range runs[0] {
+		out[i] = Result{Workload: r.Workload, Impl: r.Impl, Metrics: make([]Metric, len(r.Metrics))}
+		for j, m := range r.Metrics {
+			values := make([]float64, 0, len(runs))
+			for k, run := range runs {
+				if len(run) != len(runs[0]) || run[i].Workload != r.Workload || run[i].Impl != r.Impl ||
+					len(run[i].Metrics) != len(r.Metrics) || run[i].Metrics[j].Key != m.Key {
+					return nil, fmt.Errorf("run %d printed other lines or keys than run 1", k+1)
+				}
+				values = append(values, run[i].Metrics[j].Value)
+			}
+			out[i].Metrics[j] = Metric{Key: m.Key, Value: median(values)}
+		}
+	}
+	return out, nil
+}
+
+// median returns the median of values (not empty), which it sorts.
+func median(values []float64) float64 {
+	slices.Sort(values)
+	n := len(values)
+	if n%2 == 1 {
+		return values[n/2]
+	}
+	return (values[n/2-1] + values[n/2]) / 2
 }
 
 // isDecimal reports whether s is digits with an optional leading minus sign

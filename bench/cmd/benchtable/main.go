@@ -69,8 +69,10 @@ func run(cc, out, gobench, gopkgs string, extra []string) error {
 		failures = append(failures, err)
 	}
 
+	// Build everything first, so that no compiler runs between the
+	// programs of a workload.
 	b := newBuilder(cc, tmp)
-	var results []Result
+	var cmds []command
 	for _, arg := range runOrder(slices.Concat(comparators, extra)) {
 		c, err := parseCommand(arg)
 		if err == nil {
@@ -80,6 +82,10 @@ func run(cc, out, gobench, gopkgs string, extra []string) error {
 			fail(err)
 			continue
 		}
+		cmds = append(cmds, c)
+	}
+	var results []Result
+	for _, c := range cmds {
 		rs, err := runRepeated(c, max(1, repeats[workloadOf(c.name)]))
 		if err != nil {
 			fail(err)

@@ -8,9 +8,11 @@
 //	e1load -impl NAME [-conns 50] [-size 1024] [-warmup 500ms] [-duration 3s] server-command [arg ...]
 //	e1load -impl NAME -addr 127.0.0.1:PORT [...]
 //
-// With a server command, e1load starts the server itself, so that it can
-// read the server's CPU time from /proc/PID/stat. The server must listen on
-// 127.0.0.1, print "listening HOST:PORT" as the first line of its stdout
+// The address, given or printed by the server, must be a loopback IP
+// address. With a server command, e1load starts the server itself, so that
+// it can read the server's CPU time from /proc/PID/stat. The server must
+// listen on 127.0.0.1 (at the port its first argument gives, or any when
+// there is none), print "listening HOST:PORT" as the first line of its stdout
 // once it accepts connections, and echo every byte back. Give the server
 // program itself, not a shell running it: only that process's CPU time is
 // counted. e1load stops it with SIGTERM to its process group (and SIGKILL if
@@ -117,6 +119,9 @@ func run(ctx context.Context, cfg config) (string, error) {
 		addr = srv.addr
 	}
 
+	if err := checkLoopback(addr); err != nil {
+		return "", err
+	}
 	l, err := dialAll(ctx, addr, cfg.conns)
 	if err != nil {
 		return "", err
@@ -152,6 +157,19 @@ func run(ctx context.Context, cfg config) (string, error) {
 		line += fmt.Sprintf(" server_cpu_us_per_msg=%.2f", float64((cpu1-cpu0).Microseconds())/float64(msgs))
 	}
 	return line, nil
+}
+
+// checkLoopback refuses an address that is not an IP literal on the
+// loopback network: the load never leaves the machine.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("address %s: want a loopback IP address, such as 127.0.0.1:PORT", addr)
+	}
+	return nil
 }
 
 // load is the set of connections and their ping-pong goroutines.

@@ -92,6 +92,23 @@ func TestParseReady(t *testing.T) {
 	}
 }
 
+func TestCheckLoopback(t *testing.T) {
+	for addr, wantOK := range map[string]bool{
+		"127.0.0.1:4000":  true,
+		"127.9.9.9:1":     true,
+		"[::1]:4000":      true,
+		"10.0.0.1:4000":   false,
+		"example.com:80":  false,
+		"localhost:4000":  false,
+		"127.0.0.1":       false,
+		"[::ffff:1]:4000": false,
+	} {
+		if err := checkLoopback(addr); (err == nil) != wantOK {
+			t.Errorf("checkLoopback(%q) = %v, want ok %v", addr, err, wantOK)
+		}
+	}
+}
+
 func TestReadyWriter(t *testing.T) {
 	w := &readyWriter{line: make(chan string, 1)}
 	for _, p := range []string{"listen", "ing 127.0.0.1:1\nmore", " output\nand more\n"} {

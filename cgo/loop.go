@@ -38,6 +38,19 @@ const (
 	CompletionAsync  = C.UVEV_DONE_ASYNC
 	CompletionTimer  = C.UVEV_DONE_TIMER
 	CompletionWork   = C.UVEV_DONE_WORK
+
+	CompletionPoll       = C.UVEV_DONE_POLL
+	CompletionRead       = C.UVEV_DONE_READ
+	CompletionWrite      = C.UVEV_DONE_WRITE
+	CompletionConnect    = C.UVEV_DONE_CONNECT
+	CompletionConnection = C.UVEV_DONE_CONNECTION
+	CompletionShutdown   = C.UVEV_DONE_SHUTDOWN
+	CompletionFSEvent    = C.UVEV_DONE_FSEVENT
+	CompletionAddrInfo   = C.UVEV_DONE_ADDRINFO
+	CompletionNameInfo   = C.UVEV_DONE_NAMEINFO
+	CompletionUDPRecv    = C.UVEV_DONE_UDP_RECV
+	CompletionUDPSend    = C.UVEV_DONE_UDP_SEND
+	CompletionFS         = C.UVEV_DONE_FS
 )
 
 // Completion is one record of what libuv did during a turn. Its layout is
@@ -191,7 +204,8 @@ func (l *Loop) CloseHandle(h Handle) {
 // ever ends silently.
 func (c *Completion) Request() bool {
 	switch c.Kind {
-	case CompletionWork:
+	case CompletionWork, CompletionWrite, CompletionConnect, CompletionShutdown,
+		CompletionAddrInfo, CompletionNameInfo, CompletionUDPSend, CompletionFS:
 		return true
 	}
 	return false

@@ -32,7 +32,20 @@ enum {
   UVEV_DONE_CLOSED = 1, /* the handle's close callback ran; its memory is freed */
   UVEV_DONE_ASYNC = 2,  /* a uv_async_t was sent (sends coalesce) */
   UVEV_DONE_TIMER = 3,  /* a uv_timer_t fired (test kind) */
-  UVEV_DONE_WORK = 4    /* a uv_work_t finished: status 0 or UV_ECANCELED (test kind) */
+  UVEV_DONE_WORK = 4,   /* a uv_work_t finished: status 0 or UV_ECANCELED (test kind) */
+  /* Reserved for the kinds of this wave, one per kind file: */
+  UVEV_DONE_POLL = 5,        /* poll.c: n = events (UV_READABLE | ...) */
+  UVEV_DONE_READ = 6,        /* stream reads: n = bytes or status, data = buffer */
+  UVEV_DONE_WRITE = 7,       /* request: a write finished */
+  UVEV_DONE_CONNECT = 8,     /* request: a connect finished */
+  UVEV_DONE_CONNECTION = 9,  /* a listener has a connection to accept */
+  UVEV_DONE_SHUTDOWN = 10,   /* request: a shutdown finished */
+  UVEV_DONE_FSEVENT = 11,    /* fsevent.c: aux = events, data = file name */
+  UVEV_DONE_ADDRINFO = 12,   /* request: getaddrinfo, data = addrinfo list */
+  UVEV_DONE_NAMEINFO = 13,   /* request: getnameinfo, data = host and service */
+  UVEV_DONE_UDP_RECV = 14,   /* udp: n = bytes, data = buffer and address */
+  UVEV_DONE_UDP_SEND = 15,   /* request: a datagram was sent */
+  UVEV_DONE_FS = 16          /* request: a file operation finished */
 };
 
 /* One completion, written by a libuv callback on the loop thread and read by

@@ -33,7 +33,9 @@ func TestConformTimer(t *testing.T) {
 
 func TestConformPeriodicTimer(t *testing.T) {
 	conform.Run(t, conform.Kind{
-		New:  func(r *reactor.Reactor) (event.Event, error) { return uv.NewTimer(r, time.Millisecond, time.Millisecond) },
+		New: func(r *reactor.Reactor) (event.Event, error) {
+			return uv.NewTimer(r, time.Millisecond, time.Millisecond)
+		},
 		Info: regexp.MustCompile(`^Timer\(timeout=1ms, periodic\)$`),
 	})
 }

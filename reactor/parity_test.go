@@ -6,6 +6,8 @@ package reactor
 
 import (
 	"errors"
+	"github.com/google/go-cmp/cmp"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -108,5 +110,39 @@ func TestRunNoWaitAndAlive(t *testing.T) {
 	tm.Close()
 	if r.Alive() {
 		t.Fatal("alive after its only event closed")
+	}
+}
+
+// runtime.Goexit in a queued operation (what t.Fatal does) ends the
+// goroutine driving the loop; Exec says so, and the reactor stays usable.
+func TestGoexitDoesNotWedgeTheReactor(t *testing.T) {
+	var reports []string
+	r := timerTestReactor(t, Options{OnReport: func(_ event.Event, msg string, _ error) { reports = append(reports, msg) }})
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		r.Serve(timerTestCtx(t))
+	}()
+	for !r.Stats().Running {
+		time.Sleep(100 * time.Microsecond)
+	}
+	if err := r.Exec(func() { runtime.Goexit() }); !errors.Is(err, ErrGoexit) {
+		t.Fatalf("Exec of a Goexit = %v, want ErrGoexit", err)
+	}
+	<-served // the loop goroutine ended
+	fired := false
+	tm := timerTestNew(t, r, time.Millisecond, 0, func(event.Event, any, error) { fired = true })
+	timerTestStart(t, tm)
+	timerTestRun(t, r)
+	if !fired {
+		t.Fatal("a timer did not fire on the reactor after the Goexit")
+	}
+	// A Post that panics while no loop runs is reported, not raised.
+	if err := r.Post(func() { panic("boom") }); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"operation called runtime.Goexit", "posted operation panicked"}
+	if diff := cmp.Diff(want, reports); diff != "" {
+		t.Fatalf("reports (-want +got):\n%s", diff)
 	}
 }

@@ -100,12 +100,18 @@ func (r *Reactor) Post(fn func()) error {
 		r.direct(me, func() { r.safely(fn) })
 		return nil
 	}
+	r.enqueueLocked(fn)
+	return nil
+}
+
+// enqueueLocked queues fn for the loop and wakes it; mu is held on entry
+// and released on return.
+func (r *Reactor) enqueueLocked(fn func()) {
 	r.queue = append(r.queue, fn)
 	r.pending.Store(true)
 	r.mu.Unlock()
 	r.stats.queued.Add(1)
 	r.signal()
-	return nil
 }
 
 // direct runs fn with ownership while no goroutine runs the loop. mu is held

@@ -21,6 +21,7 @@ import (
 // goroutine every few milliseconds wakes the parked loop again and again,
 // and the libuv timer still fires when due.
 func TestLibuvDeadlineSurvivesWakeUps(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	tm, err := uv.UvtNewLibuvTimer(u.Reactor, 100*time.Millisecond)
 	if err != nil {
@@ -48,6 +49,7 @@ func TestLibuvDeadlineSurvivesWakeUps(t *testing.T) {
 // A libuv timer started after the loop was parked a while counts its
 // timeout from the start: the shim refreshes libuv's clock first.
 func TestLibuvTimerCountsFromStart(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	tm, err := uv.UvtNewLibuvTimer(u.Reactor, 20*time.Millisecond)
 	if err != nil {
@@ -126,6 +128,7 @@ func busy(d time.Duration) {
 // A request in flight keeps Run going, is no deadlock, and completes with
 // its result.
 func TestRequestKeepsRunAlive(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	w, err := uv.UvtSubmitWork(u.Reactor, 30*time.Millisecond)
 	if err != nil {
@@ -155,6 +158,7 @@ func TestRequestKeepsRunAlive(t *testing.T) {
 // Close waits, without spinning, for requests in flight; those not started
 // are cancelled; every subscriber hears ErrClosed; nothing is left.
 func TestCloseWaitsForRequests(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	var errs [6]error
 	for i := range errs {

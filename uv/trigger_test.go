@@ -153,6 +153,7 @@ func TestTriggerSendWhileStoppedNotDeliveredAfterRestart(t *testing.T) {
 
 // Create, Start, Close, the close callback, and what a closed trigger does.
 func TestTriggerLifecycle(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	if diff := cmp.Diff(uv.UvtCounts{0, 0}, uv.UvtCountsOf(t, u)); diff != "" {
 		t.Fatalf("fresh reactor (-want +got):\n%s", diff)

@@ -215,6 +215,9 @@ func (b *Base) owner() Owner       { return b.ops.Owner() }
 func (b *Base) AddCallback(cb *Callback) error { return b.doCB((*Base).addCallback, cb) }
 
 func (b *Base) addCallback(cb *Callback) error {
+	if !cb.usable() {
+		return ErrNilCallback
+	}
 	if b.has(Closed) {
 		return ErrClosed
 	}
@@ -344,8 +347,9 @@ func (b *Base) released() {
 func (b *Base) Retain() { b.refs.Retain() }
 
 // Dispose drops a reference; the last one closes and frees the event.
+// Disposing an event whose references are all gone does nothing.
 func (b *Base) Dispose() {
-	if !b.refs.Release() {
+	if b.refs.Load() <= 0 || !b.refs.Release() {
 		return
 	}
 	b.do((*Base).release)
@@ -375,6 +379,9 @@ func (b *Base) release() error {
 func (b *Base) Replay(cb *Callback) error { return b.doCB((*Base).replay, cb) }
 
 func (b *Base) replay(cb *Callback) error {
+	if !cb.usable() {
+		return ErrNilCallback
+	}
 	r, ok := b.ops.(Replayer)
 	if !ok {
 		return ErrNotReplayable

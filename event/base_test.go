@@ -243,14 +243,14 @@ func TestReplay(t *testing.T) {
 	var got []string
 	rec := event.NewCallback(func(_ event.Event, r any, err error) { got = append(got, fmt.Sprint(r, " ", err)) })
 
-	ok := event.NewFuture(s)
+	ok := event.NewFuture[any](s)
 	if err := ok.Replay(rec); !errors.Is(err, event.ErrNotReplayable) {
 		t.Errorf("Replay of a pending future = %v, want ErrNotReplayable", err)
 	}
 	ok.Resolve(7)
-	bad := event.NewFuture(s)
+	bad := event.NewFuture[any](s)
 	bad.Reject(boom)
-	for _, f := range []*event.Future{ok, ok, bad} {
+	for _, f := range []*event.Future[any]{ok, ok, bad} {
 		if err := f.Replay(rec); err != nil {
 			t.Errorf("Replay: %v", err)
 		}

@@ -37,16 +37,16 @@ func TestAwaitReleasesItsCallback(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		mode Mode
-		do   func(a, b *Future, abort func(error))
+		do   func(a, b *Future[any], abort func(error))
 		want error
 	}{
-		{"resolved", Any(), func(a, _ *Future, _ func(error)) { a.Resolve(1) }, nil},
-		{"rejected", All(), func(a, b *Future, _ func(error)) { a.Reject(boom); b.Resolve(2) }, boom},
-		{"timeout", Any().Within(time.Millisecond), func(*Future, *Future, func(error)) {}, ErrTimeout},
-		{"aborted", Any(), func(_, _ *Future, abort func(error)) { abort(ErrDeadlock) }, ErrDeadlock},
+		{"resolved", Any(), func(a, _ *Future[any], _ func(error)) { a.Resolve(1) }, nil},
+		{"rejected", All(), func(a, b *Future[any], _ func(error)) { a.Reject(boom); b.Resolve(2) }, boom},
+		{"timeout", Any().Within(time.Millisecond), func(*Future[any], *Future[any], func(error)) {}, ErrTimeout},
+		{"aborted", Any(), func(_, _ *Future[any], abort func(error)) { abort(ErrDeadlock) }, ErrDeadlock},
 	} {
 		s := &Serial{}
-		a, b := NewFuture(s), NewFuture(s)
+		a, b := NewFuture[any](s), NewFuture[any](s)
 		g := &grabWaiter{then: func(abort func(error)) { tc.do(a, b, abort) }}
 		_, err := Await(WithWaiter(context.Background(), g), tc.mode, a, b, a)
 		if !errors.Is(err, tc.want) {

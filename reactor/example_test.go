@@ -13,13 +13,13 @@ import (
 
 // The README's example: a periodic timer, a future it resolves, and a
 // coroutine awaiting either.
-func ExampleReactor_Go() {
+func ExampleGo() {
 	ctx := context.Background()
 	r, _ := reactor.New(reactor.Options{})
 	defer r.Close()
 
 	tick, _ := uv.NewTimer(r, 10*time.Millisecond, 10*time.Millisecond) // periodic
-	f := event.NewFuture(r)
+	f := event.NewFuture[any](r)
 	n := 0
 	event.Subscribe(tick, func(ev event.Event, _ any, _ error) {
 		if n++; n == 3 {
@@ -29,7 +29,7 @@ func ExampleReactor_Go() {
 	})
 	tick.Start()
 
-	co, _ := r.Go(ctx, func(ctx context.Context) (any, error) {
+	co, _ := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
 		outs, err := event.Await(ctx, event.Any().Within(time.Second), f)
 		if err != nil {
 			return nil, err
@@ -37,8 +37,8 @@ func ExampleReactor_Go() {
 		return outs[0].Result, nil
 	})
 	_ = r.Run(ctx)            // until no active event and no coroutine remains
-	fmt.Println(co.Outcome()) // three ticks <nil> true
-	// Output: three ticks <nil> true
+	fmt.Println(co.Outcome()) // three ticks true <nil>
+	// Output: three ticks true <nil>
 }
 
 // Two coroutines awaiting each other are reported, not left hanging.
@@ -46,21 +46,21 @@ func ExampleDeadlockError() {
 	ctx := context.Background()
 	r, _ := reactor.New(reactor.Options{OnReport: func(event.Event, string, error) {}})
 	defer r.Close()
-	fa, fb := event.NewFuture(r), event.NewFuture(r)
-	a, _ := r.Go(ctx, func(ctx context.Context) (any, error) {
+	fa, fb := event.NewFuture[any](r), event.NewFuture[any](r)
+	a, _ := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fb)
 		return nil, err
 	})
-	r.Go(ctx, func(ctx context.Context) (any, error) {
+	reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fa)
 		return nil, err
 	})
 	_ = r.Run(ctx)
-	_, err, _ := a.Outcome()
+	_, _, err := a.Outcome()
 	var dl *reactor.DeadlockError
 	fmt.Println(errors.Is(err, event.ErrDeadlock), errors.As(err, &dl), len(dl.Waiters))
 	fmt.Println(dl.Waiters[0].Coroutine, dl.Waiters[0].Events)
 	// Output:
 	// true true 2
-	// Coroutine 1 (waiting on 1 events) [Future(pending)]
+	// Goroutine 1 spawned at reactor/example_test.go:50, waiting at reactor/example_test.go:51 on Future(pending) [Future(pending)]
 }

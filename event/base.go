@@ -88,7 +88,9 @@ type Ops interface {
 	Owner() Owner
 	// Event returns the event itself, as callbacks should see it.
 	Event() Event
-	// Arm activates the underlying handle (the first Start).
+	// Arm activates the underlying handle (the first Start). A one-shot
+	// event that can complete at once may call Complete from Arm: Start
+	// then leaves it closed, not started.
 	Arm() error
 	// Disarm deactivates it (the last Stop, or Close).
 	Disarm()
@@ -256,6 +258,9 @@ func (b *Base) start() error {
 	}
 	if err := b.ops.Arm(); err != nil {
 		return err
+	}
+	if b.has(Closed) {
+		return nil // Arm completed the one-shot event at once (a channel op that matched)
 	}
 	b.loopRefs = 1
 	if !b.has(startedOnce) {

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/uvevent/uvevent/internal/caller"
 )
 
 // Mode says when a wait is over. Build one with Any, All, FirstSuccess or
@@ -170,7 +169,7 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 		w.outs[i] = Outcome{Index: i, Event: ev}
 	}
 	if v != nil {
-		runtime.Callers(2, w.pcs[:])
+		w.stack.Record()
 	}
 	w.cb = NewCallback(w.on)
 	w.subscribe()
@@ -224,7 +223,7 @@ type waker struct {
 	targets []Event // resolved: what the callback is subscribed to
 	cb      *Callback
 	ch      chan struct{}
-	pcs     [8]uintptr // the caller's stack, for Where
+	stack   caller.Stack // the caller's, for Where
 
 	subbed, started []bool // touched with the event's owner held
 
@@ -291,41 +290,9 @@ func (w *waker) Abort(err error) { w.abort(err) }
 // Bounded implements WaitState.
 func (w *waker) Bounded() bool { return w.mode.timeout > 0 }
 
-// Where implements WaitState: the first caller outside this module's
+// Where implements WaitState: the caller's line, outside this module's
 // packages (tests of them count as callers).
-func (w *waker) Where() string {
-	frames := runtime.CallersFrames(w.pcs[:])
-	for {
-		f, more := frames.Next()
-		if f.Function != "" && !insideModule(f.Function) {
-			return shortFile(f.File) + ":" + strconv.Itoa(f.Line)
-		}
-		if !more {
-			return ""
-		}
-	}
-}
-
-// insideModule reports whether fn belongs to one of the packages whose
-// functions wait on a caller's behalf.
-func insideModule(fn string) bool {
-	for _, p := range []string{"/uvevent/event.", "/uvevent/async.", "/uvevent/reactor."} {
-		if strings.Contains(fn, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// shortFile keeps the last directory and the file name.
-func shortFile(path string) string {
-	if i := strings.LastIndexByte(path, '/'); i >= 0 {
-		if j := strings.LastIndexByte(path[:i], '/'); j >= 0 {
-			return path[j+1:]
-		}
-	}
-	return path
-}
+func (w *waker) Where() string { return w.stack.Site() }
 
 func (w *waker) isDone() bool {
 	w.mu.Lock()

@@ -3,14 +3,13 @@ package reactor
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/caller"
 )
 
 // A Coroutine is a function run by the reactor, and the event of its
@@ -111,7 +110,7 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 	case fn == nil:
 		return nil, fmt.Errorf("reactor: nil coroutine function: %w", syscall.EINVAL)
 	}
-	co := &coroutine{r: r, coop: coop, site: callSite(3), state: coRunning}
+	co := &coroutine{r: r, coop: coop, site: caller.Site(), state: coRunning}
 	c := &Coroutine[T]{Future: event.NewFuture[T](r), co: co}
 	if err := r.Exec(func() {
 		r.coros.nextID++
@@ -167,15 +166,6 @@ func callFn[T any](ctx context.Context, fn func(context.Context) (T, error)) (v 
 		}
 	}()
 	return fn(ctx)
-}
-
-// callSite names the caller skip frames up as "dir/file.go:line".
-func callSite(skip int) string {
-	_, file, line, ok := runtime.Caller(skip)
-	if !ok {
-		return "?"
-	}
-	return fmt.Sprintf("%s/%s:%d", filepath.Base(filepath.Dir(file)), filepath.Base(file), line)
 }
 
 // Cancel cancels the coroutine's context (with context.Canceled). A

@@ -76,6 +76,10 @@ func (f *Future[T]) complete(v T, err error) error {
 		return ErrCompleted
 	}
 	f.result, f.err = v, err
+	if f.owner.Owned() {
+		f.deliver()
+		return nil
+	}
 	if perr := f.owner.Post(f.deliver); perr != nil {
 		// The owner is gone: keep the outcome for Outcome and Replay; its
 		// waiters were ended when the owner shut down. Nothing else touches

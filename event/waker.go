@@ -7,8 +7,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/uvevent/uvevent/internal/caller"
 )
 
 // Mode says when a wait is over. Build one with Any, All, FirstSuccess or
@@ -95,6 +93,10 @@ type Parker interface {
 	Waiter
 	Parks() bool
 	Park(arm func(resume func()))
+	// Done returns the done channel of the context whose end the Parker
+	// turns into an Abort of its current wait by itself (its coroutine's
+	// own context), so that Await need not watch it.
+	Done() <-chan struct{}
 }
 
 // WaitRegistry is implemented by owners that can end waits on their events
@@ -118,8 +120,6 @@ type WaitState interface {
 	// deadline does not count: a deadlock is reported at once rather than
 	// when the deadline comes.
 	Bounded() bool
-	// Where names the caller's line that waits ("main.go:42"), or "".
-	Where() string
 }
 
 type waiterKey struct{}
@@ -146,17 +146,12 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 	if err := m.check(events); err != nil {
 		return nil, err
 	}
-	n := len(events)
-	w := &waker{mode: m, ctx: ctx, ch: make(chan struct{}, 1), events: events}
-	w.targets = make([]Event, n)
-	w.outs = make([]Outcome, n)
-	w.subbed = make([]bool, n)
-	w.started = make([]bool, n)
 	v, _ := ctx.Value(waiterKey{}).(Waiter)
 	parker, _ := v.(Parker)
 	if parker != nil && !parker.Parks() {
 		parker = nil
 	}
+	w := newWaker(ctx, m, events, parker == nil)
 	for i, ev := range events {
 		t := Deref(ev)
 		if isNil(t) {
@@ -165,28 +160,26 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 		if parker == nil && t.base().owner().Owned() {
 			return nil, fmt.Errorf("event: Await on %s: %w", t.Info(), ErrOnLoop)
 		}
-		w.targets[i] = t
+		w.slots[i].target = t
 		w.outs[i] = Outcome{Index: i, Event: ev}
 	}
-	if v != nil {
-		w.stack.Record()
-	}
-	w.cb = NewCallback(w.on)
 	w.subscribe()
 	if !w.isDone() {
-		for i, t := range w.targets {
-			o := t.base().owner()
+		cover, _ := v.(interface{ Covers(Owner) bool })
+		for i := range w.slots {
+			o := w.owner(i)
 			reg, ok := o.(WaitRegistry)
-			if !ok || slices.ContainsFunc(w.targets[:i], func(p Event) bool { return p.base().owner() == o }) {
+			if !ok || (cover != nil && cover.Covers(o)) || slices.ContainsFunc(w.slots[:i], func(s slot) bool { return s.target.base().owner() == o }) {
 				continue
 			}
 			defer reg.AddWait(w)()
 		}
 		if v != nil {
-			v.BeginWait(w.targets, w)
+			v.BeginWait(w.targets(), w)
 			defer v.EndWait()
 		}
 		if parker != nil {
+			w.done0 = parker.Done()
 			parker.Park(w.arm)
 			w.disarm()
 		} else {
@@ -197,6 +190,22 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.outs, w.err
+}
+
+// newWaker makes the waker of one Await. Waits on one or two events, the
+// common case, keep their per-event state inside the waker itself.
+func newWaker(ctx context.Context, m Mode, events []Event, blocking bool) *waker {
+	w := &waker{mode: m, ctx: ctx}
+	if n := len(events); n <= len(w.inline.outs) {
+		w.outs, w.slots = w.inline.outs[:n], w.inline.slots[:n]
+	} else {
+		w.outs, w.slots = make([]Outcome, n), make([]slot, n)
+	}
+	if blocking {
+		w.ch = make(chan struct{}, 1)
+	}
+	w.cbv.fn = w.on
+	return w
 }
 
 func (m Mode) check(events []Event) error {
@@ -217,24 +226,49 @@ func (m Mode) check(events []Event) error {
 // goroutines of the events (several loops at once when the events belong to
 // several reactors), so it is guarded by mu.
 type waker struct {
-	mode    Mode
-	ctx     context.Context
-	events  []Event // as passed to Await
-	targets []Event // resolved: what the callback is subscribed to
-	cb      *Callback
-	ch      chan struct{}
-	stack   caller.Stack // the caller's, for Where
-
-	subbed, started []bool // touched with the event's owner held
-
-	stops []func() bool // what arm set up to end a parked wait
+	mode  Mode
+	ctx   context.Context
+	slots []slot // per event, touched with the event's owner held
+	cbv   Callback
+	ch    chan struct{}   // signalled at the end of a blocking wait
+	stops []func() bool   // what arm set up to end a parked wait
+	done0 <-chan struct{} // a context end the Parker watches itself
 
 	mu       sync.Mutex
-	resume   func() // a parked wait's resume, called once when it ends
 	outs     []Outcome
+	resume   func() // a parked wait's resume, called once when it ends
 	ok, fail int
 	done     bool
 	err      error
+
+	inline struct { // storage for waits on few events
+		outs    [2]Outcome
+		slots   [2]slot
+		targets [2]Event
+		stops   [2]func() bool
+	}
+}
+
+// slot is one event of a wait.
+type slot struct {
+	target                   Event // resolved: what the callback is subscribed to
+	handled, subbed, started bool
+}
+
+func (w *waker) owner(i int) Owner { return w.slots[i].target.base().owner() }
+
+// targets lists the resolved events, for the Waiter.
+func (w *waker) targets() []Event {
+	ts := w.inline.targets[:0:0]
+	if n := len(w.slots); n <= len(w.inline.targets) {
+		ts = w.inline.targets[:n]
+	} else {
+		ts = make([]Event, n)
+	}
+	for i := range w.slots {
+		ts[i] = w.slots[i].target
+	}
+	return ts
 }
 
 // block waits for the end of the wait: a notification, ctx, or the bound.
@@ -248,7 +282,7 @@ func (w *waker) block() {
 	select {
 	case <-w.ch:
 	case <-w.ctx.Done():
-		w.abort(w.ctx.Err())
+		w.abort(context.Cause(w.ctx))
 	case <-timeout:
 		w.abort(&TimeoutError{After: w.mode.timeout})
 	}
@@ -265,8 +299,9 @@ func (w *waker) arm(resume func()) {
 	}
 	w.resume = resume
 	w.mu.Unlock()
-	if w.ctx.Done() != nil {
-		w.stops = append(w.stops, context.AfterFunc(w.ctx, func() { w.abort(w.ctx.Err()) }))
+	w.stops = w.inline.stops[:0]
+	if done := w.ctx.Done(); done != nil && done != w.done0 {
+		w.stops = append(w.stops, context.AfterFunc(w.ctx, func() { w.abort(context.Cause(w.ctx)) }))
 	}
 	if d := w.mode.timeout; d > 0 {
 		w.stops = append(w.stops, time.AfterFunc(d, func() { w.abort(&TimeoutError{After: d}) }).Stop)
@@ -290,40 +325,41 @@ func (w *waker) Abort(err error) { w.abort(err) }
 // Bounded implements WaitState.
 func (w *waker) Bounded() bool { return w.mode.timeout > 0 }
 
-// Where implements WaitState: the caller's line, outside this module's
-// packages (tests of them count as callers).
-func (w *waker) Where() string { return w.stack.Site() }
-
 func (w *waker) isDone() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.done
 }
 
-// subscribe adds the callback to every event, one Exec per owner.
+// subscribe adds the callback to every event, one Exec per owner (none
+// for an owner the caller holds).
 func (w *waker) subscribe() {
-	handled := make([]bool, len(w.targets))
-	for i, t := range w.targets {
-		if handled[i] {
+	for i := range w.slots {
+		if w.slots[i].handled {
 			continue
 		}
-		o := t.base().owner()
-		err := o.Exec(func() {
-			for j := i; j < len(w.targets); j++ {
-				if handled[j] || w.targets[j].base().owner() != o {
-					continue
-				}
-				handled[j] = true
-				w.subscribeOne(j)
-			}
-		})
-		if err != nil {
-			for j := i; j < len(w.targets); j++ {
-				if !handled[j] && w.targets[j].base().owner() == o {
-					handled[j] = true
-					w.on(w.targets[j], nil, err)
+		o := w.owner(i)
+		if o.Owned() {
+			w.subscribeOwner(o, i)
+			continue
+		}
+		if err := o.Exec(func() { w.subscribeOwner(o, i) }); err != nil {
+			for j := i; j < len(w.slots); j++ {
+				if !w.slots[j].handled && w.owner(j) == o {
+					w.slots[j].handled = true
+					w.on(w.slots[j].target, nil, err)
 				}
 			}
+		}
+	}
+}
+
+// subscribeOwner subscribes to the events of o from i on; o is held.
+func (w *waker) subscribeOwner(o Owner, i int) {
+	for j := i; j < len(w.slots); j++ {
+		if !w.slots[j].handled && w.owner(j) == o {
+			w.slots[j].handled = true
+			w.subscribeOne(j)
 		}
 	}
 }
@@ -332,38 +368,46 @@ func (w *waker) subscribe() {
 // replayed; an open one is subscribed to and, when it lives in a loop,
 // started (one counted Start, undone by unsubscribe).
 func (w *waker) subscribeOne(j int) {
-	b := w.targets[j].base()
+	s := &w.slots[j]
+	b := s.target.base()
 	if b.has(Closed) {
-		if b.replay(w.cb) != nil {
-			w.on(w.targets[j], nil, ErrClosed)
+		if b.replay(&w.cbv) != nil {
+			w.on(s.target, nil, ErrClosed)
 		}
 		return
 	}
-	b.addCallback(w.cb)
-	w.subbed[j] = true
+	b.addCallback(&w.cbv)
+	s.subbed = true
 	if b.has(loopEvent) && !w.isDone() {
 		if err := b.start(); err != nil {
-			w.on(w.targets[j], nil, err)
+			w.on(s.target, nil, err)
 			return
 		}
-		w.started[j] = true
+		s.started = true
 	}
 }
 
 func (w *waker) unsubscribe() {
-	for j, t := range w.targets {
-		if !w.subbed[j] {
+	for j := range w.slots {
+		s := &w.slots[j]
+		if !s.subbed {
 			continue
 		}
-		b := t.base()
-		b.exec(func() {
-			b.delCallback(w.cb)
-			if w.started[j] {
-				b.stop(false)
-			}
-		})
+		if b := s.target.base(); b.owner().Owned() {
+			w.unsubscribeOne(s)
+		} else {
+			b.exec(func() { w.unsubscribeOne(s) })
+		}
 	}
-	w.cb.Release()
+	w.cbv.Release()
+}
+
+func (w *waker) unsubscribeOne(s *slot) {
+	b := s.target.base()
+	b.delCallback(&w.cbv)
+	if s.started {
+		b.stop(false)
+	}
 }
 
 // on receives a notification from any of the events.
@@ -391,9 +435,9 @@ func (w *waker) onLocked(ev Event, result any, err error) {
 		return
 	}
 	i := -1
-	b := ev.base() // compare events by their Base: an embedding type and its embedded event are one event
-	for j, t := range w.targets {
-		if t.base() == b && !w.outs[j].Done {
+	b := ev.base()           // compare events by their Base: an embedding type and its embedded event are one event
+	for j := range w.slots { // only target: the other fields belong to the Await goroutine
+		if w.slots[j].target.base() == b && !w.outs[j].Done {
 			i = j
 			break
 		}
@@ -415,7 +459,7 @@ func (w *waker) onLocked(ev Event, result any, err error) {
 			return
 		}
 	}
-	n := len(w.targets)
+	n := len(w.slots)
 	switch w.mode.kind {
 	case modeAny, modeFirstSuccess:
 		if err == nil {

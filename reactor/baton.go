@@ -22,6 +22,13 @@ func (w *coopWaiter) BeginWait(events []event.Event, ws event.WaitState) {
 
 func (w *coopWaiter) EndWait() { (*coWaiter)(w).EndWait() }
 
+// Done returns the coroutine context's done channel: its end aborts the
+// current wait (see coroutine.abortWait).
+func (w *coopWaiter) Done() <-chan struct{} { return w.done }
+
+// Covers: see coWaiter.Covers.
+func (w *coopWaiter) Covers(o event.Owner) bool { return (*coWaiter)(w).Covers(o) }
+
 // Parks reports whether the caller is the coroutine itself, holding the
 // baton: only then does Await park through it.
 func (w *coopWaiter) Parks() bool {
@@ -33,17 +40,38 @@ func (w *coopWaiter) Parks() bool {
 // again.
 func (w *coopWaiter) Park(arm func(resume func())) {
 	co := (*coroutine)(w)
-	arm(co.schedule)
+	arm(co.wake)
 	co.giveBack()
 	co.lent = <-co.run
 }
 
-// giveBack returns a lent baton; the coroutine's goroutine calls it.
+// giveBack passes a lent baton on: straight to the next ready coroutine
+// while the pass of runReady has steps left (one goroutine hand-off instead
+// of two: the loop goroutine stays parked in step), else back to the loop.
+// The coroutine's goroutine calls it.
 func (co *coroutine) giveBack() {
-	if co.lent {
-		co.lent = false
-		co.yield <- struct{}{}
+	if !co.lent {
+		return
 	}
+	co.lent = false
+	r := co.r
+	c := &r.coros
+	c.mu.Lock()
+	var next *coroutine
+	if len(c.ready) > 0 && c.passes < maxSteps {
+		next = c.ready[0]
+		c.ready[0] = nil
+		c.ready = c.ready[1:]
+		c.passes++
+	}
+	c.mu.Unlock()
+	if next == nil {
+		c.back <- struct{}{}
+		return
+	}
+	next.state = coRunning
+	r.holder.Store(next.gid)
+	next.run <- true
 }
 
 // schedule makes the coroutine ready. Ready coroutines run on the loop's
@@ -84,20 +112,56 @@ func (r *Reactor) armReady() {
 	}
 }
 
-// runReady steps every ready coroutine, or, when err says the timer could
-// not fire (the reactor closed), frees them.
+// runReady steps the ready coroutines, and those they make ready, up to
+// maxSteps in one pass: a coroutine woken by another runs at once, with no
+// loop turn in between, yet the loop's timers and I/O get their turn every
+// maxSteps steps (a new hidden timer then carries on). When err says the
+// timer could not fire (the reactor closed), it frees them instead.
 func (r *Reactor) runReady(_ event.Event, _ any, err error) {
 	c := &r.coros
 	c.mu.Lock()
-	ready := c.ready
-	c.ready, c.armed = nil, false
+	c.passes = 0
 	c.mu.Unlock()
-	for _, co := range ready {
-		if err != nil {
-			co.run <- false
-		} else {
-			co.step()
+	for {
+		c.mu.Lock()
+		ready := c.ready
+		if len(ready) == 0 || c.passes >= maxSteps {
+			c.armed = false
+			c.mu.Unlock()
+			if len(ready) > 0 {
+				r.armAgain()
+			}
+			return
 		}
+		c.ready, c.spare = c.spare[:0], nil // the two slices take turns
+		c.passes += len(ready)
+		c.mu.Unlock()
+		for i, co := range ready {
+			ready[i] = nil
+			if err != nil {
+				co.run <- false
+			} else {
+				co.step()
+			}
+		}
+		c.mu.Lock()
+		c.spare = ready[:0]
+		c.mu.Unlock()
+	}
+}
+
+// maxSteps bounds the coroutine steps between two loop turns.
+const maxSteps = 256
+
+// armAgain arms the timer for coroutines still ready after a full pass.
+func (r *Reactor) armAgain() {
+	c := &r.coros
+	c.mu.Lock()
+	arm := !c.armed && len(c.ready) > 0
+	c.armed = c.armed || arm
+	c.mu.Unlock()
+	if arm {
+		r.armReady()
 	}
 }
 
@@ -111,6 +175,6 @@ func (co *coroutine) step() {
 	owner := r.holder.Load()
 	r.holder.Store(co.gid)
 	co.run <- true
-	<-co.yield
+	<-r.coros.back // from this coroutine, or the last one the baton passed to
 	r.holder.Store(owner)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/uvevent/uvevent/event"
@@ -48,15 +49,25 @@ type coroutine struct {
 	site   string // where it was made
 	cancel context.CancelCauseFunc
 
+	waits atomic.Bool     // it waits in Await (a hint for Info)
+	ctx   context.Context // its own, as fn gets it
+	done  <-chan struct{} // ctx.Done()
+
+	mu      sync.Mutex
+	current event.WaitState // the wait in progress, for abortWait
+
 	// Loop-owned.
 	state coState
 	on    []event.Event
 	wait  event.WaitState
 
+	goid int64 // its goroutine's number, as stack dumps show it
+
 	// The baton of a cooperative coroutine (see step).
+	wake  func()        // schedule, as a function value made once
 	gid   uintptr       // its goroutine
 	run   chan bool     // true: the loop lends the baton; false: run on without one (closed)
-	yield chan struct{} // the coroutine gives a lent baton back
+	yield chan struct{} // its goroutine has started (Spawn waits for it)
 	lent  bool          // it holds a lent baton (touched by its goroutine only)
 }
 
@@ -78,12 +89,19 @@ type coroutines struct {
 	nextID  int
 	live    map[*coroutine]struct{} // len is their number
 
-	mu    sync.Mutex
-	ready []*coroutine
-	armed bool // a hidden timer will run the ready ones
+	mu     sync.Mutex
+	ready  []*coroutine
+	spare  []*coroutine // the last ready list, for reuse
+	armed  bool         // a hidden timer will run the ready ones
+	passes int          // steps in this pass of runReady (see pass)
+
+	back chan struct{} // the baton comes back to the loop
 }
 
-func (c *coroutines) init() { c.live = map[*coroutine]struct{}{} }
+func (c *coroutines) init() {
+	c.live = map[*coroutine]struct{}{}
+	c.back = make(chan struct{})
+}
 
 // Spawn makes fn a cooperative coroutine of r and returns its event. It
 // first runs on a turn of the loop (Run, RunOnce, Serve), holding the
@@ -124,16 +142,22 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 		co.state = coReady
 		co.run = make(chan bool, 1)
 		co.yield = make(chan struct{})
+		co.wake = co.schedule
 		w = (*coopWaiter)(co)
 	}
 	cctx, cancel := context.WithCancelCause(event.WithWaiter(ctx, w))
-	co.cancel = cancel
+	co.cancel, co.ctx, co.done = cancel, cctx, cctx.Done()
+	// The end of the coroutine's context ends its current wait: Await need
+	// not watch that context for each wait (see event.Parker).
+	stopWatch := context.AfterFunc(cctx, func() { co.abortWait(context.Cause(cctx)) })
 	// Close ends what is registered with the reactor's waits: for a
 	// coroutine, that cancels its context.
 	unregister := r.AddWait(closer{co})
 	go func() {
 		defer cancel(nil)
 		defer unregister()
+		defer stopWatch()
+		co.goid = caller.Goroutine()
 		if coop {
 			co.gid = uintptr(currentGID())
 			co.yield <- struct{}{} // Spawn may schedule now
@@ -178,14 +202,23 @@ func (c *Coroutine[T]) ID() int { return c.co.id }
 // Info describes the coroutine: its kind, number, where it was made and
 // what it does now, e.g. "Coroutine 3 spawned at app/main.go:10, waiting at
 // app/main.go:14 on Timer(timeout=1s)". Parallel ones (Go) are
-// "Goroutine"s.
+// "Goroutine"s. Where a coroutine waits is read from a dump of the
+// goroutines' stacks: Info is for reports and debugging, not a hot path.
 func (c *Coroutine[T]) Info() string {
 	var s string
-	if err := c.co.r.Exec(func() { s = c.co.describe() }); err != nil {
+	var sites map[int64]string
+	if c.co.waitingNow() {
+		sites = caller.Waiting()
+	}
+	if err := c.co.r.Exec(func() { s = c.co.describe(sites) }); err != nil {
 		return c.co.name() + " (" + err.Error() + ")"
 	}
 	return s
 }
+
+// waitingNow reports whether the coroutine waits (a hint, read without the
+// loop: Info then dumps the stacks before it takes the loop).
+func (co *coroutine) waitingNow() bool { return co.waits.Load() }
 
 func (co *coroutine) name() string {
 	kind := "Goroutine"
@@ -195,8 +228,9 @@ func (co *coroutine) name() string {
 	return fmt.Sprintf("%s %d spawned at %s", kind, co.id, co.site)
 }
 
-// describe runs with the loop held.
-func (co *coroutine) describe() string {
+// describe runs with the loop held; sites maps goroutines to where they
+// wait (caller.Waiting), nil when not known.
+func (co *coroutine) describe(sites map[int64]string) string {
 	if co.state != coWaiting {
 		return co.name() + ", " + coStateNames[co.state]
 	}
@@ -205,7 +239,7 @@ func (co *coroutine) describe() string {
 		infos[i] = describeEvent(ev)
 	}
 	where := ""
-	if w := co.wait.Where(); w != "" {
+	if w := sites[co.goid]; w != "" {
 		where = " at " + w
 	}
 	return co.name() + ", waiting" + where + " on " + strings.Join(infos, ", ")
@@ -230,6 +264,7 @@ type coWaiter coroutine
 
 func (w *coWaiter) BeginWait(events []event.Event, ws event.WaitState) {
 	co := (*coroutine)(w)
+	co.setCurrent(ws)
 	// A wait that ends by itself, or on an event of another owner (which
 	// this reactor cannot see), can never be part of this reactor's deadlock.
 	if ws.Bounded() || slices.ContainsFunc(events, func(ev event.Event) bool {
@@ -237,24 +272,69 @@ func (w *coWaiter) BeginWait(events []event.Event, ws event.WaitState) {
 	}) {
 		return
 	}
-	co.r.Post(func() {
-		co.state = coWaiting
-		co.on = events
-		co.wait = ws
-		co.r.coros.waiting++
-	})
+	co.waits.Store(true)
+	if co.r.Owned() {
+		co.begin(events, ws)
+	} else {
+		co.r.Post(func() { co.begin(events, ws) })
+	}
+}
+
+func (co *coroutine) begin(events []event.Event, ws event.WaitState) {
+	co.state = coWaiting
+	co.on = events
+	co.wait = ws
+	co.r.coros.waiting++
 }
 
 func (w *coWaiter) EndWait() {
 	co := (*coroutine)(w)
-	co.r.Post(func() {
-		if co.state == coWaiting {
-			co.state = coRunning
-			co.r.coros.waiting--
-		}
-		co.on, co.wait = nil, nil
-	})
+	co.setCurrent(nil)
+	co.waits.Store(false)
+	if co.r.Owned() {
+		co.end()
+	} else {
+		co.r.Post(co.end)
+	}
 }
+
+func (co *coroutine) end() {
+	if co.state == coWaiting {
+		co.state = coRunning
+		co.r.coros.waiting--
+	}
+	co.on, co.wait = nil, nil
+}
+
+// setCurrent records the wait in progress; a wait that begins after the
+// coroutine's context ended is aborted at once.
+func (co *coroutine) setCurrent(ws event.WaitState) {
+	co.mu.Lock()
+	co.current = ws
+	co.mu.Unlock()
+	if ws != nil {
+		select {
+		case <-co.done:
+			co.abortWait(context.Cause(co.ctx))
+		default:
+		}
+	}
+}
+
+// abortWait ends the wait in progress when the coroutine's context ends.
+func (co *coroutine) abortWait(cause error) {
+	co.mu.Lock()
+	ws := co.current
+	co.mu.Unlock()
+	if ws != nil {
+		ws.Abort(cause)
+	}
+}
+
+// Covers tells Await that the coroutine's own cancellation ends its waits
+// on this reactor's events when the reactor closes: they need no
+// registration of their own.
+func (w *coWaiter) Covers(o event.Owner) bool { return o == event.Owner(w.r) }
 
 // closer is the coroutine as the reactor's Close sees it: a wait to end,
 // which cancels the coroutine's context.
@@ -263,4 +343,3 @@ type closer struct{ co *coroutine }
 func (c closer) Abort(err error) { c.co.cancel(err) }
 func (c closer) Done() bool      { return false }
 func (c closer) Bounded() bool   { return false }
-func (c closer) Where() string   { return c.co.site }

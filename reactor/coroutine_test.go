@@ -412,3 +412,59 @@ func ExampleSpawn() {
 	fmt.Println(sum.Outcome())
 	// Output: [10 20 30] total 6 true <nil>
 }
+
+// BenchmarkK1CoroutineSwitch is K1: two cooperative coroutines hand a
+// value back and forth through futures, each resumed by the other's
+// Resolve (the waker's callback makes it ready; the loop lends it the
+// baton). One op is a round trip: two switches.
+func BenchmarkK1CoroutineSwitch(b *testing.B) {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	ctx := context.Background()
+	n := b.N
+	inA, inB := event.NewFuture[int](r), event.NewFuture[int](r) // loop-owned
+	reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+		for i := range n {
+			inA = event.NewFuture[int](r)
+			inB.Resolve(i)
+			if _, err := inA.Await(ctx); err != nil {
+				return i, err
+			}
+		}
+		return n, nil
+	})
+	reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+		for i := range n {
+			v, err := inB.Await(ctx)
+			if err != nil {
+				return i, err
+			}
+			inB = event.NewFuture[int](r)
+			inA.Resolve(v)
+		}
+		return n, nil
+	})
+	b.ResetTimer()
+	if err := r.Run(ctx); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkK1ChanPingPong is K1's comparator: two goroutines hand a value
+// back and forth over unbuffered channels. One op is a round trip.
+func BenchmarkK1ChanPingPong(b *testing.B) {
+	ping, pong := make(chan int), make(chan int)
+	go func() {
+		for v := range ping {
+			pong <- v
+		}
+	}()
+	for i := 0; b.Loop(); i++ {
+		ping <- i
+		<-pong
+	}
+	close(ping)
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/caller"
 )
 
 // DeadlockError is the error every waiter gets when the reactor finds a
@@ -75,8 +76,9 @@ func (r *Reactor) detectDeadlock() {
 	}
 	slices.SortFunc(waiting, func(a, b *coroutine) int { return a.id - b.id })
 	report := &DeadlockError{}
+	sites := caller.Waiting()
 	for _, c := range waiting {
-		w := WaiterReport{Coroutine: c.describe(), Where: c.wait.Where()}
+		w := WaiterReport{Coroutine: c.describe(sites), Where: sites[c.goid]}
 		for _, ev := range c.on {
 			w.Events = append(w.Events, describeEvent(ev))
 		}

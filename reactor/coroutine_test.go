@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -467,4 +469,69 @@ func BenchmarkK1ChanPingPong(b *testing.B) {
 		<-pong
 	}
 	close(ping)
+}
+
+// Without OnReport a deadlock is logged at info level, not as an error:
+// every waiter receives the DeadlockError.
+func TestDeadlockLoggedAtInfo(t *testing.T) {
+	var buf strings.Builder
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	r, err := reactor.New(reactor.Options{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	a, _ := awaitEachOther(t, r, reactor.Spawn[any])
+	if err := r.Run(runCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(outcomeErr(t, a), event.ErrDeadlock) {
+		t.Fatal("no deadlock")
+	}
+	if got := buf.String(); !strings.Contains(got, "level=INFO msg=\"uvevent: deadlock\" waiters=2") || strings.Contains(got, "level=ERROR") {
+		t.Errorf("log = %q", got)
+	}
+}
+
+// A cooperative coroutine can be spawned from a callback and from another
+// coroutine; it runs on a later step, never inside its spawner.
+func TestSpawnFromCallbackAndCoroutine(t *testing.T) {
+	r, _ := newReactor(t)
+	ctx := runCtx(t)
+	var order []string // loop-owned
+	tm, _ := r.NewTimer(0, 0)
+	var fromCallback *reactor.Coroutine[int]
+	event.Subscribe(tm, func(event.Event, any, error) {
+		fromCallback, _ = reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+			order = append(order, "child of callback")
+			return 1, nil
+		})
+		order = append(order, "callback")
+	})
+	tm.Start()
+	parent, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+		child, err := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+			order = append(order, "child of coroutine")
+			return 2, nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		order = append(order, "parent")
+		return child.Await(ctx)
+	})
+	if err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, err := parent.Outcome(); v != 2 || err != nil {
+		t.Fatalf("parent = %v, %v", v, err)
+	}
+	if v, _, err := fromCallback.Outcome(); v != 1 || err != nil {
+		t.Fatalf("child of callback = %v, %v", v, err)
+	}
+	for _, pair := range [][2]string{{"callback", "child of callback"}, {"parent", "child of coroutine"}} {
+		if slices.Index(order, pair[0]) > slices.Index(order, pair[1]) {
+			t.Errorf("order %v: %q ran before %q", order, pair[1], pair[0])
+		}
+	}
 }

@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -84,7 +85,7 @@ func (r *Reactor) detectDeadlock() {
 		}
 		report.Waiters = append(report.Waiters, w)
 	}
-	r.Report(nil, "deadlock", report)
+	r.reportDeadlock(report)
 	for _, c := range waiting {
 		// The wait is over as far as the loop is concerned; EndWait, which
 		// the waiter posts when it resumes, finds it so.
@@ -92,4 +93,16 @@ func (r *Reactor) detectDeadlock() {
 		r.coros.waiting--
 		c.wait.Abort(report)
 	}
+}
+
+// reportDeadlock hands the report to Options.OnReport. Without one it is
+// logged, at info level: every waiter receives the *DeadlockError, so it is
+// the program's to handle (an error nobody handles is reported as such
+// when its coroutine's outcome goes unread).
+func (r *Reactor) reportDeadlock(report *DeadlockError) {
+	if r.opts.OnReport != nil {
+		r.Report(nil, "deadlock", report)
+		return
+	}
+	r.opts.Logger.Info("uvevent: deadlock", slog.Int("waiters", len(report.Waiters)), slog.Any("err", report))
 }

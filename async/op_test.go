@@ -51,7 +51,7 @@ func TestOpLifecycle(t *testing.T) {
 	if diff := cmp.Diff([]any{"hello", nil}, notified); diff != "" {
 		t.Errorf("subscriber got (-want +got):\n%s", diff)
 	}
-	if f := recv.Flags(); !f.Has(event.Closed|event.GoOwned|event.Hidden|event.ResultUsed) {
+	if f := recv.Flags(); !f.Has(event.Closed | event.GoOwned | event.Hidden | event.ResultUsed) {
 		t.Errorf("flags %v", f)
 	}
 	// Replay and a late Await give the stored value; Start is refused.

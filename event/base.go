@@ -530,11 +530,22 @@ func (b *Base) runHook(ev Event, result any, err error) (r any, e error, pass bo
 // whole pass: when a callback panics, the panic is reported and the pass goes
 // on from the next callback (b.iter already points at it), so the cost of
 // recovering is paid per pass, not per callback.
+//
+// A callback that calls runtime.Goexit (t.Fatal does) ends the goroutine:
+// nothing can stop that, but the event is left out of its pass (not Fired
+// for good), released if it closed, and the exit is reported.
 func (b *Base) pass(ev Event, result any, err error) {
+	finished := false
 	defer func() {
 		if p := recover(); p != nil {
 			b.owner().Report(ev, "callback panicked", &PanicError{Value: p, Stack: debug.Stack()})
 			b.pass(ev, result, err)
+		} else if !finished {
+			b.iter = -1
+			if b.has(Closed) {
+				b.released()
+			}
+			b.owner().Report(ev, "callback called runtime.Goexit", nil)
 		}
 	}()
 	v := &b.cbs
@@ -543,6 +554,7 @@ func (b *Base) pass(ev Event, result any, err error) {
 		b.iter++
 		cb.fn(ev, result, err)
 	}
+	finished = true
 }
 
 // call runs one callback, recovering and reporting a panic so that the loop

@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -163,17 +164,23 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 			co.yield <- struct{}{} // Spawn may schedule now
 			co.lent = <-co.run
 		}
-		v, err := callFn(cctx, fn)
-		c.Settle(v, err)
-		// The outcome first: the roll is updated after it (the queue is in
-		// order), so Run cannot end before the outcome is delivered.
-		r.Post(func() {
-			co.state = coDone
-			delete(r.coros.live, co)
-		})
-		if coop {
-			co.giveBack() // for good
-		}
+		// finish runs however fn ends: by returning, panicking (callFn
+		// recovers), or runtime.Goexit, which no recover stops: the
+		// coroutine then fails with ErrGoexit and the baton still goes back.
+		v, err := *new(T), error(ErrGoexit)
+		defer func() {
+			c.Settle(v, err)
+			// The outcome first: the roll is updated after it (the queue is
+			// in order), so Run cannot end before the outcome is delivered.
+			r.Post(func() {
+				co.state = coDone
+				delete(r.coros.live, co)
+			})
+			if coop {
+				co.giveBack() // for good
+			}
+		}()
+		v, err = callFn(cctx, fn)
 	}()
 	if coop {
 		<-co.yield
@@ -181,6 +188,9 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 	}
 	return c, nil
 }
+
+// ErrGoexit: a coroutine's function called runtime.Goexit (t.Fatal does).
+var ErrGoexit = errors.New("reactor: coroutine called runtime.Goexit")
 
 // callFn runs fn, turning a panic into its error.
 func callFn[T any](ctx context.Context, fn func(context.Context) (T, error)) (v T, err error) {

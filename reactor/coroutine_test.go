@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -533,5 +534,27 @@ func TestSpawnFromCallbackAndCoroutine(t *testing.T) {
 		if slices.Index(order, pair[0]) > slices.Index(order, pair[1]) {
 			t.Errorf("order %v: %q ran before %q", order, pair[1], pair[0])
 		}
+	}
+}
+
+// A coroutine calling runtime.Goexit fails with ErrGoexit; the reactor goes
+// on (a cooperative one gives the baton back).
+func TestCoroutineGoexit(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			r, _ := newReactor(t)
+			ctx := runCtx(t)
+			c, _ := k.spawn(r, ctx, func(context.Context) (any, error) { runtime.Goexit(); return nil, nil })
+			after, _ := k.spawn(r, ctx, func(context.Context) (any, error) { return "after", nil })
+			if err := r.Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := outcomeErr(t, c); !errors.Is(err, reactor.ErrGoexit) {
+				t.Errorf("coroutine ended with %v, want ErrGoexit", err)
+			}
+			if v, _, err := after.Outcome(); v != "after" || err != nil {
+				t.Errorf("the next coroutine = %v, %v", v, err)
+			}
+		})
 	}
 }

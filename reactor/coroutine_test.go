@@ -29,8 +29,13 @@ var kinds = []struct {
 	{"Go", reactor.Go[any]},
 }
 
+// awaitEachOtherLine is the line of awaitEachOther's first statement: the
+// deadlock test finds the spawn and wait lines from it.
+var awaitEachOtherLine int
+
 // awaitEachOther starts two coroutines, each awaiting the other's future.
 func awaitEachOther(t *testing.T, r *reactor.Reactor, spawn spawner) (a, b *reactor.Coroutine[any]) {
+	_, _, awaitEachOtherLine, _ = runtime.Caller(0)
 	t.Helper()
 	ctx := runCtx(t)
 	fa, fb := event.NewFuture[any](r), event.NewFuture[any](r)
@@ -71,11 +76,12 @@ func TestDeadlockTwoCoroutinesAwaitEachOther(t *testing.T) {
 				t.Fatal(err)
 			}
 			kind := map[string]string{"Spawn": "Coroutine", "Go": "Goroutine"}[k.name]
+			at := func(offset int) string { return fmt.Sprintf("reactor/coroutine_test.go:%d", awaitEachOtherLine+offset) }
 			want := []reactor.WaiterReport{
-				{Coroutine: kind + " 1 spawned at reactor/coroutine_test.go:34, waiting at reactor/coroutine_test.go:35 on Future(pending)",
-					Where: "reactor/coroutine_test.go:35", Events: []string{"Future(pending)"}},
-				{Coroutine: kind + " 2 spawned at reactor/coroutine_test.go:42, waiting at reactor/coroutine_test.go:43 on Future(pending)",
-					Where: "reactor/coroutine_test.go:43", Events: []string{"Future(pending)"}},
+				{Coroutine: kind + " 1 spawned at " + at(4) + ", waiting at " + at(5) + " on Future(pending)",
+					Where: at(5), Events: []string{"Future(pending)"}},
+				{Coroutine: kind + " 2 spawned at " + at(12) + ", waiting at " + at(13) + " on Future(pending)",
+					Where: at(13), Events: []string{"Future(pending)"}},
 			}
 			for _, c := range []*reactor.Coroutine[any]{a, b} {
 				err := outcomeErr(t, c)

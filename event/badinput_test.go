@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/waiting"
 )
 
 // Bad input gets a clear error, never a panic.
@@ -118,11 +119,11 @@ func TestAwaitStartsAndStops(t *testing.T) {
 
 // stateHook keeps the WaitState and acts while Await waits.
 type stateHook struct {
-	during func(ws event.WaitState)
+	during func(ws waiting.State)
 }
 
-func (h *stateHook) BeginWait(_ []event.Event, ws event.WaitState) { h.during(ws) }
-func (h *stateHook) EndWait()                                      {}
+func (h *stateHook) BeginWait(_ []event.Event, ws waiting.State) { h.during(ws) }
+func (h *stateHook) EndWait()                                    {}
 
 // A wait whose context is done is over at once, before its goroutine wakes:
 // a deadlock detector must not count it.
@@ -131,12 +132,12 @@ func TestWaitDoneWhenContextDone(t *testing.T) {
 	f := event.NewFuture[int](s)
 	ctx, cancel := context.WithCancel(t.Context())
 	var before, after bool
-	h := &stateHook{during: func(ws event.WaitState) {
+	h := &stateHook{during: func(ws waiting.State) {
 		before = ws.Done()
 		cancel()
 		after = ws.Done()
 	}}
-	_, err := event.Await(event.WithWaiter(ctx, h), event.Any(), f)
+	_, err := event.Await(waiting.With(ctx, h), event.Any(), f)
 	if !errors.Is(err, context.Canceled) || before || !after {
 		t.Errorf("Await = %v; Done before cancel %v, after %v; want Canceled, false, true", err, before, after)
 	}

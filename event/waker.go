@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/uvevent/uvevent/internal/waiting"
 )
 
 // Mode says when a wait is over. Build one with Any, All, FirstSuccess or
@@ -75,59 +77,37 @@ type Outcome struct {
 	Err    error // its error
 }
 
-// Waiter is told when a goroutine run by a reactor starts and stops waiting,
-// so that the reactor can see a deadlock. The reactor puts it in the context
-// it gives its goroutines.
-type Waiter interface {
-	BeginWait(events []Event, w WaitState)
+// waiter is what a context may carry (internal/waiting.With): a goroutine
+// run by a reactor, told when it starts and stops waiting so that the
+// reactor can see a deadlock.
+type waiter interface {
+	BeginWait(events []Event, w waiting.State)
 	EndWait()
 }
 
-// Parker is a Waiter that holds its events' owner while it runs (a
+// parker is a waiter that holds its events' owner while it runs (a
 // cooperative coroutine of a reactor). When Parks reports true (the caller
 // is the parker's own goroutine), Await subscribes directly, then calls
 // Park, which calls arm with a resume function, gives the owner back, and
 // returns once resume has been called and the owner is held again. The
-// wait calls resume exactly once, from any goroutine, when it ends.
-type Parker interface {
-	Waiter
+// wait calls resume exactly once, from any goroutine, when it ends. Done
+// returns the done channel of the context whose end the parker turns into
+// an Abort of its current wait by itself (its coroutine's own context), so
+// that Await need not watch it.
+type parker interface {
+	waiter
 	Parks() bool
 	Park(arm func(resume func()))
-	// Done returns the done channel of the context whose end the Parker
-	// turns into an Abort of its current wait by itself (its coroutine's
-	// own context), so that Await need not watch it.
 	Done() <-chan struct{}
 }
 
-// WaitRegistry is implemented by owners that can end waits on their events
-// when they shut down (a reactor's Close), so that no waiter hangs on an
-// owner that is gone. Await registers with each owner of its events.
-type WaitRegistry interface {
-	AddWait(w WaitState) (remove func())
-}
+// WaitState is one running wait (see internal/waiting). It is named here
+// for package reactor's Close, which ends the waits on its events.
+type WaitState = waiting.State
 
-// WaitState is one running wait, as its Waiter sees it.
-type WaitState interface {
-	// Abort ends the wait with err (if it is not over yet).
-	Abort(err error)
-	// Done reports whether the wait is over: satisfied, aborted, or its
-	// context done. It may be over before its goroutine has resumed and
-	// called EndWait: a waiter that is done can no longer be part of a
-	// deadlock.
-	Done() bool
-	// Bounded reports whether the wait ends by itself (a Within timeout,
-	// which acts as a timer): such a waiter is never deadlocked. A context
-	// deadline does not count: a deadlock is reported at once rather than
-	// when the deadline comes.
-	Bounded() bool
-}
-
-type waiterKey struct{}
-
-// WithWaiter returns a context that tells Await about its waits.
-func WithWaiter(ctx context.Context, w Waiter) context.Context {
-	return context.WithValue(ctx, waiterKey{}, w)
-}
+// WaitRegistry is implemented by owners that end the waits on their
+// events when they shut down (see internal/waiting).
+type WaitRegistry = waiting.Registry
 
 // Await waits until the events satisfy m, ctx is done, or m's timeout runs
 // out, then unsubscribes from every event and returns one Outcome per
@@ -146,18 +126,18 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 	if err := m.check(events); err != nil {
 		return nil, err
 	}
-	v, _ := ctx.Value(waiterKey{}).(Waiter)
-	parker, _ := v.(Parker)
-	if parker != nil && !parker.Parks() {
-		parker = nil
+	v, _ := waiting.From(ctx).(waiter)
+	pk, _ := v.(parker)
+	if pk != nil && !pk.Parks() {
+		pk = nil
 	}
-	w := newWaker(ctx, m, events, parker == nil)
+	w := newWaker(ctx, m, events, pk == nil)
 	for i, ev := range events {
 		t := Deref(ev)
 		if isNil(t) {
 			return nil, fmt.Errorf("event: Await: event %d: %w", i, ErrNilEvent)
 		}
-		if parker == nil && t.base().owner().Owned() {
+		if pk == nil && t.base().owner().Owned() {
 			return nil, fmt.Errorf("event: Await on %s: %w", t.Info(), ErrOnLoop)
 		}
 		w.slots[i].target = t
@@ -178,9 +158,9 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 			v.BeginWait(w.targets(), w)
 			defer v.EndWait()
 		}
-		if parker != nil {
-			w.done0 = parker.Done()
-			parker.Park(w.arm)
+		if pk != nil {
+			w.done0 = pk.Done()
+			pk.Park(w.arm)
 			w.disarm()
 		} else {
 			w.block()
@@ -232,7 +212,7 @@ type waker struct {
 	cbv   Callback
 	ch    chan struct{}   // signalled at the end of a blocking wait
 	stops []func() bool   // what arm set up to end a parked wait
-	done0 <-chan struct{} // a context end the Parker watches itself
+	done0 <-chan struct{} // a context end the parker watches itself
 
 	mu       sync.Mutex
 	outs     []Outcome
@@ -257,7 +237,7 @@ type slot struct {
 
 func (w *waker) owner(i int) Owner { return w.slots[i].target.base().owner() }
 
-// targets lists the resolved events, for the Waiter.
+// targets lists the resolved events, for the waiter.
 func (w *waker) targets() []Event {
 	ts := w.inline.targets[:0:0]
 	if n := len(w.slots); n <= len(w.inline.targets) {

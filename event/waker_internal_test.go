@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/uvevent/uvevent/internal/waiting"
 )
 
 // grabWaiter takes the waker's callback out of the events' vectors while
@@ -14,7 +16,7 @@ type grabWaiter struct {
 	then func(abort func(error))
 }
 
-func (g *grabWaiter) BeginWait(events []Event, ws WaitState) {
+func (g *grabWaiter) BeginWait(events []Event, ws waiting.State) {
 	seen := map[*Base]bool{}
 	for _, ev := range events {
 		b := ev.base()
@@ -48,7 +50,7 @@ func TestAwaitReleasesItsCallback(t *testing.T) {
 		s := &Serial{}
 		a, b := NewFuture[any](s), NewFuture[any](s)
 		g := &grabWaiter{then: func(abort func(error)) { tc.do(a, b, abort) }}
-		_, err := Await(WithWaiter(context.Background(), g), tc.mode, a, b, a)
+		_, err := Await(waiting.With(context.Background(), g), tc.mode, a, b, a)
 		if !errors.Is(err, tc.want) {
 			t.Errorf("%s: Await = %v, want %v", tc.name, err, tc.want)
 		}

@@ -11,16 +11,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/waiting"
 )
 
-// waitHook is an event.Waiter: it lets a test act while Await is subscribed
+// waitHook is a waiter (internal/waiting): it lets a test act while Await is subscribed
 // and waiting, without sleeping.
 type waitHook struct {
 	during       func(abort func(error))
 	began, ended int
 }
 
-func (w *waitHook) BeginWait(_ []event.Event, ws event.WaitState) {
+func (w *waitHook) BeginWait(_ []event.Event, ws waiting.State) {
 	w.began++
 	if w.during != nil {
 		w.during(ws.Abort)
@@ -46,7 +47,7 @@ func await(t *testing.T, ctx context.Context, m event.Mode, during func(abort fu
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	w := &waitHook{during: during}
-	outs, err := event.Await(event.WithWaiter(ctx, w), m, evs...)
+	outs, err := event.Await(waiting.With(ctx, w), m, evs...)
 	var got []out
 	if outs != nil && len(outs) != len(evs) {
 		t.Errorf("Await returned %d outcomes for %d events", len(outs), len(evs))
@@ -237,7 +238,7 @@ func TestAwaitClosedEvents(t *testing.T) {
 		t.Errorf("Await(All()) error = %v, want the stored error", err)
 	}
 	w := &waitHook{}
-	if _, err := event.Await(event.WithWaiter(t.Context(), w), event.Any(), done); err != nil || w.began != 0 {
+	if _, err := event.Await(waiting.With(t.Context(), w), event.Any(), done); err != nil || w.began != 0 {
 		t.Errorf("a replayed outcome must end the wait before it begins: err=%v began=%d", err, w.began)
 	}
 }
@@ -255,7 +256,7 @@ func TestAwaitUnsubscribesEverywhere(t *testing.T) {
 		}
 		p.fire("tick", nil)
 	}}
-	outs, err := event.Await(event.WithWaiter(t.Context(), w), event.Any(), fs[0], p, fs[1])
+	outs, err := event.Await(waiting.With(t.Context(), w), event.Any(), fs[0], p, fs[1])
 	if err != nil || len(outs) != 3 || !outs[1].Done || outs[1].Result != "tick" || outs[0].Done || outs[2].Done {
 		t.Errorf("Await = %+v, %v", outs, err)
 	}

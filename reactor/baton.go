@@ -1,6 +1,9 @@
 package reactor
 
-import "github.com/uvevent/uvevent/event"
+import (
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/waiting"
+)
 
 // This file is the baton of cooperative coroutines (Spawn). The goroutine
 // that owns the loop — the loop goroutine, or the caller of a direct
@@ -13,10 +16,10 @@ import "github.com/uvevent/uvevent/event"
 //
 // Only step touches the loop kernel's state: the holder of ownership.
 
-// coopWaiter is the event.Parker a cooperative coroutine's context carries.
+// coopWaiter is the parking waiter (internal/waiting) a cooperative coroutine's context carries.
 type coopWaiter coroutine
 
-func (w *coopWaiter) BeginWait(events []event.Event, ws event.WaitState) {
+func (w *coopWaiter) BeginWait(events []event.Event, ws waiting.State) {
 	(*coWaiter)(w).BeginWait(events, ws)
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/caller"
+	"github.com/uvevent/uvevent/internal/waiting"
 )
 
 // A Coroutine is a function run by the reactor, and the event of its
@@ -55,12 +56,12 @@ type coroutine struct {
 	done  <-chan struct{} // ctx.Done()
 
 	mu      sync.Mutex
-	current event.WaitState // the wait in progress, for abortWait
+	current waiting.State // the wait in progress, for abortWait
 
 	// Loop-owned.
 	state coState
 	on    []event.Event
-	wait  event.WaitState
+	wait  waiting.State
 
 	goid int64 // its goroutine's number, as stack dumps show it
 
@@ -138,7 +139,7 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 	}); err != nil {
 		return nil, err
 	}
-	var w event.Waiter = (*coWaiter)(co)
+	var w any = (*coWaiter)(co)
 	if coop {
 		co.state = coReady
 		co.run = make(chan bool, 1)
@@ -146,10 +147,10 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 		co.wake = co.schedule
 		w = (*coopWaiter)(co)
 	}
-	cctx, cancel := context.WithCancelCause(event.WithWaiter(ctx, w))
+	cctx, cancel := context.WithCancelCause(waiting.With(ctx, w))
 	co.cancel, co.ctx, co.done = cancel, cctx, cctx.Done()
 	// The end of the coroutine's context ends its current wait: Await need
-	// not watch that context for each wait (see event.Parker).
+	// not watch that context for each wait (see the parker of package event).
 	stopWatch := context.AfterFunc(cctx, func() { co.abortWait(context.Cause(cctx)) })
 	// Close ends what is registered with the reactor's waits: for a
 	// coroutine, that cancels its context.
@@ -269,10 +270,10 @@ func describeEvent(ev event.Event) string {
 	return ev.Info()
 }
 
-// coWaiter is the event.Waiter a parallel coroutine's context carries.
+// coWaiter is the waiter (internal/waiting) a parallel coroutine's context carries.
 type coWaiter coroutine
 
-func (w *coWaiter) BeginWait(events []event.Event, ws event.WaitState) {
+func (w *coWaiter) BeginWait(events []event.Event, ws waiting.State) {
 	co := (*coroutine)(w)
 	co.setCurrent(ws)
 	// A wait that ends by itself, or on an event of another owner (which
@@ -290,7 +291,7 @@ func (w *coWaiter) BeginWait(events []event.Event, ws event.WaitState) {
 	}
 }
 
-func (co *coroutine) begin(events []event.Event, ws event.WaitState) {
+func (co *coroutine) begin(events []event.Event, ws waiting.State) {
 	co.state = coWaiting
 	co.on = events
 	co.wait = ws
@@ -318,7 +319,7 @@ func (co *coroutine) end() {
 
 // setCurrent records the wait in progress; a wait that begins after the
 // coroutine's context ended is aborted at once.
-func (co *coroutine) setCurrent(ws event.WaitState) {
+func (co *coroutine) setCurrent(ws waiting.State) {
 	co.mu.Lock()
 	co.current = ws
 	co.mu.Unlock()

@@ -88,7 +88,7 @@ type waiter interface {
 // parker is a waiter that holds its events' owner while it runs (a
 // cooperative coroutine of a reactor). When Parks reports true (the caller
 // is the parker's own goroutine), Await subscribes directly, then calls
-// Park, which calls arm with a resume function, gives the owner back, and
+// Park, which calls w.Arm with a resume function, gives the owner back, and
 // returns once resume has been called and the owner is held again. The
 // wait calls resume exactly once, from any goroutine, when it ends. Done
 // returns the done channel of the context whose end the parker turns into
@@ -97,7 +97,7 @@ type waiter interface {
 type parker interface {
 	waiter
 	Parks() bool
-	Park(arm func(resume func()))
+	Park(w interface{ Arm(resume func()) })
 	Done() <-chan struct{}
 }
 
@@ -160,7 +160,7 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 		}
 		if pk != nil {
 			w.done0 = pk.Done()
-			pk.Park(w.arm)
+			pk.Park(w)
 			w.disarm()
 		} else {
 			w.block()
@@ -268,9 +268,9 @@ func (w *waker) block() {
 	}
 }
 
-// arm prepares a parked wait: resume is called when the wait ends, by a
+// Arm prepares a parked wait: resume is called when the wait ends, by a
 // notification, ctx, the bound, or an abort (at once if it is over already).
-func (w *waker) arm(resume func()) {
+func (w *waker) Arm(resume func()) {
 	w.mu.Lock()
 	if w.done {
 		w.mu.Unlock()

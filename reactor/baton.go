@@ -41,9 +41,9 @@ func (w *coopWaiter) Parks() bool {
 
 // Park gives the baton back until the wait ends and the loop lends it
 // again.
-func (w *coopWaiter) Park(arm func(resume func())) {
+func (w *coopWaiter) Park(wait interface{ Arm(resume func()) }) {
 	co := (*coroutine)(w)
-	arm(co.wake)
+	wait.Arm(co.wake)
 	co.giveBack()
 	co.lent = <-co.run
 }

@@ -6,7 +6,7 @@
 //
 // The waiter a context carries (With) is checked by package event against
 // its own interfaces: BeginWait([]event.Event, State) and EndWait(), and,
-// for a cooperative coroutine, Parks() bool, Park(arm func(resume func()))
+// for a cooperative coroutine, Parks() bool, Park(w interface{ Arm(resume func()) })
 // and Done() <-chan struct{} (see the waker in package event).
 package waiting
 

@@ -45,6 +45,10 @@ func TestBadInputIsRefused(t *testing.T) {
 			t.Errorf("Await(%s) = %v, %v; want ErrNilEvent", name, outs, err)
 		}
 	}
+	//lint:ignore SA1012 the nil context is the bad input under test
+	if outs, err := event.Await(nil, event.Any(), f); outs != nil || err == nil {
+		t.Errorf("Await(nil context) = %v, %v; want an error", outs, err)
+	}
 	if _, err := event.AwaitValue[int](t.Context(), typedNil); !errors.Is(err, event.ErrNilEvent) {
 		t.Errorf("AwaitValue(typed nil) = %v, want ErrNilEvent", err)
 	}

@@ -123,6 +123,9 @@ type WaitRegistry = waiting.Registry
 // must not be called on a loop goroutine of one of the events (ErrOnLoop):
 // it would stall the loop that has to wake it.
 func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
+	if ctx == nil {
+		return nil, errors.New("event: Await with a nil context")
+	}
 	if err := m.check(events); err != nil {
 		return nil, err
 	}

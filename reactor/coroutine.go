@@ -39,8 +39,9 @@ import (
 // Cancel cancels the coroutine's context; Close cancels the context of every
 // coroutine still running.
 type Coroutine[T any] struct {
-	*event.Future[T]
-	co *coroutine
+	event.Typed[T] // the result: a future only the coroutine completes
+	f              *event.Future[T]
+	co             *coroutine
 }
 
 // coroutine is the reactor's record of one coroutine, whatever its T.
@@ -131,7 +132,8 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 		return nil, fmt.Errorf("reactor: nil coroutine function: %w", syscall.EINVAL)
 	}
 	co := &coroutine{r: r, coop: coop, site: caller.Site(), state: coRunning}
-	c := &Coroutine[T]{Future: event.NewFuture[T](r), co: co}
+	f := event.NewFuture[T](r)
+	c := &Coroutine[T]{Typed: f, f: f, co: co}
 	if err := r.Exec(func() {
 		r.coros.nextID++
 		co.id = r.coros.nextID
@@ -170,7 +172,7 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 		// coroutine then fails with ErrGoexit and the baton still goes back.
 		v, err := *new(T), error(ErrGoexit)
 		defer func() {
-			c.Settle(v, err)
+			f.Settle(v, err)
 			// The outcome first: the roll is updated after it (the queue is
 			// in order), so Run cannot end before the outcome is delivered.
 			r.Post(func() {
@@ -202,6 +204,13 @@ func callFn[T any](ctx context.Context, fn func(context.Context) (T, error)) (v 
 	}()
 	return fn(ctx)
 }
+
+// Await waits for the coroutine's result (see event.Await for the rules).
+func (c *Coroutine[T]) Await(ctx context.Context) (T, error) { return c.f.Await(ctx) }
+
+// Done reports whether the coroutine has finished and its result is
+// delivered.
+func (c *Coroutine[T]) Done() bool { return c.f.Done() }
 
 // Cancel cancels the coroutine's context (with context.Canceled). A
 // coroutine waiting in event.Await with it wakes with that error.

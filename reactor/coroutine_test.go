@@ -264,6 +264,11 @@ func TestCoroutineResultAndPanic(t *testing.T) {
 		if got := r.Stats().Coroutines; got != 0 {
 			t.Fatalf("%s: Coroutines = %d after all ended", k, got)
 		}
+		// Only the function completes its coroutine: the future's Resolve
+		// and Reject are not on the type.
+		if _, ok := any(ok).(interface{ Resolve(int) error }); ok {
+			t.Fatalf("%s: a Coroutine can be resolved from outside", k)
+		}
 	}
 }
 

@@ -222,6 +222,7 @@ type waker struct {
 	resume   func() // a parked wait's resume, called once when it ends
 	ok, fail int
 	done     bool
+	woken    bool // release has woken the waiting goroutine
 	err      error
 
 	inline struct { // storage for waits on few events
@@ -264,18 +265,20 @@ func (w *waker) block() {
 	}
 	select {
 	case <-w.ch:
+		return
 	case <-w.ctx.Done():
 		w.abort(context.Cause(w.ctx))
 	case <-timeout:
 		w.abort(&TimeoutError{After: w.mode.timeout})
 	}
+	<-w.ch // the abort ends the wait on the owner, or the wait ended first
 }
 
 // Arm prepares a parked wait: resume is called when the wait ends, by a
 // notification, ctx, the bound, or an abort (at once if it is over already).
 func (w *waker) Arm(resume func()) {
 	w.mu.Lock()
-	if w.done {
+	if w.woken {
 		w.mu.Unlock()
 		resume()
 		return
@@ -330,7 +333,7 @@ func (w *waker) subscribe() {
 			for j := i; j < len(w.slots); j++ {
 				if !w.slots[j].handled && w.owner(j) == o {
 					w.slots[j].handled = true
-					w.on(w.slots[j].target, nil, err)
+					w.onUnheld(w.slots[j].target, nil, err)
 				}
 			}
 		}
@@ -366,6 +369,10 @@ func (w *waker) subscribeOne(j int) {
 			w.on(s.target, nil, err)
 			return
 		}
+		if !s.subbed { // the Start ended the wait, which let go of this event
+			b.stop(false)
+			return
+		}
 		s.started = true
 	}
 }
@@ -397,19 +404,50 @@ func (w *waker) unsubscribeOne(s *slot) {
 func (w *waker) on(ev Event, result any, err error) {
 	w.mu.Lock()
 	w.onLocked(ev, result, err)
-	w.unlock()
+	w.release(ev.base().owner())
 }
 
-// unlock releases mu and, when the wait has just ended a parked wait,
-// resumes it (outside mu: resuming takes the owner's lock).
-func (w *waker) unlock() {
-	var resume func()
-	if w.done {
-		resume, w.resume = w.resume, nil
+// onUnheld records an outcome while no owner is held (an owner refused
+// the subscription).
+func (w *waker) onUnheld(ev Event, result any, err error) {
+	w.mu.Lock()
+	w.onLocked(ev, result, err)
+	w.release(nil)
+}
+
+// release unlocks mu. When the wait has just ended it first takes the
+// waker off the events of held, the owner the caller holds (nil: none),
+// and stops those it started, so that none of them — a channel receive, a
+// pool acquire — completes for a waiter that has gone; then it wakes the
+// waiting goroutine (a parked one through its resume, outside mu: resuming
+// takes the owner's lock).
+func (w *waker) release(held Owner) {
+	if !w.done || w.woken {
+		w.mu.Unlock()
+		return
 	}
+	w.woken = true
+	if held != nil {
+		w.stopHeld(held)
+	}
+	resume := w.resume
+	w.resume = nil
 	w.mu.Unlock()
+	if w.ch != nil {
+		w.ch <- struct{}{}
+	}
 	if resume != nil {
 		resume()
+	}
+}
+
+// stopHeld unsubscribes from, and stops, the events of o, which is held.
+func (w *waker) stopHeld(o Owner) {
+	for j := range w.slots {
+		if s := &w.slots[j]; s.subbed && w.owner(j) == o {
+			w.unsubscribeOne(s)
+			s.subbed, s.started = false, false
+		}
 	}
 }
 
@@ -474,21 +512,43 @@ func (w *waker) joined() error {
 	return errors.Join(errs...)
 }
 
-// finish ends the wait; mu is held.
+// finish ends the wait; mu is held. release wakes the waiting goroutine.
 func (w *waker) finish(err error) {
 	w.done = true
 	w.err = err
-	select {
-	case w.ch <- struct{}{}:
-	default:
-	}
 }
 
-// abort ends the wait from outside (context, timeout, deadlock).
+// abort ends the wait from outside (context, timeout, deadlock, Close). A
+// wait on the events of one owner ends on that owner, so that its events
+// are stopped at the moment it ends (see release).
 func (w *waker) abort(err error) {
+	o := w.soleOwner()
+	if o != nil && !o.Owned() {
+		if o.Post(func() { w.abortHeld(o, err) }) == nil {
+			return
+		}
+		o = nil // the owner is gone: its events can no longer complete
+	}
+	w.abortHeld(o, err)
+}
+
+// abortHeld ends the wait with o held (or nil).
+func (w *waker) abortHeld(o Owner, err error) {
 	w.mu.Lock()
 	if !w.done {
 		w.finish(err)
 	}
-	w.unlock()
+	w.release(o)
+}
+
+// soleOwner returns the owner of all the events, or nil if they have
+// several.
+func (w *waker) soleOwner() Owner {
+	o := w.owner(0)
+	for j := 1; j < len(w.slots); j++ {
+		if w.owner(j) != o {
+			return nil
+		}
+	}
+	return o
 }

@@ -336,3 +336,33 @@ func TestAwaitOnLoopRefused(t *testing.T) {
 		t.Error("a refused Await subscribed")
 	}
 }
+
+// When a wait ends on its owner, its other events are stopped at that
+// moment, not when the waiting goroutine resumes: nothing can complete for
+// a waiter that has gone (a channel receive that lost a race takes no
+// value).
+func TestAwaitStopsTheOthersWhenItEnds(t *testing.T) {
+	s := &event.Serial{}
+	f := event.NewFuture[int](s)
+	p := newProbe(s, "loser", true, 0)
+	var atTheEnd loopState
+	_, err := await(t, t.Context(), event.Any(), func(func(error)) {
+		s.Exec(func() {
+			f.Resolve(1) // ends the wait, on the owner
+			atTheEnd = stateOf(s, p)
+		})
+	}, f, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(loopState{Arms: 1, Disarms: 1, State: "stopped"}, atTheEnd); diff != "" {
+		t.Errorf("the other event when the wait ended (-want +got):\n%s", diff)
+	}
+	// An abort from outside (the context) ends the wait on the owner too.
+	ctx, cancel := context.WithCancel(t.Context())
+	q := newProbe(s, "cancelled", true, 0)
+	_, err = await(t, ctx, event.Any(), func(func(error)) { cancel() }, q)
+	if !errors.Is(err, context.Canceled) || event.LoopRefs(q) != 0 || event.Subscribers(q) != 0 {
+		t.Errorf("cancelled wait: %v, %d starts, %d subscribers left", err, event.LoopRefs(q), event.Subscribers(q))
+	}
+}

@@ -72,7 +72,7 @@ func (co *coroutine) giveBack() {
 		c.back <- struct{}{}
 		return
 	}
-	next.state = coRunning
+	next.started()
 	r.holder.Store(next.gid)
 	next.run <- true
 }
@@ -172,12 +172,18 @@ func (r *Reactor) armAgain() {
 // with ownership, among the loop's queued operations.
 func (co *coroutine) step() {
 	r := co.r
-	if co.state == coReady {
-		co.state = coRunning
-	}
+	co.started()
 	owner := r.holder.Load()
 	r.holder.Store(co.gid)
 	co.run <- true
 	<-r.coros.back // from this coroutine, or the last one the baton passed to
 	r.holder.Store(owner)
+}
+
+// started: a coroutine about to get the baton for the first time is
+// running. (A coroutine woken from a wait stays waiting until its EndWait.)
+func (co *coroutine) started() {
+	if co.state == coReady {
+		co.state = coRunning
+	}
 }

@@ -353,6 +353,9 @@ func TestCooperativeCoroutinesShareLoopState(t *testing.T) {
 	if want := 2*coroutines*rounds + ticks; counter != want {
 		t.Fatalf("counter = %d, want %d", counter, want)
 	}
+	if s := r.Stats(); s.Waiting != 0 || s.Coroutines != 0 {
+		t.Fatalf("after Run: %d coroutines, %d waiting; want none", s.Coroutines, s.Waiting)
+	}
 }
 
 func toTyped[T any](cs []*reactor.Coroutine[T]) []event.Typed[T] {

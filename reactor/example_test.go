@@ -11,15 +11,15 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// The README's example: a periodic timer, a future it resolves, and a
-// coroutine awaiting either.
-func ExampleGo() {
+// The README's example: a periodic timer, a typed future it resolves, and
+// a cooperative coroutine awaiting it.
+func ExampleCoroutine() {
 	ctx := context.Background()
 	r, _ := reactor.New(reactor.Options{})
 	defer r.Close()
 
 	tick, _ := uv.NewTimer(r, 10*time.Millisecond, 10*time.Millisecond) // periodic
-	f := event.NewFuture[any](r)
+	f := event.NewFuture[string](r)
 	n := 0
 	event.Subscribe(tick, func(ev event.Event, _ any, _ error) {
 		if n++; n == 3 {
@@ -29,12 +29,8 @@ func ExampleGo() {
 	})
 	tick.Start()
 
-	co, _ := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
-		outs, err := event.Await(ctx, event.Any().Within(time.Second), f)
-		if err != nil {
-			return nil, err
-		}
-		return outs[0].Result, nil
+	co, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (string, error) {
+		return f.Await(ctx) // gives the loop back while it waits
 	})
 	_ = r.Run(ctx)            // until no active event and no coroutine remains
 	fmt.Println(co.Outcome()) // three ticks true <nil>
@@ -62,5 +58,5 @@ func ExampleDeadlockError() {
 	fmt.Println(dl.Waiters[0].Coroutine, dl.Waiters[0].Events)
 	// Output:
 	// true true 2
-	// Goroutine 1 spawned at reactor/example_test.go:50, waiting at reactor/example_test.go:51 on Future(pending) [Future(pending)]
+	// Goroutine 1 spawned at reactor/example_test.go:46, waiting at reactor/example_test.go:47 on Future(pending) [Future(pending)]
 }

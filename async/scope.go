@@ -76,17 +76,25 @@ func spawnIn[T any](s *Scope, fn func(context.Context) (T, error), spawn spawnFu
 	if s == nil {
 		return nil, fmt.Errorf("async: coroutine in a nil scope: %w", syscall.EINVAL)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	// s.mu is not held while spawning: that may wait for the loop, whose
+	// callbacks may use the scope.
+	if s.isClosed() {
 		return nil, ErrScopeClosed
 	}
 	c, err := spawn(s.r, s.ctx, fn)
 	if err != nil {
 		return nil, err
 	}
-	s.tasks = append(s.tasks, c)
+	s.mu.Lock()
+	s.tasks = append(s.tasks, c) // even if Close came meanwhile: it is waited for
+	s.mu.Unlock()
 	return c, nil
+}
+
+func (s *Scope) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }
 
 // Context returns the scope's context: it ends when the scope is cancelled

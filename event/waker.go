@@ -136,6 +136,9 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 	}
 	w := newWaker(ctx, m, events, pk == nil)
 	for i, ev := range events {
+		if isNil(ev) {
+			return nil, fmt.Errorf("event: Await: event %d: %w", i, ErrNilEvent)
+		}
 		t := Deref(ev)
 		if isNil(t) {
 			return nil, fmt.Errorf("event: Await: event %d: %w", i, ErrNilEvent)

@@ -204,3 +204,47 @@ func ExamplePool() {
 }
 
 var _ event.Typed[int] = (*async.Op[int])(nil)
+
+// Parallel goroutines and cooperative coroutines share a pool of three:
+// never more than three in use, every acquire served, nothing left waiting.
+func TestPoolUnderLoad(t *testing.T) {
+	r, _ := newReactor(t)
+	var made atomic.Int32
+	p, _ := async.NewPool(r, async.PoolOptions[int]{
+		New: func(context.Context) (int, error) { return int(made.Add(1)), nil },
+		Max: 3,
+	})
+	defer p.Close()
+	var inUse, most atomic.Int32
+	use := func(ctx context.Context) (int, error) {
+		for range 50 {
+			v, err := p.Acquire().Await(ctx)
+			if err != nil {
+				return 0, err
+			}
+			n := inUse.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			inUse.Add(-1)
+			if err := p.Release(v); err != nil {
+				return 0, err
+			}
+		}
+		return 50, nil
+	}
+	g, _ := async.NewGroup[int](r, testCtx(t), async.GroupOptions{})
+	for range 4 {
+		g.Go(use)
+		g.Spawn(use)
+	}
+	run(t, r)
+	if _, err := g.Wait(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if most.Load() > 3 || made.Load() > 3 {
+		t.Errorf("%d in use at once, %d made; want at most 3", most.Load(), made.Load())
+	}
+	if s := p.Stats(); s.Waiting != 0 || s.Idle != s.Size {
+		t.Errorf("stats after the load: %+v", s)
+	}
+}

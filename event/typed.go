@@ -61,6 +61,18 @@ func AwaitFirst[T any](ctx context.Context, evs ...Typed[T]) (winner int, v T, e
 	return -1, v, errors.New("event: AwaitFirst ended without a winner")
 }
 
+// Winner returns the outcome that won a wait in mode Any or FirstSuccess:
+// the one that notified without error (the first by position, should there
+// be several). ok is false when none did.
+func Winner(outs []Outcome) (o Outcome, ok bool) {
+	for _, o := range outs {
+		if o.Done && o.Err == nil {
+			return o, true
+		}
+	}
+	return Outcome{}, false
+}
+
 // ValueOf returns an outcome's result as a T, and its error. A result that
 // is not a T (nil, or an outcome that is not Done) gives T's zero value.
 func ValueOf[T any](o Outcome) (T, error) {

@@ -50,3 +50,18 @@ func TestTypedAwaits(t *testing.T) {
 		t.Errorf("Outcome of a failed future = %v, %v, %v", v, ok, err)
 	}
 }
+
+func TestWinner(t *testing.T) {
+	s := &event.Serial{}
+	a, b, c := event.NewFuture[string](s), event.NewFuture[string](s), event.NewFuture[string](s)
+	a.Reject(errors.New("a failed"))
+	c.Resolve("c")
+	outs, err := event.Await(t.Context(), event.FirstSuccess(), a, b, c)
+	w, ok := event.Winner(outs)
+	if err != nil || !ok || w.Index != 2 || w.Result != "c" {
+		t.Errorf("Winner = %+v, %v (err %v); want event 2", w, ok, err)
+	}
+	if _, ok := event.Winner(outs[:2]); ok {
+		t.Error("a winner among a failure and a pending event")
+	}
+}

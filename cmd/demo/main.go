@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/uvevent/uvevent/event"
@@ -74,7 +73,7 @@ func run() error {
 		if err != nil {
 			return nil, err
 		}
-		o := outs[slices.IndexFunc(outs, func(o event.Outcome) bool { return o.Done })] // outcomes come by position
+		o, _ := event.Winner(outs) // outcomes come by position: the winner is the one that succeeded
 		fmt.Printf("   %s await-any woke on event #%d, %s: %v\n", stamp(), o.Index, o.Event.Info(), o.Result)
 		slow.Close()
 		trig.Close()

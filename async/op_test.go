@@ -3,12 +3,15 @@ package async_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/uvevent/uvevent/async"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
 )
 
 // An Op's lifecycle: created; started, it waits in line (hidden: not
@@ -89,4 +92,24 @@ func TestOpCancelledByContext(t *testing.T) {
 	if _, ok, _ := recv.Outcome(); ok {
 		t.Error("the abandoned receive completed")
 	}
+}
+
+// A receive and a timeout in one wait: whichever comes first wins, and a
+// receive that loses takes nothing.
+func ExampleOp() {
+	r, _ := reactor.New(reactor.Options{})
+	defer r.Close()
+	ch, _ := async.NewChannel[string](r, 0)
+	c, _ := reactor.Spawn(r, context.Background(), func(ctx context.Context) (string, error) {
+		to, _ := async.NewTimeout(r, 20*time.Millisecond)
+		outs, err := event.Await(ctx, event.Any(), ch.Recv(), to)
+		if err != nil {
+			return "", err // nobody sent: timeout occurred after 20ms
+		}
+		return event.ValueOf[string](outs[0])
+	})
+	r.Run(context.Background())
+	_, _, err := c.Outcome()
+	fmt.Println(err)
+	// Output: timeout occurred after 20ms
 }

@@ -60,3 +60,18 @@ func ExampleDeadlockError() {
 	// true true 2
 	// Goroutine 1 spawned at reactor/example_test.go:46, waiting at reactor/example_test.go:47 on Future(pending) [Future(pending)]
 }
+
+// Go runs blocking work in parallel with the loop; its result is an event
+// like any other.
+func ExampleGo() {
+	ctx := context.Background()
+	r, _ := reactor.New(reactor.Options{})
+	defer r.Close()
+	sum, _ := reactor.Go(r, ctx, func(ctx context.Context) (int, error) {
+		time.Sleep(time.Millisecond) // blocking is fine here, not in a callback or Spawn
+		return 1 + 2 + 3, nil
+	})
+	_ = r.Run(ctx)
+	fmt.Println(sum.Await(ctx))
+	// Output: 6 <nil>
+}

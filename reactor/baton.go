@@ -14,9 +14,11 @@ import (
 //
 // A coroutine becomes ready when its wait ends: the waker calls schedule.
 //
-// Only step touches the loop kernel's state: the holder of ownership.
+// Only step and giveBack touch the loop kernel's state: the holder of
+// ownership (r.holder).
 
-// coopWaiter is the parking waiter (internal/waiting) a cooperative coroutine's context carries.
+// coopWaiter is the parking waiter (internal/waiting) a cooperative
+// coroutine's context carries.
 type coopWaiter coroutine
 
 func (w *coopWaiter) BeginWait(events []event.Event, ws waiting.State) {
@@ -36,7 +38,7 @@ func (w *coopWaiter) Covers(o event.Owner) bool { return (*coWaiter)(w).Covers(o
 // baton: only then does Await park through it.
 func (w *coopWaiter) Parks() bool {
 	co := (*coroutine)(w)
-	return co.lent && uintptr(currentGID()) == co.gid
+	return uintptr(currentGID()) == co.gid && co.lent // lent is the coroutine goroutine's own
 }
 
 // Park gives the baton back until the wait ends and the loop lends it

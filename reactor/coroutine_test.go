@@ -572,3 +572,30 @@ func TestCoroutineGoexit(t *testing.T) {
 		})
 	}
 }
+
+// A goroutine that a cooperative coroutine starts may wait with the
+// coroutine's context: it parks as a goroutine, the coroutine keeps its
+// baton.
+func TestCoroutineContextInAnotherGoroutine(t *testing.T) {
+	r, _ := newReactor(t)
+	ctx := runCtx(t)
+	f := event.NewFuture[int](r)
+	c, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+		res := event.NewFuture[int](r)
+		release, _ := r.Hold() // the helper goroutine is not a coroutine
+		go func() {
+			defer release()
+			res.Settle(f.Await(ctx))
+		}()
+		tm, _ := r.NewTimer(time.Millisecond, 0)
+		event.Subscribe(tm, func(event.Event, any, error) { f.Resolve(7) })
+		tm.Start()
+		return res.Await(ctx)
+	})
+	if err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, err := c.Outcome(); v != 7 || err != nil {
+		t.Fatalf("= %v, %v", v, err)
+	}
+}

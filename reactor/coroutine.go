@@ -68,7 +68,7 @@ type coroutine struct {
 
 	// The baton of a cooperative coroutine (see step).
 	wake  func()        // schedule, as a function value made once
-	gid   uintptr       // its goroutine
+	gid   uintptr       // its goroutine (set before fn runs)
 	run   chan bool     // true: the loop lends the baton; false: run on without one (closed)
 	yield chan struct{} // its goroutine has started (Spawn waits for it)
 	lent  bool          // it holds a lent baton (touched by its goroutine only)
@@ -162,8 +162,8 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 		defer unregister()
 		defer stopWatch()
 		co.goid = caller.Goroutine()
+		co.gid = uintptr(currentGID())
 		if coop {
-			co.gid = uintptr(currentGID())
 			co.yield <- struct{}{} // Spawn may schedule now
 			co.lent = <-co.run
 		}
@@ -284,6 +284,9 @@ type coWaiter coroutine
 
 func (w *coWaiter) BeginWait(events []event.Event, ws waiting.State) {
 	co := (*coroutine)(w)
+	if !co.own() {
+		return // another goroutine waits with the coroutine's context: not the coroutine's wait
+	}
 	co.setCurrent(ws)
 	// A wait that ends by itself, or on an event of another owner (which
 	// this reactor cannot see), can never be part of this reactor's deadlock.
@@ -309,6 +312,9 @@ func (co *coroutine) begin(events []event.Event, ws waiting.State) {
 
 func (w *coWaiter) EndWait() {
 	co := (*coroutine)(w)
+	if !co.own() {
+		return
+	}
 	co.setCurrent(nil)
 	co.waits.Store(false)
 	if co.r.Owned() {
@@ -325,6 +331,9 @@ func (co *coroutine) end() {
 	}
 	co.on, co.wait = nil, nil
 }
+
+// own reports whether the caller is the coroutine's own goroutine.
+func (co *coroutine) own() bool { return uintptr(currentGID()) == co.gid }
 
 // setCurrent records the wait in progress; a wait that begins after the
 // coroutine's context ended is aborted at once.

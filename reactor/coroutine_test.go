@@ -575,27 +575,33 @@ func TestCoroutineGoexit(t *testing.T) {
 
 // A goroutine that a cooperative coroutine starts may wait with the
 // coroutine's context: it parks as a goroutine, the coroutine keeps its
-// baton.
+// baton, and the helper's wait does not take the place of the coroutine's
+// own (cancelling the coroutine still ends its wait).
 func TestCoroutineContextInAnotherGoroutine(t *testing.T) {
 	r, _ := newReactor(t)
-	ctx := runCtx(t)
-	f := event.NewFuture[int](r)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var self *reactor.Coroutine[int]
 	c, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
-		res := event.NewFuture[int](r)
+		f := event.NewFuture[int](r)
 		release, _ := r.Hold() // the helper goroutine is not a coroutine
 		go func() {
 			defer release()
-			res.Settle(f.Await(ctx))
+			f.Await(ctx) // a wait that begins and ends during the coroutine's own
 		}()
-		tm, _ := r.NewTimer(time.Millisecond, 0)
-		event.Subscribe(tm, func(event.Event, any, error) { f.Resolve(7) })
-		tm.Start()
-		return res.Await(ctx)
+		resolve, _ := r.NewTimer(time.Millisecond, 0)
+		event.Subscribe(resolve, func(event.Event, any, error) { f.Resolve(7) })
+		resolve.Start()
+		stop, _ := r.NewTimer(5*time.Millisecond, 0)
+		event.Subscribe(stop, func(event.Event, any, error) { self.Cancel() })
+		stop.Start()
+		return event.NewFuture[int](r).Await(ctx) // nothing will resolve it
 	})
+	self = c
 	if err := r.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if v, _, err := c.Outcome(); v != 7 || err != nil {
-		t.Fatalf("= %v, %v", v, err)
+	if _, _, err := c.Outcome(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("coroutine ended with %v, want Canceled", err)
 	}
 }

@@ -144,7 +144,7 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 			return nil, fmt.Errorf("event: Await: event %d: %w", i, ErrNilEvent)
 		}
 		if pk == nil && t.base().owner().Owned() {
-			return nil, fmt.Errorf("event: Await on %s: %w", t.Info(), ErrOnLoop)
+			return nil, fmt.Errorf("event: Await on %s (a callback must not wait; a cooperative coroutine waits with the context it was given): %w", t.Info(), ErrOnLoop)
 		}
 		w.slots[i].target = t
 		w.outs[i] = Outcome{Index: i, Event: ev}

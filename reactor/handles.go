@@ -44,16 +44,16 @@ func (h *host) EveryTurn(delta int) { h.everyTurn += delta }
 func (h *host) CloseHandle(c uvcgo.Handle) { h.loop.CloseHandle(c) }
 
 func (h *host) AddCloser(fn func()) (remove func()) {
-	c := &closer{fn: fn}
+	c := &closeHook{fn: fn}
 	if h.closers == nil {
-		h.closers = map[*closer]struct{}{}
+		h.closers = map[*closeHook]struct{}{}
 	}
 	h.closers[c] = struct{}{}
 	return func() { delete(h.closers, c) }
 }
 
-// closer is one AddCloser registration.
-type closer struct{ fn func() }
+// closeHook is one AddCloser registration.
+type closeHook struct{ fn func() }
 
 // runClosers runs and forgets every registered closer; Close calls it.
 func (r *Reactor) runClosers() {

@@ -100,11 +100,11 @@ type Reactor struct {
 	epoch     time.Time
 	nowMS     int64 // the loop clock (ms), read at most once per turn: see now
 	nowFresh  bool
-	uvDue     int64                // libuv's next timeout as a loop-clock deadline (ms, -1 none)
-	uvDirty   bool                 // libuv has something to do: turn it
-	everyTurn int                  // started prepare/check hooks: turn libuv every iteration
-	closers   map[*closer]struct{} // Go-owned events to close at Close (AddCloser)
-	work      uint64               // operations, timer firings and completions run so far
+	uvDue     int64                   // libuv's next timeout as a loop-clock deadline (ms, -1 none)
+	uvDirty   bool                    // libuv has something to do: turn it
+	everyTurn int                     // started prepare/check hooks: turn libuv every iteration
+	closers   map[*closeHook]struct{} // Go-owned events to close at Close (AddCloser)
+	work      uint64                  // operations, timer firings and completions run so far
 	active    int
 	coros     coroutines
 	park      *time.Timer

@@ -211,10 +211,10 @@ func TestChurnClosedThenCollectedReleasesOnce(t *testing.T) {
 		{"Close+Dispose", func(tr *uv.Trigger) { tr.Close(); tr.Dispose() }, false},
 		// Closing the event itself leaves the reference's hold and cleanup:
 		// the collector's release must be the only one.
-		{"event Close", func(tr *uv.Trigger) { event.Resolve(tr).Close() }, true},
+		{"event Close", func(tr *uv.Trigger) { event.Deref(tr).Close() }, true},
 		// Disposing the resolved event consumes the only hold; the
 		// collector must not release it a second time.
-		{"event Dispose", func(tr *uv.Trigger) { event.Resolve(tr).Dispose() }, true},
+		{"event Dispose", func(tr *uv.Trigger) { event.Deref(tr).Dispose() }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := uv.UvtNewReactor(t)

@@ -136,7 +136,7 @@ func TestRequestKeepsRunAlive(t *testing.T) {
 	}
 	var got any
 	event.Subscribe(w, func(_ event.Event, res any, err error) { got = res })
-	co, err := u.Go(context.Background(), func(ctx context.Context) (any, error) {
+	co, err := reactor.Spawn(u.Reactor, context.Background(), func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), w)
 		return nil, err
 	})
@@ -149,7 +149,7 @@ func TestRequestKeepsRunAlive(t *testing.T) {
 	if got != "done" {
 		t.Fatalf("request result = %v, want done (Run returned before it completed)", got)
 	}
-	if _, err, _ := co.Outcome(); err != nil {
+	if _, _, err := co.Outcome(); err != nil {
 		t.Fatalf("coroutine awaiting a request in flight: %v", err)
 	}
 	uv.UvtShutdown(t, u, false)

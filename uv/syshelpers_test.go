@@ -1,0 +1,125 @@
+package uv
+
+// Test helpers for the Go-owned system kinds (Signal, Process, Exec, Task,
+// Thread), and the re-exec of the test binary as a child process: tests
+// that could take the whole process down (a signal storm, a disposition
+// handed back to the default) run in a child, as os/signal's tests do.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// uvtChildEnv names the child role a re-executed test binary plays.
+const uvtChildEnv = "UVEVENT_TEST_CHILD"
+
+// uvtChildren are the roles a child can play; each returns the exit code.
+var uvtChildren = map[string]func() int{}
+
+// UvtRegisterChild makes fn a child role. Call it from an init function.
+func UvtRegisterChild(name string, fn func() int) { uvtChildren[name] = fn }
+
+// TestMain runs a child role when the binary was re-executed as one, and
+// the tests otherwise.
+func TestMain(m *testing.M) {
+	if name := os.Getenv(uvtChildEnv); name != "" {
+		fn, ok := uvtChildren[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "unknown child role %q\n", name)
+			os.Exit(3)
+		}
+		os.Exit(fn())
+	}
+	os.Exit(m.Run())
+}
+
+// UvtRunChild re-executes the test binary in the given role and returns its
+// standard output; a failure to start, a safety timeout or an exit status
+// other than 0 fails the test with the child's output.
+func UvtRunChild(t testing.TB, role string, env ...string) string {
+	t.Helper()
+	cmd := UvtChildCmd(t, role, env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child %s: %v\nstdout:\n%s\nstderr:\n%s", role, err, out, stderr.String())
+	}
+	return string(out)
+}
+
+// UvtChildCmd returns the command re-executing the test binary in a role,
+// killed at the safety deadline.
+func UvtChildCmd(t testing.TB, role string, env ...string) *exec.Cmd {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), UvtSafety)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), uvtChildEnv+"="+role), env...)
+	return cmd
+}
+
+// UvtSignalLines returns how many signal numbers the process-wide
+// dispatcher holds registered with os/signal.
+func UvtSignalLines() int { return signals.listening() }
+
+// UvtFixture returns the absolute path of a file under the repository's
+// top-level testdata directory.
+func UvtFixture(t testing.TB, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	return p
+}
+
+// UvtNoLeaks checks, after a test closed what it made, that the goroutine
+// count comes back to base and the open descriptors to fds (both taken by
+// UvtBaseline before the test). Goroutines and descriptors of finished work
+// go away a little after the event completes, so it waits for them (the
+// safety deadline only turns a leak into a failure).
+func UvtNoLeaks(t testing.TB, base, fds int) {
+	t.Helper()
+	deadline := time.Now().Add(UvtSafety)
+	for {
+		runtime.GC()
+		g, f := runtime.NumGoroutine(), UvtOpenFDs(t)
+		if g <= base && f <= fds {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("leak: %d goroutines (base %d), %d descriptors (base %d)\n%s", g, base, f, fds, buf)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// UvtBaseline returns the goroutine and open descriptor counts now.
+func UvtBaseline(t testing.TB) (goroutines, fds int) {
+	t.Helper()
+	runtime.GC()
+	return runtime.NumGoroutine(), UvtOpenFDs(t)
+}
+
+// UvtOpenFDs counts the process's open descriptors.
+func UvtOpenFDs(t testing.TB) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatalf("open descriptors: %v", err)
+	}
+	return len(ents)
+}

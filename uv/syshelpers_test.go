@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/uvevent/uvevent/reactor"
 )
 
 // uvtChildEnv names the child role a re-executed test binary plays.
@@ -101,7 +103,7 @@ func UvtNoLeaks(t testing.TB, base, fds int) {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<16)
 			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("leak: %d goroutines (base %d), %d descriptors (base %d)\n%s", g, base, f, fds, buf)
+			t.Fatalf("leak: %d goroutines (base %d), %d descriptors (base %d): %s\n%s", g, base, f, fds, uvtFDList(), buf)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -110,6 +112,16 @@ func UvtNoLeaks(t testing.TB, base, fds int) {
 // UvtBaseline returns the goroutine and open descriptor counts now.
 func UvtBaseline(t testing.TB) (goroutines, fds int) {
 	t.Helper()
+	// The netpoller's descriptors are opened at its first use, and libuv's
+	// process-wide ones (its signal lock pipe, /dev/null) at the first
+	// loop, for good: make sure that happened before counting.
+	if rd, wr, err := os.Pipe(); err == nil {
+		rd.Close()
+		wr.Close()
+	}
+	if r, err := reactor.New(reactor.Options{}); err == nil {
+		r.Close()
+	}
 	runtime.GC()
 	return runtime.NumGoroutine(), UvtOpenFDs(t)
 }
@@ -122,4 +134,15 @@ func UvtOpenFDs(t testing.TB) int {
 		t.Fatalf("open descriptors: %v", err)
 	}
 	return len(ents)
+}
+
+// uvtFDList names the open descriptors, for a leak report.
+func uvtFDList() string {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	var b strings.Builder
+	for _, e := range ents {
+		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+		fmt.Fprintf(&b, " %s→%s", e.Name(), target)
+	}
+	return b.String()
 }

@@ -47,6 +47,9 @@ type Process struct {
 
 	mu     sync.Mutex // held while reaping, so that Kill never signals a reused pid
 	reaped bool
+	exited chan struct{} // closed once reaped and status is set
+	status int           // exit code or -signal; read only after exited is closed
+	group  bool          // the child leads its own process group (Exec)
 }
 
 type processOps Process
@@ -110,6 +113,12 @@ type ProcessOptions struct {
 // is an error matching syscall.EINVAL; other failures of fork and exec come
 // back as the syscall.Errno they are.
 func Spawn(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
+	return spawn(r, opts, false)
+}
+
+// spawn is Spawn; with group the child is put in a process group of its
+// own (setpgid), so that killGroup reaches what it starts too.
+func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error) {
 	if err := checkReactor("Spawn", r); err != nil {
 		return nil, err
 	}
@@ -131,7 +140,7 @@ func Spawn(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	p := &Process{r: r, path: path}
+	p := &Process{r: r, path: path, exited: make(chan struct{}), group: group}
 	var sio stdioSetup
 	defer sio.closeChildEnds()
 	files, err := sio.open([3]Stdio{opts.Stdin, opts.Stdout, opts.Stderr})
@@ -141,6 +150,7 @@ func Spawn(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
 	pidfd := -1
 	attr := &syscall.ProcAttr{Dir: opts.Dir, Env: env, Files: files[:], Sys: &syscall.SysProcAttr{
 		Setsid:     opts.Detached,
+		Setpgid:    group && !opts.Detached,
 		Credential: opts.Credential,
 		PidFD:      &pidfd,
 	}}
@@ -194,11 +204,12 @@ func (p *Process) Stderr() *os.File { return p.stderr }
 // code, or the negative number of the signal that killed it. ok is false
 // while the child runs.
 func (p *Process) ExitStatus() (status int, ok bool) {
-	res, _, ok := p.out.stored()
-	if !ok {
+	select {
+	case <-p.exited:
+		return p.status, true
+	default:
 		return 0, false
 	}
-	return res.(int), true
 }
 
 // Kill sends sig to the child. Signal 0 only checks that it runs. Once the
@@ -218,6 +229,19 @@ func (p *Process) Kill(sig syscall.Signal) error {
 		return fmt.Errorf("uv: Process.Kill(%d): %w", int(sig), err)
 	}
 	return nil
+}
+
+// killGroup sends sig to the child's process group (the child and what it
+// started), for a child spawned with its own group. While the child is not
+// reaped its pid is the group's id and cannot be reused; after that the
+// group id stays reserved as long as a member lives, and signalling an
+// empty group fails harmlessly with ESRCH.
+func (p *Process) killGroup(sig syscall.Signal) {
+	if !p.group {
+		p.Kill(sig)
+		return
+	}
+	syscall.Kill(-p.pid, sig)
 }
 
 // watch waits for the child to end and delivers its status. With a pidfd
@@ -244,11 +268,12 @@ func (p *Process) watch(pidfd int) {
 	}
 	p.reaped = true
 	p.mu.Unlock()
-	status := ws.ExitStatus()
+	p.status = ws.ExitStatus()
 	if ws.Signaled() {
-		status = -int(ws.Signal())
+		p.status = -int(ws.Signal())
 	}
-	p.out.deliver(p.r, &p.Base, status, nil, func() { children.remove(p.r, p.pid) })
+	close(p.exited)
+	p.out.deliver(p.r, &p.Base, p.status, nil, func() { children.remove(p.r, p.pid) })
 }
 
 // waitPidfd waits in the netpoller until pidfd is readable (the child has

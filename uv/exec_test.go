@@ -81,11 +81,15 @@ func TestExecModes(t *testing.T) {
 		t.Run(tc.mode.String(), func(t *testing.T) {
 			u := uv.UvtNewReactor(t)
 			out := newSyncBuffer()
-			e := newExec(t, u, cmd, uv.ExecOptions{Mode: tc.mode, Out: out})
+			var e *uv.Exec
+			var calls *uv.UvtCounter
+			uv.UvtMust(t, u.Exec(func() { // nothing completes before the subscription
+				e = newExec(t, u, cmd, uv.ExecOptions{Mode: tc.mode, Out: out})
+				calls = uv.UvtSubscribe(t, e, u.Owned)
+			}))
 			if got, want := e.Info(), fmt.Sprintf("Exec(mode=%v, pid=%d", tc.mode, e.Pid()); !strings.HasPrefix(got, want) {
 				t.Errorf("Info = %q, want %q…", got, want)
 			}
-			calls := uv.UvtSubscribe(t, e, u.Owned)
 			uv.UvtMust(t, u.Run(context.Background()))
 			c := calls.Calls()
 			if len(c) != 1 || c[0].Err != nil || !c[0].OnLoop {

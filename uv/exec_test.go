@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -222,16 +221,8 @@ func TestExecReactorClose(t *testing.T) {
 
 // Commands dropped without Close under GOGC=10 leave nothing behind.
 func TestExecDropWithoutClose(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	base, fds := uv.UvtBaseline(t)
-	u := uv.UvtNewReactor(t)
-	for i := range 20 {
-		newExec(t, u, fmt.Sprintf("echo %d", i), uv.ExecOptions{Mode: uv.ExecShell})
-	}
-	uv.UvtMust(t, u.Run(context.Background()))
-	if got := u.Stats().Active; got != 0 {
-		t.Errorf("Active = %d, want 0", got)
-	}
-	uv.UvtShutdown(t, u, false)
-	uv.UvtNoLeaks(t, base, fds)
+	uv.UvtDropWithoutClose(t, 20, func(u *uv.UvtReactor, i int) error {
+		_, err := uv.NewExec(u.Reactor, fmt.Sprintf("echo %d", i), uv.ExecOptions{Mode: uv.ExecShell})
+		return err
+	})
 }

@@ -10,9 +10,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,6 +125,10 @@ func UvtBaseline(t testing.TB) (goroutines, fds int) {
 	if r, err := reactor.New(reactor.Options{}); err == nil {
 		r.Close()
 	}
+	// So is os/signal's relaying goroutine, at the first Notify.
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGWINCH)
+	signal.Stop(c)
 	runtime.GC()
 	return runtime.NumGoroutine(), UvtOpenFDs(t)
 }
@@ -145,4 +152,26 @@ func uvtFDList() string {
 		fmt.Fprintf(&b, " %s→%s", e.Name(), target)
 	}
 	return b.String()
+}
+
+// UvtDropWithoutClose is the drop test of the Go-owned kinds: under
+// GOGC=10 it makes n events with create and drops them without Close, runs
+// the loop until they are done, and checks that nothing is active or left
+// behind (goroutines, descriptors) once the reactor is closed.
+func UvtDropWithoutClose(t *testing.T, n int, create func(u *UvtReactor, i int) error) {
+	t.Helper()
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	base, fds := UvtBaseline(t)
+	u := UvtNewReactor(t)
+	for i := range n {
+		if err := create(u, i); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+	}
+	UvtMust(t, u.Run(context.Background()))
+	if got := u.Stats().Active; got != 0 {
+		t.Errorf("Active = %d after Run, want 0", got)
+	}
+	UvtShutdown(t, u, false)
+	UvtNoLeaks(t, base, fds)
 }

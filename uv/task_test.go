@@ -3,7 +3,6 @@ package uv_test
 import (
 	"context"
 	"errors"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -199,18 +198,8 @@ func TestTaskBadInput(t *testing.T) {
 
 // Tasks dropped without Close under GOGC=10 leave no goroutine behind.
 func TestTaskDropWithoutClose(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	base, fds := uv.UvtBaseline(t)
-	u := uv.UvtNewReactor(t)
-	for i := range 1000 {
-		if _, err := uv.QueueTask(u.Reactor, func(context.Context) (any, error) { return i, nil }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	uv.UvtMust(t, u.Run(context.Background()))
-	if got := u.Stats().Active; got != 0 {
-		t.Errorf("Active = %d, want 0", got)
-	}
-	uv.UvtShutdown(t, u, false)
-	uv.UvtNoLeaks(t, base, fds)
+	uv.UvtDropWithoutClose(t, 1000, func(u *uv.UvtReactor, i int) error {
+		_, err := uv.QueueTask(u.Reactor, func(context.Context) (any, error) { return i, nil })
+		return err
+	})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"syscall"
 	"testing"
 
@@ -126,18 +125,8 @@ func TestThreadCloseWhileBusyAndBadInput(t *testing.T) {
 
 // Threads dropped without Close under GOGC=10 leave no goroutine behind.
 func TestThreadDropWithoutClose(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	base, fds := uv.UvtBaseline(t)
-	u := uv.UvtNewReactor(t)
-	for i := range 100 {
-		if _, err := uv.NewThread(u.Reactor, func(context.Context) (any, error) { return i, nil }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	uv.UvtMust(t, u.Run(context.Background()))
-	if got := u.Stats().Active; got != 0 {
-		t.Errorf("Active = %d, want 0", got)
-	}
-	uv.UvtShutdown(t, u, false)
-	uv.UvtNoLeaks(t, base, fds)
+	uv.UvtDropWithoutClose(t, 100, func(u *uv.UvtReactor, i int) error {
+		_, err := uv.NewThread(u.Reactor, func(context.Context) (any, error) { return i, nil })
+		return err
+	})
 }

@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 BIN     := bin
 
-.PHONY: setup test race asan cgocheck bench demo lint fuzz static-check clean
+.PHONY: setup test race asan cgocheck bench demo lint fuzz static-check stress clean
 
 ## setup: install libuv1-dev and pkg-config with apt-get, only when missing
 setup:
@@ -23,6 +23,10 @@ asan:
 	CGO_CFLAGS="-g -O1 -fsanitize=address -fno-omit-frame-pointer" \
 	CGO_LDFLAGS="-fsanitize=address" \
 	$(GO) test -asan -count=1 $(PKGS)
+
+## stress: the signal storm and uv.Process beside os/exec, 20 times each (about a minute)
+stress:
+	$(GO) test -count=20 -run '^(TestSignalStorm|TestProcessBesideOsExec)$$' ./uv/
 
 ## cgocheck: the cgo packages under the strict pointer checks (cgocheck2)
 cgocheck:

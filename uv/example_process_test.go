@@ -21,7 +21,7 @@ func ExampleSpawn() {
 
 	p, err := uv.Spawn(r, uv.ProcessOptions{
 		Args:   []string{"sh", "-c", "echo hello from $0; exit 7", "child"},
-		Stdout: uv.Pipe,
+		Stdout: uv.StdioPipe,
 	})
 	if err != nil {
 		fmt.Println(err)

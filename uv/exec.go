@@ -142,7 +142,7 @@ func NewExec(r *reactor.Reactor, cmd string, opts ExecOptions) (*Exec, error) {
 	}
 	proc, err := spawn(r, ProcessOptions{
 		Args: []string{opts.Shell, "-c", cmd}, Dir: opts.Dir, Env: opts.Env,
-		Stdout: Pipe, Stderr: Inherit,
+		Stdout: StdioPipe, Stderr: StdioInherit,
 	}, true)
 	if err != nil {
 		return nil, fmt.Errorf("uv: NewExec: %w", err)

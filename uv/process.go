@@ -55,7 +55,7 @@ type Process struct {
 type processOps Process
 
 // Stdio says what a child's standard stream is connected to. The zero
-// value is Ignore.
+// value is StdioIgnore.
 type Stdio struct {
 	mode stdioMode
 	file *os.File
@@ -71,19 +71,19 @@ const (
 )
 
 var (
-	// Ignore connects the stream to /dev/null (libuv's UV_IGNORE, os/exec's
+	// StdioIgnore connects the stream to /dev/null (libuv's UV_IGNORE, os/exec's
 	// nil).
-	Ignore = Stdio{}
-	// Inherit gives the child this process's stream of the same number.
-	Inherit = Stdio{mode: stdioInherit}
-	// Pipe connects the stream to a new pipe; Process.Stdin, Stdout or
+	StdioIgnore = Stdio{}
+	// StdioInherit gives the child this process's stream of the same number.
+	StdioInherit = Stdio{mode: stdioInherit}
+	// StdioPipe connects the stream to a new pipe; Process.Stdin, Stdout or
 	// Stderr return the parent's end.
-	Pipe = Stdio{mode: stdioPipe}
+	StdioPipe = Stdio{mode: stdioPipe}
 )
 
-// File connects the stream to f (the child gets a duplicate; f stays
+// StdioFile connects the stream to f (the child gets a duplicate; f stays
 // open in the parent).
-func File(f *os.File) Stdio { return Stdio{mode: stdioFile, file: f} }
+func StdioFile(f *os.File) Stdio { return Stdio{mode: stdioFile, file: f} }
 
 // ProcessOptions describe a child to spawn.
 type ProcessOptions struct {
@@ -189,15 +189,15 @@ func LookupProcess(r *reactor.Reactor, pid int) (*Process, error) {
 func (p *Process) Pid() int { return p.pid }
 
 // Stdin returns the parent's (write) end of the child's standard input
-// when it is a Pipe, else nil. The caller closes it.
+// when it is a StdioPipe, else nil. The caller closes it.
 func (p *Process) Stdin() *os.File { return p.stdin }
 
 // Stdout returns the parent's (read) end of the child's standard output
-// when it is a Pipe, else nil. The caller closes it.
+// when it is a StdioPipe, else nil. The caller closes it.
 func (p *Process) Stdout() *os.File { return p.stdout }
 
 // Stderr returns the parent's (read) end of the child's standard error
-// when it is a Pipe, else nil. The caller closes it.
+// when it is a StdioPipe, else nil. The caller closes it.
 func (p *Process) Stderr() *os.File { return p.stderr }
 
 // ExitStatus returns the child's result once it has been reaped: its exit

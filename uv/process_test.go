@@ -131,7 +131,7 @@ func TestProcessStdioEnvDir(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	stop := uv.UvtServe(t, u)
 
-	p := spawnChild(t, u.Reactor, uv.ProcessOptions{Stdin: uv.Pipe, Stdout: uv.Pipe, Stderr: uv.Inherit}, "echo")
+	p := spawnChild(t, u.Reactor, uv.ProcessOptions{Stdin: uv.StdioPipe, Stdout: uv.StdioPipe, Stderr: uv.StdioInherit}, "echo")
 	io.WriteString(p.Stdin(), "hello\nworld\n")
 	p.Stdin().Close()
 	out, err := io.ReadAll(p.Stdout())
@@ -144,7 +144,7 @@ func TestProcessStdioEnvDir(t *testing.T) {
 	}
 	awaitOne(t, p)
 
-	p = spawnChild(t, u.Reactor, uv.ProcessOptions{Stderr: uv.Pipe}, "stderr")
+	p = spawnChild(t, u.Reactor, uv.ProcessOptions{Stderr: uv.StdioPipe}, "stderr")
 	if out, _ := io.ReadAll(p.Stderr()); string(out) != "to stderr\n" {
 		t.Errorf("stderr pipe: %q", out)
 	}
@@ -154,14 +154,14 @@ func TestProcessStdioEnvDir(t *testing.T) {
 	dir := t.TempDir()
 	f, err := os.Create(filepath.Join(dir, "out"))
 	uv.UvtMust(t, err)
-	p = spawnChild(t, u.Reactor, uv.ProcessOptions{Env: []string{"UVEVENT_X=forty two"}, Stdout: uv.File(f)}, "env", "UVEVENT_X")
+	p = spawnChild(t, u.Reactor, uv.ProcessOptions{Env: []string{"UVEVENT_X=forty two"}, Stdout: uv.StdioFile(f)}, "env", "UVEVENT_X")
 	awaitOne(t, p)
 	f.Close()
 	if got, _ := os.ReadFile(f.Name()); string(got) != "forty two\n" {
 		t.Errorf("env to a file: %q", got)
 	}
 
-	p = spawnChild(t, u.Reactor, uv.ProcessOptions{Dir: dir, Stdout: uv.Pipe}, "pwd")
+	p = spawnChild(t, u.Reactor, uv.ProcessOptions{Dir: dir, Stdout: uv.StdioPipe}, "pwd")
 	out, _ = io.ReadAll(p.Stdout())
 	p.Stdout().Close()
 	real, _ := filepath.EvalSymlinks(dir)
@@ -179,7 +179,7 @@ func TestProcessDetachedAndCredential(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	stop := uv.UvtServe(t, u)
 	for _, detached := range []bool{false, true} {
-		p := spawnChild(t, u.Reactor, uv.ProcessOptions{Detached: detached, Stdout: uv.Pipe}, "sid")
+		p := spawnChild(t, u.Reactor, uv.ProcessOptions{Detached: detached, Stdout: uv.StdioPipe}, "sid")
 		out, _ := io.ReadAll(p.Stdout())
 		p.Stdout().Close()
 		awaitOne(t, p)
@@ -192,7 +192,7 @@ func TestProcessDetachedAndCredential(t *testing.T) {
 		}
 	}
 	cred := &syscall.Credential{Uid: 65534, Gid: 65534}
-	p, err := uv.Spawn(u.Reactor, uv.ProcessOptions{Args: []string{uv.UvtFixture(t, "child.sh"), "ids"}, Credential: cred, Stdout: uv.Pipe})
+	p, err := uv.Spawn(u.Reactor, uv.ProcessOptions{Args: []string{uv.UvtFixture(t, "child.sh"), "ids"}, Credential: cred, Stdout: uv.StdioPipe})
 	switch {
 	case os.Geteuid() != 0:
 		if !errors.Is(err, syscall.EPERM) {
@@ -231,7 +231,7 @@ func TestProcessBadInput(t *testing.T) {
 		{"no such name", u.Reactor, uv.ProcessOptions{Args: []string{"uvevent-no-such-program"}}, exec.ErrNotFound},
 		{"not executable", u.Reactor, uv.ProcessOptions{Args: []string{plain}}, syscall.EACCES},
 		{"no such dir", u.Reactor, uv.ProcessOptions{Args: []string{child, "exit", "0"}, Dir: "/nonexistent"}, fs.ErrNotExist},
-		{"nil file", u.Reactor, uv.ProcessOptions{Args: []string{child, "exit", "0"}, Stdout: uv.File(nil)}, syscall.EINVAL},
+		{"nil file", u.Reactor, uv.ProcessOptions{Args: []string{child, "exit", "0"}, Stdout: uv.StdioFile(nil)}, syscall.EINVAL},
 	} {
 		p, err := uv.Spawn(tc.r, tc.opts)
 		if !errors.Is(err, tc.want) || p != nil {
@@ -288,7 +288,7 @@ func TestProcessDropWithoutClose(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	pids := make([]int, 0, 50)
 	for range 50 {
-		pids = append(pids, spawnChild(t, u.Reactor, uv.ProcessOptions{Stdout: uv.Pipe}, "exit", "0").Pid())
+		pids = append(pids, spawnChild(t, u.Reactor, uv.ProcessOptions{Stdout: uv.StdioPipe}, "exit", "0").Pid())
 	}
 	uv.UvtMust(t, u.Run(context.Background()))
 	if got := u.Stats().Active; got != 0 {

@@ -260,6 +260,11 @@ func TestProcessCloseWhileBusy(t *testing.T) {
 	if got := u.Stats().Active; got != 0 {
 		t.Errorf("Active = %d after Stop, want 0", got)
 	}
+	uv.UvtMust(t, p.Start()) // counts again
+	if got := u.Stats().Active; got != 1 {
+		t.Errorf("Active = %d after Start, want 1", got)
+	}
+	uv.UvtMust(t, p.Stop())
 	uv.UvtMust(t, u.Run(context.Background())) // not held by a stopped child
 	calls := uv.UvtSubscribe(t, p, u.Owned)
 	uv.UvtMust(t, p.Close())

@@ -328,3 +328,32 @@ func TestSignalDropAndReactorClose(t *testing.T) {
 	}
 	uv.UvtNoLeaks(t, base, fds)
 }
+
+// The last Dispose closes a started Signal and lets go of the signal; a
+// panicking callback is reported and the next signal is delivered all the
+// same.
+func TestSignalDisposeAndPanic(t *testing.T) {
+	u := uv.UvtNewReactor(t)
+	s := newSignal(t, u.Reactor, syscall.SIGUSR1)
+	event.Subscribe(s, func(event.Event, any, error) { panic("callback fault") })
+	c := uv.UvtSubscribe(t, s, u.Owned)
+	uv.UvtMust(t, s.Start())
+	raise(t, syscall.SIGUSR1)
+	uv.UvtTurnUntil(t, u, "the first notification", func() bool { return c.N() == 1 })
+	raise(t, syscall.SIGUSR1)
+	uv.UvtTurnUntil(t, u, "the second notification", func() bool { return c.N() == 2 })
+	reps := u.Reports()
+	if len(reps) != 2 || reps[0].Msg != "callback panicked" {
+		t.Errorf("reports %v, want two panics reported", reps)
+	}
+	s.Retain()
+	s.Dispose() // not the last reference
+	if got := uv.UvtSignalLines(); got != 1 {
+		t.Errorf("dispatcher lines = %d while referenced, want 1", got)
+	}
+	s.Dispose()
+	if !s.Flags().Has(event.Closed) || uv.UvtSignalLines() != 0 {
+		t.Errorf("after the last Dispose: flags %v, dispatcher lines %d; want Closed, 0", s.Flags(), uv.UvtSignalLines())
+	}
+	uv.UvtShutdown(t, u, true)
+}

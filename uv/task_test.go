@@ -203,3 +203,30 @@ func TestTaskDropWithoutClose(t *testing.T) {
 		return err
 	})
 }
+
+// BenchmarkTask: empty tasks through a pool of 4 workers, each completion
+// delivered on the loop: the cost of the hand-off both ways.
+func BenchmarkTask(b *testing.B) {
+	u := uv.UvtNewReactor(b)
+	p := newPool(b, 4)
+	var done atomic.Int64
+	cb := event.NewCallback(func(event.Event, any, error) { done.Add(1) })
+	fn := func(context.Context) (any, error) { return nil, nil }
+	b.ReportAllocs()
+	b.ResetTimer()
+	uv.UvtMust(b, u.Exec(func() {
+		for range b.N {
+			task, err := p.Queue(u.Reactor, fn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			task.AddCallback(cb)
+		}
+	}))
+	uv.UvtMust(b, u.Run(context.Background()))
+	b.StopTimer()
+	if done.Load() != int64(b.N) {
+		b.Fatalf("%d of %d tasks completed", done.Load(), b.N)
+	}
+	uv.UvtShutdown(b, u, false)
+}

@@ -352,21 +352,21 @@ func (s *stdioSetup) open(streams [3]Stdio) ([3]uintptr, error) {
 			s.child = append(s.child, theirs)
 			files[i] = theirs.Fd()
 		default:
-			flag := os.O_WRONLY
-			if i == 0 {
-				flag = os.O_RDONLY
-			}
-			f, err := os.OpenFile(os.DevNull, flag, 0)
+			f, err := devNull()
 			if err != nil {
 				s.closeParentEnds()
 				return files, err
 			}
-			s.child = append(s.child, f)
 			files[i] = f.Fd()
 		}
 	}
 	return files, nil
 }
+
+// devNull returns /dev/null opened for reading and writing, once for the
+// process: every ignored stream of every child is a duplicate of it, which
+// saves an open and a close per stream and spawn.
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.OpenFile(os.DevNull, os.O_RDWR, 0) })
 
 func (s *stdioSetup) closeChildEnds() {
 	for _, f := range s.child {

@@ -125,6 +125,8 @@ func UvtBaseline(t testing.TB) (goroutines, fds int) {
 	if r, err := reactor.New(reactor.Options{}); err == nil {
 		r.Close()
 	}
+	// So is the /dev/null children's ignored streams share.
+	devNull()
 	// So is os/signal's relaying goroutine, at the first Notify.
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, syscall.SIGWINCH)

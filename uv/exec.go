@@ -245,7 +245,8 @@ func (e *Exec) collect(f *os.File, unhook func()) {
 	if e.timer != nil {
 		e.timer.Stop()
 	}
-	res.ExitCode, _ = e.proc.ExitStatus()
+	code, reaped := e.proc.ExitStatus()
+	res.ExitCode = code
 	switch e.opts.Mode {
 	case ExecLines:
 		res.Lines = splitLines(buf.Bytes())
@@ -263,6 +264,9 @@ func (e *Exec) collect(f *os.File, unhook func()) {
 	if e.timedOut.Load() {
 		res.TimedOut = true
 		err = fmt.Errorf("uv: exec %q: after %v: %w", e.cmd, e.opts.Timeout, event.ErrTimeout)
+	}
+	if !reaped { // the shell's status was lost (see Process.ExitStatus)
+		err = fmt.Errorf("uv: exec %q: exit status lost: %w", e.cmd, syscall.ECHILD)
 	}
 	e.out.deliver(e.r, &e.Base, res, err, nil)
 }

@@ -49,6 +49,7 @@ type Process struct {
 	reaped bool
 	exited chan struct{} // closed once reaped and status is set
 	status int           // exit code or -signal; read only after exited is closed
+	lost   bool          // the status was lost: someone else reaped the child
 	group  bool          // the child leads its own process group (Exec)
 }
 
@@ -202,11 +203,13 @@ func (p *Process) Stderr() *os.File { return p.stderr }
 
 // ExitStatus returns the child's result once it has been reaped: its exit
 // code, or the negative number of the signal that killed it. ok is false
-// while the child runs.
+// while the child runs, and when its status was lost because something
+// else in the program reaped it (a wait for any child); the event then
+// completes with an error matching syscall.ECHILD.
 func (p *Process) ExitStatus() (status int, ok bool) {
 	select {
 	case <-p.exited:
-		return p.status, true
+		return p.status, !p.lost
 	default:
 		return 0, false
 	}
@@ -259,15 +262,23 @@ func (p *Process) watch(pidfd int) {
 		}
 	}
 	var ws syscall.WaitStatus
+	var err error
 	p.mu.Lock()
 	for {
-		_, err := syscall.Wait4(p.pid, &ws, 0, nil)
+		_, err = syscall.Wait4(p.pid, &ws, 0, nil)
 		if err != syscall.EINTR {
 			break
 		}
 	}
 	p.reaped = true
 	p.mu.Unlock()
+	if err != nil { // reaped by someone else (a wait for any child): the status is lost
+		p.lost = true
+		close(p.exited)
+		err = fmt.Errorf("uv: wait4(%d): status lost: %w", p.pid, err)
+		p.out.deliver(p.r, &p.Base, nil, err, func() { children.remove(p.r, p.pid) })
+		return
+	}
 	p.status = ws.ExitStatus()
 	if ws.Signaled() {
 		p.status = -int(ws.Signal())
@@ -311,13 +322,18 @@ func (o *processOps) Free(bool)                  {}
 func (o *processOps) Stored() (any, error, bool) { return o.out.stored() }
 
 func (o *processOps) Describe() string {
-	if st, ok := (*Process)(o).ExitStatus(); ok {
-		if st < 0 {
-			return fmt.Sprintf("Process(pid=%d, signal=%d)", o.pid, -st)
-		}
-		return fmt.Sprintf("Process(pid=%d, exit=%d)", o.pid, st)
+	select {
+	case <-o.exited:
+	default:
+		return fmt.Sprintf("Process(pid=%d)", o.pid)
 	}
-	return fmt.Sprintf("Process(pid=%d)", o.pid)
+	switch {
+	case o.lost:
+		return fmt.Sprintf("Process(pid=%d, status lost)", o.pid)
+	case o.status < 0:
+		return fmt.Sprintf("Process(pid=%d, signal=%d)", o.pid, -o.status)
+	}
+	return fmt.Sprintf("Process(pid=%d, exit=%d)", o.pid, o.status)
 }
 
 // stdioSetup opens what the three standard streams of a child need, and

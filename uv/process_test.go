@@ -370,3 +370,23 @@ func TestProcessBesideOsExec(t *testing.T) {
 	stop()
 	uv.UvtShutdown(t, u, false)
 }
+
+// A child reaped behind the event's back (a wait for any child elsewhere
+// in the program) completes the event with ECHILD: the status is lost,
+// not invented.
+func TestProcessStatusLost(t *testing.T) {
+	u := uv.UvtNewReactor(t)
+	p := spawnChild(t, u.Reactor, uv.ProcessOptions{}, "sleep", "100")
+	uv.UvtMust(t, uv.UvtStealChild(p))
+	got := awaitOne(t, p)
+	if !errors.Is(got.Err, syscall.ECHILD) || got.Result != nil {
+		t.Errorf("outcome %+v, want ECHILD and no result", got)
+	}
+	if st, ok := p.ExitStatus(); ok {
+		t.Errorf("ExitStatus = %d, true; want not ok", st)
+	}
+	if got, want := p.Info(), fmt.Sprintf("Process(pid=%d, status lost)", p.Pid()); got != want {
+		t.Errorf("Info = %q, want %q", got, want)
+	}
+	uv.UvtShutdown(t, u, false)
+}

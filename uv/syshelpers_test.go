@@ -177,3 +177,17 @@ func UvtDropWithoutClose(t *testing.T, n int, create func(u *UvtReactor, i int) 
 	UvtShutdown(t, u, false)
 	UvtNoLeaks(t, base, fds)
 }
+
+// UvtStealChild kills p's child and reaps it behind p's back, as a wait
+// for any child elsewhere in the program would: p's own wait then finds
+// nothing. It holds p's reaping lock meanwhile, so that the theft wins.
+func UvtStealChild(p *Process) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil {
+		return err
+	}
+	var ws syscall.WaitStatus
+	_, err := syscall.Wait4(p.pid, &ws, 0, nil)
+	return err
+}

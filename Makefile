@@ -33,11 +33,17 @@ cgocheck:
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./cgo/ ./reactor/ ./uv/
 
 ## bench: our figures beside the comparators (raw C libuv, Go std), as ratios
+# benchtable runs the comparators it lists itself, then one NAME=command per
+# program of ours below; {go:NAME} builds ./bench/cmd/NAME, {c:NAME}
+# bench/c/NAME.c. Rows still to come, one line each:
+#   'e1-uvevent={go:e1load} -impl uvevent {go:SERVER}'   (see bench/cmd/e1load)
+#   's1-uvevent={go:PROGRAM}'   'd1-uvevent={go:PROGRAM}'
 bench:
-	$(GO) build -o $(BIN)/ ./bench/cmd/t1 ./bench/cmd/x1 ./bench/cmd/m1
 	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md \
 	  -gobench 'C1|X1' -gopkgs './event/ ./reactor/' \
-	  't1-uvevent=$(BIN)/t1 -n 1000000' 'x1-uvevent=$(BIN)/x1' 'm1-uvevent=$(BIN)/m1'
+	  't1-uvevent={go:t1} -n 1000000' \
+	  'x1-uvevent={go:x1}' \
+	  'm1-uvevent={go:m1}'
 
 ## demo: a short program that shows the event model at work
 demo:

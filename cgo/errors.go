@@ -36,3 +36,7 @@ func (e *Error) Unwrap() error { return syscall.Errno(-e.Code) }
 
 // Version returns the version of the libuv linked in.
 func Version() string { return C.GoString(C.uv_version_string()) }
+
+// ErrorOf turns a libuv status into an error (nil for 0) naming op, for the
+// kinds that read statuses from completion records.
+func ErrorOf(op string, status int) error { return errorOf(op, status) }

@@ -1,10 +1,21 @@
 /* uvev.h — the C shim over libuv that package uvcgo calls.
  *
- * Naming: uvev_* are called from Go; static uvev__* are file-private.
- * The shim never calls back into Go on the loop's hot path: libuv callbacks
- * append a completion record to the loop's queue, and Go reads the queue after
- * each uv_run(UV_RUN_NOWAIT). Handles are malloc'd here and freed only in the
- * uv_close callback (see uvev_close). */
+ * Naming: uvev_* are called from Go; static uvev__* are file-private;
+ * UVEV_* are constants and macros. One C file per kind (async.c, ...), beside
+ * the loop core (loop.c).
+ *
+ * The loop contract the shim keeps (docs/architecture.md §2 says why):
+ *  - libuv callbacks never call Go: they append a completion record to the
+ *    loop's queue, and Go reads the queue after each turn;
+ *  - a record may carry a payload in shim-owned memory (a read buffer, an
+ *    addrinfo list): it is valid until the next turn, which releases it,
+ *    unless Go took it (uvev_take) and releases it itself (uvev_release);
+ *  - every shim call that reads libuv's clock refreshes it first
+ *    (uvev__enter), so a timeout counts from the call, not from the last turn;
+ *  - requests in flight (write, getaddrinfo, fs, work) are counted in
+ *    l->reqs until their callback ran;
+ *  - handles are malloc'd here and freed only in the uv_close callback
+ *    (uvev__on_close), which reports UVEV_DONE_CLOSED for the handle's id. */
 #ifndef UVEV_H
 #define UVEV_H
 
@@ -19,15 +30,35 @@
 /* What a completion record reports. */
 enum {
   UVEV_DONE_CLOSED = 1, /* the handle's close callback ran; its memory is freed */
-  UVEV_DONE_ASYNC = 2   /* a uv_async_t was sent (sends coalesce) */
+  UVEV_DONE_ASYNC = 2,  /* a uv_async_t was sent (sends coalesce) */
+  UVEV_DONE_TIMER = 3,  /* a uv_timer_t fired (test kind) */
+  UVEV_DONE_WORK = 4,   /* a uv_work_t finished: status 0 or UV_ECANCELED (test kind) */
+  /* Reserved for the kinds of this wave, one per kind file: */
+  UVEV_DONE_POLL = 5,        /* poll.c: n = events (UV_READABLE | ...) */
+  UVEV_DONE_READ = 6,        /* stream reads: n = bytes or status, data = buffer */
+  UVEV_DONE_WRITE = 7,       /* request: a write finished */
+  UVEV_DONE_CONNECT = 8,     /* request: a connect finished */
+  UVEV_DONE_CONNECTION = 9,  /* a listener has a connection to accept */
+  UVEV_DONE_SHUTDOWN = 10,   /* request: a shutdown finished */
+  UVEV_DONE_FSEVENT = 11,    /* fsevent.c: aux = events, data = file name */
+  UVEV_DONE_ADDRINFO = 12,   /* request: getaddrinfo, data = addrinfo list */
+  UVEV_DONE_NAMEINFO = 13,   /* request: getnameinfo, data = host and service */
+  UVEV_DONE_UDP_RECV = 14,   /* udp: n = bytes, data = buffer and address */
+  UVEV_DONE_UDP_SEND = 15,   /* request: a datagram was sent */
+  UVEV_DONE_FS = 16,         /* request: a file operation finished */
+  UVEV_DONE_PHASE = 17       /* phase.c: a prepare, check or idle hook ran */
 };
 
 /* One completion, written by a libuv callback on the loop thread and read by
  * Go after the turn. Mirrored by uvcgo.Completion: keep the layouts equal. */
 typedef struct {
-  uint64_t id;    /* the event id Go gave the handle (handle->data) */
+  uint64_t id;    /* the event id Go gave the handle or request */
   int32_t kind;   /* UVEV_DONE_* */
   int32_t status; /* 0 or a negative libuv error */
+  int64_t n;      /* kind-specific: a byte count, a poll mask, an exit status */
+  int64_t aux;    /* kind-specific: a term signal, flags */
+  void *data;     /* shim-owned payload or NULL: see uvev_take */
+  void (*release)(void *); /* frees data; called after the turn unless taken */
 } uvev_completion;
 
 /* A loop and its completion queue. Allocated by uvev_loop_new, freed by
@@ -37,12 +68,13 @@ typedef struct {
   /* keeper is a referenced handle that keeps uv_run polling while Go-side
    * events (timers, futures) are what keeps the reactor running: uv_run does
    * nothing at all on a loop with no referenced handle. Part of this struct;
-   * closed by uvev_loop_free. */
+   * closed by uvev_loop_shutdown. */
   uv_async_t keeper;
   int keeper_closed;
   uvev_completion *done; /* grows by realloc; owned by this struct */
   size_t ndone, capdone;
   int64_t handles; /* handles malloc'd and not yet freed */
+  int64_t reqs;    /* requests submitted whose callback has not run */
 } uvev_loop;
 
 /* What one turn of the loop returns to Go, in one crossing. */
@@ -52,20 +84,35 @@ typedef struct {
   int timeout; /* uv_backend_timeout after the turn: -1 = none, 0 = now */
 } uvev_turn;
 
+/* The loop core (loop.c). */
 uvev_loop *uvev_loop_new(int *err);
-void uvev_loop_turn(uvev_loop *l, uvev_turn *out);
+void uvev_loop_turn(uvev_loop *l, int block, uvev_turn *out);
 int uvev_loop_backend_fd(uvev_loop *l);
+void uvev_loop_shutdown(uvev_loop *l);
 int uvev_loop_free(uvev_loop *l);
-
-int uvev_async_new(uvev_loop *l, uint64_t id, uintptr_t *out);
-int uvev_async_send(uintptr_t h);
+uint64_t uvev_loop_now(uvev_loop *l);
+void uvev_take(uvev_completion *c);
+void uvev_release(uintptr_t data, uintptr_t release);
 void uvev_close(uvev_loop *l, uintptr_t h);
 
-/* The X1 probe of driving mode (a): a loop blocking in uv_run on its own
- * thread, woken by uv_async_send, answering through a Go callback. */
-int uvev_probe_new(uintptr_t *out);
-void uvev_probe_run(uintptr_t p);
-int uvev_probe_send(uintptr_t p);
-void uvev_probe_stop(uintptr_t p);
+/* For the kind files: the loop a handle belongs to, the record queue, the
+ * clock refresh before a call that reads it, and the request count. */
+uvev_loop *uvev__loop_of(uv_handle_t *h);
+uvev_completion *uvev__push(uvev_loop *l, uint64_t id, int32_t kind, int32_t status);
+void uvev__enter(uvev_loop *l);
+void uvev__on_close(uv_handle_t *h);
+int uvev__adopt(uvev_loop *l, uv_handle_t *h, int err, uint64_t id, uintptr_t *out);
+
+/* async.c */
+int uvev_async_new(uvev_loop *l, uint64_t id, uintptr_t *out);
+int uvev_async_send(uintptr_t h);
+
+/* testkind.c: a libuv timer and a thread-pool request, used by the tests
+ * that prove the loop contract through real libuv state. */
+int uvev_testtimer_new(uvev_loop *l, uint64_t id, uintptr_t *out);
+int uvev_testtimer_start(uvev_loop *l, uintptr_t h, uint64_t timeout_ms, uint64_t repeat_ms);
+int uvev_testtimer_stop(uintptr_t h);
+int uvev_testwork_submit(uvev_loop *l, uint64_t id, int sleep_us, uintptr_t *out);
+int uvev_testwork_cancel(uintptr_t req);
 
 #endif

@@ -164,7 +164,7 @@ func (e *DeadlockError) Unwrap() error { return event.ErrDeadlock }
 // no active event. A wait that is already over — its waker was woken, its
 // goroutine has not resumed yet — does not count as waiting.
 func (r *Reactor) deadlocked() bool {
-	if n := len(r.coros.live); n == 0 || r.coros.waiting < n || r.active > 0 || r.uvDirty {
+	if n := len(r.coros.live); n == 0 || r.coros.waiting < n || r.busy() {
 		return false
 	}
 	r.mu.Lock()

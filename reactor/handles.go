@@ -19,10 +19,14 @@ func init() {
 	kind.HostOf = func(r any) kind.Host { return (*host)(r.(*Reactor)) }
 }
 
-func (h *host) Loop() *uvcgo.Loop {
-	h.uvDirty = true
-	return h.loop
-}
+// Loop returns the libuv loop. Calls on it that change libuv's state mark
+// it dirty themselves (uvcgo's rule), so the reactor turns libuv before it
+// parks whoever made them.
+func (h *host) Loop() *uvcgo.Loop { return h.loop }
+
+// Closing reports whether Close has begun: constructors and Start refuse
+// with ErrReactorClosed from then on, even inside the close notifications.
+func (h *host) Closing() bool { return h.closing.Load() }
 
 func (h *host) AddHandle(k kind.Handle) eventref.ID {
 	h.byKind[k.Kind()]++
@@ -35,10 +39,9 @@ func (h *host) DropHandle(id eventref.ID) {
 	}
 }
 
-func (h *host) CloseHandle(c uvcgo.Handle) {
-	h.uvDirty = true
-	h.loop.CloseHandle(c)
-}
+func (h *host) EveryTurn(delta int) { h.everyTurn += delta }
+
+func (h *host) CloseHandle(c uvcgo.Handle) { h.loop.CloseHandle(c) }
 
 // Dropped: the user's reference to the event of id was collected without
 // Close. Called from the runtime's cleanup goroutine, it only queues the id;
@@ -56,8 +59,17 @@ func (h *host) Dropped(id eventref.ID) {
 	r.signal()
 }
 
+// dispatch routes a turn's completion records. They point into C memory
+// that the next turn reuses; nothing reached from here can turn the loop
+// again (Run refuses to start on the loop goroutine).
+func (r *Reactor) dispatch(done []uvcgo.Completion) {
+	for i := range done {
+		r.complete(&done[i])
+	}
+}
+
 // complete routes one completion record.
-func (r *Reactor) complete(c uvcgo.Completion) {
+func (r *Reactor) complete(c *uvcgo.Completion) {
 	id := eventref.ID(c.ID)
 	if c.Kind == uvcgo.CompletionClosed {
 		if h, ok := r.handles.Remove(id); ok {

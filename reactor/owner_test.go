@@ -111,9 +111,6 @@ func TestRunStateErrors(t *testing.T) {
 	if !errors.Is(inner, reactor.ErrRunning) {
 		t.Fatalf("RunOnce from the loop = %v, want ErrRunning", inner)
 	}
-	if err := r.Close(); !errors.Is(err, reactor.ErrRunning) {
-		t.Fatalf("Close while serving = %v, want ErrRunning", err)
-	}
 	stop()
 }
 
@@ -137,12 +134,8 @@ func TestClosedReactorRefusesWork(t *testing.T) {
 			t.Errorf("%s on a closed reactor = %v, want ErrReactorClosed", name, err)
 		}
 	}
-	if _, err := r.NewTimer(0, 0); err != nil {
-		t.Fatalf("NewTimer only builds a Go value; got %v", err)
-	}
-	tm, _ := r.NewTimer(0, 0)
-	if err := tm.Start(); !errors.Is(err, reactor.ErrReactorClosed) {
-		t.Fatalf("Start on a closed reactor = %v, want ErrReactorClosed", err)
+	if _, err := r.NewTimer(0, 0); !errors.Is(err, reactor.ErrReactorClosed) {
+		t.Fatalf("NewTimer on a closed reactor = %v, want ErrReactorClosed", err)
 	}
 }
 

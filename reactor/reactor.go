@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -51,6 +52,7 @@ type Reactor struct {
 	owned   bool          // a goroutine owns the loop: Run, Close or a direct operation
 	serving bool          // that owner is Run, RunOnce or Serve
 	closed  bool
+	closing atomic.Bool    // Close has begun: constructors and Start refuse
 	free    *sync.Cond     // on mu: ownership was given up
 	holder  atomic.Uintptr // gid of the goroutine owning the loop now
 	wake    chan struct{}  // coalescing wake-up of a parked loop
@@ -58,19 +60,20 @@ type Reactor struct {
 	ctxDone atomic.Bool // the context of the running Run is done
 
 	// Loop state: touched only with ownership.
-	loop     *uvcgo.Loop
-	handles  eventref.Table[kind.Handle]
-	byKind   map[string]int
-	timers   wheel
-	epoch    time.Time
-	nowMS    int64 // the loop clock (ms), read at most once per turn: see now
-	nowFresh bool
-	uvWait   int    // libuv's timeout after the last turn (ms, -1 none)
-	uvDirty  bool   // libuv has something to do: turn it
-	work     uint64 // operations, timer firings and completions run so far
-	active   int
-	coros    coroutines
-	park     *time.Timer
+	loop      *uvcgo.Loop
+	handles   eventref.Table[kind.Handle]
+	byKind    map[string]int
+	timers    wheel
+	epoch     time.Time
+	nowMS     int64 // the loop clock (ms), read at most once per turn: see now
+	nowFresh  bool
+	uvDue     int64  // libuv's next timeout as a loop-clock deadline (ms, -1 none)
+	uvDirty   bool   // libuv has something to do: turn it
+	everyTurn int    // started prepare/check hooks: turn libuv every iteration
+	work      uint64 // operations, timer firings and completions run so far
+	active    int
+	coros     coroutines
+	park      *time.Timer
 
 	// The backend-fd watcher (see run.go).
 	backend  *os.File
@@ -102,7 +105,7 @@ func New(opts Options) (*Reactor, error) {
 		loop:    loop,
 		byKind:  map[string]int{},
 		epoch:   time.Now(),
-		uvWait:  -1,
+		uvDue:   -1,
 		fdRearm: make(chan struct{}, 1),
 	}
 	r.coros.init()
@@ -224,26 +227,63 @@ func (r *Reactor) loopStats() Stats {
 	return s
 }
 
-// Close closes every event the reactor holds — started timers, C-owned
-// events (their subscribers get ErrClosed) — waits for libuv's close
-// callbacks, and frees the loop. Go-owned events that are not started (a
-// timer never started, a future) are not known to the reactor; operations on
-// them afterwards return ErrReactorClosed. Close must not be called while the
-// loop runs (ErrRunning). Closing twice is a no-op. If libuv still has a
-// handle open at the end (a bug), Close returns its error and the C loop is
-// leaked rather than freed under it; the reactor is closed all the same.
-func (r *Reactor) Close() error {
+// Close shuts the reactor down gracefully and frees its loop: it is
+// Shutdown with no deadline.
+func (r *Reactor) Close() error { return r.Shutdown(context.Background()) }
+
+// Shutdown closes the reactor in one call, from any goroutine but the loop
+// goroutine itself (ErrRunning there):
+//
+//  1. From its first moment, constructors and Start refuse with
+//     ErrReactorClosed, so nothing a callback does can keep the reactor open.
+//  2. A Run, RunOnce or Serve running in another goroutine is stopped, and
+//     Shutdown waits for it to return; ctx bounds that wait (its error is
+//     returned and the reactor stays open, stopped, for a later Close).
+//  3. Operations queued before run; then every event the reactor holds is
+//     closed — started timers, C-owned events (their subscribers get
+//     ErrClosed) — and Shutdown waits, blocked in libuv rather than
+//     spinning, for every close callback and every request in flight (a
+//     request whose handle closed completes with ErrClosed).
+//  4. The loop is freed; waits still registered end with ErrReactorClosed.
+//
+// Go-owned events that are not started (a timer never started, a future)
+// are not known to the reactor; operations on them afterwards return
+// ErrReactorClosed. Closing twice is a no-op.
+func (r *Reactor) Shutdown(ctx context.Context) error {
 	me := uintptr(currentGID())
 	if r.holder.Load() == me {
 		return fmt.Errorf("reactor: Close from inside the loop: %w", ErrRunning)
 	}
+	r.closing.Store(true)
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return nil
 	}
+	if r.owned && r.serving {
+		stop := context.AfterFunc(ctx, func() {
+			r.mu.Lock()
+			r.free.Broadcast()
+			r.mu.Unlock()
+		})
+		for r.owned && r.serving && !r.closed {
+			r.stopReq.Store(true)
+			r.signal()
+			if err := ctx.Err(); err != nil {
+				r.closing.Store(false)
+				r.mu.Unlock()
+				stop()
+				return err
+			}
+			r.free.Wait()
+		}
+		stop()
+	}
 	if err := r.acquire(me); err != nil {
 		r.mu.Unlock()
+		if errors.Is(err, ErrReactorClosed) {
+			return nil // closed meanwhile by another Close
+		}
 		return err
 	}
 	// From here on nothing new is queued (Exec and Post return
@@ -267,18 +307,35 @@ func (r *Reactor) Close() error {
 	return err
 }
 
-// closeAll closes every handle and timer and turns the loop until libuv
-// has run every close callback.
+// closeAll closes every handle and timer, then waits, blocked in libuv, for
+// every close callback and request in flight. Nothing can be opened any more
+// (closing is set), so each round leaves less behind and the rounds end.
 func (r *Reactor) closeAll() {
-	r.handles.Each(func(id eventref.ID, h kind.Handle) { h.HandleEvent().Close() })
-	for r.timers.count > 0 {
-		r.timers.advance(1<<62, func(t *Timer) { t.Close() })
-	}
-	for i := 0; r.loop.Handles() > 0; i++ {
-		r.turnUV()
-		if i > 1000 {
-			r.opts.Logger.Error("uvevent: handles still open at Close", slog.Int("handles", r.loop.Handles()))
-			return
+	for {
+		r.handles.Each(func(id eventref.ID, h kind.Handle) { r.safely(func() { h.HandleEvent().Close() }) })
+		for r.timers.count > 0 {
+			r.timers.advance(1<<62, func(t *Timer) { r.safely(func() { t.Close() }) })
+		}
+		r.drain()
+		if r.timers.count == 0 && r.allClosing() {
+			break
 		}
 	}
+	r.loop.Shutdown()
+	for r.loop.Handles() > 0 || r.loop.Requests() > 0 {
+		done, _ := r.loop.TurnBlocking()
+		r.dispatch(done)
+		r.drain()
+	}
+}
+
+// allClosing reports whether every handle in the table has been closed.
+func (r *Reactor) allClosing() bool {
+	all := true
+	r.handles.Each(func(_ eventref.ID, h kind.Handle) {
+		if !h.HandleEvent().Flags().Has(event.Closed) {
+			all = false
+		}
+	})
+	return all
 }

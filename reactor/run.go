@@ -20,6 +20,7 @@ type runMode uint8
 const (
 	untilIdle runMode = iota // Run: until nothing can happen any more
 	oneTurn                  // RunOnce
+	noWait                   // RunNoWait
 	serve                    // Serve: until Stop or the context ends
 )
 
@@ -33,13 +34,43 @@ func (r *Reactor) Run(ctx context.Context) error { return r.run(ctx, untilIdle) 
 // timer, I/O, a queued operation) or ctx is done, runs it, and returns.
 func (r *Reactor) RunOnce(ctx context.Context) error { return r.run(ctx, oneTurn) }
 
+// RunNoWait runs one turn of the loop without waiting (UV_RUN_NOWAIT): what
+// is due now runs, and it returns.
+func (r *Reactor) RunNoWait(ctx context.Context) error { return r.run(ctx, noWait) }
+
+// Alive reports whether the reactor has something that can still happen
+// (what uv_run's result says): an active non-hidden event, a request in
+// flight, a goroutine it runs, or queued work. Run returns when it has not.
+func (r *Reactor) Alive() bool {
+	alive := false
+	if err := r.Exec(func() { alive = !r.idle() }); err != nil {
+		return false
+	}
+	return alive
+}
+
+// Now returns the loop clock (uv_now): the time since the reactor was
+// created, in milliseconds, as read once per turn. Timers are due on this
+// clock. Compute deadlines with it; UpdateTime refreshes it.
+func (r *Reactor) Now() time.Duration {
+	var now int64
+	r.Exec(func() { now = r.now() })
+	return time.Duration(now) * time.Millisecond
+}
+
+// UpdateTime refreshes the loop clock now (uv_update_time), for a callback
+// that ran long and computes a deadline from Now. Timer starts do not need
+// it: they read the clock afresh.
+func (r *Reactor) UpdateTime() { r.Exec(func() { r.nowFresh = false }) }
+
 // Serve drives the loop until Stop is called or ctx is done, idle or not;
 // an idle reactor parks and uses no CPU.
 func (r *Reactor) Serve(ctx context.Context) error { return r.run(ctx, serve) }
 
 // Stop makes the running Run, RunOnce or Serve return after the current
 // turn. Safe from any goroutine; a Stop while the loop is not running makes
-// the next one return after its first turn.
+// the next run return after its first turn (libuv's uv_stop). A Stop ends
+// exactly one run: it is spent when that run returns.
 func (r *Reactor) Stop() {
 	r.stopReq.Store(true)
 	r.signal()
@@ -51,13 +82,20 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 		return fmt.Errorf("reactor: run from inside the loop: %w", ErrRunning)
 	}
 	r.mu.Lock()
+	if r.closing.Load() {
+		r.mu.Unlock()
+		return ErrReactorClosed
+	}
 	if err := r.acquire(me); err != nil {
 		r.mu.Unlock()
 		return err
 	}
 	r.serving = true
 	r.mu.Unlock()
-	defer r.release()
+	defer func() {
+		r.stopReq.Store(false) // a Stop ends exactly one run
+		r.release()
+	}()
 	r.startWatcher()
 	// The context wakes the parked loop like any other sender, so that
 	// parking waits on one channel (and a timer), not on a select of many.
@@ -70,6 +108,10 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 		defer stop()
 	}
 
+	if mode == noWait {
+		r.turn()
+		return nil
+	}
 	if mode == oneTurn {
 		// Wait until a turn does something: a wake-up can be stale (a
 		// Stop or a send consumed by an earlier turn).
@@ -82,14 +124,19 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 			}
 			before := r.work
 			r.turn()
-			if r.work != before || idle || r.stopReq.Swap(false) {
+			if r.work != before || idle || r.stopReq.Load() {
 				return nil
 			}
 		}
 	}
+	if mode == untilIdle && r.idle() {
+		// libuv's uv_run on a loop that is not alive returns at once: a
+		// reactor whose only events are hidden runs none of them.
+		return nil
+	}
 	for {
 		r.turn()
-		if r.stopReq.Swap(false) {
+		if r.stopReq.Load() {
 			return nil
 		}
 		if mode == untilIdle && r.idle() {
@@ -102,8 +149,30 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 	}
 }
 
+// The loop clock. One clock serves the timer wheel and the park: Go's
+// monotonic clock (CLOCK_MONOTONIC), in milliseconds since the reactor was
+// created. libuv keeps its own reading of the same clock (uv_now), which the
+// shim refreshes before every call that reads it.
+
 // clock is the loop's time in milliseconds since the reactor was created.
 func (r *Reactor) clock() int64 { return int64(time.Since(r.epoch) / time.Millisecond) }
+
+// dueAfter returns the wheel millisecond at which a timer started now with
+// timeout d may fire: never before d has passed since this call on the
+// monotonic clock (time.AfterFunc's promise), read afresh here rather than
+// from the turn's cached clock, so that a start after a long callback or a
+// long park counts from the start. A zero timeout is due at once (the next
+// turn).
+func (r *Reactor) dueAfter(d time.Duration) int64 {
+	if d <= 0 {
+		return r.now()
+	}
+	ns := int64(time.Since(r.epoch)) + int64(d)
+	if ns < 0 { // overflow: a timeout of centuries
+		return 1<<63 - 1
+	}
+	return (ns + int64(time.Millisecond) - 1) / int64(time.Millisecond)
+}
 
 // now is the loop's clock for this turn (libuv's uv_now): read on first use
 // in a turn and cached for the rest of it, so a turn without timers pays no
@@ -128,7 +197,7 @@ func (r *Reactor) turn() {
 		r.timers.advance(r.now(), r.fireTimer)
 	}
 	r.drain()
-	if r.fdReady.Swap(false) {
+	if r.fdReady.Swap(false) || r.loop.Dirty() || r.everyTurn > 0 || r.uvDue >= 0 && r.now() >= r.uvDue {
 		r.uvDirty = true
 	}
 	if r.uvDirty {
@@ -148,12 +217,9 @@ func (r *Reactor) fireTimer(t *Timer) {
 // refuses to start on the loop goroutine).
 func (r *Reactor) turnUV() {
 	done, timeout := r.loop.Turn()
-	r.uvWait = timeout
-	r.uvDirty = timeout == 0
+	r.noteTimeout(timeout)
 	r.work += uint64(len(done))
-	for _, c := range done {
-		r.complete(c)
-	}
+	r.dispatch(done)
 	if r.watching {
 		select {
 		case r.fdRearm <- struct{}{}:
@@ -162,9 +228,27 @@ func (r *Reactor) turnUV() {
 	}
 }
 
+// noteTimeout keeps libuv's next timeout, which uv_backend_timeout gives
+// relative to the turn that just ended, as an absolute deadline on the loop
+// clock: a park that starts later, after other work, still wakes for it.
+func (r *Reactor) noteTimeout(timeout int) {
+	r.uvDirty = timeout == 0
+	if timeout < 0 {
+		r.uvDue = -1
+		return
+	}
+	r.uvDue = r.clock() + int64(timeout)
+}
+
+// busy reports whether something the loop can see may still happen: an
+// active event, a libuv request in flight, or libuv state not yet turned.
+func (r *Reactor) busy() bool {
+	return r.active > 0 || r.loop.Requests() > 0 || r.uvDirty || r.loop.Dirty()
+}
+
 // idle reports whether Run has nothing left to wait for.
 func (r *Reactor) idle() bool {
-	if r.active > 0 || len(r.coros.live) > 0 || r.uvDirty {
+	if r.busy() || len(r.coros.live) > 0 {
 		return false
 	}
 	r.mu.Lock()
@@ -192,15 +276,19 @@ func (r *Reactor) wait(ctx context.Context) error {
 			d = 0
 		}
 	}
-	if r.uvWait >= 0 {
-		if u := time.Duration(r.uvWait) * time.Millisecond; d < 0 || u < d {
+	if r.uvDue >= 0 {
+		u := r.epoch.Add(time.Duration(r.uvDue) * time.Millisecond).Sub(time.Now())
+		if u < 0 {
+			u = 0
+		}
+		if d < 0 || u < d {
 			d = u
 		}
 	}
 	if r.polling && (d < 0 || d > time.Millisecond) {
 		d = time.Millisecond // no watcher: look at libuv every millisecond
 	}
-	if d == 0 || r.uvDirty || r.stopReq.Load() {
+	if d == 0 || r.uvDirty || r.loop.Dirty() || r.stopReq.Load() {
 		return nil
 	}
 	if d < 0 {
@@ -215,10 +303,10 @@ func (r *Reactor) wait(ctx context.Context) error {
 		case <-r.wake:
 			r.park.Stop()
 		case <-r.park.C:
-			if r.uvWait >= 0 || r.polling {
-				r.uvDirty = true // a libuv timer may be due
+			if r.polling {
+				r.uvDirty = true
 			}
-			return nil
+			return nil // turn checks libuv's deadline
 		}
 	}
 	r.stats.wakeups.Add(1)

@@ -11,10 +11,12 @@ import (
 
 // A Timer is an event that fires after a timeout and, when it has a repeat
 // interval, again every interval. It lives on the reactor's Go-side timer
-// wheel, on the loop's millisecond clock (libuv's timer semantics: the clock
-// is read once per loop turn; a timeout of 0 fires on the next turn, never in
-// the pass that started it; timers due in the same millisecond fire in start
-// order).
+// wheel, on the loop's millisecond clock (Go's monotonic clock). It never
+// fires before its timeout has passed since Start, as time.AfterFunc
+// promises: Start reads the clock afresh (not the turn's cached reading) and
+// rounds the deadline up to the next millisecond. A timeout of 0 fires on the
+// next turn, never in the pass that started it; timers due in the same
+// millisecond fire in start order.
 //
 // A one-shot timer is closed when it fires, before its callbacks run: a
 // waiter that comes later gets ErrClosed (timers store no result to replay).
@@ -45,6 +47,12 @@ func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
 	if timeout < 0 || repeat < 0 {
 		return nil, fmt.Errorf("reactor: NewTimer(%v, %v): negative duration: %w", timeout, repeat, syscall.EINVAL)
 	}
+	if r == nil {
+		return nil, fmt.Errorf("reactor: NewTimer: nil reactor: %w", syscall.EINVAL)
+	}
+	if r.closing.Load() {
+		return nil, ErrReactorClosed
+	}
 	t := &Timer{r: r, timeout: timeout, repeat: repeat, where: inNone}
 	event.Init(&t.Base, (*timerOps)(t), true, event.GoOwned)
 	return t, nil
@@ -66,7 +74,7 @@ func (t *Timer) Reset(timeout time.Duration) error {
 		t.timeout = timeout
 		if t.where != inNone {
 			t.r.timers.remove(t)
-			t.r.timers.insert(t, t.r.now()+ms(timeout))
+			t.r.timers.insert(t, t.r.dueAfter(timeout))
 		}
 	}); e != nil {
 		return e
@@ -81,6 +89,61 @@ func (t *Timer) SetRepeat(repeat time.Duration) error {
 		return fmt.Errorf("reactor: Timer.SetRepeat(%v): negative duration: %w", repeat, syscall.EINVAL)
 	}
 	return t.r.Exec(func() { t.repeat = repeat })
+}
+
+// Timeout returns the timeout the timer was created (or last Reset) with.
+func (t *Timer) Timeout() time.Duration {
+	var d time.Duration
+	t.r.Exec(func() { d = t.timeout })
+	return d
+}
+
+// Repeat returns the repeat interval; 0 means one-shot.
+func (t *Timer) Repeat() time.Duration {
+	var d time.Duration
+	t.r.Exec(func() { d = t.repeat })
+	return d
+}
+
+// DueIn returns how long until the timer fires (uv_timer_get_due_in): 0
+// when it is due, or not started.
+func (t *Timer) DueIn() time.Duration {
+	var d time.Duration
+	t.r.Exec(func() {
+		if t.where != inNone {
+			d = max(0, time.Duration(t.due)*time.Millisecond-time.Since(t.r.epoch))
+		}
+	})
+	return d
+}
+
+// Again restarts a repeating timer with its repeat interval as the timeout
+// (uv_timer_again): if it is started, it is rescheduled from now; if it was
+// stopped, it is started again. It returns an error matching syscall.EINVAL
+// for a timer never started or not repeating, and ErrClosed once closed.
+func (t *Timer) Again() error {
+	var err error
+	if e := t.r.Exec(func() {
+		switch {
+		case t.Flags().Has(event.Closed):
+			err = event.ErrClosed
+		case event.StateOf(t) == event.Created:
+			err = fmt.Errorf("reactor: Timer.Again on a timer never started: %w", syscall.EINVAL)
+		case t.repeat == 0:
+			err = fmt.Errorf("reactor: Timer.Again on a timer that does not repeat: %w", syscall.EINVAL)
+		default:
+			if t.where == inNone {
+				if err = t.Start(); err != nil {
+					return
+				}
+			}
+			t.r.timers.remove(t)
+			t.r.timers.insert(t, t.r.dueAfter(t.repeat))
+		}
+	}); e != nil {
+		return e
+	}
+	return err
 }
 
 // ms rounds a duration up to whole milliseconds, the loop clock's unit, so
@@ -108,7 +171,10 @@ func (o *timerOps) Event() event.Event { return (*Timer)(o) }
 
 func (o *timerOps) Arm() error {
 	t := (*Timer)(o)
-	t.r.timers.insert(t, t.r.now()+ms(t.timeout))
+	if t.r.closing.Load() {
+		return ErrReactorClosed
+	}
+	t.r.timers.insert(t, t.r.dueAfter(t.timeout))
 	return nil
 }
 

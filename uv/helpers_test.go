@@ -29,7 +29,7 @@ import (
 const UvtSafety = 30 * time.Second
 
 // UvtTriggerID returns the id tr's event has in its reactor's table.
-func UvtTriggerID(tr *Trigger) eventref.ID { return tr.id }
+func UvtTriggerID(tr *Trigger) eventref.ID { return tr.e.id }
 
 // UvtDropped does what the runtime's cleanup does for a collected reference.
 func UvtDropped(r *reactor.Reactor, id eventref.ID) { kind.HostOf(r).Dropped(id) }

@@ -2,15 +2,11 @@ package uv
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
-	"github.com/uvevent/uvevent/eventref"
-	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -19,68 +15,44 @@ import (
 // goroutine. Sends that come before the loop gets to them coalesce into one
 // notification (libuv's rule); sends to a stopped trigger are dropped.
 //
-// *Trigger is an event reference (flag Reference): the uv_async_t is
-// malloc'd by the C shim and freed in its uv_close callback; the reactor
-// reaches it by id. Dropping the *Trigger without Close releases the
-// reference through runtime.AddCleanup, which closes the handle on the next
-// loop turn. A callback that captures its own *Trigger keeps it reachable
-// from the reactor (through the event's callbacks), so it is never collected:
-// in callbacks, use the event they are given instead.
+// A Trigger is an event reference (see Handle): the uv_async_t is C memory,
+// freed in its uv_close callback, and dropping the Trigger without Close is
+// safe.
 type Trigger struct {
-	*triggerEvent
-	released atomic.Bool
-	cleanup  runtime.Cleanup
+	Handle
+	e *triggerEvent
 }
 
-// triggerEvent is the event itself, reachable from the reactor's id table
-// until libuv's close callback ran. It never points back at its Trigger.
+// triggerEvent is the trigger's event, reachable from the reactor's id
+// table until libuv's close callback ran. It never points back at its
+// Trigger.
 type triggerEvent struct {
-	event.Base
-	r    *reactor.Reactor
-	host kind.Host
-	loop *uvcgo.Loop // for AsyncSend, the one call made off the loop goroutine
-	id   eventref.ID
-
+	core
 	mu    sync.RWMutex // Send holds it shared, so uv_close never races uv_async_send
-	h     uvcgo.Handle // 0 once closing
 	armed atomic.Bool  // started: a Send while stopped is dropped at the source
 
 	sent, fired atomic.Uint64
 }
 
-type triggerOps triggerEvent
-
 // NewTrigger creates a trigger on r. It is not started.
 func NewTrigger(r *reactor.Reactor) (*Trigger, error) {
-	if r == nil {
-		return nil, fmt.Errorf("uv: NewTrigger: nil reactor: %w", syscall.EINVAL)
+	e := &triggerEvent{}
+	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
+		return l.NewAsync(id)
+	}); err != nil {
+		return nil, err
 	}
-	var t *Trigger
-	var err error
-	if e := r.Exec(func() {
-		host := kind.HostOf(r)
-		ev := &triggerEvent{r: r, host: host, loop: host.Loop()}
-		event.Init(&ev.Base, (*triggerOps)(ev), true, 0)
-		ev.id = host.AddHandle((*triggerOps)(ev))
-		h, cerr := ev.loop.NewAsync(uint64(ev.id))
-		if cerr != nil {
-			host.DropHandle(ev.id)
-			err = cerr
-			return
-		}
-		ev.h = h
-		t = &Trigger{triggerEvent: ev}
-		t.cleanup = eventref.Track(t, host, ev.id)
-	}); e != nil {
-		return nil, e
-	}
-	return t, err
+	t := &Trigger{e: e}
+	track(t, &t.Handle, &e.core)
+	return t, nil
 }
 
 // Send wakes the loop and makes the trigger notify. Safe from any goroutine;
-// it returns ErrClosed once the trigger is closed. A Send while the trigger
-// is stopped is dropped (a later Start does not deliver it).
-func (e *triggerEvent) Send() error {
+// it returns event.ErrClosed once the trigger is closed. A Send while the
+// trigger is stopped is dropped (a later Start does not deliver it).
+func (t *Trigger) Send() error { return t.e.send() }
+
+func (e *triggerEvent) send() error {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.h == 0 {
@@ -93,68 +65,27 @@ func (e *triggerEvent) Send() error {
 	return e.loop.AsyncSend(e.h)
 }
 
-// Flags returns the event's flags plus Reference: a *Trigger stands for
-// the event.
-func (t *Trigger) Flags() event.Flags { return t.triggerEvent.Flags() | event.Reference }
-
-// Target returns the event the reference stands for (see event.Resolve).
-func (t *Trigger) Target() event.Event { return t.triggerEvent }
-
-// Close closes the trigger now, for every holder, and gives up this
-// reference. Closing twice is a no-op.
-func (t *Trigger) Close() error {
-	err := t.triggerEvent.Close()
-	t.Dispose()
-	return err
-}
-
-// Dispose drops one reference. The first Dispose gives up the hold of this
-// event reference (and its cleanup); later ones drop references taken with
-// Retain. The event closes when its last reference goes; a Dispose after
-// that does nothing.
-func (t *Trigger) Dispose() {
-	if t.released.CompareAndSwap(false, true) {
-		t.cleanup.Stop()
-		t.triggerEvent.Dispose()
-		return
-	}
-	if !t.triggerEvent.Flags().Has(event.Closed) {
-		t.triggerEvent.Dispose()
-	}
-}
-
-// Completed runs on the loop for each uv_async_t callback.
-func (o *triggerOps) Completed(c uvcgo.Completion) {
-	e := (*triggerEvent)(o)
-	if event.LoopRefs(e) == 0 || e.Flags().Has(event.Closed) {
-		return
-	}
+func (e *triggerEvent) completed(*uvcgo.Completion) {
 	e.fired.Add(1)
 	event.Notify(&e.Base, nil, nil)
 }
 
-func (o *triggerOps) Kind() string             { return "trigger" }
-func (o *triggerOps) HandleEvent() event.Event { return (*triggerEvent)(o) }
-func (o *triggerOps) Owner() event.Owner       { return o.r }
-func (o *triggerOps) Event() event.Event       { return (*triggerEvent)(o) }
-func (o *triggerOps) Arm() error {
-	o.armed.Store(true)
+func (e *triggerEvent) kindName() string { return "trigger" }
+func (e *triggerEvent) closing()         {}
+func (e *triggerEvent) disarm()          { e.armed.Store(false) }
+
+func (e *triggerEvent) arm() error {
+	e.armed.Store(true)
 	return nil
 }
 
-func (o *triggerOps) Disarm() { o.armed.Store(false) }
-func (o *triggerOps) Describe() string {
-	return fmt.Sprintf("Trigger(sent=%d, fired=%d)", o.sent.Load(), o.fired.Load())
+func (e *triggerEvent) describe() string {
+	return fmt.Sprintf("Trigger(sent=%d, fired=%d)", e.sent.Load(), e.fired.Load())
 }
 
-// Free closes the uv_async_t; libuv's close callback frees it. A trigger's
-// memory is always its own, so NoFreeMemory does not apply.
-func (o *triggerOps) Free(bool) {
-	o.mu.Lock()
-	h := o.h
-	o.h = 0
-	o.mu.Unlock()
-	if h != 0 {
-		o.host.CloseHandle(h)
-	}
+// lockHandle makes the kit's clearing of the handle wait for Sends in
+// progress.
+func (e *triggerEvent) lockHandle() func() {
+	e.mu.Lock()
+	return e.mu.Unlock
 }

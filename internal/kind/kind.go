@@ -19,16 +19,22 @@ type Handle interface {
 	// HandleEvent returns the event, to close it when the reactor closes
 	// or when its reference is collected.
 	HandleEvent() event.Event
-	// Completed receives a completion record (never CompletionClosed).
-	Completed(c uvcgo.Completion)
+	// Completed receives a completion record (never CompletionClosed). The
+	// record and its payload are valid during the call only, unless the
+	// kind takes the payload (uvcgo.Take).
+	Completed(c *uvcgo.Completion)
 }
 
 // Host is a reactor as kind implementations see it. Every method but
 // Dropped must be called with the reactor's ownership (inside Exec or a
 // callback).
 type Host interface {
-	// Loop returns the libuv loop, to create handles on.
+	// Loop returns the libuv loop, to create handles on. Its calls that
+	// change libuv's state mark it dirty themselves.
 	Loop() *uvcgo.Loop
+	// Closing reports whether the reactor's Close has begun: constructors
+	// and Start must refuse with event.ErrLoopClosed.
+	Closing() bool
 	// AddHandle records h and returns the id its C handle must report
 	// with. Call it before creating the C handle; if that fails, DropHandle.
 	AddHandle(h Handle) eventref.ID
@@ -37,6 +43,9 @@ type Host interface {
 	// CloseHandle starts closing a C handle; its id is retired when the
 	// close callback has reported.
 	CloseHandle(h uvcgo.Handle)
+	// EveryTurn adds delta to the number of started hooks that need libuv
+	// turned on every loop iteration (prepare and check handles).
+	EveryTurn(delta int)
 	// Dropped queues the close of the event whose reference was collected
 	// (eventref.Dropper). Safe from any goroutine.
 	Dropped(id eventref.ID)

@@ -1,11 +1,24 @@
 // Command benchtable builds and runs the benchmark comparators (raw C libuv
-// programs in bench/c, Go comparators in bench/cmd, extra commands and
-// optionally `go test -bench`), then prints one markdown table per workload
-// with ratios to the raw-c row. Run it from the module root.
+// programs in bench/c, Go standard-library programs in bench/cmd), the
+// commands it is given (our programs) and optionally `go test -bench`, then
+// prints one markdown table per workload with ratios to the raw-c row. Run it
+// from the module root.
 //
 // Usage:
 //
-//	benchtable [-cc gcc] [-out table.md] [-gobench pattern -gopkgs ./...] [NAME=cmd arg ...]...
+//	benchtable [-cc gcc] [-out table.md] [-gobench pattern -gopkgs ./...] [NAME=[VAR=value ...] program arg ...]...
+//
+// In a command line, the word {c:NAME} stands for bench/c/NAME.c and
+// {go:NAME} for ./bench/cmd/NAME, built by benchtable before the command
+// runs; leading VAR=value words go to the program's environment. The
+// comparators are command lines of the same form (see comparators). NAME
+// starts with the workload and a "-" (e1-uvevent): the programs of one
+// workload run one after the other, ours right after its comparators. Every
+// non-empty line a program prints on stdout is a result line:
+//
+//	WORKLOAD IMPL key=value ...
+//
+// with decimal values (digits, an optional fraction).
 package main
 
 import (
@@ -18,25 +31,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
 
 const (
-	cmdTimeout     = 5 * time.Minute
-	goTestTimeout  = 30 * time.Minute
-	cSourcesGlob   = "bench/c/*.c"
-	goCmdDirPrefix = "./bench/cmd/"
+	cmdTimeout    = 5 * time.Minute
+	goTestTimeout = 30 * time.Minute
 )
-
-// goComparators are the Go programs under bench/cmd that are built and run.
-var goComparators = []string{"t1afterfunc", "x1chan"}
-
-// command is one program to run; its stdout holds result lines.
-type command struct {
-	name string
-	argv []string
-}
 
 func main() {
 	cc := flag.String("cc", "gcc", "C compiler for bench/c/*.c")
@@ -51,6 +54,9 @@ func main() {
 }
 
 func run(cc, out, gobench, gopkgs string, extra []string) error {
+	if _, err := os.Stat(filepath.Join("bench", "c")); err != nil {
+		return fmt.Errorf("run from the module root: %w", err)
+	}
 	tmp, err := os.MkdirTemp("", "benchtable-")
 	if err != nil {
 		return err
@@ -63,30 +69,26 @@ func run(cc, out, gobench, gopkgs string, extra []string) error {
 		failures = append(failures, err)
 	}
 
-	cmds, err := buildAll(cc, tmp, fail)
-	if err != nil {
-		return err
-	}
-	for _, arg := range extra {
-		name, line, ok := strings.Cut(arg, "=")
-		argv := strings.Fields(line)
-		if !ok || name == "" || len(argv) == 0 {
-			fail(fmt.Errorf("extra command %q: want NAME=cmd arg ...", arg))
-			continue
+	// Build everything first, so that no compiler runs between the
+	// programs of a workload.
+	b := newBuilder(cc, tmp)
+	var cmds []command
+	for _, arg := range runOrder(slices.Concat(comparators, extra)) {
+		c, err := parseCommand(arg)
+		if err == nil {
+			c, err = expand(c, b.build)
 		}
-		cmds = append(cmds, command{name: name, argv: argv})
-	}
-
-	var results []Result
-	for _, c := range cmds {
-		stdout, err := execute(c, cmdTimeout)
 		if err != nil {
 			fail(err)
 			continue
 		}
-		rs, err := parseOutput(stdout)
+		cmds = append(cmds, c)
+	}
+	var results []Result
+	for _, c := range cmds {
+		rs, err := runRepeated(c, max(1, repeats[workloadOf(c.name)]))
 		if err != nil {
-			fail(fmt.Errorf("%s: %v", c.name, err))
+			fail(err)
 			continue
 		}
 		results = append(results, rs...)
@@ -116,53 +118,38 @@ func run(cc, out, gobench, gopkgs string, extra []string) error {
 	return nil
 }
 
-// buildAll compiles every bench/c/*.c program and every Go comparator into
-// dir and returns the commands to run them. Build failures are reported via
-// fail and the program is skipped.
-func buildAll(cc, dir string, fail func(error)) ([]command, error) {
-	sources, err := filepath.Glob(cSourcesGlob)
-	if err != nil {
-		return nil, err
-	}
-	if len(sources) == 0 {
-		return nil, fmt.Errorf("no %s found; run from the module root", cSourcesGlob)
-	}
-	pc, err := exec.Command("pkg-config", "--static", "--cflags", "--libs", "libuv-static").Output()
-	if err != nil {
-		return nil, fmt.Errorf("pkg-config libuv-static: %w", err)
-	}
-	uvFlags := strings.Fields(string(pc))
-
-	var cmds []command
-	for _, src := range sources {
-		name := strings.TrimSuffix(filepath.Base(src), ".c")
-		bin := filepath.Join(dir, name)
-		argv := append([]string{cc, "-O2", "-o", bin, src}, uvFlags...)
-		if _, err := execute(command{name: "build " + src, argv: argv}, cmdTimeout); err != nil {
-			fail(err)
-			continue
+// runRepeated runs c n times and returns its results, the median of the
+// runs metric by metric.
+func runRepeated(c command, n int) ([]Result, error) {
+	var runs [][]Result
+	for range n {
+		stdout, err := execute(c, cmdTimeout)
+		if err != nil {
+			return nil, err
 		}
-		cmds = append(cmds, command{name: "c/" + name, argv: []string{bin}})
-	}
-	for _, name := range goComparators {
-		bin := filepath.Join(dir, "go-"+name)
-		argv := []string{"go", "build", "-o", bin, goCmdDirPrefix + name}
-		if _, err := execute(command{name: "build " + name, argv: argv}, cmdTimeout); err != nil {
-			fail(err)
-			continue
+		rs, err := parseOutput(stdout)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", c.name, err)
 		}
-		cmds = append(cmds, command{name: "go/" + name, argv: []string{bin}})
+		runs = append(runs, rs)
 	}
-	return cmds, nil
+	rs, err := medianResults(runs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", c.name, err)
+	}
+	return rs, nil
 }
 
 // execute runs c with a timeout and returns its stdout. On failure the error
 // includes the command's stderr.
 func execute(c command, timeout time.Duration) ([]byte, error) {
-	fmt.Fprintf(os.Stderr, "benchtable: %s: %s\n", c.name, strings.Join(c.argv, " "))
+	fmt.Fprintf(os.Stderr, "benchtable: %s: %s\n", c.name, strings.Join(slices.Concat(c.env, c.argv), " "))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
+	if len(c.env) > 0 {
+		cmd.Env = append(os.Environ(), c.env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr

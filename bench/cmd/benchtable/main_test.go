@@ -3,9 +3,10 @@
 package main
 
 import (
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseResultLine(t *testing.T) {
@@ -34,8 +35,23 @@ func TestParseResultLine(t *testing.T) {
 		{line: "T1 raw-c", wantErr: true},
 		{line: "T1 raw-c wall_ns", wantErr: true},
 		{line: "T1 raw-c =5", wantErr: true},
-		{line: "T1 raw-c wall_ns=1.5", wantErr: true},
+		{
+			line: "E1 raw-c msgs_per_s=107570 server_cpu_us_per_msg=6.35 delta=-0.5",
+			want: Result{Workload: "E1", Impl: "raw-c", Metrics: []Metric{
+				{"msgs_per_s", 107570}, {"server_cpu_us_per_msg", 6.35}, {"delta", -0.5},
+			}},
+		},
 		{line: "T1 raw-c wall_ns=", wantErr: true},
+		{line: "T1 raw-c wall_ns=.5", wantErr: true},
+		{line: "T1 raw-c wall_ns=5.", wantErr: true},
+		{line: "T1 raw-c wall_ns=+5", wantErr: true},
+		{line: "T1 raw-c wall_ns=-", wantErr: true},
+		{line: "T1 raw-c wall_ns=1e3", wantErr: true},
+		{line: "T1 raw-c wall_ns=NaN", wantErr: true},
+		{line: "T1 raw-c wall_ns=Inf", wantErr: true},
+		{line: "T1 raw-c wall_ns=0x10", wantErr: true},
+		{line: "T1 raw-c wall_ns=1_000", wantErr: true},
+		{line: "T1 raw-c wall_ns=1.2.3", wantErr: true},
 		{line: "T1 raw-c wall_ns=1 wall_ns=2", wantErr: true},
 	}
 	for _, tt := range tests {
@@ -44,8 +60,8 @@ func TestParseResultLine(t *testing.T) {
 			t.Errorf("parseResultLine(%q) error = %v, wantErr %v", tt.line, err, tt.wantErr)
 			continue
 		}
-		if !tt.wantErr && !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("parseResultLine(%q) = %+v, want %+v", tt.line, got, tt.want)
+		if diff := cmp.Diff(tt.want, got); !tt.wantErr && diff != "" {
+			t.Errorf("parseResultLine(%q) mismatch (-want +got):\n%s", tt.line, diff)
 		}
 	}
 }
@@ -83,8 +99,8 @@ func TestParseBenchLine(t *testing.T) {
 			t.Errorf("parseBenchLine(%q) ok = %v, want %v", tt.line, ok, tt.wantOK)
 			continue
 		}
-		if ok && !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("parseBenchLine(%q) = %+v, want %+v", tt.line, got, tt.want)
+		if diff := cmp.Diff(tt.want, got); ok && diff != "" {
+			t.Errorf("parseBenchLine(%q) mismatch (-want +got):\n%s", tt.line, diff)
 		}
 	}
 }
@@ -148,6 +164,8 @@ func TestRenderTables(t *testing.T) {
 		"T1 time-afterfunc wall_ns=300 peak_rss_kib=200 fired=10",
 		"T1 raw-c wall_ns=100 peak_rss_kib=400 fired=10",
 		"T1 uvevent wall_ns=50 fired=10 extra=7",
+		"E1 go-net msgs_per_s=120 server_cpu_us_per_msg=7.5",
+		"E1 raw-c msgs_per_s=100 server_cpu_us_per_msg=6.25",
 	} {
 		r, err := parseResultLine(line)
 		if err != nil {
@@ -156,6 +174,15 @@ func TestRenderTables(t *testing.T) {
 		results = append(results, r)
 	}
 	want := strings.Join([]string{
+		"### E1",
+		"",
+		"| impl | msgs_per_s | server_cpu_us_per_msg |",
+		"|---|---:|---:|",
+		"| raw-c | 100 | 6.25 |",
+		"| go-net | 120 (1.20×) | 7.5 (1.20×) |",
+		"",
+		"No uvevent row in this run.",
+		"",
 		"### T1",
 		"",
 		"| impl | wall_ns | peak_rss_kib | fired | extra |",
@@ -192,8 +219,8 @@ func TestParseBenchOutput(t *testing.T) {
 		}},
 		{Workload: "BenchmarkTimers", Impl: "uvevent", Metrics: []Metric{{"ns/op", 5000}}},
 	}
-	if got := parseBenchOutput([]byte(out)); !reflect.DeepEqual(got, want) {
-		t.Errorf("parseBenchOutput = %+v, want %+v", got, want)
+	if diff := cmp.Diff(want, parseBenchOutput([]byte(out))); diff != "" {
+		t.Errorf("parseBenchOutput mismatch (-want +got):\n%s", diff)
 	}
 }
 
@@ -205,6 +232,57 @@ func TestParseOutput(t *testing.T) {
 	for _, bad := range []string{"", "\n\n", "X1 raw-c rtt_ns=1\nsome log line\n"} {
 		if _, err := parseOutput([]byte(bad)); err == nil {
 			t.Errorf("parseOutput(%q) succeeded, want error", bad)
+		}
+	}
+}
+
+func TestMedianResults(t *testing.T) {
+	parse := func(lines ...string) []Result {
+		var rs []Result
+		for _, l := range lines {
+			r, err := parseResultLine(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, r)
+		}
+		return rs
+	}
+	runs := [][]Result{
+		parse("D1 raw-c lookups_per_s=90 x=1", "D1 raw-c-b lookups_per_s=5"),
+		parse("D1 raw-c lookups_per_s=10 x=2", "D1 raw-c-b lookups_per_s=6"),
+		parse("D1 raw-c lookups_per_s=50 x=3", "D1 raw-c-b lookups_per_s=7"),
+	}
+	want := parse("D1 raw-c lookups_per_s=50 x=2", "D1 raw-c-b lookups_per_s=6")
+	got, err := medianResults(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("median of three runs mismatch (-want +got):\n%s", diff)
+	}
+
+	got, err = medianResults(runs[:2])
+	want = parse("D1 raw-c lookups_per_s=50 x=1.5", "D1 raw-c-b lookups_per_s=5.5")
+	if diff := cmp.Diff(want, got); err != nil || diff != "" {
+		t.Errorf("median of two runs = %v, mismatch (-want +got):\n%s", err, diff)
+	}
+
+	got, err = medianResults(runs[2:])
+	if diff := cmp.Diff(runs[2], got); err != nil || diff != "" {
+		t.Errorf("median of one run = %v, mismatch (-want +got):\n%s", err, diff)
+	}
+
+	for name, bad := range map[string][][]Result{
+		"no run":         nil,
+		"missing line":   {runs[0], runs[1][:1]},
+		"other impl":     {runs[0], parse("D1 go lookups_per_s=1 x=1", "D1 raw-c-b lookups_per_s=5")},
+		"other key":      {runs[0], parse("D1 raw-c lookups_per_s=1 y=1", "D1 raw-c-b lookups_per_s=5")},
+		"missing key":    {runs[0], parse("D1 raw-c lookups_per_s=1", "D1 raw-c-b lookups_per_s=5")},
+		"other workload": {runs[0], parse("D2 raw-c lookups_per_s=1 x=1", "D1 raw-c-b lookups_per_s=5")},
+	} {
+		if _, err := medianResults(bad); err == nil {
+			t.Errorf("%s: medianResults succeeded", name)
 		}
 	}
 }

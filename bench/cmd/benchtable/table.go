@@ -3,7 +3,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,7 +36,8 @@ func (r Result) metric(key string) (float64, bool) {
 }
 
 // parseResultLine parses "<WORKLOAD> <impl> key=value ..." where every value
-// is an integer.
+// is a decimal number: an optional minus sign, digits, and optionally a point
+// and more digits.
 func parseResultLine(line string) (Result, error) {
 	fields := strings.Fields(line)
 	if len(fields) < 3 {
@@ -51,13 +54,71 @@ func parseResultLine(line string) (Result, error) {
 			return Result{}, fmt.Errorf("result line %q: duplicate key %q", line, key)
 		}
 		seen[key] = true
-		n, err := strconv.ParseInt(val, 10, 64)
-		if err != nil {
-			return Result{}, fmt.Errorf("result line %q: value of %q is not an integer", line, key)
+		v, err := strconv.ParseFloat(val, 64)
+		if !isDecimal(val) || err != nil {
+			return Result{}, fmt.Errorf("result line %q: value of %q is not a decimal number", line, key)
 		}
-		r.Metrics = append(r.Metrics, Metric{Key: key, Value: float64(n)})
+		r.Metrics = append(r.Metrics, Metric{Key: key, Value: v})
 	}
 	return r, nil
+}
+
+// medianResults combines the results of several runs of one program into
+// one set: each metric's value is its median over the runs (the mean of the
+// two middle values for an even count). Every run must print the same
+// workloads and impls with the same keys, in the same order.
+func medianResults(runs [][]Result) ([]Result, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("no run")
+	}
+	out := make([]Result, len(runs[0]))
+	for i, r := range runs[0] {
+		out[i] = Result{Workload: r.Workload, Impl: r.Impl, Metrics: make([]Metric, len(r.Metrics))}
+		for j, m := range r.Metrics {
+			values := make([]float64, 0, len(runs))
+			for k, run := range runs {
+				if len(run) != len(runs[0]) || run[i].Workload != r.Workload || run[i].Impl != r.Impl ||
+					len(run[i].Metrics) != len(r.Metrics) || run[i].Metrics[j].Key != m.Key {
+					return nil, fmt.Errorf("run %d printed other lines or keys than run 1", k+1)
+				}
+				values = append(values, run[i].Metrics[j].Value)
+			}
+			out[i].Metrics[j] = Metric{Key: m.Key, Value: median(values)}
+		}
+	}
+	return out, nil
+}
+
+// median returns the median of values (not empty), which it sorts.
+func median(values []float64) float64 {
+	slices.Sort(values)
+	n := len(values)
+	if n%2 == 1 {
+		return values[n/2]
+	}
+	return (values[n/2-1] + values[n/2]) / 2
+}
+
+// isDecimal reports whether s is digits with an optional leading minus sign
+// and an optional fraction (a point followed by digits): no exponent, no
+// NaN or infinity.
+func isDecimal(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, hasPoint := strings.Cut(s, ".")
+	return allDigits(whole) && (!hasPoint || allDigits(frac))
+}
+
+// allDigits reports whether s is one or more ASCII digits.
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // parseBenchLine parses one line of `go test -bench` output, such as
@@ -119,10 +180,14 @@ func formatRatio(v, base float64) string {
 // baselineImpl is the implementation every other row is compared against.
 const baselineImpl = "raw-c"
 
+// oursPrefix starts the impl of every row of ours.
+const oursPrefix = "uvevent"
+
 // renderTables groups results by workload (sorted by name) and renders one
 // markdown table per workload. Rows keep their input order, except that the
 // raw-c row comes first; when it exists, each other cell also shows the
-// ratio to it.
+// ratio to it. A workload with a raw-c row (one of DESIGN.md §6's) but no
+// row of ours gets a line saying so under its table.
 func renderTables(results []Result) string {
 	groups := make(map[string][]Result)
 	var names []string
@@ -175,6 +240,11 @@ func renderTables(results []Result) string {
 				cells = append(cells, cell)
 			}
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
+		}
+		if base != nil && !slices.ContainsFunc(rows, func(r Result) bool {
+			return strings.HasPrefix(r.Impl, oursPrefix)
+		}) {
+			fmt.Fprintf(&b, "\nNo %s row in this run.\n", oursPrefix)
 		}
 	}
 	return b.String()

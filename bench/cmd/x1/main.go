@@ -15,7 +15,6 @@ import (
 	"os"
 	"time"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -72,7 +71,7 @@ func run(n int) error {
 	fmt.Printf("X1 uvevent rtt_ns=%d rounds=%d\n", rtt.Nanoseconds(), n)
 	fmt.Printf("X1 uvevent-await rtt_ns=%d rounds=%d\n", artt.Nanoseconds(), n)
 
-	p, err := uvcgo.NewProbe()
+	p, err := NewProbe()
 	if err != nil {
 		return err
 	}

@@ -1,15 +1,21 @@
-package uvcgo
+package main
 
 /*
-#include "uvev.h"
+#cgo pkg-config: libuv-static
+#cgo LDFLAGS: -lpthread -ldl -lrt
+#include "probe.h"
 */
 import "C"
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
 )
+
+// This file is driving mode (a), measured beside the reactor by X1. It lives
+// here, not in the library's shim: no user of uvevent drives a loop this way.
 
 // Probe is driving mode (a), kept to measure it beside the reactor's mode:
 // a loop that blocks in uv_run(UV_RUN_DEFAULT) on a locked OS thread and is
@@ -30,7 +36,7 @@ var (
 func NewProbe() (*Probe, error) {
 	var p C.uintptr_t
 	if rc := C.uvev_probe_new(&p); rc != 0 {
-		return nil, errorOf("uv_loop_init", int(rc))
+		return nil, fmt.Errorf("uv_loop_init: %d", int(rc))
 	}
 	pr := &Probe{p: uintptr(p), woken: make(chan struct{}, 1), done: make(chan struct{})}
 	probes.Store(pr.p, pr)
@@ -63,4 +69,17 @@ func (p *Probe) Close() {
 	C.uvev_probe_stop(C.uintptr_t(p.p))
 	<-p.done
 	probes.Delete(p.p)
+}
+
+// uvcgoProbeWoken is the one entry from C into Go; it recovers, so that a Go
+// panic never unwinds through libuv's C frames.
+//
+//export uvcgoProbeWoken
+func uvcgoProbeWoken(p C.uintptr_t) {
+	defer func() {
+		if r := recover(); r != nil {
+			probePanics.Add(1)
+		}
+	}()
+	probeWoken(uintptr(p))
 }

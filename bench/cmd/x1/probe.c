@@ -4,7 +4,7 @@
  * that compares this mode with the netpoller-driven reactor. */
 #include <stdlib.h>
 
-#include "uvev.h"
+#include "probe.h"
 #include "_cgo_export.h"
 
 typedef struct {

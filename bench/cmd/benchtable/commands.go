@@ -1,0 +1,223 @@
+// The programs benchtable runs: the comparators it always runs, the
+// NAME=command arguments it is given, and the building of the programs those
+// command lines name.
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// comparators are the programs run beside ours, as NAME=command arguments
+// (see parseCommand) whose NAME starts with the workload and a "-" (see
+// runOrder). Each prints result lines whose
+// impl is raw-c for the raw C libuv program and names the Go standard-library
+// mechanism otherwise.
+var comparators = []string{
+	"t1-raw-c={c:t1_timers}",
+	"t1-afterfunc={go:t1afterfunc}",
+	"x1-raw-c={c:x1_async}",
+	"x1-chan={go:x1chan}",
+	"m1-raw-c={c:m1_sizes}",
+	"e1-raw-c={go:e1load} -impl raw-c {c:e1_echo}",
+	"e1-net={go:e1load} -impl go-net {go:e1net}",
+	"s1-raw-c={c:s1_spawn}",
+	"s1-exec={go:s1exec}",
+	"d1-raw-c={c:d1_getaddrinfo}",
+	"d1-go-pure={go:d1resolver} -resolver go",
+	"d1-go-cgo=GODEBUG=netdns=cgo {go:d1resolver} -resolver cgo",
+}
+
+// repeats is how many times each program of a workload runs, by workload
+// (1 if absent); its figures are then the median of the runs, metric by
+// metric. The workloads that repeat are those whose run lasts under a second
+// or so, where a moment's load on a shared machine would decide a figure.
+var repeats = map[string]int{"s1": 3, "d1": 5}
+
+// workloadOf returns the workload of a NAME=command argument or of a NAME:
+// the part of NAME before its first "-".
+func workloadOf(arg string) string {
+	name, _, _ := strings.Cut(arg, "=")
+	w, _, _ := strings.Cut(name, "-")
+	return w
+}
+
+// runOrder returns the command-line arguments args in the order they run:
+// grouped by workload (workloadOf), so that every program of a workload runs
+// close in time to the others; groups in the order their workloads first
+// appear, the arguments within a group in their given order.
+func runOrder(args []string) []string {
+	first := make(map[string]int)
+	for i, arg := range args {
+		if _, ok := first[workloadOf(arg)]; !ok {
+			first[workloadOf(arg)] = i
+		}
+	}
+	ordered := slices.Clone(args)
+	slices.SortStableFunc(ordered, func(a, b string) int {
+		return first[workloadOf(a)] - first[workloadOf(b)]
+	})
+	return ordered
+}
+
+// command is one program to run; its stdout holds result lines.
+type command struct {
+	name string
+	env  []string // added to benchtable's own environment
+	argv []string
+}
+
+// parseCommand parses "NAME=[VAR=value ...] program [arg ...]". Words are
+// separated by white space (no quoting); the leading words of the form
+// VAR=value are set in the program's environment. Words of the form {c:NAME}
+// and {go:NAME} are left for expand.
+func parseCommand(arg string) (command, error) {
+	name, line, ok := strings.Cut(arg, "=")
+	if !ok || strings.TrimSpace(name) == "" {
+		return command{}, fmt.Errorf("command %q: want NAME=program arg ...", arg)
+	}
+	c := command{name: name}
+	words := strings.Fields(line)
+	for len(words) > 0 && isEnvAssignment(words[0]) {
+		c.env = append(c.env, words[0])
+		words = words[1:]
+	}
+	if len(words) == 0 {
+		return command{}, fmt.Errorf("command %q: no program", arg)
+	}
+	c.argv = words
+	return c, nil
+}
+
+// isEnvAssignment reports whether w has the form VAR=value, VAR being a
+// shell variable name.
+func isEnvAssignment(w string) bool {
+	v, _, ok := strings.Cut(w, "=")
+	if !ok || v == "" || (v[0] >= '0' && v[0] <= '9') {
+		return false
+	}
+	for _, r := range v {
+		if r != '_' && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// program is a program a command line names by its source: {c:NAME} is
+// bench/c/NAME.c, {go:NAME} is ./bench/cmd/NAME.
+type program struct {
+	kind string // "c" or "go"
+	name string
+}
+
+// parseProgram recognizes a {c:NAME} or {go:NAME} word.
+func parseProgram(w string) (program, bool) {
+	if len(w) < 2 || w[0] != '{' || w[len(w)-1] != '}' {
+		return program{}, false
+	}
+	inner := w[1 : len(w)-1]
+	kind, name, ok := strings.Cut(inner, ":")
+	if !ok || (kind != "c" && kind != "go") || name == "" || strings.ContainsAny(name, "/{}") {
+		return program{}, false
+	}
+	return program{kind: kind, name: name}, true
+}
+
+// source returns the path, from the module root, that p is built from.
+func (p program) source() string {
+	if p.kind == "c" {
+		return filepath.Join("bench", "c", p.name+".c")
+	}
+	return "./" + filepath.Join("bench", "cmd", p.name)
+}
+
+// expand returns c with every {c:NAME} and {go:NAME} word of its argv
+// replaced by the path build returns for it.
+func expand(c command, build func(program) (string, error)) (command, error) {
+	argv := make([]string, len(c.argv))
+	for i, w := range c.argv {
+		argv[i] = w
+		if p, ok := parseProgram(w); ok {
+			path, err := build(p)
+			if err != nil {
+				return command{}, fmt.Errorf("%s: %w", c.name, err)
+			}
+			argv[i] = path
+		}
+	}
+	c.argv = argv
+	return c, nil
+}
+
+// builder compiles programs into dir, each once. It is used from one
+// goroutine.
+type builder struct {
+	cc  string
+	dir string
+
+	uvFlags    []string // nil until asked for
+	uvFlagsErr error
+
+	built map[program]buildResult
+}
+
+type buildResult struct {
+	path string
+	err  error
+}
+
+func newBuilder(cc, dir string) *builder {
+	return &builder{cc: cc, dir: dir, built: make(map[program]buildResult)}
+}
+
+// build returns the path of p's binary, building it on first use. C
+// programs are compiled with -O2 against libuv linked statically
+// (pkg-config libuv-static); Go programs with go build.
+func (b *builder) build(p program) (string, error) {
+	if r, ok := b.built[p]; ok {
+		return r.path, r.err
+	}
+	path := filepath.Join(b.dir, p.kind+"-"+p.name)
+	var argv []string
+	var err error
+	switch p.kind {
+	case "c":
+		if _, err = os.Stat(p.source()); err != nil {
+			break
+		}
+		var flags []string
+		if flags, err = b.libuvFlags(); err != nil {
+			break
+		}
+		argv = append([]string{b.cc, "-O2", "-o", path, p.source()}, flags...)
+	case "go":
+		argv = []string{"go", "build", "-o", path, p.source()}
+	}
+	if err == nil {
+		_, err = execute(command{name: "build " + p.source(), argv: argv}, cmdTimeout)
+	}
+	if err != nil {
+		path = ""
+	}
+	b.built[p] = buildResult{path, err}
+	return path, err
+}
+
+// libuvFlags returns the compiler and linker flags for libuv, linked
+// statically.
+func (b *builder) libuvFlags() ([]string, error) {
+	if b.uvFlags == nil && b.uvFlagsErr == nil {
+		out, err := exec.Command("pkg-config", "--static", "--cflags", "--libs", "libuv-static").Output()
+		if err != nil {
+			b.uvFlagsErr = fmt.Errorf("pkg-config libuv-static: %w", err)
+		} else {
+			b.uvFlags = strings.Fields(string(out))
+		}
+	}
+	return b.uvFlags, b.uvFlagsErr
+}

@@ -1,0 +1,219 @@
+// Tests for e1load: the server contract (ready line, start, stop), the
+// checking of echoes, and the flags. The test binary plays the servers: run
+// with E1LOAD_TEST_SERVER set, it becomes the server that variable names.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	switch os.Getenv("E1LOAD_TEST_SERVER") {
+	case "":
+		os.Exit(m.Run())
+	case "echo":
+		serve(func(c net.Conn) { io.Copy(c, c) })
+	case "corrupt": // echoes with every byte changed
+		serve(func(c net.Conn) {
+			buf := make([]byte, 4096)
+			for {
+				n, err := c.Read(buf)
+				for i := range buf[:n] {
+					buf[i]++
+				}
+				if _, werr := c.Write(buf[:n]); err != nil || werr != nil {
+					return
+				}
+			}
+		})
+	case "silent": // never prints its ready line
+		time.Sleep(time.Hour)
+	case "bad-ready":
+		fmt.Println("ready on port 80")
+		time.Sleep(time.Hour)
+	case "exit":
+		os.Exit(3)
+	}
+	os.Exit(99)
+}
+
+// serve is a test server following e1load's contract.
+func serve(handle func(net.Conn)) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("listening %s\n", ln.Addr())
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			os.Exit(1)
+		}
+		go func() {
+			defer c.Close()
+			handle(c)
+		}()
+	}
+}
+
+// testServerArgv returns the command line of the test server kind, and sets
+// the variable that selects it for the rest of the test.
+func testServerArgv(t *testing.T, kind string) []string {
+	t.Setenv("E1LOAD_TEST_SERVER", kind)
+	return []string{os.Args[0]}
+}
+
+func TestParseReady(t *testing.T) {
+	tests := []struct {
+		line, want string
+		wantErr    bool
+	}{
+		{line: "listening 127.0.0.1:4000", want: "127.0.0.1:4000"},
+		{line: "listening [::1]:4000\r", want: "[::1]:4000"},
+		{line: "listening 127.0.0.1", wantErr: true},
+		{line: "Listening 127.0.0.1:4000", wantErr: true},
+		{line: "", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := parseReady(tt.line)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("parseReady(%q) = %q, %v; want %q, error %v", tt.line, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	for addr, wantOK := range map[string]bool{
+		"127.0.0.1:4000":  true,
+		"127.9.9.9:1":     true,
+		"[::1]:4000":      true,
+		"10.0.0.1:4000":   false,
+		"example.com:80":  false,
+		"localhost:4000":  false,
+		"127.0.0.1":       false,
+		"[::ffff:1]:4000": false,
+	} {
+		if err := checkLoopback(addr); (err == nil) != wantOK {
+			t.Errorf("checkLoopback(%q) = %v, want ok %v", addr, err, wantOK)
+		}
+	}
+}
+
+func TestReadyWriter(t *testing.T) {
+	w := &readyWriter{line: make(chan string, 1)}
+	for _, p := range []string{"listen", "ing 127.0.0.1:1\nmore", " output\nand more\n"} {
+		if n, err := w.Write([]byte(p)); n != len(p) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", p, n, err)
+		}
+	}
+	if got := <-w.line; got != "listening 127.0.0.1:1" {
+		t.Errorf("ready line %q, want %q", got, "listening 127.0.0.1:1")
+	}
+	long := &readyWriter{line: make(chan string, 1)}
+	if _, err := long.Write([]byte(strings.Repeat("x", 5000))); err == nil {
+		t.Errorf("a 5000-byte first line was accepted")
+	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	good := config{impl: "x", server: []string{"srv"}, conns: 1, size: 8, duration: time.Second}
+	if err := good.check(); err != nil {
+		t.Fatalf("check(%+v) = %v", good, err)
+	}
+	for name, change := range map[string]func(*config){
+		"no impl":         func(c *config) { c.impl = "" },
+		"server and addr": func(c *config) { c.addr = "127.0.0.1:1" },
+		"neither":         func(c *config) { c.server = nil },
+		"no conns":        func(c *config) { c.conns = 0 },
+		"short message":   func(c *config) { c.size = 7 },
+		"long message":    func(c *config) { c.size = maxSize + 1 },
+		"no window":       func(c *config) { c.duration = 0 },
+		"negative warmup": func(c *config) { c.warmup = -1 },
+	} {
+		c := good
+		c.server = []string{"srv"}
+		change(&c)
+		if err := c.check(); err == nil {
+			t.Errorf("%s: check(%+v) succeeded", name, c)
+		}
+	}
+}
+
+// TestServerLifecycle starts a server, loads it and stops it, and checks
+// that the process is gone afterwards.
+func TestServerLifecycle(t *testing.T) {
+	ctx := context.Background()
+	s, err := startServer(ctx, testServerArgv(t, "echo"), 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.cpu(); err != nil {
+		t.Errorf("cpu of a running server: %v", err)
+	}
+	l, err := dialAll(ctx, s.addr, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range l.conns {
+		l.wg.Add(1)
+		go l.pingPong(i, 100)
+	}
+	// The load runs until stopped; every connection counts once it has made
+	// a round trip.
+	for l.count() < 3 {
+		select {
+		case err := <-l.failed:
+			t.Fatal(err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	l.close()
+	select {
+	case err := <-l.failed:
+		t.Errorf("closing the load reported a failure: %v", err)
+	default:
+	}
+
+	pid := s.cmd.Process.Pid
+	s.stop()
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("server process %d after stop: kill(0) = %v, want ESRCH", pid, err)
+	}
+}
+
+func TestServerFailsToStart(t *testing.T) {
+	for _, tt := range []struct {
+		kind, wantErr string
+	}{
+		{"exit", "exited before it was ready"},
+		{"silent", "printed no ready line"},
+		{"bad-ready", `want "listening HOST:PORT"`},
+	} {
+		t.Run(tt.kind, func(t *testing.T) {
+			_, err := startServer(context.Background(), testServerArgv(t, tt.kind), time.Second)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("startServer = %v, want an error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestChangedEcho checks that an echo that does not match the message is a
+// failure, reported by run.
+func TestChangedEcho(t *testing.T) {
+	cfg := config{impl: "x", server: testServerArgv(t, "corrupt"), conns: 2, size: 64, duration: time.Minute}
+	_, err := run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "came back changed") {
+		t.Errorf("run against a corrupting server = %v, want a changed-message error", err)
+	}
+}

@@ -1,0 +1,144 @@
+/* loop.c — the loop core of package uvcgo: the loop, its completion queue,
+ * payload release, and handle lifetime. Kinds live in files of their own. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "uvev.h"
+
+/* uvev__push appends a completion and returns it (payload fields zeroed) for
+ * the caller to fill in. Runs on the loop goroutine's thread, inside uv_run.
+ * The array is realloc'd here and freed by uvev_loop_free. On allocation
+ * failure the process aborts: a lost close record would leak an id forever. */
+uvev_completion *uvev__push(uvev_loop *l, uint64_t id, int32_t kind, int32_t status) {
+  if (l->ndone == l->capdone) {
+    size_t cap = l->capdone ? l->capdone * 2 : 64;
+    uvev_completion *d = realloc(l->done, cap * sizeof *d);
+    if (d == NULL) abort();
+    l->done = d;
+    l->capdone = cap;
+  }
+  uvev_completion *c = &l->done[l->ndone++];
+  memset(c, 0, sizeof *c);
+  c->id = id;
+  c->kind = kind;
+  c->status = status;
+  return c;
+}
+
+uvev_loop *uvev__loop_of(uv_handle_t *h) {
+  return (uvev_loop *)((char *)h->loop - offsetof(uvev_loop, loop));
+}
+
+/* A Go-initiated call that reads libuv's clock (a timer start) must not
+ * measure from a clock last read before a long park. */
+void uvev__enter(uvev_loop *l) { uv_update_time(&l->loop); }
+
+/* Allocated here, on the goroutine creating the reactor; freed by
+ * uvev_loop_free on the goroutine closing it, after uv_loop_close succeeded
+ * (every handle's close callback has run). */
+uvev_loop *uvev_loop_new(int *err) {
+  uvev_loop *l = calloc(1, sizeof *l);
+  if (l == NULL) {
+    *err = UV_ENOMEM;
+    return NULL;
+  }
+  *err = uv_loop_init(&l->loop);
+  if (*err != 0) {
+    free(l);
+    return NULL;
+  }
+  *err = uv_async_init(&l->loop, &l->keeper, NULL);
+  if (*err != 0) {
+    uv_loop_close(&l->loop);
+    free(l);
+    return NULL;
+  }
+  return l;
+}
+
+/* uvev__release_turn frees the payloads of the last turn's records that Go
+ * did not take. */
+static void uvev__release_turn(uvev_loop *l) {
+  for (size_t i = 0; i < l->ndone; i++) {
+    uvev_completion *c = &l->done[i];
+    if (c->data != NULL && c->release != NULL) c->release(c->data);
+    c->data = NULL;
+  }
+  l->ndone = 0;
+}
+
+/* One turn: UV_RUN_NOWAIT, or UV_RUN_ONCE when block is set (Close uses it
+ * to wait for close callbacks and requests without spinning). */
+void uvev_loop_turn(uvev_loop *l, int block, uvev_turn *out) {
+  uvev__release_turn(l);
+  uv_run(&l->loop, block ? UV_RUN_ONCE : UV_RUN_NOWAIT);
+  out->done = l->done;
+  out->ndone = l->ndone;
+  out->timeout = uv_backend_timeout(&l->loop);
+}
+
+int uvev_loop_backend_fd(uvev_loop *l) { return uv_backend_fd(&l->loop); }
+
+uint64_t uvev_loop_now(uvev_loop *l) {
+  uv_update_time(&l->loop);
+  return uv_now(&l->loop);
+}
+
+/* Go takes a record's payload: the next turn will not release it; Go calls
+ * uvev_release when done with it. */
+void uvev_take(uvev_completion *c) { c->data = NULL; }
+
+void uvev_release(uintptr_t data, uintptr_t release) {
+  void (*fn)(void *) = (void (*)(void *))release;
+  if (data != 0 && fn != NULL) fn((void *)data);
+}
+
+/* uvev_loop_shutdown closes the keeper: from then on the loop is alive only
+ * while handles close or requests run, so a blocking turn returns as soon as
+ * there is nothing left. Called by Close once every handle is closing. */
+void uvev_loop_shutdown(uvev_loop *l) {
+  if (!l->keeper_closed) {
+    uv_close((uv_handle_t *)&l->keeper, NULL);
+    l->keeper_closed = 1;
+  }
+}
+
+/* Returns UV_EBUSY while handles are open; the caller turns the loop until
+ * their close callbacks ran and calls again. */
+int uvev_loop_free(uvev_loop *l) {
+  uvev_loop_shutdown(l);
+  uv_run(&l->loop, UV_RUN_NOWAIT); /* the keeper's close, if still pending */
+  int err = uv_loop_close(&l->loop);
+  if (err != 0) return err;
+  uvev__release_turn(l);
+  free(l->done);
+  free(l);
+  return 0;
+}
+
+/* uvev__adopt finishes a kind's handle creation: h was malloc'd by the
+ * kind's New call and initialised on l; from here on it is counted, and freed
+ * only by uvev__on_close. On a failed init the kind frees h itself. */
+int uvev__adopt(uvev_loop *l, uv_handle_t *h, int err, uint64_t id, uintptr_t *out) {
+  if (err != 0) {
+    free(h);
+    return err;
+  }
+  h->data = (void *)(uintptr_t)id;
+  l->handles++;
+  *out = (uintptr_t)h;
+  return 0;
+}
+
+/* The close callback frees the handle: the only place handle memory goes. */
+void uvev__on_close(uv_handle_t *h) {
+  uvev_loop *l = uvev__loop_of(h);
+  uvev__push(l, (uint64_t)(uintptr_t)h->data, UVEV_DONE_CLOSED, 0);
+  l->handles--;
+  free(h);
+}
+
+void uvev_close(uvev_loop *l, uintptr_t h) {
+  (void)l;
+  uv_close((uv_handle_t *)h, uvev__on_close);
+}

@@ -1,0 +1,248 @@
+package uv
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"syscall"
+
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventref"
+	"github.com/uvevent/uvevent/internal/kind"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// This file is the kind kit: what every C-owned kind shares, written once.
+// A kind is two objects. Its event (a struct embedding core) lives in the
+// reactor's id table from creation until libuv's close callback has freed
+// the C handle. The object the user holds (a struct embedding Handle) is the
+// event reference: it points at the event, never the other way round, so the
+// collector can take it while the handle is alive, and its cleanup only
+// queues the close on the loop goroutine.
+
+// Handle is the event reference that every C-owned kind (Trigger, Poll,
+// Listener, ...) embeds: the methods of event.Event, plus Target, on the
+// object the user holds. The libuv handle behind it is malloc'd by the C
+// shim and freed in its uv_close callback; Handle holds no C pointer.
+//
+// Dropping a Handle without Close is safe: runtime.AddCleanup queues the
+// close of its event on the loop goroutine, and libuv frees the handle on
+// the next loop turn. A callback that captures its own reference keeps it
+// reachable, so it is never collected: in callbacks, use the event they are
+// given.
+//
+// The zero Handle is not usable; kinds' constructors return ready ones.
+type Handle struct {
+	target
+	released atomic.Bool
+	cleanup  runtime.Cleanup
+}
+
+// target is the event a Handle stands for; embedding it under this name
+// makes Handle an event.Event without exporting the field.
+type target = event.Event
+
+// AddCallback subscribes cb; see event.Event.
+func (h *Handle) AddCallback(cb *event.Callback) error { return h.target.AddCallback(cb) }
+
+// DelCallback unsubscribes cb; see event.Event.
+func (h *Handle) DelCallback(cb *event.Callback) error { return h.target.DelCallback(cb) }
+
+// Start activates the handle in its loop; starting a started handle only
+// counts. It returns event.ErrClosed once closed, and ErrReactorClosed once
+// the reactor's Close has begun.
+func (h *Handle) Start() error { return h.target.Start() }
+
+// Stop undoes one Start; the last one deactivates the handle. Records libuv
+// reported in the same turn, after the Stop, are not delivered.
+func (h *Handle) Stop() error { return h.target.Stop() }
+
+// Replay delivers the stored result to cb, for kinds that store one.
+func (h *Handle) Replay(cb *event.Callback) error { return h.target.Replay(cb) }
+
+// Info describes the handle in one line, e.g. "Trigger(sent=3, fired=1)".
+func (h *Handle) Info() string { return h.target.Info() }
+
+// SetNotifyHook installs a hook that intercepts notifications (nil removes it).
+func (h *Handle) SetNotifyHook(hook event.NotifyHook) error { return h.target.SetNotifyHook(hook) }
+
+// Retain adds a reference to the event; each needs its own Dispose.
+func (h *Handle) Retain() { h.target.Retain() }
+
+// Flags returns the event's flags plus Reference: a Handle stands for the
+// event.
+func (h *Handle) Flags() event.Flags { return h.target.Flags() | event.Reference }
+
+// Target returns the event the reference stands for (see event.Resolve).
+func (h *Handle) Target() event.Event { return h.target }
+
+// Close closes the handle now, for every holder, and gives up this
+// reference. Closing twice is a no-op.
+func (h *Handle) Close() error {
+	err := h.target.Close()
+	h.Dispose()
+	return err
+}
+
+// Dispose drops one reference. The first Dispose gives up the hold of this
+// event reference (and its cleanup); later ones drop references taken with
+// Retain. The event closes when its last reference goes; a Dispose after
+// that does nothing.
+func (h *Handle) Dispose() {
+	if h.released.CompareAndSwap(false, true) {
+		h.cleanup.Stop()
+		h.target.Dispose()
+		return
+	}
+	if !h.target.Flags().Has(event.Closed) {
+		h.target.Dispose()
+	}
+}
+
+// core is the event half of a C-owned kind: the kind's event struct embeds
+// it and implements kindOps. Its fields are touched with the owner held,
+// except h, which a kind whose calls come from other goroutines (Trigger's
+// Send) guards itself.
+type core struct {
+	event.Base
+	entry
+	h uvcgo.Handle // 0 once closing
+	k kindOps
+}
+
+// entry is what handle and request kinds share: their reactor, their id in
+// its table, and the kind's event, with the methods of event.Ops and
+// kind.Handle that are the same for both.
+type entry struct {
+	r    *reactor.Reactor
+	host kind.Host
+	loop *uvcgo.Loop
+	id   eventref.ID
+	ev   entryKind
+}
+
+// entryKind is what every kind's event gives the kit.
+type entryKind interface {
+	event.Event
+	kindName() string
+	describe() string
+}
+
+func (o *entry) Owner() event.Owner       { return o.r }
+func (o *entry) Event() event.Event       { return o.ev }
+func (o *entry) HandleEvent() event.Event { return o.ev }
+func (o *entry) Kind() string             { return o.ev.kindName() }
+func (o *entry) Describe() string         { return o.ev.describe() }
+
+// enter makes the entry for kind ev on r; it runs on the loop and refuses a
+// closing reactor.
+func (o *entry) enter(r *reactor.Reactor, ev entryKind) error {
+	host := kind.HostOf(r)
+	if host.Closing() {
+		return reactor.ErrReactorClosed
+	}
+	*o = entry{r: r, host: host, loop: host.Loop(), ev: ev}
+	return nil
+}
+
+// kindOps is what a kind adds to core: the kit calls these with the owner
+// held.
+type kindOps interface {
+	entryKind
+	// arm and disarm start and stop the libuv handle.
+	arm() error
+	disarm()
+	// completed handles a record for a started, open event, or a request
+	// completion whatever the event's state.
+	completed(rec *uvcgo.Completion)
+	// closing runs when the event closes, before its handle is closed:
+	// requests in flight are failed with event.ErrClosed here.
+	closing()
+}
+
+// coreOps implements event.Ops and kind.Handle for core, so that these
+// methods do not show on the kinds.
+type coreOps core
+
+// newCore creates a kind's event on r: k is the kind's event, whose core is
+// c; create makes the C handle for the id the event gets. It runs on the
+// loop; it refuses a nil reactor (EINVAL) and a closing one.
+func newCore(r *reactor.Reactor, c *core, k kindOps, flags event.Flags, create func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error)) error {
+	return openEntry(r, &c.entry, k, func() kind.Handle {
+		c.k = k
+		event.Init(&c.Base, (*coreOps)(c), true, flags)
+		return (*coreOps)(c)
+	}, func(l *uvcgo.Loop, id uint64) (err error) {
+		c.h, err = create(l, id)
+		return err
+	})
+}
+
+// openEntry enters kind ev in r's table, on the loop: setup initialises
+// the event and returns its table record; create makes the C side for the
+// id the entry got (if it fails, the entry is dropped).
+func openEntry(r *reactor.Reactor, e *entry, ev entryKind, setup func() kind.Handle, create func(l *uvcgo.Loop, id uint64) error) error {
+	if r == nil {
+		return fmt.Errorf("uv: nil reactor: %w", syscall.EINVAL)
+	}
+	var err error
+	if x := r.Exec(func() {
+		if err = e.enter(r, ev); err != nil {
+			return
+		}
+		e.id = e.host.AddHandle(setup())
+		if err = create(e.loop, uint64(e.id)); err != nil {
+			e.host.DropHandle(e.id)
+		}
+	}); x != nil {
+		return x
+	}
+	return err
+}
+
+// track makes h the reference for c's event and registers the cleanup that
+// closes the event if user, the object holding h, is dropped without Close.
+func track[T any](user *T, h *Handle, c *core) {
+	h.target = c.k
+	h.cleanup = eventref.Track(user, c.host, c.id)
+}
+
+func (o *coreOps) Disarm() { o.k.disarm() }
+
+func (o *coreOps) Arm() error {
+	if o.host.Closing() {
+		return reactor.ErrReactorClosed
+	}
+	return o.k.arm()
+}
+
+// Completed delivers a record to the kind: handle records only while the
+// event is started and open (a Stop or Close in an earlier callback of the
+// same turn holds back the rest), request completions always.
+func (o *coreOps) Completed(rec *uvcgo.Completion) {
+	if !rec.Request() && (event.LoopRefs(o.k) == 0 || o.Flags().Has(event.Closed)) {
+		return
+	}
+	o.k.completed(rec)
+}
+
+// Free closes the libuv handle; its close callback frees the memory. A
+// C-owned kind's memory is always its own, so NoFreeMemory does not apply.
+func (o *coreOps) Free(bool) {
+	o.k.closing()
+	if h := o.takeHandle(); h != 0 {
+		o.host.CloseHandle(h)
+	}
+}
+
+// takeHandle clears h; kinds whose calls come from other goroutines wrap it
+// in their own lock.
+func (o *coreOps) takeHandle() uvcgo.Handle {
+	if l, ok := o.k.(interface{ lockHandle() func() }); ok {
+		defer l.lockHandle()()
+	}
+	h := o.h
+	o.h = 0
+	return h
+}

@@ -1,0 +1,86 @@
+package uv
+
+import (
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/kind"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// This file is the kind kit's other half: one-shot requests (a lookup, a
+// thread-pool job, a write), as opposed to handles. A request's event is in
+// the reactor's id table from submission until libuv's callback reported,
+// so it counts as active and keeps Run going and deadlocks from being
+// reported. The rules every request kind keeps:
+//   - completion is always delivered: the result, or event.ErrClosed when
+//     the request's event (or its reactor) closed first;
+//   - a request disposed before it completes is cancelled where libuv can
+//     (uv_cancel), freed exactly once by its C callback, and notifies nobody;
+//   - the payload of the completion record is the kind's to copy or take.
+
+// reqCore is the event half of a request kind: the kind's event embeds it
+// and implements reqOps.
+type reqCore struct {
+	event.Base
+	entry
+	req uvcgo.Request // 0 once libuv reported
+	k   reqOps
+
+	// the stored outcome, replayed to late subscribers
+	res  any
+	err  error
+	over bool
+}
+
+// reqOps is what a request kind adds to reqCore; called with the owner held.
+type reqOps interface {
+	entryKind
+	// done turns the completion record into the event's result.
+	done(rec *uvcgo.Completion) (result any, err error)
+	// cancel asks libuv to cancel the request (uv_cancel); it may fail
+	// when the request already runs, which is fine: it completes, unseen.
+	cancel(req uvcgo.Request)
+}
+
+type reqCoreOps reqCore
+
+// submitReq creates a request's event on r and submits it with submit,
+// which gets the id its record must carry. It runs on the loop.
+func submitReq(r *reactor.Reactor, c *reqCore, k reqOps, submit func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error)) error {
+	return openEntry(r, &c.entry, k, func() kind.Handle {
+		c.k = k
+		event.Init(&c.Base, (*reqCoreOps)(c), false, event.GoOwned)
+		return (*reqCoreOps)(c)
+	}, func(l *uvcgo.Loop, id uint64) (err error) {
+		c.req, err = submit(l, id)
+		return err
+	})
+}
+
+func (o *reqCoreOps) Arm() error { return nil }
+func (o *reqCoreOps) Disarm()    {}
+
+// Stored makes a completed request replayable to late subscribers.
+func (o *reqCoreOps) Stored() (any, error, bool) { return o.res, o.err, o.over }
+
+// Completed is libuv's report: the request is over and its C memory freed.
+// An event still open completes with the result; one closed first (Close,
+// Dispose, reactor Close) has told its subscribers already.
+func (o *reqCoreOps) Completed(rec *uvcgo.Completion) {
+	o.req = 0
+	o.host.DropHandle(o.id)
+	res, err := o.k.done(rec)
+	if o.Flags().Has(event.Closed) {
+		return
+	}
+	o.res, o.err, o.over = res, err, true
+	event.Complete(&o.Base, res, err)
+}
+
+// Free runs when the event closed: a request still in flight is cancelled
+// where libuv can; its C callback still comes and frees it.
+func (o *reqCoreOps) Free(bool) {
+	if o.req != 0 {
+		o.k.cancel(o.req)
+	}
+}

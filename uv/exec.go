@@ -288,7 +288,7 @@ func splitLines(out []byte) []string {
 
 func (o *execOps) Owner() event.Owner         { return o.r }
 func (o *execOps) Event() event.Event         { return (*Exec)(o) }
-func (o *execOps) Arm() error                 { return nil }
+func (o *execOps) Arm() error                 { return armable(o.r) }
 func (o *execOps) Disarm()                    {}
 func (o *execOps) Stored() (any, error, bool) { return o.out.stored() }
 

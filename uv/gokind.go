@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -15,10 +16,21 @@ import (
 // work happens in goroutines (os/signal's, a child's watcher, a worker) and
 // reaches the loop through Reactor.Post.
 
-// checkReactor refuses a nil reactor with an error naming the caller.
+// checkReactor refuses a nil reactor with an error naming the caller, and
+// a reactor whose Close has begun with ErrReactorClosed.
 func checkReactor(op string, r *reactor.Reactor) error {
 	if r == nil {
 		return fmt.Errorf("uv: %s: nil reactor: %w", op, syscall.EINVAL)
+	}
+	return armable(r)
+}
+
+// armable refuses with ErrReactorClosed once r's Close has begun: the Arm
+// of every Go-owned kind here calls it, so that nothing a close
+// notification does can start an event again.
+func armable(r *reactor.Reactor) error {
+	if kind.HostOf(r).Closing() {
+		return reactor.ErrReactorClosed
 	}
 	return nil
 }

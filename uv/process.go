@@ -316,7 +316,7 @@ func waitPidfd(pidfd int) bool {
 
 func (o *processOps) Owner() event.Owner         { return o.r }
 func (o *processOps) Event() event.Event         { return (*Process)(o) }
-func (o *processOps) Arm() error                 { return nil }
+func (o *processOps) Arm() error                 { return armable(o.r) }
 func (o *processOps) Disarm()                    {}
 func (o *processOps) Free(bool)                  {}
 func (o *processOps) Stored() (any, error, bool) { return o.out.stored() }

@@ -105,6 +105,9 @@ func (o *signalOps) Event() event.Event { return (*Signal)(o) }
 // with os/signal if it is the first) and arranges for the reactor's Close
 // to remove it.
 func (o *signalOps) Arm() error {
+	if err := armable(o.r); err != nil {
+		return err
+	}
 	s := (*Signal)(o)
 	signals.add(s)
 	o.unhook = onReactorClose(o.r, func() { signals.remove(s) })

@@ -178,7 +178,7 @@ func callSafely(ctx context.Context, fn func(context.Context) (any, error)) (res
 
 func (o *taskOps) Owner() event.Owner         { return o.r }
 func (o *taskOps) Event() event.Event         { return (*Task)(o) }
-func (o *taskOps) Arm() error                 { return nil }
+func (o *taskOps) Arm() error                 { return armable(o.r) }
 func (o *taskOps) Disarm()                    {}
 func (o *taskOps) Stored() (any, error, bool) { return o.out.stored() }
 

@@ -78,7 +78,7 @@ func (t *Thread) ThreadID() int { return int(t.tid.Load()) }
 
 func (o *threadOps) Owner() event.Owner         { return o.r }
 func (o *threadOps) Event() event.Event         { return (*Thread)(o) }
-func (o *threadOps) Arm() error                 { return nil }
+func (o *threadOps) Arm() error                 { return armable(o.r) }
 func (o *threadOps) Disarm()                    {}
 func (o *threadOps) Free(bool)                  { o.cancel() }
 func (o *threadOps) Stored() (any, error, bool) { return o.out.stored() }

@@ -6,14 +6,17 @@
 // callback); by default it hands the spawn to a goroutine, so that the
 // loop is not blocked while fork and exec run and spawns overlap.
 //
-// It prints one line of integers:
+// It prints one result line, counted as bench/c/s1_spawn.c and
+// bench/cmd/s1exec count:
 //
-//	S1 uvevent children=N inflight=K wall_us=W children_per_s=R cpu_us_per_child=C child_cpu_us_per_child=D
+//	S1 uvevent children_per_s=N cpu_us_per_child=X child_cpu_us_per_child=Y
 //
-// cpu_us_per_child is this process's CPU (user + system, getrusage
-// RUSAGE_SELF) per child: the cost of spawning and waiting, which is what
-// the comparators differ in. child_cpu_us_per_child is the children's own
-// CPU (RUSAGE_CHILDREN), the same for every spawner, printed as a check.
+// children_per_s is over the wall clock from the first spawn to the last
+// exit; cpu_us_per_child is this process's own user plus system CPU time
+// (RUSAGE_SELF: the spawning and the waiting) divided by the children;
+// child_cpu_us_per_child is the children's own (RUSAGE_CHILDREN), the same
+// for every spawner, printed as a check. Children get /dev/null for stdin,
+// stdout and stderr.
 package main
 
 import (
@@ -21,9 +24,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"syscall"
 	"time"
 
+	"github.com/uvevent/uvevent/bench/internal/cputime"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -97,7 +100,7 @@ func run(n, inflight int, prog string, onLoop bool) error {
 		}
 		next()
 	}
-	self0, children0 := cpu()
+	self0, children0 := cputime.Self(), cputime.Children()
 	start := time.Now()
 	if err := r.Exec(func() {
 		for range min(inflight, n) {
@@ -110,27 +113,15 @@ func run(n, inflight int, prog string, onLoop bool) error {
 		return err
 	}
 	wall := time.Since(start)
-	self1, children1 := cpu()
+	self, children := cputime.Self()-self0, cputime.Children()-children0
 	if failure != nil {
 		return failure
 	}
 	if done != n {
 		return fmt.Errorf("%d of %d children ended", done, n)
 	}
-	fmt.Printf("S1 uvevent children=%d inflight=%d wall_us=%d children_per_s=%d cpu_us_per_child=%d child_cpu_us_per_child=%d\n",
-		n, inflight, wall.Microseconds(), int64(float64(n)/wall.Seconds()),
-		(self1-self0).Microseconds()/int64(n), (children1-children0).Microseconds()/int64(n))
+	fmt.Printf("S1 uvevent children_per_s=%d cpu_us_per_child=%.1f child_cpu_us_per_child=%.1f\n",
+		int64(n)*int64(time.Second)/int64(wall),
+		float64(self.Microseconds())/float64(n), float64(children.Microseconds())/float64(n))
 	return r.Close()
-}
-
-// cpu returns this process's CPU time and its reaped children's.
-func cpu() (self, children time.Duration) {
-	var s, c syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &s)
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &c)
-	return tv(s.Utime) + tv(s.Stime), tv(c.Utime) + tv(c.Stime)
-}
-
-func tv(t syscall.Timeval) time.Duration {
-	return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
 }

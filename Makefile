@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 BIN     := bin
 
-.PHONY: setup test race asan cgocheck bench demo lint fuzz static-check clean
+.PHONY: setup test race asan cgocheck bench demo lint fuzz static-check stress clean
 
 ## setup: install libuv1-dev and pkg-config with apt-get, only when missing
 setup:
@@ -24,6 +24,10 @@ asan:
 	CGO_LDFLAGS="-fsanitize=address" \
 	$(GO) test -asan -count=1 $(PKGS)
 
+## stress: the signal storm and uv.Process beside os/exec, 20 times each (about a minute)
+stress:
+	$(GO) test -count=20 -run '^(TestSignalStorm|TestProcessBesideOsExec)$$' ./uv/
+
 ## cgocheck: the cgo packages under the strict pointer checks (cgocheck2)
 cgocheck:
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./cgo/ ./reactor/ ./uv/
@@ -33,13 +37,14 @@ cgocheck:
 # program of ours below; {go:NAME} builds ./bench/cmd/NAME, {c:NAME}
 # bench/c/NAME.c. Rows still to come, one line each:
 #   'e1-uvevent={go:e1load} -impl uvevent {go:SERVER}'   (see bench/cmd/e1load)
-#   's1-uvevent={go:PROGRAM}'   'd1-uvevent={go:PROGRAM}'
+#   'd1-uvevent={go:PROGRAM}'
 bench:
 	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md \
 	  -gobench 'C1|X1' -gopkgs './event/ ./reactor/' \
 	  't1-uvevent={go:t1} -n 1000000' \
 	  'x1-uvevent={go:x1}' \
-	  'm1-uvevent={go:m1}'
+	  'm1-uvevent={go:m1}' \
+	  's1-uvevent={go:s1}'
 
 ## demo: a short program that shows the event model at work
 demo:

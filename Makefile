@@ -9,10 +9,13 @@ BIN     := bin
 setup:
 	@./scripts/setup.sh
 
-## test: vet, the whole suite with cgo pointer checks on, and the static-link check
+## test: vet (with and without cgo), the whole suite with cgo pointer checks on
+## (libuv driver), the whole suite again built without cgo (pure-Go driver),
+## and the static-link check
 test: lint static-check
 	GODEBUG=cgocheck=1 $(GO) test -count=1 $(PKGS)
-	CGO_ENABLED=0 $(GO) test -count=1 ./event/ ./refcount/ ./eventref/ ./internal/gid/
+	CGO_ENABLED=0 $(GO) vet $(PKGS)
+	CGO_ENABLED=0 $(GO) test -count=1 $(PKGS)
 
 ## race: the suite under the race detector
 race:
@@ -40,7 +43,7 @@ cgocheck:
 #   'd1-uvevent={go:PROGRAM}'
 bench:
 	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md \
-	  -gobench 'C1|X1' -gopkgs './event/ ./reactor/' \
+	  -gobench 'C1|X1|K1' -gopkgs './event/ ./reactor/' \
 	  't1-uvevent={go:t1} -n 1000000' \
 	  'x1-uvevent={go:x1}' \
 	  'm1-uvevent={go:m1}' \

@@ -49,7 +49,9 @@ bench:
 	  'x1-uvevent={go:x1}' \
 	  'x1-uvevent-go={go:x1} -driver go' \
 	  'm1-uvevent={go:m1}' \
-	  's1-uvevent={go:s1}'
+	  's1-uvevent={go:s1}' \
+	  'l1-uvevent={go:l1}' \
+	  'l1-uvevent-go={go:l1} -driver go'
 
 ## demo: a short program that shows the event model at work
 demo:

@@ -56,15 +56,24 @@ uvev_loop *uvev_loop_new(int *err) {
   return l;
 }
 
-/* uvev__release_turn frees the payloads of the last turn's records that Go
- * did not take. */
-static void uvev__release_turn(uvev_loop *l) {
-  for (size_t i = 0; i < l->ndone; i++) {
+/* uvev__release frees the payloads of the first n records that Go did not
+ * take and drops those records. */
+static void uvev__release(uvev_loop *l, size_t n) {
+  for (size_t i = 0; i < n; i++) {
     uvev_completion *c = &l->done[i];
     if (c->data != NULL && c->release != NULL) c->release(c->data);
     c->data = NULL;
   }
-  l->ndone = 0;
+  memmove(l->done, l->done + n, (l->ndone - n) * sizeof *l->done);
+  l->ndone -= n;
+}
+
+/* uvev__release_turn releases the records the last turn gave Go. Records
+ * pushed since, by a Go-initiated call outside uv_run (a listener taking a
+ * connection it left pending), stay for this turn to report. */
+static void uvev__release_turn(uvev_loop *l) {
+  uvev__release(l, l->nseen);
+  l->nseen = 0;
 }
 
 /* One turn: UV_RUN_NOWAIT, or UV_RUN_ONCE when block is set (Close uses it
@@ -75,6 +84,7 @@ void uvev_loop_turn(uvev_loop *l, int block, uvev_turn *out) {
   out->done = l->done;
   out->ndone = l->ndone;
   out->timeout = uv_backend_timeout(&l->loop);
+  l->nseen = l->ndone;
 }
 
 int uvev_loop_backend_fd(uvev_loop *l) { return uv_backend_fd(&l->loop); }
@@ -110,7 +120,7 @@ int uvev_loop_free(uvev_loop *l) {
   uv_run(&l->loop, UV_RUN_NOWAIT); /* the keeper's close, if still pending */
   int err = uv_loop_close(&l->loop);
   if (err != 0) return err;
-  uvev__release_turn(l);
+  uvev__release(l, l->ndone);
   free(l->done);
   free(l);
   return 0;

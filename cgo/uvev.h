@@ -72,6 +72,7 @@ typedef struct {
   int keeper_closed;
   uvev_completion *done; /* grows by realloc; owned by this struct */
   size_t ndone, capdone;
+  size_t nseen; /* records the last turn gave Go: the next turn releases them */
   int64_t handles; /* handles malloc'd and not yet freed */
   int64_t reqs;    /* requests submitted whose callback has not run */
 } uvev_loop;

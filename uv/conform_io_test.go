@@ -1,0 +1,102 @@
+package uv_test
+
+import (
+	"context"
+	"net"
+	"regexp"
+	"sync"
+	"testing"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// The I/O kinds' rows of the conformance table.
+
+func TestConformListener(t *testing.T) {
+	var mu sync.Mutex
+	var clients []net.Conn
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	conform.Run(t, conform.Kind{
+		Name: "listener",
+		New: func(r *reactor.Reactor) (event.Event, error) {
+			return uv.Listen(r, "tcp4", "127.0.0.1:0")
+		},
+		Fire: func(ev event.Event) error {
+			c, err := net.Dial("tcp4", ev.(*uv.Listener).Addr().String())
+			mu.Lock()
+			clients = append(clients, c)
+			mu.Unlock()
+			return err
+		},
+		Info: regexp.MustCompile(`^Listener\(tcp4 127\.0\.0\.1:\d+, accepted=\d+, failed=\d+\)$`),
+	})
+}
+
+// TestConformIO runs a TCP connection through the table: its peer is a net
+// connection, whose write makes the IO notify a read.
+func TestConformIO(t *testing.T) {
+	nl, err := net.Listen("tcp4", "127.0.0.1:0")
+	uv.UvtMust(t, err)
+	defer nl.Close()
+	var mu sync.Mutex
+	peers := map[string]net.Conn{}
+	arrived := sync.NewCond(&mu)
+	go func() {
+		for {
+			c, err := nl.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			peers[c.RemoteAddr().String()] = c
+			arrived.Broadcast()
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range peers {
+			c.Close()
+		}
+	}()
+	conform.Run(t, conform.Kind{
+		Name: "io",
+		New: func(r *reactor.Reactor) (event.Event, error) {
+			f, err := uv.DialAsync(r, "tcp4", nl.Addr().String())
+			if err != nil {
+				return nil, err
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+			defer cancel()
+			for !f.Done() {
+				if err := r.RunOnce(ctx); err != nil {
+					return nil, err
+				}
+			}
+			res, err, _ := f.Outcome()
+			if err != nil {
+				return nil, err
+			}
+			return res.(*uv.IO), nil
+		},
+		Fire: func(ev event.Event) error {
+			local := ev.(*uv.IO).LocalAddr().String()
+			mu.Lock()
+			defer mu.Unlock()
+			for peers[local] == nil {
+				arrived.Wait()
+			}
+			_, err := peers[local].Write([]byte("x"))
+			return err
+		},
+		Info: regexp.MustCompile(`^IO\(tcp 127\.0\.0\.1:\d+->127\.0\.0\.1:\d+, in=\d+, out=\d+\)$`),
+	})
+}

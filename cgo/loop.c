@@ -56,6 +56,44 @@ uvev_loop *uvev_loop_new(int *err) {
   return l;
 }
 
+/* A pooled buffer's header, just before the bytes handed out. */
+typedef struct uvev__buf {
+  uvev_loop *l;
+  struct uvev__buf *next;
+  max_align_t align[]; /* the bytes start here, aligned */
+} uvev__buf;
+
+/* At most this many buffers wait in a loop's pool (4 MiB); more are freed. */
+#define UVEV_BUF_POOL 64
+
+/* Malloc'd here when the pool is empty, on the loop thread; freed by
+ * uvev__buf_put when the pool is full, or by uvev_loop_free. */
+char *uvev__buf_get(uvev_loop *l) {
+  uvev__buf *b = l->bufs;
+  if (b != NULL) {
+    l->bufs = b->next;
+    l->nbufs--;
+  } else {
+    b = malloc(sizeof *b + UVEV_BUF_SIZE);
+    if (b == NULL) return NULL;
+    b->l = l;
+  }
+  return (char *)b->align;
+}
+
+void uvev__buf_put(void *p) {
+  if (p == NULL) return;
+  uvev__buf *b = (uvev__buf *)((char *)p - offsetof(uvev__buf, align));
+  uvev_loop *l = b->l;
+  if (l->nbufs >= UVEV_BUF_POOL) {
+    free(b);
+    return;
+  }
+  b->next = l->bufs;
+  l->bufs = b;
+  l->nbufs++;
+}
+
 /* uvev__release frees the payloads of the first n records that Go did not
  * take and drops those records. */
 static void uvev__release(uvev_loop *l, size_t n) {
@@ -121,6 +159,10 @@ int uvev_loop_free(uvev_loop *l) {
   int err = uv_loop_close(&l->loop);
   if (err != 0) return err;
   uvev__release(l, l->ndone);
+  for (uvev__buf *b = l->bufs, *next; b != NULL; b = next) {
+    next = b->next;
+    free(b);
+  }
   free(l->done);
   free(l);
   return 0;

@@ -10,32 +10,33 @@ static uint64_t uvev__id_of(void *h) { return (uint64_t)(uintptr_t)((uv_handle_t
 
 static uvev_loop *uvev__sloop(void *h) { return uvev__loop_of((uv_handle_t *)h); }
 
-/* A read buffer is malloc'd here, before each read libuv tries, on the loop
- * goroutine's thread inside uv_run. It is freed by uvev__on_read when the
- * read brought no bytes; otherwise it is the UVEV_DONE_READ record's payload,
- * freed by the next turn's release (uvev_loop_turn) or, when Go took it, by
- * Go through uvev_release once it has consumed the bytes. A failed malloc
+/* A read buffer comes from the loop's pool (uvev__buf_get: malloc'd when
+ * the pool is empty), before each read libuv tries, on the loop goroutine's
+ * thread inside uv_run. It goes back (uvev__buf_put) in uvev__on_read when
+ * the read brought no bytes; otherwise it is the UVEV_DONE_READ record's
+ * payload, given back by the next turn's release or, when Go took it, by Go
+ * through uvev_release once it has consumed the bytes (always before the
+ * loop is freed: closing an IO releases what it kept). A failed malloc
  * gives libuv an empty buffer, which it reports as UV_ENOBUFS. */
 static void uvev__on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
-  (void)h;
   (void)suggested;
-  char *p = malloc(UVEV_READ_BUF);
-  *buf = uv_buf_init(p, p == NULL ? 0 : UVEV_READ_BUF);
+  char *p = uvev__buf_get(uvev__sloop(h));
+  *buf = uv_buf_init(p, p == NULL ? 0 : UVEV_BUF_SIZE);
 }
 
 static void uvev__on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   if (nread == 0) { /* EAGAIN: nothing read */
-    free(buf->base);
+    uvev__buf_put(buf->base);
     return;
   }
   uvev_completion *c = uvev__push(uvev__sloop(s), uvev__id_of(s), UVEV_DONE_READ, nread < 0 ? (int32_t)nread : 0);
   if (nread < 0) { /* UV_EOF or an error */
-    free(buf->base);
+    uvev__buf_put(buf->base);
     return;
   }
   c->n = (int64_t)nread;
   c->data = buf->base;
-  c->release = free;
+  c->release = uvev__buf_put;
 }
 
 int uvev_stream_read_start(uintptr_t h) {

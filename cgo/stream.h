@@ -5,8 +5,9 @@
 
 #include "uvev.h"
 
-/* The read buffer size asked of malloc for each read (libuv suggests 64 KiB). */
-#define UVEV_READ_BUF 65536
+/* Reads go into the loop's pooled payload buffers (uvev.h): 64 KiB, as
+ * libuv suggests. */
+#define UVEV_READ_BUF UVEV_BUF_SIZE
 
 /* stream.c */
 int uvev_stream_read_start(uintptr_t h);

@@ -29,6 +29,14 @@ int uvev_tcp_nodelay(uintptr_t h, int on);
 int uvev_tcp_keepalive(uintptr_t h, int on, unsigned int delay);
 int uvev_fileno(uintptr_t h, int *fd);
 
+/* pipe.c */
+int uvev_pipe_new(uvev_loop *l, uint64_t id, int listener, uintptr_t *out);
+int uvev_pipe_open(uintptr_t h, int fd);
+int uvev_pipe_bind(uintptr_t h, const char *name);
+int uvev_pipe_connect(uvev_loop *l, uintptr_t h, const char *name);
+int uvev_pipe_name(uintptr_t h, int peer, char *buf, size_t *len);
+int uvev_socketpair(int *fd0, int *fd1);
+
 /* The listening side shared by tcp.c and pipe.c: a server handle is a
  * uvev__server (the libuv handle first), so uvev__on_close frees it whole. */
 typedef struct {

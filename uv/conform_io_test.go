@@ -4,8 +4,10 @@ import (
 	"context"
 	"net"
 	"regexp"
+	"runtime"
 	"sync"
 	"testing"
+	"weak"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
@@ -98,5 +100,41 @@ func TestConformIO(t *testing.T) {
 			return err
 		},
 		Info: regexp.MustCompile(`^IO\(tcp 127\.0\.0\.1:\d+->127\.0\.0\.1:\d+, in=\d+, out=\d+\)$`),
+	})
+}
+
+// TestConformPipe runs one end of a socket pair through the table; the
+// other end's writes make it notify. The other end lives as long as the
+// first: it is closed when the first is collected.
+func TestConformPipe(t *testing.T) {
+	var mu sync.Mutex
+	others := map[weak.Pointer[uv.IO]]*uv.IO{}
+	conform.Run(t, conform.Kind{
+		Name: "io",
+		New: func(r *reactor.Reactor) (event.Event, error) {
+			a, b, err := uv.Pipe(r)
+			if err != nil {
+				return nil, err
+			}
+			key := weak.Make(a)
+			mu.Lock()
+			others[key] = b
+			mu.Unlock()
+			runtime.AddCleanup(a, func(key weak.Pointer[uv.IO]) {
+				mu.Lock()
+				b := others[key]
+				delete(others, key)
+				mu.Unlock()
+				go b.Close() // a cleanup must not wait for a loop
+			}, key)
+			return a, nil
+		},
+		Fire: func(ev event.Event) error {
+			mu.Lock()
+			b := others[weak.Make(ev.(*uv.IO))]
+			mu.Unlock()
+			return b.Send([]byte("x"))
+		},
+		Info: regexp.MustCompile(`^IO\(unix \S*->\S*, in=\d+, out=\d+\)$`),
 	})
 }

@@ -13,8 +13,9 @@ import (
 )
 
 // An IO is a byte stream over a libuv stream handle, the transport chosen
-// at creation: a TCP connection (Dial, or accepted by a Listener). It can be
-// used three ways, which may be mixed:
+// at creation: a TCP connection or a Unix domain one (Dial, or accepted by
+// a Listener), one end of a socket pair (Pipe), a descriptor opened as a
+// stream (OpenPipe). It can be used three ways, which may be mixed:
 //
 //   - as an event: Start it and its callbacks get every read as a []byte
 //     result (io.EOF, or the error, when the stream ends). The bytes are a
@@ -24,7 +25,7 @@ import (
 //   - through one-shot requests: ReadAsync and WriteAsync return futures,
 //     which event.Await (or callbacks) can wait for;
 //   - through goroutine-blocking Read, Write and Close (io.Reader, io.Writer,
-//     io.Closer); over TCP it is a net.Conn, with deadlines.
+//     io.Closer); it is a net.Conn, with deadlines.
 //
 // Bytes read while the IO is not started and no Read waits are kept in the
 // C buffers they were read into (up to readAhead), then reading pauses until
@@ -238,7 +239,7 @@ func (e *ioEvent) completed(rec *uvcgo.Completion) {
 		if op := e.conn; op != nil {
 			e.conn = nil
 			e.r.ActiveDelta(-1)
-			op.finish(0, uvcgo.ErrorOf("uv_tcp_connect", int(rec.Status)))
+			op.finish(0, uvcgo.ErrorOf("connect", int(rec.Status)))
 		}
 	}
 }

@@ -1,21 +1,15 @@
 package uv
 
 import (
-	"context"
-	"fmt"
 	"net"
 	"strconv"
-	"weak"
 
 	"golang.org/x/sys/unix"
 
 	uvcgo "github.com/uvevent/uvevent/cgo"
-	"github.com/uvevent/uvevent/event"
-	"github.com/uvevent/uvevent/reactor"
 )
 
-// This file holds what only TCP IOs have: dialling, addresses and socket
-// options.
+// This file holds what only TCP has: its addresses and socket options.
 
 // tcpTarget resolves a TCP address for libuv: the IP as 4 or 16 bytes.
 type tcpTarget struct {
@@ -77,79 +71,36 @@ func tcpAddr(ip []byte, port int, zone uint32) *net.TCPAddr {
 	return a
 }
 
-// addresses reads the local and peer addresses of the handle. On the loop.
-func (e *ioEvent) addresses() (local, remote net.Addr) {
-	if ip, port, zone, err := e.loop.TCPAddr(e.h, false); err == nil {
-		local = tcpAddr(ip, port, zone)
-	}
-	if ip, port, zone, err := e.loop.TCPAddr(e.h, true); err == nil {
-		remote = tcpAddr(ip, port, zone)
-	}
-	return local, remote
-}
-
-// DialAsync starts connecting to address over network ("tcp", "tcp4",
-// "tcp6") and returns a request that completes with the connected *IO, or
-// the error (ECONNREFUSED, ...). A host name is resolved on the calling
-// goroutine (net.ResolveTCPAddr); give an IP to keep that off a loop
-// goroutine.
-func DialAsync(r *reactor.Reactor, network, address string) (*event.Future, error) {
+// tcpEndpoint is a TCP address as an endpoint to listen on or dial.
+func tcpEndpoint(network, address string) (endpoint, error) {
 	t, err := resolveTCP(network, address)
 	if err != nil {
-		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+		return endpoint{}, err
 	}
-	if r == nil {
-		return nil, fmt.Errorf("uv: nil reactor: %w", errInvalid)
-	}
-	e := &ioEvent{transport: "tcp"}
-	c := &IO{e: e}
-	f := event.NewFuture(r)
-	op := &ioOp{fut: f, res: func(*ioOp) any { return c }}
-	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
-		h, err := l.NewTCP(id, 0, false)
-		if err != nil {
-			return 0, err
-		}
-		if err := l.ConnectTCP(h, t.ip, t.port, t.zone); err != nil {
-			l.CloseHandle(h)
-			return 0, err
-		}
-		e.conn = op
-		r.ActiveDelta(1)
-		return h, nil
-	}); err != nil {
-		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
-	}
-	e.ref = weak.Make(c)
-	track(c, &c.Handle, &e.core)
-	return f, nil
+	return endpoint{
+		transport: "tcp",
+		addr:      &net.TCPAddr{IP: net.IP(t.ip), Port: t.port},
+		newHandle: func(l *uvcgo.Loop, id uint64, listener bool) (uvcgo.Handle, error) {
+			family := 0
+			if listener { // the socket now, so that options can be set before bind
+				family = t.family
+			}
+			return l.NewTCP(id, family, listener)
+		},
+		bind: func(l *uvcgo.Loop, h uvcgo.Handle) error { return l.BindTCP(h, t.ip, t.port, t.zone, t.v6only) },
+		connect: func(l *uvcgo.Loop, h uvcgo.Handle) error {
+			return l.ConnectTCP(h, t.ip, t.port, t.zone)
+		},
+	}, nil
 }
 
-// Dial connects to address over network and returns the connection once
-// connected, or ctx's error (the connection attempt is then closed).
-func Dial(ctx context.Context, r *reactor.Reactor, network, address string) (*IO, error) {
-	f, err := DialAsync(r, network, address)
+// tcpAddrOf reads a TCP handle's local address, or its peer's.
+func tcpAddrOf(l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
+	ip, port, zone, err := l.TCPAddr(h, peer)
 	if err != nil {
 		return nil, err
 	}
-	res, err := awaitOne(ctx, f)
-	if err != nil {
-		if ctx.Err() != nil {
-			// The connect is abandoned: whenever it completes, its IO is
-			// closed.
-			closeIO := func(_ event.Event, res any, _ error) {
-				if c, ok := res.(*IO); ok {
-					c.Close()
-				}
-			}
-			if _, err := event.Subscribe(f, closeIO); err != nil {
-				res, err, _ := f.Outcome()
-				closeIO(nil, res, err)
-			}
-		}
-		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
-	}
-	return res.(*IO), nil
+	return tcpAddr(ip, port, zone), nil
 }
 
 // SetNoDelay turns Nagle's algorithm off (true, the default, as in package

@@ -15,7 +15,8 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// A Listener is the listen event: a TCP server socket (uv_tcp_t). Started,
+// A Listener is the listen event: a TCP server socket (uv_tcp_t), or a Unix
+// domain one (uv_pipe_t, network "unix"). Started,
 // it notifies its callbacks of each accepted connection, as an *IO result
 // that the callback owns (Close it, or keep it); an accept that failed is
 // an error result (EMFILE when descriptors ran out: libuv dropped that
@@ -47,9 +48,11 @@ type ListenConfig struct {
 
 type listenEvent struct {
 	core
-	network string
-	addr    *net.TCPAddr
-	backlog int
+	network   string
+	transport string
+	addr      net.Addr
+	backlog   int
+	unlink    string // the socket file to remove at close
 
 	// Accept's side, loop-owned: connections no Accept took yet, and the
 	// Accepts waiting.
@@ -68,44 +71,47 @@ type acceptOp struct {
 
 var _ net.Listener = (*Listener)(nil)
 
-// Listen listens on address over network ("tcp", "tcp4" or "tcp6") with
-// the default configuration.
+// Listen listens on address over network ("tcp", "tcp4", "tcp6" or
+// "unix") with the default configuration.
 func Listen(r *reactor.Reactor, network, address string) (*Listener, error) {
 	return ListenConfig{}.Listen(r, network, address)
 }
 
-// Listen listens on address over network ("tcp", "tcp4" or "tcp6"); an
+// Listen listens on address over network: "tcp", "tcp4" or "tcp6" (an
 // empty host listens on every local address, port 0 on a port the kernel
-// picks (Addr tells which). The listener is not started.
+// picks: Addr tells which), or "unix" (a socket path, removed again by
+// Close). The listener is not started.
 func (lc ListenConfig) Listen(r *reactor.Reactor, network, address string) (*Listener, error) {
-	t, err := resolveTCP(network, address)
+	ep, err := resolveEndpoint(network, address)
 	if err != nil {
 		return nil, &net.OpError{Op: "listen", Net: network, Err: err}
+	}
+	if lc.ReusePort && ep.transport != "tcp" {
+		return nil, &net.OpError{Op: "listen", Net: network, Addr: ep.addr, Err: fmt.Errorf("uv: ReusePort over %s: %w", network, errInvalid)}
 	}
 	backlog := lc.Backlog
 	if backlog <= 0 {
 		backlog = 511
 	}
-	e := &listenEvent{network: network, backlog: backlog}
+	e := &listenEvent{network: network, transport: ep.transport, backlog: backlog}
 	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
-		h, err := l.NewTCP(id, t.family, true)
+		h, err := ep.newHandle(l, id, true)
 		if err != nil {
 			return 0, err
 		}
-		if err = listenOn(l, h, t, lc.ReusePort, backlog); err == nil {
-			var ip []byte
-			var port int
-			var zone uint32
-			ip, port, zone, err = l.TCPAddr(h, false)
-			e.addr = tcpAddr(ip, port, zone)
+		if err = listenOn(l, h, ep, lc.ReusePort, backlog); err == nil {
+			e.addr, err = addrOf(ep.transport, l, h, false)
 		}
 		if err != nil {
 			l.CloseHandle(h)
 			return 0, err
 		}
+		if ep.transport == "unix" {
+			e.unlink = e.addr.String() // as package net does: Close removes the socket file
+		}
 		return h, nil
 	}); err != nil {
-		return nil, &net.OpError{Op: "listen", Net: network, Addr: &net.TCPAddr{IP: t.ip, Port: t.port}, Err: err}
+		return nil, &net.OpError{Op: "listen", Net: network, Addr: ep.addr, Err: err}
 	}
 	ln := &Listener{e: e}
 	track(ln, &ln.Handle, &e.core)
@@ -114,7 +120,7 @@ func (lc ListenConfig) Listen(r *reactor.Reactor, network, address string) (*Lis
 
 // listenOn sets the socket's options, binds it and listens, paused: the
 // kernel queues connections until the first Start.
-func listenOn(l *uvcgo.Loop, h uvcgo.Handle, t tcpTarget, reusePort bool, backlog int) error {
+func listenOn(l *uvcgo.Loop, h uvcgo.Handle, ep endpoint, reusePort bool, backlog int) error {
 	if reusePort {
 		fd, err := l.Fileno(h)
 		if err != nil {
@@ -124,7 +130,7 @@ func listenOn(l *uvcgo.Loop, h uvcgo.Handle, t tcpTarget, reusePort bool, backlo
 			return os.NewSyscallError("setsockopt SO_REUSEPORT", err)
 		}
 	}
-	if err := l.BindTCP(h, t.ip, t.port, t.zone, t.v6only); err != nil {
+	if err := ep.bind(l, h); err != nil {
 		return err
 	}
 	if err := l.ListenerStart(h, backlog); err != nil {
@@ -156,7 +162,7 @@ func (e *listenEvent) completed(rec *uvcgo.Completion) {
 	}
 	data, _ := uvcgo.Take(rec)
 	h := uvcgo.Handle(data)
-	c, err := adoptIO(e.r, h, "tcp")
+	c, err := adoptIO(e.r, h, e.transport)
 	if err != nil {
 		e.loop.CloseHandle(h)
 		e.failed.Add(1)
@@ -188,9 +194,13 @@ func adoptIO(r *reactor.Reactor, h uvcgo.Handle, transport string) (*IO, error) 
 	return newIO(e), nil
 }
 
-// closing ends the Accepts waiting and closes the connections queued for
-// Accept.
+// closing ends the Accepts waiting, closes the connections queued for
+// Accept, and removes a Unix socket's file.
 func (e *listenEvent) closing() {
+	if e.unlink != "" {
+		os.Remove(e.unlink)
+		e.unlink = ""
+	}
 	for _, w := range e.waiters {
 		w.err = ErrClosed
 		w.ch <- struct{}{}

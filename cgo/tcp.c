@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "stream.h"
+#include "udp.h"
 
 /* The handle is malloc'd here (a uvev__server when it will listen) and
  * freed in uvev__on_close, on the loop thread, after the kind's uv_close; or
@@ -16,7 +17,8 @@ int uvev_tcp_new(uvev_loop *l, uint64_t id, int family, int listener, uintptr_t 
   return uvev__adopt(l, (uv_handle_t *)h, uv_tcp_init_ex(&l->loop, h, (unsigned int)family), id, out);
 }
 
-static int uvev__sockaddr(struct sockaddr_storage *ss, const uint8_t *ip, int iplen, int port, uint32_t scope) {
+/* Shared with udp.c (udp.h). */
+int uvev_sockaddr_make(struct sockaddr_storage *ss, const uint8_t *ip, int iplen, int port, uint32_t scope) {
   memset(ss, 0, sizeof *ss);
   if (port < 0 || port > 65535) return UV_EINVAL;
   if (iplen == 4) {
@@ -39,7 +41,7 @@ static int uvev__sockaddr(struct sockaddr_storage *ss, const uint8_t *ip, int ip
 
 int uvev_tcp_bind(uintptr_t h, const uint8_t *ip, int iplen, int port, uint32_t scope, int ipv6only) {
   struct sockaddr_storage ss;
-  int err = uvev__sockaddr(&ss, ip, iplen, port, scope);
+  int err = uvev_sockaddr_make(&ss, ip, iplen, port, scope);
   if (err != 0) return err;
   return uv_tcp_bind((uv_tcp_t *)h, (struct sockaddr *)&ss, ipv6only ? UV_TCP_IPV6ONLY : 0);
 }
@@ -57,7 +59,7 @@ static void uvev__on_connect(uv_connect_t *req, int status) {
  * record carries the handle's id. */
 int uvev_tcp_connect(uvev_loop *l, uintptr_t h, const uint8_t *ip, int iplen, int port, uint32_t scope) {
   struct sockaddr_storage ss;
-  int err = uvev__sockaddr(&ss, ip, iplen, port, scope);
+  int err = uvev_sockaddr_make(&ss, ip, iplen, port, scope);
   if (err != 0) return err;
   uv_connect_t *req = malloc(sizeof *req);
   if (req == NULL) return UV_ENOMEM;
@@ -70,23 +72,19 @@ int uvev_tcp_connect(uvev_loop *l, uintptr_t h, const uint8_t *ip, int iplen, in
   return 0;
 }
 
-/* The local (peer = 0) or remote address: ip gets 4 or 16 bytes. */
-int uvev_tcp_addr(uintptr_t h, int peer, uint8_t *ip, int *iplen, int *port, uint32_t *scope) {
-  struct sockaddr_storage ss;
-  int len = sizeof ss;
-  int err = peer ? uv_tcp_getpeername((uv_tcp_t *)h, (struct sockaddr *)&ss, &len)
-                 : uv_tcp_getsockname((uv_tcp_t *)h, (struct sockaddr *)&ss, &len);
-  if (err != 0) return err;
-  if (ss.ss_family == AF_INET) {
-    struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+/* Reads an IPv4 or IPv6 address: ip gets 4 or 16 bytes. Shared with
+ * udp.c (udp.h). */
+int uvev_sockaddr_parse(const struct sockaddr_storage *ss, uint8_t *ip, int *iplen, int *port, uint32_t *scope) {
+  if (ss->ss_family == AF_INET) {
+    const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
     memcpy(ip, &a->sin_addr, 4);
     *iplen = 4;
     *port = ntohs(a->sin_port);
     *scope = 0;
     return 0;
   }
-  if (ss.ss_family == AF_INET6) {
-    struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+  if (ss->ss_family == AF_INET6) {
+    const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
     memcpy(ip, &a->sin6_addr, 16);
     *iplen = 16;
     *port = ntohs(a->sin6_port);
@@ -94,6 +92,16 @@ int uvev_tcp_addr(uintptr_t h, int peer, uint8_t *ip, int *iplen, int *port, uin
     return 0;
   }
   return UV_EAFNOSUPPORT;
+}
+
+/* The local (peer = 0) or remote address. */
+int uvev_tcp_addr(uintptr_t h, int peer, uint8_t *ip, int *iplen, int *port, uint32_t *scope) {
+  struct sockaddr_storage ss;
+  int len = sizeof ss;
+  int err = peer ? uv_tcp_getpeername((uv_tcp_t *)h, (struct sockaddr *)&ss, &len)
+                 : uv_tcp_getsockname((uv_tcp_t *)h, (struct sockaddr *)&ss, &len);
+  if (err != 0) return err;
+  return uvev_sockaddr_parse(&ss, ip, iplen, port, scope);
 }
 
 int uvev_tcp_nodelay(uintptr_t h, int on) { return uv_tcp_nodelay((uv_tcp_t *)h, on); }

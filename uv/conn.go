@@ -106,12 +106,12 @@ func (c *IO) setDeadline(t time.Time, read, write bool) error {
 	e := c.e
 	err := e.do(func() error {
 		if read {
-			if err := e.dl.read.set(e, t, e.readTimedOut); err != nil {
+			if err := e.dl.read.set(e.r, t, e.readTimedOut); err != nil {
 				return err
 			}
 		}
 		if write {
-			return e.dl.write.set(e, t, e.writeTimedOut)
+			return e.dl.write.set(e.r, t, e.writeTimedOut)
 		}
 		return nil
 	})
@@ -137,7 +137,7 @@ type deadline struct {
 }
 
 // set arms the deadline for t; expire runs on the loop when it passes.
-func (d *deadline) set(e *ioEvent, t time.Time, expire func()) error {
+func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
 	if d.t != nil {
 		d.t.Stop()
 	}
@@ -152,7 +152,7 @@ func (d *deadline) set(e *ioEvent, t time.Time, expire func()) error {
 		return nil
 	}
 	if d.t == nil {
-		tm, err := e.r.NewTimer(wait, time.Hour)
+		tm, err := r.NewTimer(wait, time.Hour)
 		if err != nil {
 			return err
 		}

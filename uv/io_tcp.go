@@ -46,13 +46,7 @@ func resolveTCP(network, address string) (tcpTarget, error) {
 		t.ip, t.family = v4, afInet
 	} else {
 		t.ip, t.family, t.v6only = ip.To16(), afInet6, network == "tcp6"
-		if a.Zone != "" {
-			if i, err := net.InterfaceByName(a.Zone); err == nil {
-				t.zone = uint32(i.Index)
-			} else if n, err := strconv.Atoi(a.Zone); err == nil {
-				t.zone = uint32(n)
-			}
-		}
+		t.zone = zoneIndex(a.Zone)
 	}
 	return t, nil
 }
@@ -61,6 +55,18 @@ const (
 	afInet  = unix.AF_INET
 	afInet6 = unix.AF_INET6
 )
+
+// zoneIndex is the interface index an IPv6 zone names (0 for none).
+func zoneIndex(zone string) uint32 {
+	if zone == "" {
+		return 0
+	}
+	if i, err := net.InterfaceByName(zone); err == nil {
+		return uint32(i.Index)
+	}
+	n, _ := strconv.Atoi(zone)
+	return uint32(n)
+}
 
 // tcpAddr makes a *net.TCPAddr of libuv's answer.
 func tcpAddr(ip []byte, port int, zone uint32) *net.TCPAddr {

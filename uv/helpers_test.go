@@ -347,3 +347,10 @@ func UvtInfoCounts(t testing.TB, tr *Trigger) (sent, fired int) {
 	fired, _ = strconv.Atoi(m[2])
 	return sent, fired
 }
+
+// UvtFSRead submits a read request on an open descriptor (one File would
+// need a running loop to open).
+func UvtFSRead(r *reactor.Reactor, fd uintptr) (*FSRequest, error) {
+	f := &File{r: r, name: "fd", fd: int(fd)}
+	return f.ReadAsync(64, 0)
+}

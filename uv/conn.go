@@ -75,8 +75,13 @@ func (a *addrCache) get(e *ioEvent) (local, remote net.Addr) {
 	return a.local, a.remote
 }
 
+// describe gives "local->remote" for Info, or "" when the transport has
+// no addresses (a terminal).
 func (a *addrCache) describe(e *ioEvent) string {
 	l, r := a.get(e)
+	if l == nil && r == nil && e.transport == "tty" {
+		return ""
+	}
 	return addrString(l) + "->" + addrString(r)
 }
 

@@ -37,10 +37,13 @@ func resolveEndpoint(network, address string) (endpoint, error) {
 
 // addrOf reads a handle's local address, or its peer's, for its transport.
 func addrOf(transport string, l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
-	if transport == "unix" {
+	switch transport {
+	case "unix":
 		return unixAddrOf(l, h, peer)
+	case "tcp":
+		return tcpAddrOf(l, h, peer)
 	}
-	return tcpAddrOf(l, h, peer)
+	return nil, fmt.Errorf("uv: a %s has no address: %w", transport, errInvalid)
 }
 
 // addresses reads the local and peer addresses of the IO. On the loop.

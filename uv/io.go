@@ -150,7 +150,11 @@ func IOOf(ev event.Event) *IO {
 func (e *ioEvent) kindName() string { return "io" }
 
 func (e *ioEvent) describe() string {
-	return fmt.Sprintf("IO(%s %s, in=%d, out=%d)", e.transport, e.addrs.describe(e), e.in.Load(), e.out.Load())
+	where := e.addrs.describe(e)
+	if where != "" {
+		where = " " + where
+	}
+	return fmt.Sprintf("IO(%s%s, in=%d, out=%d)", e.transport, where, e.in.Load(), e.out.Load())
 }
 
 // exec runs fn on the loop; a closed reactor reads as a closed stream.

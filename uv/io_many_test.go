@@ -1,0 +1,142 @@
+package uv_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// manyConns is how many connections TestIOManyConnections holds open.
+const manyConns = 10_000
+
+// TestMain lets the test binary serve as the many-connections client.
+func TestMain(m *testing.M) {
+	if addr := os.Getenv("UVT_MANY_CLIENT"); addr != "" {
+		os.Exit(manyClient(addr))
+	}
+	os.Exit(m.Run())
+}
+
+// manyClient dials manyConns connections to addr, sends a byte on each and
+// reads its echo, says "ok", and holds them until its stdin closes. It is
+// a process of its own, so that its descriptors do not count against the
+// server's.
+func manyClient(addr string) int {
+	n, _ := strconv.Atoi(os.Getenv("UVT_MANY_N"))
+	conns := make([]net.Conn, 0, n)
+	for range n {
+		c, err := net.Dial("tcp4", addr)
+		if err != nil {
+			fmt.Println("dial:", err)
+			return 1
+		}
+		conns = append(conns, c)
+	}
+	b := []byte{0}
+	for i, c := range conns {
+		b[0] = byte(i)
+		if _, err := c.Write(b); err != nil {
+			fmt.Println("write:", err)
+			return 1
+		}
+	}
+	for i, c := range conns {
+		if _, err := io.ReadFull(c, b); err != nil || b[0] != byte(i) {
+			fmt.Println("echo:", b, err)
+			return 1
+		}
+	}
+	fmt.Println("ok")
+	io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// TestIOManyConnections holds 10,000 connections open on one reactor,
+// echoing a byte on each in callbacks, then sees them all end.
+func TestIOManyConnections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 connections: not in -short")
+	}
+	var lim unix.Rlimit
+	uv.UvtMust(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &lim))
+	if lim.Max < manyConns+1000 {
+		t.Skipf("RLIMIT_NOFILE's hard limit %d is below %d", lim.Max, manyConns+1000)
+	}
+	old := lim
+	lim.Cur = lim.Max
+	uv.UvtMust(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &lim))
+	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+
+	u := uv.UvtNewReactor(t)
+	stop := uv.UvtServe(t, u)
+	ln, err := uv.ListenConfig{Backlog: 4096}.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
+	uv.UvtMust(t, err)
+	open := map[*uv.IO]struct{}{} // loop goroutine only
+	ended := make(chan int, 1)
+	seen := 0
+	echo := event.NewCallback(func(ev event.Event, res any, err error) {
+		c := uv.IOOf(ev)
+		if err == nil {
+			err = c.Send(res.([]byte))
+		}
+		if err != nil {
+			delete(open, c)
+			c.Close()
+			if len(open) == 0 && seen == manyConns {
+				ended <- seen
+			}
+		}
+	})
+	defer echo.Release()
+	_, err = event.Subscribe(ln, func(_ event.Event, res any, err error) {
+		if c, ok := res.(*uv.IO); ok {
+			seen++
+			open[c] = struct{}{}
+			c.AddCallback(echo)
+			c.Start()
+		}
+	})
+	uv.UvtMust(t, err)
+	uv.UvtMust(t, ln.Start())
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "UVT_MANY_CLIENT="+ln.Addr().String(), "UVT_MANY_N="+strconv.Itoa(manyConns))
+	stdin, err := cmd.StdinPipe()
+	uv.UvtMust(t, err)
+	stdout, err := cmd.StdoutPipe()
+	uv.UvtMust(t, err)
+	uv.UvtMust(t, cmd.Start())
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(stdout).ReadString('\n')
+		line <- s
+	}()
+	if got := uv.UvtRecv(t, line, "the client's report"); got != "ok\n" {
+		stdin.Close()
+		cmd.Wait()
+		t.Fatalf("client: %q", got)
+	}
+	if n := u.Stats().Handles["io"]; n != manyConns {
+		t.Errorf("%d connections held, want %d", n, manyConns)
+	}
+	stdin.Close() // the client exits: every connection ends
+	if n := uv.UvtRecv(t, ended, "every connection's end"); n != manyConns {
+		t.Errorf("%d connections ended, want %d", n, manyConns)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("client: %v", err)
+	}
+	ln.Close()
+	stop()
+	uv.UvtShutdown(t, u, false)
+}

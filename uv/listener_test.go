@@ -198,8 +198,9 @@ func useAllFDs(t *testing.T) (release func()) {
 	}
 }
 
-// TestIODroppedWithoutClose: listeners and connections dropped without
-// Close are closed by the collector; no C handle is left.
+// TestIODroppedWithoutClose: listeners, connections, UDP sockets and pipes
+// dropped without Close, under GOGC=10, are closed by the collector; no C
+// handle is left.
 func TestIODroppedWithoutClose(t *testing.T) {
 	defer debugGC(10)()
 	v := newIOEnv(t, "tcp4")
@@ -217,6 +218,10 @@ func TestIODroppedWithoutClose(t *testing.T) {
 			f, err := uv.DialAsync(v.u.Reactor, "tcp4", v.ln.Addr().String())
 			uv.UvtMust(t, err)
 			f.SetObject(nil)
+			_, err = uv.ListenUDP(v.u.Reactor, "udp4", "127.0.0.1:0")
+			uv.UvtMust(t, err)
+			_, _, err = uv.Pipe(v.u.Reactor)
+			uv.UvtMust(t, err)
 		}
 	}()
 	uv.UvtCollectUntil(t, v.u, "the dropped listeners' and connections' handles", func() bool {

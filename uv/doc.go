@@ -1,6 +1,8 @@
 // Package uv holds the libuv-backed event kinds, one file each: Timer,
-// Trigger, and (in later waves) poll, signal, process, fs event, dns, exec,
-// listen, task, thread and io.
+// Trigger, Listener (listen), IO (TCP, Unix domain sockets and pipes,
+// terminals), UDP and File (I/O; docs/io.md tells their buffers' validity,
+// backpressure and net.Conn semantics), and (in later waves) poll, signal,
+// process, fs event, dns, exec, task and thread.
 //
 // Every kind is an event.Event: subscribe with AddCallback (or
 // event.Subscribe), Start, Stop, Close, Dispose, Info, Flags, and wait on any

@@ -118,7 +118,8 @@ func (op *ioOp) finish(n int, err error) {
 	switch {
 	case op.ch != nil:
 		op.ch <- struct{}{}
-	case op.fut == nil:
+	case op.fut == nil, op.fut.Flags().Has(event.Closed):
+		// disposed or closed by its holder: nobody hears of it any more
 	case err != nil:
 		op.fut.Reject(err)
 	default:

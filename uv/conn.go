@@ -4,7 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -59,20 +59,24 @@ func (c *IO) RemoteAddr() net.Addr {
 }
 
 // addrCache holds a connection's addresses once read: they do not change.
+// No lock is held while they are read on the loop (a loop describing the
+// IO meanwhile must not wait for a caller that waits for the loop): two
+// first readers may both read them, which is harmless.
 type addrCache struct {
-	once          sync.Once
-	local, remote net.Addr
+	p atomic.Pointer[[2]net.Addr]
 }
 
 func (a *addrCache) get(e *ioEvent) (local, remote net.Addr) {
-	a.once.Do(func() {
-		e.exec(func() {
-			if e.h != 0 && !e.closed {
-				a.local, a.remote = e.addresses()
-			}
-		})
+	if v := a.p.Load(); v != nil {
+		return v[0], v[1]
+	}
+	e.exec(func() {
+		if e.h != 0 && !e.closed {
+			local, remote = e.addresses()
+			a.p.Store(&[2]net.Addr{local, remote})
+		}
 	})
-	return a.local, a.remote
+	return local, remote
 }
 
 // describe gives "local->remote" for Info, or "" when the transport has

@@ -165,6 +165,17 @@ func (e *ioEvent) exec(fn func()) error {
 	return nil
 }
 
+// post queues fn on the loop without waiting for it: a blocking call then
+// waits only for its op, which fn finishes, one hand-off each way. A closed
+// reactor reads as a closed stream (a reactor closing runs what was queued:
+// fn then finds the IO closed).
+func (e *ioEvent) post(fn func()) error {
+	if err := e.r.Post(fn); err != nil {
+		return ErrClosed
+	}
+	return nil
+}
+
 // do runs fn on the loop while the IO is open; closed, it is ErrClosed.
 func (e *ioEvent) do(fn func() error) error {
 	err := ErrClosed

@@ -23,13 +23,16 @@ func (c *IO) Read(p []byte) (int, error) {
 	}
 	e := c.e
 	op := blockingOp(p)
-	done := true
-	park := !e.r.Owned()
-	if err := e.exec(func() { done = e.read(op, park) }); err != nil {
+	if e.r.Owned() {
+		e.read(op, false) // on the loop it never parks
+	} else if err := e.post(func() {
+		if e.read(op, true) {
+			op.ch <- struct{}{}
+		}
+	}); err != nil {
 		op.put()
 		return 0, c.opError("read", err)
-	}
-	if !done {
+	} else {
 		<-op.ch
 	}
 	n, err := op.n, op.err
@@ -72,13 +75,13 @@ func (c *IO) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	op := blockingOp(nil)
-	var n int
-	var wait bool
-	var err error
-	if x := e.exec(func() { n, wait, err = e.write(p, op) }); x != nil {
-		err = x
-	}
-	if wait {
+	n, err := 0, e.post(func() {
+		if n, wait, err := e.write(p, op); !wait {
+			op.n, op.err = n, err
+			op.ch <- struct{}{}
+		}
+	})
+	if err == nil {
 		<-op.ch
 		n, err = op.n, op.err
 	}

@@ -39,7 +39,6 @@ cgocheck:
 # benchtable runs the comparators it lists itself, then one NAME=command per
 # program of ours below; {go:NAME} builds ./bench/cmd/NAME, {c:NAME}
 # bench/c/NAME.c. Rows still to come, one line each:
-#   'e1-uvevent={go:e1load} -impl uvevent {go:SERVER}'   (see bench/cmd/e1load)
 #   'd1-uvevent={go:PROGRAM}'
 bench:
 	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md \
@@ -49,6 +48,8 @@ bench:
 	  'x1-uvevent={go:x1}' \
 	  'x1-uvevent-go={go:x1} -driver go' \
 	  'm1-uvevent={go:m1}' \
+	  'e1-uvevent={go:e1load} -impl uvevent {go:e1uv}' \
+	  'e1-uvevent-conn={go:e1load} -impl uvevent-conn {go:e1uv} -conn' \
 	  's1-uvevent={go:s1}' \
 	  'l1-uvevent={go:l1}' \
 	  'l1-uvevent-go={go:l1} -driver go'

@@ -3,6 +3,7 @@ package uvcgo
 /*
 #include "uvev.h"
 #include "phase.h"
+#include "stream.h"
 */
 import "C"
 
@@ -29,5 +30,9 @@ func cConstants() map[string][2]int {
 		"PHASE":         {CompletionPhase, C.UVEV_DONE_PHASE},
 		"PHASE_PREPARE": {int(PhasePrepare), C.UVEV_PHASE_PREPARE}, "PHASE_CHECK": {int(PhaseCheck), C.UVEV_PHASE_CHECK},
 		"PHASE_IDLE": {int(PhaseIdle), C.UVEV_PHASE_IDLE},
+		"READ_BUF":   {ReadBufferSize, C.UVEV_READ_BUF}, "UV_EOF": {EOF, C.UV_EOF},
+		"UV_EAGAIN": {EAGAIN, C.UV_EAGAIN}, "UV_ECANCELED": {ECANCELED, C.UV_ECANCELED},
+		"TTY_NORMAL": {TTYModeNormal, C.UV_TTY_MODE_NORMAL}, "TTY_RAW": {TTYModeRaw, C.UV_TTY_MODE_RAW},
+		"TTY_IO": {TTYModeIO, C.UV_TTY_MODE_IO},
 	}
 }

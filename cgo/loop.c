@@ -56,15 +56,62 @@ uvev_loop *uvev_loop_new(int *err) {
   return l;
 }
 
-/* uvev__release_turn frees the payloads of the last turn's records that Go
- * did not take. */
-static void uvev__release_turn(uvev_loop *l) {
-  for (size_t i = 0; i < l->ndone; i++) {
+/* A pooled buffer's header, just before the bytes handed out. */
+typedef struct uvev__buf {
+  uvev_loop *l;
+  struct uvev__buf *next;
+  max_align_t align[]; /* the bytes start here, aligned */
+} uvev__buf;
+
+/* At most this many buffers wait in a loop's pool (4 MiB); more are freed. */
+#define UVEV_BUF_POOL 64
+
+/* Malloc'd here when the pool is empty, on the loop thread; freed by
+ * uvev__buf_put when the pool is full, or by uvev_loop_free. */
+char *uvev__buf_get(uvev_loop *l) {
+  uvev__buf *b = l->bufs;
+  if (b != NULL) {
+    l->bufs = b->next;
+    l->nbufs--;
+  } else {
+    b = malloc(sizeof *b + UVEV_BUF_SIZE);
+    if (b == NULL) return NULL;
+    b->l = l;
+  }
+  return (char *)b->align;
+}
+
+void uvev__buf_put(void *p) {
+  if (p == NULL) return;
+  uvev__buf *b = (uvev__buf *)((char *)p - offsetof(uvev__buf, align));
+  uvev_loop *l = b->l;
+  if (l->nbufs >= UVEV_BUF_POOL) {
+    free(b);
+    return;
+  }
+  b->next = l->bufs;
+  l->bufs = b;
+  l->nbufs++;
+}
+
+/* uvev__release frees the payloads of the first n records that Go did not
+ * take and drops those records. */
+static void uvev__release(uvev_loop *l, size_t n) {
+  for (size_t i = 0; i < n; i++) {
     uvev_completion *c = &l->done[i];
     if (c->data != NULL && c->release != NULL) c->release(c->data);
     c->data = NULL;
   }
-  l->ndone = 0;
+  memmove(l->done, l->done + n, (l->ndone - n) * sizeof *l->done);
+  l->ndone -= n;
+}
+
+/* uvev__release_turn releases the records the last turn gave Go. Records
+ * pushed since, by a Go-initiated call outside uv_run (a listener taking a
+ * connection it left pending), stay for this turn to report. */
+static void uvev__release_turn(uvev_loop *l) {
+  uvev__release(l, l->nseen);
+  l->nseen = 0;
 }
 
 /* One turn: UV_RUN_NOWAIT, or UV_RUN_ONCE when block is set (Close uses it
@@ -75,6 +122,7 @@ void uvev_loop_turn(uvev_loop *l, int block, uvev_turn *out) {
   out->done = l->done;
   out->ndone = l->ndone;
   out->timeout = uv_backend_timeout(&l->loop);
+  l->nseen = l->ndone;
 }
 
 int uvev_loop_backend_fd(uvev_loop *l) { return uv_backend_fd(&l->loop); }
@@ -110,7 +158,11 @@ int uvev_loop_free(uvev_loop *l) {
   uv_run(&l->loop, UV_RUN_NOWAIT); /* the keeper's close, if still pending */
   int err = uv_loop_close(&l->loop);
   if (err != 0) return err;
-  uvev__release_turn(l);
+  uvev__release(l, l->ndone);
+  for (uvev__buf *b = l->bufs, *next; b != NULL; b = next) {
+    next = b->next;
+    free(b);
+  }
   free(l->done);
   free(l);
   return 0;

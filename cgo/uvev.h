@@ -73,8 +73,15 @@ typedef struct {
   int keeper_closed;
   uvev_completion *done; /* grows by realloc; owned by this struct */
   size_t ndone, capdone;
+  size_t nseen; /* records the last turn gave Go: the next turn releases them */
   int64_t handles; /* handles malloc'd and not yet freed */
   int64_t reqs;    /* requests submitted whose callback has not run */
+  /* Read buffers (UVEV_BUF_SIZE) given back and kept for the next reads:
+   * a freed 64 KiB block would be trimmed and faulted in again on every
+   * read. A singly linked list through the blocks' headers; freed by
+   * uvev_loop_free. */
+  void *bufs;
+  int nbufs;
 } uvev_loop;
 
 /* What one turn of the loop returns to Go, in one crossing. */
@@ -101,6 +108,13 @@ uvev_loop *uvev__loop_of(uv_handle_t *h);
 uvev_completion *uvev__push(uvev_loop *l, uint64_t id, int32_t kind, int32_t status);
 void uvev__enter(uvev_loop *l);
 void uvev__on_close(uv_handle_t *h);
+/* Payload buffers of UVEV_BUF_SIZE bytes, from the loop's pool:
+ * uvev__buf_get returns one (NULL when out of memory); a record carrying
+ * it sets release = uvev__buf_put, which gives it back to its loop's pool.
+ * Loop thread only. */
+#define UVEV_BUF_SIZE 65536
+char *uvev__buf_get(uvev_loop *l);
+void uvev__buf_put(void *p);
 int uvev__adopt(uvev_loop *l, uv_handle_t *h, int err, uint64_t id, uintptr_t *out);
 
 /* async.c */

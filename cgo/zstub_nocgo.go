@@ -17,6 +17,21 @@ func (*Loop) AsyncSend(Handle) error { return ErrNoLibuv }
 // Version is unavailable without cgo.
 func Version() string { return "" }
 
+// FSOpen is unavailable without cgo.
+func (*Loop) FSOpen(uint64, string, int, int) (Request, error) { return 0, ErrNoLibuv }
+
+// FSRead is unavailable without cgo.
+func (*Loop) FSRead(uint64, int, int, int64) (Request, error) { return 0, ErrNoLibuv }
+
+// FSWrite is unavailable without cgo.
+func (*Loop) FSWrite(uint64, int, []byte, int64) (Request, error) { return 0, ErrNoLibuv }
+
+// FSClose is unavailable without cgo.
+func (*Loop) FSClose(uint64, int) (Request, error) { return 0, ErrNoLibuv }
+
+// CancelFS is unavailable without cgo.
+func (*Loop) CancelFS(Request) error { return ErrNoLibuv }
+
 // NewLoop is unavailable without cgo.
 func NewLoop() (*Loop, error) { return nil, ErrNoLibuv }
 
@@ -65,6 +80,72 @@ func (*Loop) StartPhase(Phase, Handle) error { return ErrNoLibuv }
 // StopPhase is unavailable without cgo.
 func (*Loop) StopPhase(Phase, Handle) error { return ErrNoLibuv }
 
+// NewPipe is unavailable without cgo.
+func (*Loop) NewPipe(uint64, bool) (Handle, error) { return 0, ErrNoLibuv }
+
+// OpenPipe is unavailable without cgo.
+func (*Loop) OpenPipe(Handle, int) error { return ErrNoLibuv }
+
+// BindPipe is unavailable without cgo.
+func (*Loop) BindPipe(Handle, string) error { return ErrNoLibuv }
+
+// ConnectPipe is unavailable without cgo.
+func (*Loop) ConnectPipe(Handle, string) error { return ErrNoLibuv }
+
+// PipeName is unavailable without cgo.
+func (*Loop) PipeName(Handle, bool) (string, error) { return "", ErrNoLibuv }
+
+// SocketPair is unavailable without cgo.
+func SocketPair() (int, int, error) { return 0, 0, ErrNoLibuv }
+
+// ReadStart is unavailable without cgo.
+func (*Loop) ReadStart(Handle) error { return ErrNoLibuv }
+
+// ReadStop is unavailable without cgo.
+func (*Loop) ReadStop(Handle) error { return ErrNoLibuv }
+
+// TryWrite is unavailable without cgo.
+func (*Loop) TryWrite(Handle, []byte) (int, error) { return 0, ErrNoLibuv }
+
+// Write is unavailable without cgo.
+func (*Loop) Write(Handle, []byte) error { return ErrNoLibuv }
+
+// ShutdownStream is unavailable without cgo.
+func (*Loop) ShutdownStream(Handle) error { return ErrNoLibuv }
+
+// WriteQueueSize is unavailable without cgo.
+func (*Loop) WriteQueueSize(Handle) int { return 0 }
+
+// Adopt is unavailable without cgo.
+func (*Loop) Adopt(Handle, uint64) {}
+
+// ListenerStart is unavailable without cgo.
+func (*Loop) ListenerStart(Handle, int) error { return ErrNoLibuv }
+
+// ListenerStop is unavailable without cgo.
+func (*Loop) ListenerStop(Handle) {}
+
+// Fileno is unavailable without cgo.
+func (*Loop) Fileno(Handle) (int, error) { return 0, ErrNoLibuv }
+
+// NewTCP is unavailable without cgo.
+func (*Loop) NewTCP(uint64, int, bool) (Handle, error) { return 0, ErrNoLibuv }
+
+// BindTCP is unavailable without cgo.
+func (*Loop) BindTCP(Handle, []byte, int, uint32, bool) error { return ErrNoLibuv }
+
+// ConnectTCP is unavailable without cgo.
+func (*Loop) ConnectTCP(Handle, []byte, int, uint32) error { return ErrNoLibuv }
+
+// TCPAddr is unavailable without cgo.
+func (*Loop) TCPAddr(Handle, bool) ([]byte, int, uint32, error) { return nil, 0, 0, ErrNoLibuv }
+
+// TCPNoDelay is unavailable without cgo.
+func (*Loop) TCPNoDelay(Handle, bool) error { return ErrNoLibuv }
+
+// TCPKeepAlive is unavailable without cgo.
+func (*Loop) TCPKeepAlive(Handle, bool, uint) error { return ErrNoLibuv }
+
 // NewTestTimer is unavailable without cgo.
 func (*Loop) NewTestTimer(uint64) (Handle, error) { return 0, ErrNoLibuv }
 
@@ -79,3 +160,39 @@ func (*Loop) SubmitTestWork(uint64, int) (Request, error) { return 0, ErrNoLibuv
 
 // CancelTestWork is unavailable without cgo.
 func (*Loop) CancelTestWork(Request) error { return ErrNoLibuv }
+
+// NewTTY is unavailable without cgo.
+func (*Loop) NewTTY(uint64, int) (Handle, error) { return 0, ErrNoLibuv }
+
+// SetTTYMode is unavailable without cgo.
+func (*Loop) SetTTYMode(Handle, int) error { return ErrNoLibuv }
+
+// TTYWinSize is unavailable without cgo.
+func (*Loop) TTYWinSize(Handle) (int, int, error) { return 0, 0, ErrNoLibuv }
+
+// ResetTTYMode is unavailable without cgo.
+func ResetTTYMode() error { return ErrNoLibuv }
+
+// NewUDP is unavailable without cgo.
+func (*Loop) NewUDP(uint64, int) (Handle, error) { return 0, ErrNoLibuv }
+
+// BindUDP is unavailable without cgo.
+func (*Loop) BindUDP(Handle, []byte, int, uint32, bool, bool) error { return ErrNoLibuv }
+
+// UDPRecvStart is unavailable without cgo.
+func (*Loop) UDPRecvStart(Handle) error { return ErrNoLibuv }
+
+// UDPRecvStop is unavailable without cgo.
+func (*Loop) UDPRecvStop(Handle) error { return ErrNoLibuv }
+
+// UDPTrySend is unavailable without cgo.
+func (*Loop) UDPTrySend(Handle, []byte, []byte, int, uint32) (bool, error) { return false, ErrNoLibuv }
+
+// UDPSend is unavailable without cgo.
+func (*Loop) UDPSend(Handle, []byte, []byte, int, uint32) error { return ErrNoLibuv }
+
+// UDPAddr is unavailable without cgo.
+func (*Loop) UDPAddr(Handle) ([]byte, int, uint32, error) { return nil, 0, 0, ErrNoLibuv }
+
+// Datagram is unavailable without cgo.
+func Datagram(*Completion) ([]byte, []byte, int, uint32, bool) { return nil, nil, 0, 0, false }

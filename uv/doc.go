@@ -1,6 +1,9 @@
-// Package uv holds the event kinds of the libuv model, one file each:
-// Timer, Trigger, Signal, Process, Exec, Task, Thread, and (in later waves)
-// poll, fs event, dns, listen and io.
+// Package uv holds the event kinds of the libuv model, one file each: Timer,
+// Trigger, Phase (prepare, check, idle), Signal, Process, Exec, Task,
+// Thread, Listener (listen), IO (TCP, Unix domain sockets and pipes,
+// terminals), UDP and File (I/O; docs/io.md tells their buffers' validity,
+// backpressure and net.Conn semantics), and, as they land, poll, fs event
+// and dns.
 //
 // Every kind is an event.Event: subscribe with AddCallback (or
 // event.Subscribe), Start, Stop, Close, Dispose, Info, Flags, and wait on any

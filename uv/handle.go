@@ -222,12 +222,22 @@ func (o *coreOps) Arm() error {
 
 // Completed delivers a record to the kind: handle records only while the
 // event is started and open (a Stop or Close in an earlier callback of the
-// same turn holds back the rest), request completions always.
+// same turn holds back the rest) or, while it is open, when the kind wants
+// them for work of its own; request completions always.
 func (o *coreOps) Completed(rec *uvcgo.Completion) {
-	if !rec.Request() && (event.LoopRefs(o.k) == 0 || o.Flags().Has(event.Closed)) {
+	if !rec.Request() && (o.Flags().Has(event.Closed) || event.LoopRefs(o.k) == 0 && !o.wanted(rec)) {
 		return
 	}
 	o.k.completed(rec)
+}
+
+// wanted asks a kind that does work for its own methods while it is not
+// started (an IO's blocking reads) whether it wants rec all the same.
+func (o *coreOps) wanted(rec *uvcgo.Completion) bool {
+	w, ok := o.k.(interface {
+		wants(rec *uvcgo.Completion) bool
+	})
+	return ok && w.wants(rec)
 }
 
 // Free closes the libuv handle; its close callback frees the memory. A

@@ -360,3 +360,10 @@ func UvtNeedsLibuv(t testing.TB) {
 		r.Close()
 	}
 }
+
+// UvtFSRead submits a read request on an open descriptor (one File would
+// need a running loop to open).
+func UvtFSRead(r *reactor.Reactor, fd uintptr) (*FSRequest, error) {
+	f := &File{r: r, name: "fd", fd: int(fd)}
+	return f.ReadAsync(64, 0)
+}

@@ -34,6 +34,9 @@ func UvtRegisterChild(name string, fn func() int) { uvtChildren[name] = fn }
 // TestMain runs a child role when the binary was re-executed as one, and
 // the tests otherwise.
 func TestMain(m *testing.M) {
+	if addr := os.Getenv("UVT_MANY_CLIENT"); addr != "" {
+		os.Exit(manyClient(addr)) // io_many_test.go's client process
+	}
 	if name := os.Getenv(uvtChildEnv); name != "" {
 		fn, ok := uvtChildren[name]
 		if !ok {

@@ -1,0 +1,57 @@
+/* pipe.c — uv_pipe_t: Unix domain stream sockets (named: bind, connect;
+ * or a socket pair) and descriptors opened as pipes. Reads and writes are
+ * stream.c's, listening too. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+
+/* The handle is malloc'd here (a uvev__server when it will listen) and
+ * freed in uvev__on_close, on the loop thread, after the kind's uv_close;
+ * or by uvev__adopt when the init fails. */
+int uvev_pipe_new(uvev_loop *l, uint64_t id, int listener, uintptr_t *out) {
+  uv_pipe_t *h = listener ? calloc(1, sizeof(uvev__server)) : malloc(sizeof(uv_pipe_t));
+  if (h == NULL) return UV_ENOMEM;
+  return uvev__adopt(l, (uv_handle_t *)h, uv_pipe_init(&l->loop, h, 0), id, out);
+}
+
+/* The handle owns fd from here on: uv_close closes it. */
+int uvev_pipe_open(uintptr_t h, int fd) { return uv_pipe_open((uv_pipe_t *)h, fd); }
+
+int uvev_pipe_bind(uintptr_t h, const char *name) { return uv_pipe_bind((uv_pipe_t *)h, name); }
+
+/* Frees the request on the loop thread: libuv calls this once (with the
+ * error of a refused connect too, on the next turn; UV_ECANCELED when the
+ * handle closed first), before the handle's close callback. */
+static void uvev__on_pipe_connect(uv_connect_t *req, int status) {
+  uvev_loop *l = uvev__loop_of((uv_handle_t *)req->handle);
+  uvev__push(l, (uint64_t)(uintptr_t)req->handle->data, UVEV_DONE_CONNECT, status);
+  l->reqs--;
+  free(req);
+}
+
+/* Malloc'd here; freed by uvev__on_pipe_connect, which libuv always calls:
+ * uv_pipe_connect reports every error through it. */
+int uvev_pipe_connect(uvev_loop *l, uintptr_t h, const char *name) {
+  uv_connect_t *req = malloc(sizeof *req);
+  if (req == NULL) return UV_ENOMEM;
+  uv_pipe_connect(req, (uv_pipe_t *)h, name, uvev__on_pipe_connect);
+  l->reqs++;
+  return 0;
+}
+
+/* The socket's name (peer = 0) or its peer's; *len is buf's size in, the
+ * name's length out. */
+int uvev_pipe_name(uintptr_t h, int peer, char *buf, size_t *len) {
+  return peer ? uv_pipe_getpeername((uv_pipe_t *)h, buf, len) : uv_pipe_getsockname((uv_pipe_t *)h, buf, len);
+}
+
+/* Two connected, non-blocking Unix stream sockets, close-on-exec. */
+int uvev_socketpair(int *fd0, int *fd1) {
+  uv_os_sock_t fds[2];
+  int err = uv_socketpair(SOCK_STREAM, 0, fds, UV_NONBLOCK_PIPE, UV_NONBLOCK_PIPE);
+  if (err != 0) return err;
+  *fd0 = fds[0];
+  *fd1 = fds[1];
+  return 0;
+}

@@ -1,0 +1,88 @@
+package uvcgo
+
+/*
+#include "stream.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+)
+
+// NewTCP creates a uv_tcp_t reporting for id. family is 0 (no socket until
+// bind or connect), or AF_INET or AF_INET6 (the socket is created now, so
+// that options can be set on it before bind). listener makes a handle that
+// can listen (ListenerStart).
+func (l *Loop) NewTCP(id uint64, family int, listener bool) (Handle, error) {
+	var h C.uintptr_t
+	ls := C.int(0)
+	if listener {
+		ls = 1
+	}
+	if rc := C.uvev_tcp_new(l.mut(), C.uint64_t(id), C.int(family), ls, &h); rc != 0 {
+		return 0, errorOf("uv_tcp_init_ex", int(rc))
+	}
+	return Handle(h), nil
+}
+
+// ipBytes is ip's address for a call (4 or 16 bytes).
+func ipBytes(ip []byte) *C.uint8_t { return (*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(ip))) }
+
+// BindTCP binds h to ip (4 or 16 bytes) and port; v6only refuses IPv4 on
+// an IPv6 socket.
+func (l *Loop) BindTCP(h Handle, ip []byte, port int, zone uint32, v6only bool) error {
+	only := C.int(0)
+	if v6only {
+		only = 1
+	}
+	l.mut()
+	return errorOf("uv_tcp_bind", int(C.uvev_tcp_bind(C.uintptr_t(h), ipBytes(ip), C.int(len(ip)), C.int(port), C.uint32_t(zone), only)))
+}
+
+// ConnectTCP connects h to ip and port; a CompletionConnect record with h's
+// id reports the outcome.
+func (l *Loop) ConnectTCP(h Handle, ip []byte, port int, zone uint32) error {
+	return errorOf("uv_tcp_connect", int(C.uvev_tcp_connect(l.mut(), C.uintptr_t(h), ipBytes(ip), C.int(len(ip)), C.int(port), C.uint32_t(zone))))
+}
+
+// TCPAddr returns h's local address, or its peer's with peer set: the IP
+// (4 or 16 bytes), the port and the IPv6 scope.
+func (l *Loop) TCPAddr(h Handle, peer bool) (ip []byte, port int, zone uint32, err error) {
+	var buf [16]byte
+	var n, p C.int
+	var z C.uint32_t
+	pe := C.int(0)
+	if peer {
+		pe = 1
+	}
+	l.crossings.Add(1)
+	op := "uv_tcp_getsockname"
+	if peer {
+		op = "uv_tcp_getpeername"
+	}
+	if rc := C.uvev_tcp_addr(C.uintptr_t(h), pe, (*C.uint8_t)(unsafe.Pointer(&buf[0])), &n, &p, &z); rc != 0 {
+		return nil, 0, 0, errorOf(op, int(rc))
+	}
+	return append([]byte(nil), buf[:n]...), int(p), uint32(z), nil
+}
+
+// TCPNoDelay sets or clears TCP_NODELAY.
+func (l *Loop) TCPNoDelay(h Handle, on bool) error {
+	v := C.int(0)
+	if on {
+		v = 1
+	}
+	l.crossings.Add(1)
+	return errorOf("uv_tcp_nodelay", int(C.uvev_tcp_nodelay(C.uintptr_t(h), v)))
+}
+
+// TCPKeepAlive turns TCP keep-alive on (with the initial delay in seconds)
+// or off.
+func (l *Loop) TCPKeepAlive(h Handle, on bool, delaySec uint) error {
+	v := C.int(0)
+	if on {
+		v = 1
+	}
+	l.crossings.Add(1)
+	return errorOf("uv_tcp_keepalive", int(C.uvev_tcp_keepalive(C.uintptr_t(h), v, C.uint(delaySec))))
+}

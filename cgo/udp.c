@@ -1,0 +1,116 @@
+/* udp.c — uv_udp_t: datagrams in (with the sender's address) and out. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "udp.h"
+
+/* The handle is malloc'd here and freed in uvev__on_close, on the loop
+ * thread, after the kind's uv_close; or by uvev__adopt when the init fails.
+ * family AF_INET or AF_INET6 creates the socket now. */
+int uvev_udp_new(uvev_loop *l, uint64_t id, int family, uintptr_t *out) {
+  uv_udp_t *h = malloc(sizeof *h);
+  if (h == NULL) return UV_ENOMEM;
+  return uvev__adopt(l, (uv_handle_t *)h, uv_udp_init_ex(&l->loop, h, (unsigned int)family), id, out);
+}
+
+int uvev_udp_bind(uintptr_t h, const uint8_t *ip, int iplen, int port, uint32_t scope, unsigned int flags) {
+  struct sockaddr_storage ss;
+  int err = uvev_sockaddr_make(&ss, ip, iplen, port, scope);
+  if (err != 0) return err;
+  return uv_udp_bind((uv_udp_t *)h, (struct sockaddr *)&ss, flags);
+}
+
+/* A datagram lands in a pooled buffer (uvev__buf_get, UVEV_BUF_SIZE) after
+ * the room for its sender's address (uvev_dgram). The buffer goes back to
+ * the pool in uvev__on_recv when nothing came; otherwise it is the record's
+ * payload, given back by the next turn's release (or by Go when it took
+ * it). Loop thread, inside uv_run. */
+static void uvev__on_udp_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  (void)suggested;
+  char *p = uvev__buf_get(uvev__loop_of(h));
+  if (p == NULL) {
+    *buf = uv_buf_init(NULL, 0);
+    return;
+  }
+  *buf = uv_buf_init(p + offsetof(uvev_dgram, bytes), UVEV_BUF_SIZE - offsetof(uvev_dgram, bytes));
+}
+
+static void uvev__on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struct sockaddr *addr, unsigned flags) {
+  char *base = buf->base == NULL ? NULL : buf->base - offsetof(uvev_dgram, bytes);
+  if (nread == 0 && addr == NULL) { /* nothing to read */
+    uvev__buf_put(base);
+    return;
+  }
+  uvev_loop *l = uvev__loop_of((uv_handle_t *)h);
+  uvev_completion *c = uvev__push(l, (uint64_t)(uintptr_t)h->data, UVEV_DONE_UDP_RECV, nread < 0 ? (int32_t)nread : 0);
+  if (nread < 0) {
+    uvev__buf_put(base);
+    return;
+  }
+  uvev_dgram *d = (uvev_dgram *)base;
+  memset(&d->from, 0, sizeof d->from);
+  memcpy(&d->from, addr, addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+  c->n = (int64_t)nread;
+  c->aux = (flags & UV_UDP_PARTIAL) ? 1 : 0; /* truncated to the buffer */
+  c->data = base;
+  c->release = uvev__buf_put;
+}
+
+int uvev_udp_recv_start(uintptr_t h) { return uv_udp_recv_start((uv_udp_t *)h, uvev__on_udp_alloc, uvev__on_recv); }
+
+int uvev_udp_recv_stop(uintptr_t h) { return uv_udp_recv_stop((uv_udp_t *)h); }
+
+/* Returns the bytes sent (the whole datagram), UV_EAGAIN, or an error. */
+int uvev_udp_try_send(uintptr_t h, const char *p, size_t n, const uint8_t *ip, int iplen, int port, uint32_t scope) {
+  struct sockaddr_storage ss;
+  int err = uvev_sockaddr_make(&ss, ip, iplen, port, scope);
+  if (err != 0) return err;
+  uv_buf_t b = uv_buf_init((char *)p, (unsigned int)n);
+  return uv_udp_try_send((uv_udp_t *)h, &b, 1, (struct sockaddr *)&ss);
+}
+
+typedef struct {
+  uv_udp_send_t req;
+  size_t n;
+  char data[];
+} uvev__udp_send;
+
+/* Frees the request with its copy of the datagram, on the loop thread:
+ * libuv calls this once, UV_ECANCELED when the handle closed first, before
+ * the handle's close callback. */
+static void uvev__on_udp_send(uv_udp_send_t *req, int status) {
+  uvev__udp_send *s = (uvev__udp_send *)req;
+  uvev_loop *l = uvev__loop_of((uv_handle_t *)req->handle);
+  uvev_completion *c = uvev__push(l, (uint64_t)(uintptr_t)req->handle->data, UVEV_DONE_UDP_SEND, status);
+  c->n = (int64_t)s->n;
+  l->reqs--;
+  free(s);
+}
+
+/* Malloc'd here with a copy of the datagram; freed by uvev__on_udp_send, or
+ * here when refused. */
+int uvev_udp_send(uvev_loop *l, uintptr_t h, const char *p, size_t n, const uint8_t *ip, int iplen, int port, uint32_t scope) {
+  struct sockaddr_storage ss;
+  int err = uvev_sockaddr_make(&ss, ip, iplen, port, scope);
+  if (err != 0) return err;
+  uvev__udp_send *s = malloc(sizeof *s + n);
+  if (s == NULL) return UV_ENOMEM;
+  memcpy(s->data, p, n);
+  s->n = n;
+  uv_buf_t b = uv_buf_init(s->data, (unsigned int)n);
+  err = uv_udp_send(&s->req, (uv_udp_t *)h, &b, 1, (struct sockaddr *)&ss, uvev__on_udp_send);
+  if (err != 0) {
+    free(s);
+    return err;
+  }
+  l->reqs++;
+  return 0;
+}
+
+int uvev_udp_addr(uintptr_t h, uint8_t *ip, int *iplen, int *port, uint32_t *scope) {
+  struct sockaddr_storage ss;
+  int len = sizeof ss;
+  int err = uv_udp_getsockname((uv_udp_t *)h, (struct sockaddr *)&ss, &len);
+  if (err != 0) return err;
+  return uvev_sockaddr_parse(&ss, ip, iplen, port, scope);
+}

@@ -1,0 +1,212 @@
+package uv
+
+import (
+	"errors"
+	"net"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// This file makes an IO a net.Conn: its errors, deadlines and addresses,
+// with the net package's documented semantics.
+
+// ErrClosed is the error of an operation on a closed IO or Listener, or one
+// that was waiting when it closed. It matches net.ErrClosed and
+// event.ErrClosed with errors.Is.
+var ErrClosed error = closedError{}
+
+type closedError struct{}
+
+func (closedError) Error() string { return "use of closed network connection" }
+
+func (closedError) Is(target error) bool {
+	return target == net.ErrClosed || target == event.ErrClosed
+}
+
+// errTimeout is what an operation past its deadline fails with, wrapped in
+// a *net.OpError by the net.Conn methods: Timeout() is true, and
+// errors.Is(err, os.ErrDeadlineExceeded) holds.
+var errTimeout = os.ErrDeadlineExceeded
+
+var errInvalid = syscall.EINVAL
+
+var _ net.Conn = (*IO)(nil)
+
+// opError wraps err as the net package does for a connection's operations.
+func (c *IO) opError(op string, err error) error {
+	if _, ok := err.(*net.OpError); ok {
+		return err
+	}
+	src, dst := c.e.addrs.get(c.e)
+	return &net.OpError{Op: op, Net: c.e.transport, Source: src, Addr: dst, Err: err}
+}
+
+// LocalAddr returns the local address (nil when it cannot be known).
+func (c *IO) LocalAddr() net.Addr {
+	a, _ := c.e.addrs.get(c.e)
+	return a
+}
+
+// RemoteAddr returns the peer's address (nil when it cannot be known).
+func (c *IO) RemoteAddr() net.Addr {
+	_, b := c.e.addrs.get(c.e)
+	return b
+}
+
+// addrCache holds a connection's addresses once read: they do not change.
+// No lock is held while they are read on the loop (a loop describing the
+// IO meanwhile must not wait for a caller that waits for the loop): two
+// first readers may both read them, which is harmless.
+type addrCache struct {
+	p atomic.Pointer[[2]net.Addr]
+}
+
+func (a *addrCache) get(e *ioEvent) (local, remote net.Addr) {
+	if v := a.p.Load(); v != nil {
+		return v[0], v[1]
+	}
+	e.exec(func() {
+		if e.h != 0 && !e.closed {
+			local, remote = e.addresses()
+			a.p.Store(&[2]net.Addr{local, remote})
+		}
+	})
+	return local, remote
+}
+
+// describe gives "local->remote" for Info, or "" when the transport has
+// no addresses (a terminal).
+func (a *addrCache) describe(e *ioEvent) string {
+	l, r := a.get(e)
+	if l == nil && r == nil && e.transport == "tty" {
+		return ""
+	}
+	return addrString(l) + "->" + addrString(r)
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return "?"
+	}
+	return a.String()
+}
+
+// SetDeadline sets the read and write deadlines: see net.Conn.
+func (c *IO) SetDeadline(t time.Time) error {
+	return c.setDeadline(t, true, true)
+}
+
+// SetReadDeadline bounds the Reads (and read requests) waiting now and to
+// come: past t they fail with an error matching os.ErrDeadlineExceeded
+// whose Timeout() is true. A zero t removes the deadline.
+func (c *IO) SetReadDeadline(t time.Time) error { return c.setDeadline(t, true, false) }
+
+// SetWriteDeadline bounds the Writes waiting now and to come, as
+// SetReadDeadline the reads. A write that timed out may have written some
+// of its bytes; what libuv has queued still goes out.
+func (c *IO) SetWriteDeadline(t time.Time) error { return c.setDeadline(t, false, true) }
+
+func (c *IO) setDeadline(t time.Time, read, write bool) error {
+	e := c.e
+	err := e.do(func() error {
+		if read {
+			if err := e.dl.read.set(e.r, t, e.readTimedOut); err != nil {
+				return err
+			}
+		}
+		if write {
+			return e.dl.write.set(e.r, t, e.writeTimedOut)
+		}
+		return nil
+	})
+	if err != nil {
+		return c.opError("set deadline", err)
+	}
+	return nil
+}
+
+// deadlines are an IO's read and write deadlines, each on a reactor timer.
+type deadlines struct{ read, write deadline }
+
+func (d *deadlines) close() {
+	d.read.close()
+	d.write.close()
+}
+
+// deadline is one direction's deadline: a periodic reactor timer (so that
+// it can be restarted) stopped by its own firing. Loop-owned.
+type deadline struct {
+	t       *reactor.Timer
+	expired bool
+}
+
+// set arms the deadline for t; expire runs on the loop when it passes.
+func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
+	if d.t != nil {
+		d.t.Stop()
+	}
+	d.expired = false
+	if t.IsZero() {
+		return nil
+	}
+	wait := time.Until(t)
+	if wait <= 0 {
+		d.expired = true
+		expire()
+		return nil
+	}
+	if d.t == nil {
+		tm, err := r.NewTimer(wait, time.Hour)
+		if err != nil {
+			return err
+		}
+		tm.SetHidden(true) // bookkeeping: it keeps no Run going
+		if _, err := event.Subscribe(tm, func(ev event.Event, _ any, _ error) {
+			ev.Stop()
+			d.expired = true
+			expire()
+		}); err != nil {
+			return err
+		}
+		d.t = tm
+	} else if err := d.t.Reset(wait); err != nil {
+		return err
+	}
+	return d.t.Start()
+}
+
+func (d *deadline) close() {
+	if d.t != nil {
+		d.t.Close()
+		d.t = nil
+	}
+}
+
+// readTimedOut fails the parked reads: the read deadline passed.
+func (e *ioEvent) readTimedOut() {
+	for len(e.readers) > 0 {
+		e.popReader().finish(0, errTimeout)
+	}
+	e.updateReading()
+}
+
+// writeTimedOut fails the parked writes; their bytes still queued in libuv
+// stay queued, behind ops that nobody waits for.
+func (e *ioEvent) writeTimedOut() {
+	for i, op := range e.writes {
+		if op.ch != nil || op.fut != nil {
+			e.writes[i] = &ioOp{n: op.n, left: op.left, err: op.err}
+			op.finish(op.n, errTimeout)
+		}
+	}
+}
+
+// isClosed reports whether err says the IO or its reactor closed.
+func isClosed(err error) bool {
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, event.ErrClosed) || errors.Is(err, reactor.ErrReactorClosed)
+}

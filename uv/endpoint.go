@@ -1,0 +1,119 @@
+package uv
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"weak"
+
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// This file is what listening and dialling share over every stream
+// transport: an endpoint says how to make the transport's handle, bind it
+// and connect it; Dial and DialAsync are here.
+
+// endpoint is an address to listen on or dial, with its transport's calls.
+// Its functions run on the loop.
+type endpoint struct {
+	transport string   // "tcp" or "unix": the IO's and Listener's transport
+	addr      net.Addr // the address asked for
+	newHandle func(l *uvcgo.Loop, id uint64, listener bool) (uvcgo.Handle, error)
+	bind      func(l *uvcgo.Loop, h uvcgo.Handle) error
+	connect   func(l *uvcgo.Loop, h uvcgo.Handle) error
+}
+
+// resolveEndpoint resolves address for network: "tcp", "tcp4", "tcp6"
+// (host and port; a host name is looked up on the calling goroutine) or
+// "unix" (a socket path).
+func resolveEndpoint(network, address string) (endpoint, error) {
+	if network == "unix" {
+		return unixEndpoint(address)
+	}
+	return tcpEndpoint(network, address)
+}
+
+// addrOf reads a handle's local address, or its peer's, for its transport.
+func addrOf(transport string, l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
+	switch transport {
+	case "unix":
+		return unixAddrOf(l, h, peer)
+	case "tcp":
+		return tcpAddrOf(l, h, peer)
+	}
+	return nil, fmt.Errorf("uv: a %s has no address: %w", transport, errInvalid)
+}
+
+// addresses reads the local and peer addresses of the IO. On the loop.
+func (e *ioEvent) addresses() (local, remote net.Addr) {
+	local, _ = addrOf(e.transport, e.loop, e.h, false)
+	remote, _ = addrOf(e.transport, e.loop, e.h, true)
+	return local, remote
+}
+
+// DialAsync starts connecting to address over network ("tcp", "tcp4",
+// "tcp6", or "unix" for a socket path) and returns a request that
+// completes with the connected *IO, or the error (ECONNREFUSED, ENOENT,
+// ...). A host name is resolved on the calling goroutine
+// (net.ResolveTCPAddr); give an IP to keep that off a loop goroutine.
+func DialAsync(r *reactor.Reactor, network, address string) (*event.Future[*IO], error) {
+	ep, err := resolveEndpoint(network, address)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	if r == nil {
+		return nil, fmt.Errorf("uv: nil reactor: %w", errInvalid)
+	}
+	e := &ioEvent{transport: ep.transport}
+	c := &IO{e: e}
+	f := event.NewFuture[*IO](r)
+	op := &ioOp{fut: futureOf[*IO]{f}, res: func(*ioOp) any { return c }}
+	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
+		h, err := ep.newHandle(l, id, false)
+		if err != nil {
+			return 0, err
+		}
+		if err := ep.connect(l, h); err != nil {
+			l.CloseHandle(h)
+			return 0, err
+		}
+		e.conn = op
+		r.ActiveDelta(1)
+		return h, nil
+	}); err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Addr: ep.addr, Err: err}
+	}
+	e.ref = weak.Make(c)
+	track(c, &c.Handle, &e.core)
+	return f, nil
+}
+
+// Dial connects to address over network (see DialAsync) and returns the
+// connection once connected, or ctx's error (the connection attempt is then
+// closed).
+func Dial(ctx context.Context, r *reactor.Reactor, network, address string) (*IO, error) {
+	f, err := DialAsync(r, network, address)
+	if err != nil {
+		return nil, err
+	}
+	c, err := awaitOne(ctx, f)
+	if err != nil {
+		if ctx.Err() != nil {
+			// The connect is abandoned: whenever it completes, its IO is
+			// closed.
+			closeIO := func(_ event.Event, res any, _ error) {
+				if c, ok := res.(*IO); ok {
+					c.Close()
+				}
+			}
+			if _, err := event.Subscribe(f, closeIO); err != nil {
+				res, _, err := f.Outcome()
+				closeIO(nil, res, err)
+			}
+		}
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	return c, nil
+}

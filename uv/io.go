@@ -1,0 +1,491 @@
+package uv
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"weak"
+
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/event"
+)
+
+// An IO is a byte stream over a libuv stream handle, the transport chosen
+// at creation: a TCP connection or a Unix domain one (Dial, or accepted by
+// a Listener), one end of a socket pair (Pipe), a descriptor opened as a
+// stream (OpenPipe). It can be used three ways, which may be mixed:
+//
+//   - as an event: Start it and its callbacks get every read as a []byte
+//     result (io.EOF, or the error, when the stream ends). The bytes are a
+//     view of the C buffer libuv read into: valid only during the callback,
+//     copy them to keep them. A callback answers with Send, which never
+//     blocks;
+//   - through one-shot requests: ReadAsync and WriteAsync return futures,
+//     which event.Await (or callbacks) can wait for;
+//   - through goroutine-blocking Read, Write and Close (io.Reader, io.Writer,
+//     io.Closer); it is a net.Conn, with deadlines.
+//
+// Bytes read while the IO is not started and no Read waits are kept in the
+// C buffers they were read into (up to readAhead), then reading pauses until
+// they are consumed: a slow reader holds the peer back through TCP's flow
+// control. Writes go to the socket at once where it takes them
+// (uv_try_write); the rest is copied into C memory owned by a libuv write
+// request, queued behind earlier writes (Queued tells how much waits).
+//
+// Closing fails every parked Read, Write and request with ErrClosed (which
+// matches net.ErrClosed and event.ErrClosed) before the handle is closed.
+//
+// An IO is an event reference (see Handle): dropping it without Close is
+// safe. A callback that captures its IO keeps it reachable: close it when
+// the stream ends (IOOf gives the IO of the event a callback receives).
+type IO struct {
+	Handle
+	e *ioEvent
+}
+
+// readAhead bounds what an IO keeps read but not consumed before it pauses
+// reading: bytes, and C buffers of ReadBufferSize each.
+const (
+	readAhead       = 256 << 10
+	readAheadChunks = 16
+)
+
+// maxWrite is the largest single libuv write (uv_buf_t's length is 32 bits).
+const maxWrite = 1 << 30
+
+// ioEvent is the IO's event. Every field is loop-owned except the counters
+// and the cached addresses.
+type ioEvent struct {
+	core
+	transport string
+	ref       weak.Pointer[IO]
+
+	started bool // callbacks get the reads
+	reading bool // uv_read_start is in effect
+	closed  bool // closing ran: no record is looked at any more
+	chunks  []chunk
+	kept    int   // bytes in chunks
+	rerr    error // how reading ended (io.EOF, a reset, ...)
+	readers []*ioOp
+	writes  []*ioOp // ops with libuv writes in flight, in completion order
+	werr    error   // a failed write: the stream cannot be written any more
+	shut    *ioOp   // a shutdown in flight
+	conn    *ioOp   // a connect in flight
+	dl      deadlines
+
+	in, out, reads atomic.Uint64
+	addrs          addrCache
+}
+
+// chunk is a read buffer taken from its record: b views the bytes not yet
+// consumed.
+type chunk struct {
+	data, release uintptr
+	b             []byte
+}
+
+// ioOp is one parked operation: a blocking call waits on ch, an async one
+// is completed through fut.
+type ioOp struct {
+	p    []byte
+	n    int
+	err  error
+	left int           // libuv writes of this op still in flight
+	ch   chan struct{} // the blocked goroutine's wake-up (cap 1)
+	fut  settler
+	res  func(op *ioOp) any // the future's result
+}
+
+// settler is the typed future of an async op, seen untyped by the op.
+type settler interface {
+	settle(v any, err error)
+	closed() bool
+}
+
+// futureOf adapts an *event.Future[T] to settler.
+type futureOf[T any] struct{ f *event.Future[T] }
+
+func (a futureOf[T]) closed() bool { return a.f.Flags().Has(event.Closed) }
+
+func (a futureOf[T]) settle(v any, err error) {
+	if err != nil {
+		a.f.Reject(err)
+		return
+	}
+	a.f.Resolve(v.(T))
+}
+
+var opPool = sync.Pool{New: func() any { return &ioOp{ch: make(chan struct{}, 1)} }}
+
+// blockingOp returns a pooled op for a blocking call on p.
+func blockingOp(p []byte) *ioOp {
+	op := opPool.Get().(*ioOp)
+	op.p = p
+	return op
+}
+
+// put returns a blocking op to the pool once its goroutine has its outcome.
+func (op *ioOp) put() {
+	*op = ioOp{ch: op.ch}
+	opPool.Put(op)
+}
+
+// finish ends the op, on the loop: the waiter may reuse it from now on.
+func (op *ioOp) finish(n int, err error) {
+	op.n, op.err = n, err
+	switch {
+	case op.ch != nil:
+		op.ch <- struct{}{}
+	case op.fut == nil, op.fut.closed():
+		// disposed or closed by its holder: nobody hears of it any more
+	case err != nil:
+		op.fut.settle(nil, err)
+	default:
+		op.fut.settle(op.res(op), nil)
+	}
+}
+
+// newIO makes the reference for e, once its core exists.
+func newIO(e *ioEvent) *IO {
+	c := &IO{e: e}
+	e.ref = weak.Make(c)
+	track(c, &c.Handle, &e.core)
+	return c
+}
+
+// IOOf returns the IO whose event ev is (as callbacks receive it), or nil
+// when ev is no IO's event or its IO was collected.
+func IOOf(ev event.Event) *IO {
+	if c, ok := ev.(*IO); ok {
+		return c
+	}
+	if e, ok := ev.(*ioEvent); ok {
+		return e.ref.Value()
+	}
+	return nil
+}
+
+func (e *ioEvent) kindName() string { return "io" }
+
+func (e *ioEvent) describe() string {
+	where := e.addrs.describe(e)
+	if where != "" {
+		where = " " + where
+	}
+	return fmt.Sprintf("IO(%s%s, in=%d, out=%d)", e.transport, where, e.in.Load(), e.out.Load())
+}
+
+// exec runs fn on the loop; a closed reactor reads as a closed stream.
+func (e *ioEvent) exec(fn func()) error {
+	if err := e.r.Exec(fn); err != nil {
+		return ErrClosed
+	}
+	return nil
+}
+
+// post queues fn on the loop without waiting for it: a blocking call then
+// waits only for its op, which fn finishes, one hand-off each way. A closed
+// reactor reads as a closed stream (a reactor closing runs what was queued:
+// fn then finds the IO closed).
+func (e *ioEvent) post(fn func()) error {
+	if err := e.r.Post(fn); err != nil {
+		return ErrClosed
+	}
+	return nil
+}
+
+// do runs fn on the loop while the IO is open; closed, it is ErrClosed.
+func (e *ioEvent) do(fn func() error) error {
+	err := ErrClosed
+	if x := e.exec(func() {
+		if !e.closed {
+			err = fn()
+		}
+	}); x != nil {
+		return x
+	}
+	return err
+}
+
+func (e *ioEvent) arm() error {
+	e.started = true
+	if len(e.chunks) > 0 {
+		// Reads kept before Start go to the callbacks first, on a later
+		// turn: a notification cannot run inside Start.
+		go e.r.Post(e.flush)
+	}
+	e.updateReading()
+	return e.readErr()
+}
+
+func (e *ioEvent) disarm() {
+	e.started = false
+	e.updateReading()
+}
+
+// readErr is the error a failed uv_read_start left, for Start to return.
+func (e *ioEvent) readErr() error {
+	if e.rerr != nil && e.rerr != io.EOF {
+		return e.rerr
+	}
+	return nil
+}
+
+// wants: reads are wanted while a blocking Read or request waits, or reading
+// runs ahead for them, started or not.
+func (e *ioEvent) wants(rec *uvcgo.Completion) bool { return rec.Kind == uvcgo.CompletionRead }
+
+// updateReading starts or stops libuv's reading to match what is wanted.
+func (e *ioEvent) updateReading() {
+	want := !e.closed && e.h != 0 && e.rerr == nil &&
+		(e.started || len(e.readers) > 0 || e.reading && e.kept < readAhead && len(e.chunks) < readAheadChunks)
+	if want == e.reading {
+		return
+	}
+	if !want {
+		e.reading = false
+		e.loop.ReadStop(e.h)
+		return
+	}
+	if err := e.loop.ReadStart(e.h); err != nil {
+		e.endReads(err)
+		return
+	}
+	e.reading = true
+}
+
+func (e *ioEvent) completed(rec *uvcgo.Completion) {
+	if e.closed {
+		return // closing told every waiter already
+	}
+	switch rec.Kind {
+	case uvcgo.CompletionRead:
+		e.onRead(rec)
+	case uvcgo.CompletionWrite:
+		e.onWrite(rec)
+	case uvcgo.CompletionShutdown:
+		if op := e.shut; op != nil {
+			e.shut = nil
+			op.finish(0, uvcgo.ErrorOf("uv_shutdown", int(rec.Status)))
+		}
+	case uvcgo.CompletionConnect:
+		if op := e.conn; op != nil {
+			e.conn = nil
+			e.r.ActiveDelta(-1)
+			op.finish(0, uvcgo.ErrorOf("connect", int(rec.Status)))
+		}
+	}
+}
+
+func (e *ioEvent) onRead(rec *uvcgo.Completion) {
+	if rec.Status < 0 {
+		var err error = io.EOF
+		if rec.Status != uvcgo.EOF {
+			err = uvcgo.ErrorOf("read", int(rec.Status))
+		}
+		e.endReads(err)
+		if e.started {
+			event.Notify(&e.Base, nil, err)
+		}
+		return
+	}
+	p := rec.Bytes()
+	e.in.Add(uint64(len(p)))
+	e.reads.Add(1)
+	for len(p) > 0 && len(e.readers) > 0 {
+		n := copy(e.readers[0].p, p)
+		p = p[n:]
+		e.popReader().finish(n, nil)
+	}
+	if len(p) > 0 {
+		if e.started && len(e.chunks) == 0 {
+			event.Notify(&e.Base, p, nil)
+		} else {
+			data, release := uvcgo.Take(rec)
+			e.chunks = append(e.chunks, chunk{data: data, release: release, b: p})
+			e.kept += len(p)
+			if e.started {
+				e.flush()
+			}
+		}
+	}
+	e.updateReading()
+}
+
+// flush hands the kept reads to the callbacks, in order, while started.
+func (e *ioEvent) flush() {
+	for e.started && !e.closed && len(e.chunks) > 0 {
+		c := e.chunks[0]
+		e.chunks = e.chunks[1:]
+		e.kept -= len(c.b)
+		event.Notify(&e.Base, c.b, nil)
+		e.loop.Release(c.data, c.release)
+	}
+	e.updateReading()
+}
+
+// endReads records how reading ended and tells every parked reader.
+func (e *ioEvent) endReads(err error) {
+	e.rerr = err
+	e.updateReading()
+	for len(e.readers) > 0 {
+		e.popReader().finish(0, err)
+	}
+}
+
+func (e *ioEvent) popReader() *ioOp {
+	op := e.readers[0]
+	e.readers[0] = nil
+	e.readers = e.readers[1:]
+	e.r.ActiveDelta(-1)
+	return op
+}
+
+// read serves op from kept bytes or the stream's end, or parks it (only
+// when park is set); it reports whether op is done. On the loop.
+func (e *ioEvent) read(op *ioOp, park bool) bool {
+	switch {
+	case e.closed:
+		op.err = ErrClosed
+	case len(e.chunks) > 0:
+		op.n = e.consume(op.p)
+		e.updateReading()
+	case e.rerr != nil:
+		op.err = e.rerr
+	case e.dl.read.expired:
+		op.err = errTimeout
+	case !park:
+		op.err = fmt.Errorf("uv: IO read with nothing to read: %w", event.ErrOnLoop)
+	default:
+		e.readers = append(e.readers, op)
+		e.r.ActiveDelta(1)
+		e.updateReading()
+		return false
+	}
+	return true
+}
+
+// consume copies kept bytes into p and frees the buffers emptied.
+func (e *ioEvent) consume(p []byte) int {
+	n := 0
+	for n < len(p) && len(e.chunks) > 0 {
+		c := &e.chunks[0]
+		k := copy(p[n:], c.b)
+		n += k
+		c.b = c.b[k:]
+		if len(c.b) == 0 {
+			e.loop.Release(c.data, c.release)
+			e.chunks[0] = chunk{}
+			e.chunks = e.chunks[1:]
+		}
+	}
+	e.kept -= n
+	return n
+}
+
+// write writes p: what the socket takes at once, then the rest queued in
+// libuv behind op (a new op without waiter when op is nil). It returns the
+// bytes written now and whether op waits for queued ones. On the loop.
+func (e *ioEvent) write(p []byte, op *ioOp) (int, bool, error) {
+	switch {
+	case e.closed:
+		return 0, false, ErrClosed
+	case e.werr != nil:
+		return 0, false, e.werr
+	case op != nil && e.dl.write.expired:
+		return 0, false, errTimeout
+	}
+	n := 0
+	if len(e.writes) == 0 { // with writes queued, libuv refuses a try anyway
+		var err error
+		if n, err = e.loop.TryWrite(e.h, p); err != nil {
+			e.werr = err
+			return 0, false, err
+		}
+		e.out.Add(uint64(n))
+		if n == len(p) {
+			return n, false, nil
+		}
+	}
+	if op == nil {
+		op = &ioOp{}
+	}
+	op.n = n
+	for rest := p[n:]; len(rest) > 0; {
+		k := min(len(rest), maxWrite)
+		if err := e.loop.Write(e.h, rest[:k]); err != nil {
+			if op.left == 0 {
+				e.werr = err
+				return n, false, err
+			}
+			op.err = err // the writes queued before it still complete
+			break
+		}
+		op.left++
+		rest = rest[k:]
+	}
+	e.writes = append(e.writes, op)
+	return n, true, nil
+}
+
+func (e *ioEvent) onWrite(rec *uvcgo.Completion) {
+	if len(e.writes) == 0 {
+		return
+	}
+	op := e.writes[0]
+	op.left--
+	if rec.Status < 0 {
+		if op.err == nil {
+			op.err = uvcgo.ErrorOf("write", int(rec.Status))
+		}
+		e.werr = op.err
+	} else {
+		op.n += int(rec.N)
+		e.out.Add(uint64(rec.N))
+	}
+	if op.left > 0 {
+		return
+	}
+	e.writes[0] = nil
+	e.writes = e.writes[1:]
+	switch {
+	case op.ch != nil || op.fut != nil:
+		op.finish(op.n, op.err)
+	case op.err != nil && e.started:
+		event.Notify(&e.Base, nil, op.err) // a Send failed: the callbacks hear of it
+	}
+}
+
+// closing fails every parked operation with ErrClosed and frees the kept
+// buffers, before the kit closes the handle.
+func (e *ioEvent) closing() {
+	if e.closed {
+		return
+	}
+	e.closed = true
+	e.reading = false
+	for len(e.readers) > 0 {
+		e.popReader().finish(0, ErrClosed)
+	}
+	for _, op := range e.writes {
+		if op.ch != nil || op.fut != nil {
+			op.finish(op.n, ErrClosed)
+		}
+	}
+	e.writes = nil
+	for _, op := range []*ioOp{e.shut, e.conn} {
+		if op != nil {
+			op.finish(0, ErrClosed)
+		}
+	}
+	if e.conn != nil {
+		e.r.ActiveDelta(-1)
+	}
+	e.shut, e.conn = nil, nil
+	for _, c := range e.chunks {
+		e.loop.Release(c.data, c.release)
+	}
+	e.chunks, e.kept = nil, 0
+	e.dl.close()
+}

@@ -1,0 +1,83 @@
+package uv_test
+
+import (
+	"context"
+	"runtime/debug"
+	"testing"
+
+	"github.com/uvevent/uvevent/uv"
+)
+
+// ioEnv is a served reactor with a listener on loopback, for the IO tests.
+type ioEnv struct {
+	network string
+	u       *uv.UvtReactor
+	ln      *uv.Listener
+	stop    func()
+}
+
+// newIOEnv starts a reactor serving on its own goroutine and a listener on
+// network's loopback address.
+func newIOEnv(t *testing.T, network string) *ioEnv {
+	t.Helper()
+	u := uv.UvtNewReactor(t)
+	stop := uv.UvtServe(t, u)
+	addr := "127.0.0.1:0"
+	if network == "tcp6" {
+		addr = "[::1]:0"
+	}
+	ln, err := uv.Listen(u.Reactor, network, addr)
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	return &ioEnv{network: network, u: u, ln: ln, stop: stop}
+}
+
+// pair dials the listener and accepts: the client and server ends.
+func (v *ioEnv) pair(t *testing.T) (client, server *uv.IO) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+	defer cancel()
+	acc := make(chan *uv.IO, 1)
+	go func() {
+		c, err := v.ln.AcceptIO(ctx)
+		if err != nil {
+			t.Errorf("AcceptIO: %v", err)
+		}
+		acc <- c
+	}()
+	c, err := uv.Dial(ctx, v.u.Reactor, v.network, v.ln.Addr().String())
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	s := uv.UvtRecv(t, acc, "accepted connection")
+	if s == nil {
+		t.FailNow()
+	}
+	return c, s
+}
+
+// finish closes what the test left open, stops serving and checks the
+// reactor shuts down with no handle left.
+func (v *ioEnv) finish(t *testing.T, closers ...interface{ Close() error }) {
+	t.Helper()
+	for _, c := range closers {
+		c.Close()
+	}
+	v.ln.Close()
+	v.stop()
+	uv.UvtShutdown(t, v.u, false)
+}
+
+// debugGC sets GOGC to pct and returns the function restoring it.
+func debugGC(pct int) func() {
+	old := debug.SetGCPercent(pct)
+	return func() { debug.SetGCPercent(old) }
+}
+
+// eachNetwork runs f as a subtest over IPv4 and over IPv6 loopback.
+func eachNetwork(t *testing.T, f func(t *testing.T, v *ioEnv)) {
+	for _, network := range []string{"tcp4", "tcp6"} {
+		t.Run(network, func(t *testing.T) { f(t, newIOEnv(t, network)) })
+	}
+}

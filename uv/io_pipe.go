@@ -1,0 +1,83 @@
+package uv
+
+import (
+	"fmt"
+	"net"
+
+	"golang.org/x/sys/unix"
+
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// This file holds the pipe transport (uv_pipe_t): Unix domain stream
+// sockets, named ("unix" to Listen and Dial) or a connected pair (Pipe),
+// and descriptors opened as streams (OpenPipe). Such an IO's transport, in
+// its Info and its addresses, is "unix".
+
+// unixEndpoint is a socket path as an endpoint to listen on or dial.
+func unixEndpoint(path string) (endpoint, error) {
+	if path == "" {
+		return endpoint{}, fmt.Errorf("uv: empty socket path: %w", errInvalid)
+	}
+	return endpoint{
+		transport: "unix",
+		addr:      &net.UnixAddr{Name: path, Net: "unix"},
+		newHandle: func(l *uvcgo.Loop, id uint64, listener bool) (uvcgo.Handle, error) {
+			return l.NewPipe(id, listener)
+		},
+		bind:    func(l *uvcgo.Loop, h uvcgo.Handle) error { return l.BindPipe(h, path) },
+		connect: func(l *uvcgo.Loop, h uvcgo.Handle) error { return l.ConnectPipe(h, path) },
+	}, nil
+}
+
+// unixAddrOf reads a pipe handle's socket name, or its peer's.
+func unixAddrOf(l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
+	name, err := l.PipeName(h, peer)
+	if err != nil {
+		return nil, err
+	}
+	return &net.UnixAddr{Name: name, Net: "unix"}, nil
+}
+
+// OpenPipe makes an IO of fd, a stream descriptor (a socket, a pipe's end,
+// a terminal's descriptor used as a plain stream): the IO owns fd from then
+// on and closes it when it closes (on error, fd stays the caller's). fd
+// should be non-blocking.
+func OpenPipe(r *reactor.Reactor, fd int) (*IO, error) {
+	e := &ioEvent{transport: "unix"}
+	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
+		h, err := l.NewPipe(id, false)
+		if err != nil {
+			return 0, err
+		}
+		if err := l.OpenPipe(h, fd); err != nil {
+			l.CloseHandle(h)
+			return 0, err
+		}
+		return h, nil
+	}); err != nil {
+		return nil, err
+	}
+	return newIO(e), nil
+}
+
+// Pipe returns the two ends of a connected pair of Unix stream sockets
+// (uv_socketpair), each an IO: what one writes, the other reads.
+func Pipe(r *reactor.Reactor) (a, b *IO, err error) {
+	fa, fb, err := uvcgo.SocketPair()
+	if err != nil {
+		return nil, nil, err
+	}
+	if a, err = OpenPipe(r, fa); err != nil {
+		unix.Close(fa)
+		unix.Close(fb)
+		return nil, nil, err
+	}
+	if b, err = OpenPipe(r, fb); err != nil {
+		a.Close()
+		unix.Close(fb)
+		return nil, nil, err
+	}
+	return a, b, nil
+}

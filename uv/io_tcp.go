@@ -1,0 +1,117 @@
+package uv
+
+import (
+	"net"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	uvcgo "github.com/uvevent/uvevent/cgo"
+)
+
+// This file holds what only TCP has: its addresses and socket options.
+
+// tcpTarget resolves a TCP address for libuv: the IP as 4 or 16 bytes.
+type tcpTarget struct {
+	ip     []byte
+	port   int
+	zone   uint32
+	family int // AF_INET or AF_INET6
+	v6only bool
+}
+
+// resolveTCP resolves address for network ("tcp", "tcp4" or "tcp6") with
+// net.ResolveTCPAddr: a host name is looked up on the calling goroutine. An
+// empty host means every local address: IPv4's for "tcp" and "tcp4",
+// IPv6's for "tcp6".
+func resolveTCP(network, address string) (tcpTarget, error) {
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+	default:
+		return tcpTarget{}, net.UnknownNetworkError(network)
+	}
+	a, err := net.ResolveTCPAddr(network, address)
+	if err != nil {
+		return tcpTarget{}, err
+	}
+	t := tcpTarget{port: a.Port}
+	ip := a.IP
+	if ip == nil {
+		ip = net.IPv4zero
+		if network == "tcp6" {
+			ip = net.IPv6unspecified
+		}
+	}
+	if v4 := ip.To4(); v4 != nil && network != "tcp6" {
+		t.ip, t.family = v4, afInet
+	} else {
+		t.ip, t.family, t.v6only = ip.To16(), afInet6, network == "tcp6"
+		t.zone = zoneIndex(a.Zone)
+	}
+	return t, nil
+}
+
+const (
+	afInet  = unix.AF_INET
+	afInet6 = unix.AF_INET6
+)
+
+// zoneIndex is the interface index an IPv6 zone names (0 for none).
+func zoneIndex(zone string) uint32 {
+	if zone == "" {
+		return 0
+	}
+	if i, err := net.InterfaceByName(zone); err == nil {
+		return uint32(i.Index)
+	}
+	n, _ := strconv.Atoi(zone)
+	return uint32(n)
+}
+
+// tcpAddr makes a *net.TCPAddr of libuv's answer.
+func tcpAddr(ip []byte, port int, zone uint32) *net.TCPAddr {
+	a := &net.TCPAddr{IP: net.IP(ip), Port: port}
+	if zone != 0 {
+		a.Zone = strconv.Itoa(int(zone))
+	}
+	return a
+}
+
+// tcpEndpoint is a TCP address as an endpoint to listen on or dial.
+func tcpEndpoint(network, address string) (endpoint, error) {
+	t, err := resolveTCP(network, address)
+	if err != nil {
+		return endpoint{}, err
+	}
+	return endpoint{
+		transport: "tcp",
+		addr:      &net.TCPAddr{IP: net.IP(t.ip), Port: t.port},
+		newHandle: func(l *uvcgo.Loop, id uint64, listener bool) (uvcgo.Handle, error) {
+			family := 0
+			if listener { // the socket now, so that options can be set before bind
+				family = t.family
+			}
+			return l.NewTCP(id, family, listener)
+		},
+		bind: func(l *uvcgo.Loop, h uvcgo.Handle) error { return l.BindTCP(h, t.ip, t.port, t.zone, t.v6only) },
+		connect: func(l *uvcgo.Loop, h uvcgo.Handle) error {
+			return l.ConnectTCP(h, t.ip, t.port, t.zone)
+		},
+	}, nil
+}
+
+// tcpAddrOf reads a TCP handle's local address, or its peer's.
+func tcpAddrOf(l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
+	ip, port, zone, err := l.TCPAddr(h, peer)
+	if err != nil {
+		return nil, err
+	}
+	return tcpAddr(ip, port, zone), nil
+}
+
+// SetNoDelay turns Nagle's algorithm off (true, the default, as in package
+// net) or on.
+func (c *IO) SetNoDelay(on bool) error {
+	e := c.e
+	return e.do(func() error { return e.loop.TCPNoDelay(e.h, on) })
+}

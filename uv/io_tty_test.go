@@ -1,0 +1,130 @@
+//go:build cgo
+
+package uv_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// openPTY opens a pseudo-terminal: the controlling side and the terminal.
+func openPTY(t *testing.T) (ptm, pts *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal to test a TTY on: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err == nil {
+		err = unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0)
+	}
+	if err != nil {
+		m.Close()
+		t.Skipf("cannot unlock the pseudo-terminal: %v", err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		t.Skipf("cannot open the pseudo-terminal's terminal side: %v", err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		m.Close()
+	})
+	return m, s
+}
+
+// TestTTY: a terminal as an IO: its window size, its mode, and bytes both
+// ways through the pseudo-terminal.
+func TestTTY(t *testing.T) {
+	ptm, pts := openPTY(t)
+	uv.UvtMust(t, unix.IoctlSetWinsize(int(ptm.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80}))
+	u := uv.UvtNewReactor(t)
+	stop := uv.UvtServe(t, u)
+	tty, err := uv.OpenTTY(u.Reactor, int(pts.Fd()))
+	uv.UvtMust(t, err)
+	if w, h, err := tty.WindowSize(); w != 80 || h != 24 || err != nil {
+		t.Errorf("WindowSize = %dx%d, %v; want 80x24", w, h, err)
+	}
+	uv.UvtMust(t, tty.SetMode(uv.TTYRaw))
+	tio, err := unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
+	uv.UvtMust(t, err)
+	if tio.Lflag&(unix.ICANON|unix.ECHO) != 0 {
+		t.Errorf("raw mode left ICANON or ECHO set: lflag %#x", tio.Lflag)
+	}
+	// Raw: a key arrives as it is typed, without a newline.
+	if _, err := ptm.Write([]byte("k")); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	if _, err := io.ReadFull(tty, b); err != nil || b[0] != 'k' {
+		t.Errorf("Read on the terminal = %q, %v; want k", b, err)
+	}
+	if _, err := tty.Write([]byte("out")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 3)
+	if _, err := io.ReadFull(ptm, got); err != nil || string(got) != "out" {
+		t.Errorf("the terminal's output = %q, %v", got, err)
+	}
+	uv.UvtMust(t, uv.ResetTTYMode())
+	tio, _ = unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
+	if tio.Lflag&unix.ICANON == 0 {
+		t.Error("ResetTTYMode did not restore canonical mode")
+	}
+	uv.UvtMust(t, tty.Close())
+	stop()
+	uv.UvtShutdown(t, u, false)
+}
+
+func TestTTYBadInput(t *testing.T) {
+	u := uv.UvtNewReactor(t)
+	r, w, err := os.Pipe()
+	uv.UvtMust(t, err)
+	defer r.Close()
+	defer w.Close()
+	if _, err := uv.OpenTTY(u.Reactor, int(r.Fd())); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("OpenTTY on a pipe = %v, want EINVAL", err)
+	}
+	a, b, err := uv.Pipe(u.Reactor)
+	uv.UvtMust(t, err)
+	if err := a.SetMode(uv.TTYRaw); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("SetMode on a pipe IO = %v, want EINVAL", err)
+	}
+	if _, _, err := a.WindowSize(); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("WindowSize on a pipe IO = %v, want EINVAL", err)
+	}
+	a.Close()
+	b.Close()
+	uv.UvtShutdown(t, u, false)
+}
+
+// TestConformTTY runs a terminal IO through the table; typing on the
+// pseudo-terminal makes it notify.
+func TestConformTTY(t *testing.T) {
+	ptm, pts := openPTY(t)
+	conform.Run(t, conform.Kind{
+		NeedsLibuv: true,
+		Name:       "io",
+		New: func(r *reactor.Reactor) (event.Event, error) {
+			return uv.OpenTTY(r, int(pts.Fd()))
+		},
+		Fire: func(event.Event) error {
+			_, err := ptm.Write([]byte("x\n"))
+			return err
+		},
+		Info: regexp.MustCompile(`^IO\(tty, in=\d+, out=\d+\)$`),
+	})
+}

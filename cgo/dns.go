@@ -2,7 +2,6 @@ package uvcgo
 
 /*
 #include <netdb.h>
-#include <stdlib.h>
 #include "dns.h"
 */
 import "C"
@@ -72,14 +71,18 @@ var _ [unsafe.Sizeof(C.uvev_addr{}) - unsafe.Sizeof(AddrInfoEntry{})]struct{}
 // record for id, whose payload AddrInfoEntries reads. It counts in
 // Requests until then.
 func (l *Loop) GetAddrInfo(id uint64, node, service string, family, sockType, flags int) (Request, error) {
+	// Both strings go to C as NUL-terminated Go memory holding no
+	// pointers, which libuv copies during the call: no C allocation, no
+	// extra crossing.
+	buf := make([]byte, 0, len(node)+len(service)+2)
+	buf = append(append(append(buf, node...), 0), service...)
+	buf = append(buf, 0)
 	var cn, cs *C.char
 	if node != "" {
-		cn = C.CString(node)
-		defer C.free(unsafe.Pointer(cn))
+		cn = (*C.char)(unsafe.Pointer(&buf[0]))
 	}
 	if service != "" {
-		cs = C.CString(service)
-		defer C.free(unsafe.Pointer(cs))
+		cs = (*C.char)(unsafe.Pointer(&buf[len(node)+1]))
 	}
 	var r C.uintptr_t
 	if rc := C.uvev_getaddrinfo(l.mut(), C.uint64_t(id), cn, cs, C.int(family), C.int(sockType), C.int(flags), &r); rc != 0 {
@@ -88,13 +91,14 @@ func (l *Loop) GetAddrInfo(id uint64, node, service string, family, sockType, fl
 	return Request(r), nil
 }
 
-// AddrInfoEntries copies the addresses of a CompletionAddrInfo record.
+// AddrInfoEntries returns the addresses of a CompletionAddrInfo record,
+// over C memory: valid only until the next Turn (copy what you keep).
 func AddrInfoEntries(c *Completion) []AddrInfoEntry {
 	if c.Data == 0 || c.N <= 0 {
 		return nil
 	}
 	p := *(*unsafe.Pointer)(unsafe.Pointer(&c.Data)) // C memory (see Bytes)
-	return append([]AddrInfoEntry(nil), unsafe.Slice((*AddrInfoEntry)(p), int(c.N))...)
+	return unsafe.Slice((*AddrInfoEntry)(p), int(c.N))
 }
 
 // GetNameInfo submits a uv_getnameinfo for the address (4 or 16 bytes of

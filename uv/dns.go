@@ -223,9 +223,10 @@ func (a *AddrInfo) done(rec *uvcgo.Completion) (any, error) {
 	if rec.Status != 0 {
 		return nil, dnsError("uv_getaddrinfo", a.host+a.colonService(), int(rec.Status))
 	}
-	entries := uvcgo.AddrInfoEntries(rec)
+	entries := uvcgo.AddrInfoEntries(rec) // C memory, read now
 	addrs := make([]netip.AddrPort, 0, len(entries))
-	for _, e := range entries {
+	for i := range entries {
+		e := &entries[i]
 		var ip netip.Addr
 		if e.Family == uvcgo.AFInet {
 			ip = netip.AddrFrom4([4]byte(e.Addr[:4]))

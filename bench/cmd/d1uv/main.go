@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"runtime/pprof"
 	"time"
 
 	"github.com/uvevent/uvevent/event"
@@ -28,21 +27,8 @@ import (
 func main() {
 	n := flag.Int("n", 10000, "lookups")
 	inFlight := flag.Int("inflight", 64, "lookups in flight at once")
-	prof := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
-	if *prof != "" {
-		f, err := os.Create(*prof)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "d1uv:", err)
-			os.Exit(1)
-		}
-		defer pprof.StopCPUProfile()
-	}
 	if err := run(*n, *inFlight); err != nil {
-		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "d1uv:", err)
 		os.Exit(1)
 	}

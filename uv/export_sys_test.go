@@ -1,6 +1,7 @@
 package uv
 
-// What the external tests of poll, poll proxy and dns need to see.
+// What the external tests of poll, poll proxy, dns and fs event need to
+// see.
 
 // UvtPolling returns the mask libuv polls p's descriptor for now (0:
 // stopped).
@@ -12,3 +13,13 @@ func UvtPolling(p *Poll) PollEvents {
 
 // UvtEAIErrors returns the UV_EAI_* codes and their errors.
 func UvtEAIErrors() map[int]error { return eaiErrors }
+
+// UvtWatchedDirs lists the directories below f's root that have a watch.
+func UvtWatchedDirs(f *FSEvent) []string {
+	var dirs []string
+	f.e.r.Exec(func() { dirs = f.e.watchedDirs() })
+	return dirs
+}
+
+// UvtWatchError is the error a watch that cannot be added reports.
+func UvtWatchError(path string, err error) error { return watchError(path, err) }

@@ -51,6 +51,7 @@ const (
 	CompletionUDPRecv    = C.UVEV_DONE_UDP_RECV
 	CompletionUDPSend    = C.UVEV_DONE_UDP_SEND
 	CompletionFS         = C.UVEV_DONE_FS
+	CompletionPhase      = C.UVEV_DONE_PHASE
 )
 
 // Completion is one record of what libuv did during a turn. Its layout is

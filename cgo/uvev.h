@@ -45,7 +45,8 @@ enum {
   UVEV_DONE_NAMEINFO = 13,   /* request: getnameinfo, data = host and service */
   UVEV_DONE_UDP_RECV = 14,   /* udp: n = bytes, data = buffer and address */
   UVEV_DONE_UDP_SEND = 15,   /* request: a datagram was sent */
-  UVEV_DONE_FS = 16          /* request: a file operation finished */
+  UVEV_DONE_FS = 16,         /* request: a file operation finished */
+  UVEV_DONE_PHASE = 17       /* phase.c: a prepare, check or idle hook ran */
 };
 
 /* One completion, written by a libuv callback on the loop thread and read by

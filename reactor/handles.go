@@ -39,6 +39,8 @@ func (h *host) DropHandle(id eventref.ID) {
 	}
 }
 
+func (h *host) EveryTurn(delta int) { h.everyTurn += delta }
+
 func (h *host) CloseHandle(c uvcgo.Handle) { h.loop.CloseHandle(c) }
 
 // Dropped: the user's reference to the event of id was collected without

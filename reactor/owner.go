@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -62,11 +63,23 @@ func (r *Reactor) Exec(fn func()) error {
 	p := c.panicked
 	c.fn, c.panicked = nil, nil
 	callPool.Put(c)
+	if p == errGoexit {
+		return ErrGoexit
+	}
 	if p != nil {
 		panic(p)
 	}
 	return nil
 }
+
+// errGoexit marks a queued operation that called runtime.Goexit.
+var errGoexit = new(int)
+
+// ErrGoexit: an operation or callback called runtime.Goexit (t.Fatal does),
+// which ended the goroutine driving the loop; that Run never returns, but the
+// reactor is left consistent: ownership is released, and another Run, Serve
+// or Close may take over.
+var ErrGoexit = errors.New("reactor: operation called runtime.Goexit; the goroutine driving the loop has ended")
 
 // Post runs fn on the loop without waiting for it: at once when the caller
 // owns the loop, queued when another goroutine does, run here (taking
@@ -83,7 +96,8 @@ func (r *Reactor) Post(fn func()) error {
 		return ErrReactorClosed
 	}
 	if !r.owned {
-		r.direct(me, fn)
+		// Post never raises a panic in its caller, loop or no loop.
+		r.direct(me, func() { r.safely(fn) })
 		return nil
 	}
 	r.queue = append(r.queue, fn)
@@ -174,11 +188,16 @@ type call struct {
 var callPool = sync.Pool{New: func() any {
 	c := &call{done: make(chan struct{}, 1)}
 	c.run = func() {
+		returned := false
 		defer func() {
 			c.panicked = recover()
+			if c.panicked == nil && !returned {
+				c.panicked = errGoexit // the loop goroutine is ending
+			}
 			c.done <- struct{}{}
 		}()
 		c.fn()
+		returned = true
 	}
 	return c
 }}
@@ -226,10 +245,14 @@ func (r *Reactor) drain() {
 }
 
 func (r *Reactor) safely(fn func()) {
+	returned := false
 	defer func() {
 		if p := recover(); p != nil {
 			r.Report(nil, "posted operation panicked", panicError(p))
+		} else if !returned {
+			r.Report(nil, "operation called runtime.Goexit", ErrGoexit)
 		}
 	}()
 	fn()
+	returned = true
 }

@@ -60,19 +60,20 @@ type Reactor struct {
 	ctxDone atomic.Bool // the context of the running Run is done
 
 	// Loop state: touched only with ownership.
-	loop     *uvcgo.Loop
-	handles  eventref.Table[kind.Handle]
-	byKind   map[string]int
-	timers   wheel
-	epoch    time.Time
-	nowMS    int64 // the loop clock (ms), read at most once per turn: see now
-	nowFresh bool
-	uvDue    int64  // libuv's next timeout as a loop-clock deadline (ms, -1 none)
-	uvDirty  bool   // libuv has something to do: turn it
-	work     uint64 // operations, timer firings and completions run so far
-	active   int
-	coros    coroutines
-	park     *time.Timer
+	loop      *uvcgo.Loop
+	handles   eventref.Table[kind.Handle]
+	byKind    map[string]int
+	timers    wheel
+	epoch     time.Time
+	nowMS     int64 // the loop clock (ms), read at most once per turn: see now
+	nowFresh  bool
+	uvDue     int64  // libuv's next timeout as a loop-clock deadline (ms, -1 none)
+	uvDirty   bool   // libuv has something to do: turn it
+	everyTurn int    // started prepare/check hooks: turn libuv every iteration
+	work      uint64 // operations, timer firings and completions run so far
+	active    int
+	coros     coroutines
+	park      *time.Timer
 
 	// The backend-fd watcher (see run.go).
 	backend  *os.File

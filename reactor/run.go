@@ -20,6 +20,7 @@ type runMode uint8
 const (
 	untilIdle runMode = iota // Run: until nothing can happen any more
 	oneTurn                  // RunOnce
+	noWait                   // RunNoWait
 	serve                    // Serve: until Stop or the context ends
 )
 
@@ -32,6 +33,35 @@ func (r *Reactor) Run(ctx context.Context) error { return r.run(ctx, untilIdle) 
 // RunOnce runs one turn of the loop: it waits until something is due (a
 // timer, I/O, a queued operation) or ctx is done, runs it, and returns.
 func (r *Reactor) RunOnce(ctx context.Context) error { return r.run(ctx, oneTurn) }
+
+// RunNoWait runs one turn of the loop without waiting (UV_RUN_NOWAIT): what
+// is due now runs, and it returns.
+func (r *Reactor) RunNoWait(ctx context.Context) error { return r.run(ctx, noWait) }
+
+// Alive reports whether the reactor has something that can still happen
+// (what uv_run's result says): an active non-hidden event, a request in
+// flight, a goroutine it runs, or queued work. Run returns when it has not.
+func (r *Reactor) Alive() bool {
+	alive := false
+	if err := r.Exec(func() { alive = !r.idle() }); err != nil {
+		return false
+	}
+	return alive
+}
+
+// Now returns the loop clock (uv_now): the time since the reactor was
+// created, in milliseconds, as read once per turn. Timers are due on this
+// clock. Compute deadlines with it; UpdateTime refreshes it.
+func (r *Reactor) Now() time.Duration {
+	var now int64
+	r.Exec(func() { now = r.now() })
+	return time.Duration(now) * time.Millisecond
+}
+
+// UpdateTime refreshes the loop clock now (uv_update_time), for a callback
+// that ran long and computes a deadline from Now. Timer starts do not need
+// it: they read the clock afresh.
+func (r *Reactor) UpdateTime() { r.Exec(func() { r.nowFresh = false }) }
 
 // Serve drives the loop until Stop is called or ctx is done, idle or not;
 // an idle reactor parks and uses no CPU.
@@ -78,6 +108,10 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 		defer stop()
 	}
 
+	if mode == noWait {
+		r.turn()
+		return nil
+	}
 	if mode == oneTurn {
 		// Wait until a turn does something: a wake-up can be stale (a
 		// Stop or a send consumed by an earlier turn).
@@ -163,7 +197,7 @@ func (r *Reactor) turn() {
 		r.timers.advance(r.now(), r.fireTimer)
 	}
 	r.drain()
-	if r.fdReady.Swap(false) || r.loop.Dirty() || r.uvDue >= 0 && r.now() >= r.uvDue {
+	if r.fdReady.Swap(false) || r.loop.Dirty() || r.everyTurn > 0 || r.uvDue >= 0 && r.now() >= r.uvDue {
 		r.uvDirty = true
 	}
 	if r.uvDirty {

@@ -91,6 +91,61 @@ func (t *Timer) SetRepeat(repeat time.Duration) error {
 	return t.r.Exec(func() { t.repeat = repeat })
 }
 
+// Timeout returns the timeout the timer was created (or last Reset) with.
+func (t *Timer) Timeout() time.Duration {
+	var d time.Duration
+	t.r.Exec(func() { d = t.timeout })
+	return d
+}
+
+// Repeat returns the repeat interval; 0 means one-shot.
+func (t *Timer) Repeat() time.Duration {
+	var d time.Duration
+	t.r.Exec(func() { d = t.repeat })
+	return d
+}
+
+// DueIn returns how long until the timer fires (uv_timer_get_due_in): 0
+// when it is due, or not started.
+func (t *Timer) DueIn() time.Duration {
+	var d time.Duration
+	t.r.Exec(func() {
+		if t.where != inNone {
+			d = max(0, time.Duration(t.due)*time.Millisecond-time.Since(t.r.epoch))
+		}
+	})
+	return d
+}
+
+// Again restarts a repeating timer with its repeat interval as the timeout
+// (uv_timer_again): if it is started, it is rescheduled from now; if it was
+// stopped, it is started again. It returns an error matching syscall.EINVAL
+// for a timer never started or not repeating, and ErrClosed once closed.
+func (t *Timer) Again() error {
+	var err error
+	if e := t.r.Exec(func() {
+		switch {
+		case t.Flags().Has(event.Closed):
+			err = event.ErrClosed
+		case event.StateOf(t) == event.Created:
+			err = fmt.Errorf("reactor: Timer.Again on a timer never started: %w", syscall.EINVAL)
+		case t.repeat == 0:
+			err = fmt.Errorf("reactor: Timer.Again on a timer that does not repeat: %w", syscall.EINVAL)
+		default:
+			if t.where == inNone {
+				if err = t.Start(); err != nil {
+					return
+				}
+			}
+			t.r.timers.remove(t)
+			t.r.timers.insert(t, t.r.dueAfter(t.repeat))
+		}
+	}); e != nil {
+		return e
+	}
+	return err
+}
+
 // ms rounds a duration up to whole milliseconds, the loop clock's unit, so
 // a timer never fires before its timeout has passed on that clock.
 func ms(d time.Duration) int64 {

@@ -43,6 +43,9 @@ type Host interface {
 	// CloseHandle starts closing a C handle; its id is retired when the
 	// close callback has reported.
 	CloseHandle(h uvcgo.Handle)
+	// EveryTurn adds delta to the number of started hooks that need libuv
+	// turned on every loop iteration (prepare and check handles).
+	EveryTurn(delta int)
 	// Dropped queues the close of the event whose reference was collected
 	// (eventref.Dropper). Safe from any goroutine.
 	Dropped(id eventref.ID)

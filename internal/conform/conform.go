@@ -1,0 +1,293 @@
+// Package conform is the conformance table every event kind runs through:
+// the rules of the event contract (DESIGN.md §3) that hold for any kind,
+// checked the same way for each. A kind's test file adds one row:
+//
+//	func TestConformTrigger(t *testing.T) {
+//		conform.Run(t, conform.Kind{
+//			Name: "trigger",
+//			New:  func(r *reactor.Reactor) (event.Event, error) { return uv.NewTrigger(r) },
+//			Fire: func(ev event.Event) error { return ev.(*uv.Trigger).Send() },
+//			Info: regexp.MustCompile(`^Trigger\(sent=\d+, fired=\d+\)$`),
+//		})
+//	}
+//
+// Every check runs on a reactor of its own and ends by closing it and
+// checking that no C handle is left.
+package conform
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// Kind describes one event kind for the table.
+type Kind struct {
+	// Name is the kind's name in Stats().Handles for kinds backed by a C
+	// handle ("trigger", "poll", ...); empty for Go-owned kinds.
+	Name string
+	// New creates an event of the kind on r, not started.
+	New func(r *reactor.Reactor) (event.Event, error)
+	// Fire makes a started event notify once, from any goroutine. Nil when
+	// the kind fires by itself once started (timers, requests).
+	Fire func(ev event.Event) error
+	// Info matches the event's Info line.
+	Info *regexp.Regexp
+	// OneShot: the event closes after it fires (a one-shot timer, a
+	// request, a process).
+	OneShot bool
+	// NoStart: Start does not arm the kind (futures, requests, which run
+	// from creation); the start-counting check is skipped for it.
+	NoStart bool
+}
+
+// safety bounds every wait; reaching it means the kind hangs.
+const safety = 30 * time.Second
+
+// Run runs k through the table, one subtest per rule.
+func Run(t *testing.T, k Kind) {
+	t.Helper()
+	checks := []struct {
+		name string
+		run  func(t *testing.T, r *reactor.Reactor, k Kind)
+		skip bool
+	}{
+		{"StartCounts", startCounts, k.NoStart},
+		{"Fires", fires, false},
+		{"ClosedRefuses", closedRefuses, false},
+		{"Info", info, false},
+		{"PendingGetsErrClosed", pendingGetsErrClosed, false},
+		{"DroppedIsFreed", droppedIsFreed, k.Name == ""},
+		{"ClosingReactorRefuses", closingReactorRefuses, false},
+	}
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			if c.skip {
+				t.Skipf("%s: not applicable to %s (see conform.Kind)", c.name, k.describe())
+			}
+			r := newReactor(t)
+			c.run(t, r, k)
+		})
+	}
+}
+
+func (k Kind) describe() string {
+	if k.Name != "" {
+		return k.Name
+	}
+	return "a Go-owned kind"
+}
+
+// newReactor returns a reactor closed at cleanup, where it must leave no C
+// handle behind.
+func newReactor(t *testing.T) *reactor.Reactor {
+	t.Helper()
+	r, err := reactor.New(reactor.Options{OnReport: func(event.Event, string, error) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("reactor Close: %v", err)
+		}
+		if s := r.Stats(); s.CHandles != 0 || len(s.Handles) != 0 {
+			t.Errorf("left after Close: %d C handles, %v", s.CHandles, s.Handles)
+		}
+	})
+	return r
+}
+
+func mustNew(t *testing.T, r *reactor.Reactor, k Kind) event.Event {
+	t.Helper()
+	ev, err := k.New(r)
+	if err != nil || ev == nil {
+		t.Fatalf("New: %v, %v", ev, err)
+	}
+	return ev
+}
+
+// Start on a started event only counts; the last Stop stops it; Stop when
+// stopped does nothing.
+func startCounts(t *testing.T, r *reactor.Reactor, k Kind) {
+	ev := mustNew(t, r, k)
+	defer ev.Close()
+	if err := ev.Stop(); err != nil {
+		t.Fatalf("Stop before Start = %v, want nil", err)
+	}
+	for i := range 2 {
+		if err := ev.Start(); err != nil {
+			t.Fatalf("Start #%d: %v", i+1, err)
+		}
+	}
+	if got := event.LoopRefs(ev); got != 2 {
+		t.Fatalf("after two Starts LoopRefs = %d, want 2", got)
+	}
+	ev.Stop()
+	if got := event.StateOf(ev); got != event.Active {
+		t.Fatalf("after Start, Start, Stop: %v, want active", got)
+	}
+	ev.Stop()
+	if got := event.StateOf(ev); got != event.Stopped {
+		t.Fatalf("after the last Stop: %v, want stopped", got)
+	}
+	if err := ev.Stop(); err != nil || event.LoopRefs(ev) != 0 {
+		t.Fatalf("Stop when stopped = %v (refs %d), want a no-op", err, event.LoopRefs(ev))
+	}
+}
+
+// A started event notifies its subscriber on the loop goroutine.
+func fires(t *testing.T, r *reactor.Reactor, k Kind) {
+	ev := mustNew(t, r, k)
+	defer ev.Close()
+	got := make(chan error, 1)
+	if _, err := event.Subscribe(ev, func(_ event.Event, _ any, err error) {
+		if !r.Owned() {
+			err = errors.New("callback off the loop goroutine")
+		}
+		select { // a kind that fires every turn must not block the loop
+		case got <- err:
+		default:
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop := serve(t, r)
+	defer stop()
+	if k.Fire != nil {
+		if err := k.Fire(ev); err != nil {
+			t.Fatalf("Fire: %v", err)
+		}
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("notification error: %v", err)
+		}
+	case <-time.After(safety):
+		t.Fatal("a started event did not fire")
+	}
+	if k.OneShot {
+		waitState(t, ev, event.StateClosed)
+	}
+}
+
+// A closed event refuses subscription and Start with ErrClosed; closing it
+// again does nothing.
+func closedRefuses(t *testing.T, r *reactor.Reactor, k Kind) {
+	ev := mustNew(t, r, k)
+	if err := ev.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := ev.Close(); err != nil {
+		t.Fatalf("second Close = %v, want nil", err)
+	}
+	if err := ev.Start(); !errors.Is(err, event.ErrClosed) && !(k.NoStart && err == nil) {
+		t.Errorf("Start after Close = %v, want ErrClosed", err)
+	}
+	cb := event.NewCallback(func(event.Event, any, error) {})
+	defer cb.Release()
+	if err := ev.AddCallback(cb); !errors.Is(err, event.ErrClosed) {
+		t.Errorf("AddCallback after Close = %v, want ErrClosed", err)
+	}
+	if ev.Flags()&event.Closed == 0 {
+		t.Errorf("flags %v lack Closed", ev.Flags())
+	}
+}
+
+func info(t *testing.T, r *reactor.Reactor, k Kind) {
+	ev := mustNew(t, r, k)
+	defer ev.Close()
+	if got := ev.Info(); !k.Info.MatchString(got) {
+		t.Fatalf("Info = %q, want a match of %s", got, k.Info)
+	}
+}
+
+// A subscriber waiting on a started event hears ErrClosed when it closes.
+func pendingGetsErrClosed(t *testing.T, r *reactor.Reactor, k Kind) {
+	ev := mustNew(t, r, k)
+	var got error
+	event.Subscribe(ev, func(_ event.Event, _ any, err error) { got = err })
+	if err := ev.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(got, event.ErrClosed) {
+		t.Fatalf("subscriber of a closed event got %v, want ErrClosed", got)
+	}
+}
+
+// An event reference dropped without Close is freed: its C handle goes
+// after a collection and a loop turn.
+func droppedIsFreed(t *testing.T, r *reactor.Reactor, k Kind) {
+	before := r.Stats().Handles[k.Name]
+	func() {
+		ev := mustNew(t, r, k)
+		ev.Start()
+	}()
+	deadline := time.Now().Add(safety)
+	for r.Stats().Handles[k.Name] > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("a dropped %s was not freed: %v", k.Name, r.Stats().Handles)
+		}
+		runtime.GC()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		r.RunOnce(ctx)
+		cancel()
+	}
+}
+
+// Once the reactor's Close has begun, New and Start refuse with
+// ErrReactorClosed, even from a close notification.
+func closingReactorRefuses(t *testing.T, r *reactor.Reactor, k Kind) {
+	ev := mustNew(t, r, k)
+	var during error
+	event.Subscribe(ev, func(_ event.Event, _ any, err error) {
+		if errors.Is(err, event.ErrClosed) {
+			_, during = k.New(r)
+		}
+	})
+	ev.Start()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if during != nil && !errors.Is(during, reactor.ErrReactorClosed) {
+		t.Errorf("New inside a close notification = %v, want ErrReactorClosed", during)
+	}
+	if _, err := k.New(r); !errors.Is(err, reactor.ErrReactorClosed) {
+		t.Errorf("New after Close = %v, want ErrReactorClosed", err)
+	}
+}
+
+// serve runs the loop in a goroutine until the returned stop is called.
+func serve(t *testing.T, r *reactor.Reactor) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Serve(ctx) }()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+func waitState(t *testing.T, ev event.Event, want event.State) {
+	t.Helper()
+	deadline := time.Now().Add(safety)
+	for event.StateOf(ev) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("state %v, want %v", event.StateOf(ev), want)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}

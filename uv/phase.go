@@ -1,0 +1,81 @@
+package uv
+
+import (
+	"fmt"
+
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// A Phase is a loop-phase hook, libuv's prepare, check and idle handles as
+// events (code ported from libuv, luv or uvw uses them):
+//
+//   - a Prepare notifies once per loop iteration, before libuv polls for I/O;
+//   - a Check notifies once per loop iteration, after libuv polled;
+//   - an Idle notifies once per loop iteration and keeps the loop from
+//     blocking while it is started: the loop spins, so stop it when done.
+//
+// While a started hook exists, every loop iteration turns libuv (which runs
+// the hooks), so a started Prepare or Check costs one cgo call per
+// iteration. A started hook is an active event: it keeps Run going.
+//
+// A Phase is an event reference (see Handle).
+type Phase struct {
+	Handle
+	e *phaseEvent
+}
+
+type phaseEvent struct {
+	core
+	which uvcgo.Phase
+	runs  uint64
+}
+
+var phaseNames = map[uvcgo.Phase]string{uvcgo.PhasePrepare: "Prepare", uvcgo.PhaseCheck: "Check", uvcgo.PhaseIdle: "Idle"}
+
+// NewPrepare creates a prepare hook on r, not started.
+func NewPrepare(r *reactor.Reactor) (*Phase, error) { return newPhase(r, uvcgo.PhasePrepare) }
+
+// NewCheck creates a check hook on r, not started.
+func NewCheck(r *reactor.Reactor) (*Phase, error) { return newPhase(r, uvcgo.PhaseCheck) }
+
+// NewIdle creates an idle hook on r, not started.
+func NewIdle(r *reactor.Reactor) (*Phase, error) { return newPhase(r, uvcgo.PhaseIdle) }
+
+func newPhase(r *reactor.Reactor, which uvcgo.Phase) (*Phase, error) {
+	e := &phaseEvent{which: which}
+	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
+		return l.NewPhase(which, id)
+	}); err != nil {
+		return nil, err
+	}
+	p := &Phase{e: e}
+	track(p, &p.Handle, &e.core)
+	return p, nil
+}
+
+func (e *phaseEvent) kindName() string { return "phase" }
+func (e *phaseEvent) closing()         {}
+
+func (e *phaseEvent) arm() error {
+	if err := e.loop.StartPhase(e.which, e.h); err != nil {
+		return err
+	}
+	e.host.EveryTurn(1)
+	return nil
+}
+
+func (e *phaseEvent) disarm() {
+	e.host.EveryTurn(-1)
+	e.loop.StopPhase(e.which, e.h)
+}
+
+func (e *phaseEvent) completed(*uvcgo.Completion) {
+	e.runs++
+	event.Notify(&e.Base, nil, nil)
+}
+
+func (e *phaseEvent) describe() string {
+	return fmt.Sprintf("%s(runs=%d)", phaseNames[e.which], e.runs)
+}

@@ -1,0 +1,99 @@
+package uv_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// In one loop iteration libuv runs idle hooks, then prepare hooks before it
+// polls, then check hooks after; an idle hook keeps the loop turning while
+// started. Stopping hooks in a callback holds back their records of the same
+// turn: the last iteration delivers the idle hook only.
+func TestPhaseOrderAndIdle(t *testing.T) {
+	u := uv.UvtNewReactor(t)
+	var order []string
+	prep, err := uv.NewPrepare(u.Reactor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check, _ := uv.NewCheck(u.Reactor)
+	idle, _ := uv.NewIdle(u.Reactor)
+	idleRuns := 0
+	event.Subscribe(prep, func(event.Event, any, error) { order = append(order, "prepare") })
+	event.Subscribe(check, func(event.Event, any, error) { order = append(order, "check") })
+	event.Subscribe(idle, func(ev event.Event, _ any, _ error) {
+		order = append(order, "idle")
+		if idleRuns++; idleRuns == 3 {
+			prep.Stop()
+			check.Stop()
+			ev.Stop()
+		}
+	})
+	for _, ev := range []event.Event{prep, check, idle} {
+		if err := ev.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+	defer cancel()
+	if err := u.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if idleRuns != 3 {
+		t.Fatalf("idle ran %d times, want 3", idleRuns)
+	}
+	want := []string{"idle", "prepare", "check", "idle", "prepare", "check", "idle"}
+	if diff := cmp.Diff(want, order); diff != "" {
+		t.Fatalf("hook order (-want +got):\n%s", diff)
+	}
+	if got := prep.Info(); got != "Prepare(runs=2)" {
+		t.Fatalf("Info = %q", got)
+	}
+	for _, ev := range []*uv.Phase{prep, check, idle} {
+		ev.Close()
+	}
+	uv.UvtShutdown(t, u, false)
+}
+
+func TestConformPhases(t *testing.T) {
+	for name, mk := range map[string]func(*reactor.Reactor) (*uv.Phase, error){
+		"Prepare": uv.NewPrepare, "Check": uv.NewCheck, "Idle": uv.NewIdle,
+	} {
+		t.Run(name, func(t *testing.T) {
+			conform.Run(t, conform.Kind{
+				Name: "phase",
+				New:  func(r *reactor.Reactor) (event.Event, error) { return mk(r) },
+				Info: regexp.MustCompile(`^` + name + `\(runs=\d+\)$`),
+			})
+		})
+	}
+}
+
+func ExampleNewCheck() {
+	r, _ := reactor.New(reactor.Options{})
+	defer r.Close()
+	check, _ := uv.NewCheck(r)
+	defer check.Close()
+	tm, _ := uv.NewTimer(r, time.Millisecond, 0)
+	_ = tm
+	runs := 0
+	event.Subscribe(check, func(ev event.Event, _ any, _ error) {
+		if runs++; runs == 1 {
+			ev.Stop() // one look after libuv's first poll is enough here
+		}
+	})
+	check.Start()
+	r.Run(context.Background())
+	fmt.Println("check ran", runs, "time(s)")
+	// Output: check ran 1 time(s)
+}

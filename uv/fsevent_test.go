@@ -63,6 +63,9 @@ func TestFSEventLifecycle(t *testing.T) {
 	if got, want := f.Info(), fmt.Sprintf("FSEvent(path=%q)", dir); got != want {
 		t.Errorf("Info = %q, want %q", got, want)
 	}
+	if err := f.Replay(event.NewCallback(func(event.Event, any, error) {})); !errors.Is(err, event.ErrNotReplayable) {
+		t.Errorf("Replay = %v, want ErrNotReplayable (a watch stores no result)", err)
+	}
 	uv.UvtMust(t, f.Start())
 	mustWrite(t, filepath.Join(dir, "a"), "1")
 	uv.UvtTurnUntil(t, u, "a's creation and write", func() bool { return c.seen("a", uv.Rename) && c.seen("a", uv.Change) })

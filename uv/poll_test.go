@@ -77,6 +77,9 @@ func TestPollLifecycle(t *testing.T) {
 		t.Fatalf("after NewPoll: %+v", s)
 	}
 	calls := uv.UvtSubscribe(t, p, u.Owned)
+	if err := p.Replay(event.NewCallback(func(event.Event, any, error) {})); !errors.Is(err, event.ErrNotReplayable) {
+		t.Errorf("Replay = %v, want ErrNotReplayable (a poll stores no result)", err)
+	}
 	uv.UvtMust(t, p.Start())
 	unix.Write(b, []byte("x"))
 	uv.UvtTurnUntil(t, u, "readable", func() bool { return calls.N() > 0 })

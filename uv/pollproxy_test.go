@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"testing"
@@ -272,9 +273,11 @@ func TestPollProxyBadInputAndCloseWhileBusy(t *testing.T) {
 	uv.UvtShutdown(t, u, false)
 }
 
-// A proxy dropped while stopped is collected and stops counting; a poll
-// and proxies all dropped without Close leave no C handle.
+// A proxy dropped while stopped is collected and stops counting; polls
+// and proxies all dropped without Close under GOGC=10, some started, leave
+// no C handle.
 func TestPollProxyDropped(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	u := uv.UvtNewReactor(t)
 	a, _ := socketpair(t)
 	p := newPoll(t, u, a, uv.Readable)
@@ -282,15 +285,23 @@ func TestPollProxyDropped(t *testing.T) {
 	uv.UvtCollectUntil(t, u, "the dropped proxy", func() bool {
 		return p.Info() == fmt.Sprintf("Poll(fd=%d, events=r)", a)
 	})
-	c, _ := socketpair(t)
-	func() {
-		q := newPoll(t, u, c, uv.Readable)
-		x := newProxy(t, q, uv.Readable)
-		newProxy(t, q, uv.Writable)
-		x.Start()
-		x.Stop()
-	}()
+	for i := range 200 {
+		c, _ := socketpair(t)
+		func() {
+			q := newPoll(t, u, c, uv.Readable)
+			x := newProxy(t, q, uv.Readable)
+			newProxy(t, q, uv.Writable)
+			x.Start()
+			if i%2 == 0 {
+				x.Stop() // else it is dropped started: it goes on until the reactor closes
+			}
+		}()
+	}
 	runtime.GC()
-	uv.UvtCollectUntil(t, u, "the dropped poll and proxies", func() bool { return u.Stats().CHandles == 1 })
-	closeAndFinish(t, u, p)
+	uv.UvtCollectUntil(t, u, "the dropped polls with stopped proxies", func() bool { return u.Stats().CHandles == 1+100 })
+	if got := u.Stats().Active; got != 2*100 {
+		t.Errorf("Active = %d, want the 100 started proxies and their polls", got)
+	}
+	UvtMustClose(t, p)
+	uv.UvtShutdown(t, u, false) // closes the polls kept by their started proxies
 }

@@ -190,6 +190,9 @@ func (e *pollEvent) apply() error {
 	}
 	if want == 0 {
 		e.polling = 0
+		if e.h == 0 {
+			return nil // closing: uv_close stops it
+		}
 		return e.loop.StopPoll(e.h)
 	}
 	if err := e.loop.StartPoll(e.h, int(want)); err != nil {

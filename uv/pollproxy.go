@@ -61,6 +61,8 @@ func NewPollProxy(p *Poll, events PollEvents) (*PollProxy, error) {
 			err = event.ErrClosed
 			return
 		}
+		// Proxies collected meanwhile leave empty pointers: drop them.
+		p.e.proxies = slices.DeleteFunc(p.e.proxies, func(w weak.Pointer[PollProxy]) bool { return w.Value() == nil })
 		p.e.proxies = append(p.e.proxies, weak.Make(x))
 	}); e != nil {
 		return nil, e

@@ -2,67 +2,14 @@ package uvcgo
 
 /*
 #include <netdb.h>
+#include <sys/socket.h>
 #include "dns.h"
 */
 import "C"
 
-import (
-	"bytes"
-	"unsafe"
-)
+import "unsafe"
 
-// getaddrinfo and getnameinfo flags, and the address families, from the C
-// library.
-const (
-	AIPassive     = C.AI_PASSIVE
-	AINumericHost = C.AI_NUMERICHOST
-	AINumericServ = C.AI_NUMERICSERV
-
-	NINumericHost = C.NI_NUMERICHOST
-	NINumericServ = C.NI_NUMERICSERV
-	NINameReqd    = C.NI_NAMEREQD
-	NIDgram       = C.NI_DGRAM
-	NINoFQDN      = C.NI_NOFQDN
-
-	AFUnspec = C.AF_UNSPEC
-	AFInet   = C.AF_INET
-	AFInet6  = C.AF_INET6
-
-	SockStream = C.SOCK_STREAM
-	SockDgram  = C.SOCK_DGRAM
-)
-
-// libuv's getaddrinfo error codes (UV_EAI_*), one for each EAI_* of the C
-// library.
-const (
-	EAIAddrFamily = C.UV_EAI_ADDRFAMILY
-	EAIAgain      = C.UV_EAI_AGAIN
-	EAIBadFlags   = C.UV_EAI_BADFLAGS
-	EAIBadHints   = C.UV_EAI_BADHINTS
-	EAICanceled   = C.UV_EAI_CANCELED
-	EAIFail       = C.UV_EAI_FAIL
-	EAIFamily     = C.UV_EAI_FAMILY
-	EAIMemory     = C.UV_EAI_MEMORY
-	EAINoData     = C.UV_EAI_NODATA
-	EAINoName     = C.UV_EAI_NONAME
-	EAIOverflow   = C.UV_EAI_OVERFLOW
-	EAIProtocol   = C.UV_EAI_PROTOCOL
-	EAIService    = C.UV_EAI_SERVICE
-	EAISockType   = C.UV_EAI_SOCKTYPE
-)
-
-// AddrInfoEntry is one address of a getaddrinfo answer; its layout is
-// that of uvev_addr.
-type AddrInfoEntry struct {
-	Family   int32
-	SockType int32
-	Protocol int32
-	Zone     uint32
-	Addr     [16]byte // the first 4 for AF_INET
-	Port     uint16
-	_        uint16
-}
-
+// AddrInfoEntry (types_sys.go) has uvev_addr's layout.
 var _ [unsafe.Sizeof(AddrInfoEntry{}) - unsafe.Sizeof(C.uvev_addr{})]struct{}
 var _ [unsafe.Sizeof(C.uvev_addr{}) - unsafe.Sizeof(AddrInfoEntry{})]struct{}
 
@@ -91,16 +38,6 @@ func (l *Loop) GetAddrInfo(id uint64, node, service string, family, sockType, fl
 	return Request(r), nil
 }
 
-// AddrInfoEntries returns the addresses of a CompletionAddrInfo record,
-// over C memory: valid only until the next Turn (copy what you keep).
-func AddrInfoEntries(c *Completion) []AddrInfoEntry {
-	if c.Data == 0 || c.N <= 0 {
-		return nil
-	}
-	p := *(*unsafe.Pointer)(unsafe.Pointer(&c.Data)) // C memory (see Bytes)
-	return unsafe.Slice((*AddrInfoEntry)(p), int(c.N))
-}
-
 // GetNameInfo submits a uv_getnameinfo for the address (4 or 16 bytes of
 // addr, by family), port and IPv6 zone; it reports a CompletionNameInfo
 // record for id, whose payload NameInfoStrings reads.
@@ -114,14 +51,6 @@ func (l *Loop) GetNameInfo(id uint64, family int, addr [16]byte, port int, zone 
 	return Request(r), nil
 }
 
-// NameInfoStrings copies the host and service of a CompletionNameInfo
-// record.
-func NameInfoStrings(c *Completion) (host, service string) {
-	h, rest, _ := bytes.Cut(c.Bytes(), []byte{0})
-	sv, _, _ := bytes.Cut(rest, []byte{0})
-	return string(h), string(sv)
-}
-
 // CancelDNS cancels a lookup that has not started (uv_cancel); EBUSY when
 // it runs already. Call it only while the request is in flight.
 func (l *Loop) CancelDNS(r Request) error {
@@ -133,4 +62,27 @@ func (l *Loop) CancelDNS(r Request) error {
 func ErrorName(code int) (name, message string) {
 	e := Error{Code: code}
 	return e.Name(), C.GoString(C.uv_strerror(C.int(code)))
+}
+
+// sysConstants gives the C values of the constants types_sys.go mirrors,
+// for the test that keeps the two in step.
+func sysConstants() map[string][2]int {
+	return map[string][2]int{
+		"UV_READABLE": {PollReadable, C.UV_READABLE}, "UV_WRITABLE": {PollWritable, C.UV_WRITABLE},
+		"UV_DISCONNECT": {PollDisconnect, C.UV_DISCONNECT}, "UV_PRIORITIZED": {PollPrioritized, C.UV_PRIORITIZED},
+		"UV_RENAME": {FSEventRename, C.UV_RENAME}, "UV_CHANGE": {FSEventChange, C.UV_CHANGE},
+		"AI_PASSIVE": {AIPassive, C.AI_PASSIVE}, "AI_NUMERICHOST": {AINumericHost, C.AI_NUMERICHOST},
+		"AI_NUMERICSERV": {AINumericServ, C.AI_NUMERICSERV},
+		"NI_NUMERICHOST": {NINumericHost, C.NI_NUMERICHOST}, "NI_NUMERICSERV": {NINumericServ, C.NI_NUMERICSERV},
+		"NI_NOFQDN": {NINoFQDN, C.NI_NOFQDN}, "NI_NAMEREQD": {NINameReqd, C.NI_NAMEREQD}, "NI_DGRAM": {NIDgram, C.NI_DGRAM},
+		"AF_UNSPEC": {AFUnspec, C.AF_UNSPEC}, "AF_INET": {AFInet, C.AF_INET}, "AF_INET6": {AFInet6, C.AF_INET6},
+		"SOCK_STREAM": {SockStream, C.SOCK_STREAM}, "SOCK_DGRAM": {SockDgram, C.SOCK_DGRAM},
+		"UV_EAI_ADDRFAMILY": {EAIAddrFamily, C.UV_EAI_ADDRFAMILY}, "UV_EAI_AGAIN": {EAIAgain, C.UV_EAI_AGAIN},
+		"UV_EAI_BADFLAGS": {EAIBadFlags, C.UV_EAI_BADFLAGS}, "UV_EAI_CANCELED": {EAICanceled, C.UV_EAI_CANCELED},
+		"UV_EAI_FAIL": {EAIFail, C.UV_EAI_FAIL}, "UV_EAI_FAMILY": {EAIFamily, C.UV_EAI_FAMILY},
+		"UV_EAI_MEMORY": {EAIMemory, C.UV_EAI_MEMORY}, "UV_EAI_NODATA": {EAINoData, C.UV_EAI_NODATA},
+		"UV_EAI_NONAME": {EAINoName, C.UV_EAI_NONAME}, "UV_EAI_OVERFLOW": {EAIOverflow, C.UV_EAI_OVERFLOW},
+		"UV_EAI_SERVICE": {EAIService, C.UV_EAI_SERVICE}, "UV_EAI_SOCKTYPE": {EAISockType, C.UV_EAI_SOCKTYPE},
+		"UV_EAI_BADHINTS": {EAIBadHints, C.UV_EAI_BADHINTS}, "UV_EAI_PROTOCOL": {EAIProtocol, C.UV_EAI_PROTOCOL},
+	}
 }

@@ -7,14 +7,6 @@ import "C"
 
 import "unsafe"
 
-// The fs event bits, mirrored from uv.h, and the mark of a child watch's
-// record (fsevent.c).
-const (
-	FSEventRename = C.UV_RENAME
-	FSEventChange = C.UV_CHANGE
-	FSEventChild  = 1 << 16
-)
-
 // cpath returns path as NUL-terminated Go memory holding no pointers, for a
 // C call that copies it.
 func cpath(path string) *C.char {

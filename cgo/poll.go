@@ -5,14 +5,6 @@ package uvcgo
 */
 import "C"
 
-// The poll events libuv reports, mirrored from uv.h.
-const (
-	PollReadable    = C.UV_READABLE
-	PollWritable    = C.UV_WRITABLE
-	PollDisconnect  = C.UV_DISCONNECT
-	PollPrioritized = C.UV_PRIORITIZED
-)
-
 // NewPoll creates a uv_poll_t on fd reporting CompletionPoll records for id
 // (N: the events that fired; Status: UV_EBADF when epoll reported an error
 // on the descriptor, after which libuv has stopped the handle). A

@@ -3,6 +3,7 @@ package uv_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -365,3 +366,43 @@ func TestPollDroppedWithoutClose(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// Out-of-band TCP data is Prioritized (EPOLLPRI); a poll for it alone is
+// not told of ordinary data.
+func TestPollPrioritized(t *testing.T) {
+	u := uv.UvtNewReactor(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	uv.UvtMust(t, err)
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	uv.UvtMust(t, err)
+	defer client.Close()
+	server, err := ln.Accept()
+	uv.UvtMust(t, err)
+	defer server.Close()
+	f, err := server.(*net.TCPConn).File() // a duplicate descriptor, ours
+	uv.UvtMust(t, err)
+	defer f.Close()
+
+	p := newPoll(t, u, int(f.Fd()), uv.Prioritized)
+	calls := uv.UvtSubscribe(t, p, u.Owned)
+	uv.UvtMust(t, p.Start())
+	client.Write([]byte("plain"))
+	uv.UvtFence(t, u)
+	if n := calls.N(); n != 0 {
+		t.Fatalf("ordinary data notified a poll for p only: %+v", calls.Calls())
+	}
+	raw, err := client.(*net.TCPConn).SyscallConn()
+	uv.UvtMust(t, err)
+	var sendErr error
+	raw.Write(func(fd uintptr) bool {
+		sendErr = unix.Sendto(int(fd), []byte{'!'}, unix.MSG_OOB, nil)
+		return true
+	})
+	uv.UvtMust(t, sendErr)
+	uv.UvtTurnUntil(t, u, "the out-of-band byte", func() bool { return calls.N() > 0 })
+	if got := calls.Calls()[0].Result; got != uv.Prioritized {
+		t.Errorf("result %v, want p", got)
+	}
+	closeAndFinish(t, u, p)
+}

@@ -2,6 +2,7 @@ package uv
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"syscall"
 	"weak"
@@ -70,6 +71,9 @@ func NewPollProxy(p *Poll, events PollEvents) (*PollProxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A proxy collected without Close may have been the last: the poll
+	// then polls for its own events again.
+	runtime.AddCleanup(x, func(e *pollEvent) { e.r.Post(func() { e.apply() }) }, p.e)
 	return x, nil
 }
 
@@ -119,6 +123,7 @@ func (o *pollProxyOps) Free(bool) {
 		p := w.Value()
 		return p == nil || p == (*PollProxy)(o)
 	})
+	o.e.apply()
 }
 
 // proxyChanged recomputes the poll's libuv mask after a proxy started or
@@ -131,10 +136,9 @@ func (e *pollEvent) proxyChanged() error {
 			return err
 		}
 		e.proxyHold = true
-		return nil
 	case len(e.started) == 0 && e.proxyHold:
 		e.proxyHold = false
-		return e.Stop()
+		e.Stop() // the poll stays armed if its user started it too
 	}
 	return e.apply()
 }

@@ -131,6 +131,9 @@ func TestPollProxyDispatch(t *testing.T) {
 	for _, x := range []*uv.PollProxy{r, w, d} {
 		uv.UvtMust(t, x.Close())
 	}
+	if got := uv.UvtPolling(p); got != uv.Readable {
+		t.Errorf("after the proxies closed the poll polls for %v, want its own r", got)
+	}
 	if got, want := p.Info(), fmt.Sprintf("Poll(fd=%d, events=r)", a); got != want {
 		t.Errorf("Info = %q, want %q", got, want)
 	}
@@ -281,10 +284,22 @@ func TestPollProxyDropped(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	a, _ := socketpair(t)
 	p := newPoll(t, u, a, uv.Readable)
-	func() { newProxy(t, p, uv.Writable) }()
-	uv.UvtCollectUntil(t, u, "the dropped proxy", func() bool {
-		return p.Info() == fmt.Sprintf("Poll(fd=%d, events=r)", a)
+	uv.UvtMust(t, p.Start())
+	func() {
+		x := newProxy(t, p, uv.Writable)
+		x.Start()
+		x.Stop()
+	}()
+	if got := uv.UvtPolling(p); got != 0 {
+		t.Errorf("a started poll with a stopped proxy polls for %v, want nothing", got)
+	}
+	// No loop runs (the started poll would keep RunOnce waiting): the
+	// cleanup's Post runs at once.
+	uv.UvtWaitFor(t, "the dropped proxy, and the poll polling for its own events", func() bool {
+		runtime.GC()
+		return p.Info() == fmt.Sprintf("Poll(fd=%d, events=r)", a) && uv.UvtPolling(p) == uv.Readable
 	})
+	uv.UvtMust(t, p.Stop())
 	for i := range 200 {
 		c, _ := socketpair(t)
 		func() {

@@ -18,8 +18,9 @@ import (
 //
 // The rules:
 //   - the poll's libuv mask is the union of the started proxies' events,
-//     recomputed on every proxy Start and Stop; the first Start starts the
-//     poll, the last Stop stops it;
+//     recomputed on every proxy Start and Stop (and when a proxy closes or
+//     is collected); the first Start starts the poll, the last Stop stops
+//     it;
 //   - a readiness reaches only the started proxies whose events it
 //     matches, with the triggered events masked by the proxy's own
 //     (triggered & events);

@@ -40,14 +40,14 @@ cgocheck:
 # program of ours below; {go:NAME} builds ./bench/cmd/NAME, {c:NAME}
 # bench/c/NAME.c. Rows still to come, one line each:
 #   'e1-uvevent={go:e1load} -impl uvevent {go:SERVER}'   (see bench/cmd/e1load)
-#   'd1-uvevent={go:PROGRAM}'
 bench:
 	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md \
 	  -gobench 'C1|X1|K1' -gopkgs './event/ ./reactor/' \
 	  't1-uvevent={go:t1} -n 1000000' \
 	  'x1-uvevent={go:x1}' \
 	  'm1-uvevent={go:m1}' \
-	  's1-uvevent={go:s1}'
+	  's1-uvevent={go:s1}' \
+	  'd1-uvevent={go:d1uv}'
 
 ## demo: a short program that shows the event model at work
 demo:

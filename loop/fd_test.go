@@ -9,6 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/loop"
+	"github.com/uvevent/uvevent/reactor"
 )
 
 // A readable callback that reads one byte at a time is called again while
@@ -65,6 +68,15 @@ func TestOnReadableAndWritable(t *testing.T) {
 				t.Error("OffWritable from its callback = false")
 			}
 		}))
+		// One source per descriptor: a uv.Poll shared by a proxy per
+		// direction on libuv, a watcher per direction on the Go driver.
+		if l.Driver() == reactor.DriverLibuv {
+			if n := l.Reactor().Stats().Handles["poll"]; n != 1 {
+				t.Errorf("libuv polls for one descriptor watched both ways = %d, want 1", n)
+			}
+		} else if n := loop.GoWatchers(); n != 2 {
+			t.Errorf("watcher goroutines for one descriptor watched both ways = %d, want 2", n)
+		}
 		if l.OffWritable(fds[1]) {
 			t.Error("OffWritable of a descriptor never watched = true")
 		}

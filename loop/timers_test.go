@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/uvevent/uvevent/loop"
+	"github.com/uvevent/uvevent/reactor"
 )
 
 // Delays fire once each, by deadline; one removed before it fires is never
@@ -209,4 +210,43 @@ func TestDelayOffRace(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A loop over a reactor it was given leaves the reactor open at Close and
+// removes only its own registrations.
+func TestLoopOnGivenReactor(t *testing.T) {
+	for _, d := range drivers {
+		t.Run(d.String(), func(t *testing.T) {
+			r, err := reactor.New(reactor.Options{Driver: d})
+			if errors.Is(err, reactor.ErrNoLibuv) {
+				t.Skipf("the %v driver is not in this build (built without cgo): %v", d, err)
+			}
+			must(t, err)
+			defer r.Close()
+			l, err := loop.New(loop.Options{Reactor: r})
+			must(t, err)
+			other, err := r.NewTimer(time.Hour, 0)
+			must(t, err)
+			must(t, other.Start())
+			_, err = l.Repeat(time.Hour, func() {})
+			must(t, err)
+			fds := socketpair(t)
+			must(t, l.OnReadable(fds[0], func(int) {}))
+			must(t, l.OnSignal(syscall.SIGUSR2, func(syscall.Signal) {}))
+			must(t, l.Close())
+			if n := l.TimerCount(); n != 0 {
+				t.Errorf("TimerCount after Close = %d, want 0", n)
+			}
+			if l.OffReadable(fds[0]) || l.OffSignal(syscall.SIGUSR2) {
+				t.Error("registrations survived Close")
+			}
+			if s := r.Stats(); s.Active != 1 || s.Timers != 1 {
+				t.Errorf("reactor after the loop's Close: Active=%d Timers=%d, want 1 and 1 (its own timer)", s.Active, s.Timers)
+			}
+			must(t, r.Close())
+			if n := loop.GoWatchers(); n != 0 {
+				t.Errorf("%d watcher goroutines left", n)
+			}
+		})
+	}
 }

@@ -42,15 +42,17 @@ func fireEventfd(p *uv.Poll) error {
 
 func TestConformPoll(t *testing.T) {
 	conform.Run(t, conform.Kind{
-		Name: "poll",
-		New:  func(r *reactor.Reactor) (event.Event, error) { return eventfdPoll(r) },
-		Fire: func(ev event.Event) error { return fireEventfd(ev.(*uv.Poll)) },
-		Info: regexp.MustCompile(`^Poll\(fd=\d+, events=r\)$`),
+		NeedsLibuv: true,
+		Name:       "poll",
+		New:        func(r *reactor.Reactor) (event.Event, error) { return eventfdPoll(r) },
+		Fire:       func(ev event.Event) error { return fireEventfd(ev.(*uv.Poll)) },
+		Info:       regexp.MustCompile(`^Poll\(fd=\d+, events=r\)$`),
 	})
 }
 
 func TestConformPollProxy(t *testing.T) {
 	conform.Run(t, conform.Kind{
+		NeedsLibuv: true,
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			p, err := eventfdPoll(r)
 			if err != nil {
@@ -67,7 +69,8 @@ func TestConformFSEvent(t *testing.T) {
 	root := t.TempDir()
 	var n atomic.Int64
 	conform.Run(t, conform.Kind{
-		Name: "fsevent",
+		NeedsLibuv: true,
+		Name:       "fsevent",
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			dir := filepath.Join(root, strconv.FormatInt(n.Add(1), 10))
 			if err := os.Mkdir(dir, 0o700); err != nil {
@@ -84,6 +87,7 @@ func TestConformFSEvent(t *testing.T) {
 
 func TestConformAddrInfo(t *testing.T) {
 	conform.Run(t, conform.Kind{
+		NeedsLibuv: true,
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			return uv.NewAddrInfo(r, "localhost", "", uv.AddrInfoHints{})
 		},
@@ -95,6 +99,7 @@ func TestConformAddrInfo(t *testing.T) {
 
 func TestConformNameInfo(t *testing.T) {
 	conform.Run(t, conform.Kind{
+		NeedsLibuv: true,
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			return uv.NewNameInfo(r, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{})
 		},

@@ -14,6 +14,7 @@ import (
 // started proxies' events; a readiness reaches the proxies it matches with
 // triggered & events; a disconnect or an error reaches them all.
 func TestPollProxyMaskAndDispatch(t *testing.T) {
+	UvtNeedsLibuv(t)
 	errBoom := errors.New("boom")
 	type out struct {
 		Told bool
@@ -66,6 +67,7 @@ func TestPollProxyMaskAndDispatch(t *testing.T) {
 // libuv's statuses as poll results: POLLERR (UV_EBADF) is a disconnect,
 // anything else an error.
 func TestPollOutcome(t *testing.T) {
+	UvtNeedsLibuv(t)
 	for _, tc := range []struct {
 		status  int32
 		events  int64
@@ -86,6 +88,7 @@ func TestPollOutcome(t *testing.T) {
 // The peek that drops a spurious readiness: no data is spurious, data or
 // the end of file is not.
 func TestPollPeek(t *testing.T) {
+	UvtNeedsLibuv(t)
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -71,8 +71,12 @@ func TestOnReadableAndWritable(t *testing.T) {
 		// One source per descriptor: a uv.Poll shared by a proxy per
 		// direction on libuv, a watcher per direction on the Go driver.
 		if l.Driver() == reactor.DriverLibuv {
-			if n := l.Reactor().Stats().Handles["poll"]; n != 1 {
+			s := l.Reactor().Stats()
+			if n := s.Handles["poll"]; n != 1 {
 				t.Errorf("libuv polls for one descriptor watched both ways = %d, want 1", n)
+			}
+			if s.Crossings == 0 {
+				t.Error("Stats().Crossings = 0 after a poll was made through the shim")
 			}
 		} else if n := loop.GoWatchers(); n != 2 {
 			t.Errorf("watcher goroutines for one descriptor watched both ways = %d, want 2", n)

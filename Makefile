@@ -49,7 +49,7 @@ bench:
 	  's1-uvevent={go:s1}' \
 	  'd1-uvevent={go:d1uv}'
 
-## demo: a short program that shows the event model at work
+## demo: the tour: the model, the loop interface (echo server, timers, signal), a process and a file watch, the deadlock report, Stats
 demo:
 	$(GO) run ./cmd/demo
 

@@ -31,7 +31,9 @@ type StreamOptions struct {
 	OnDrain func(s *Stream)
 	// OnClose is called once when the stream closes: err is nil for a
 	// Close, io.EOF at the peer's end of stream, or the error of a read or
-	// write.
+	// write. From a goroutine other than the loop's, the call is queued on
+	// the loop; after the reactor's Close it is made in the closing
+	// goroutine.
 	OnClose func(s *Stream, err error)
 	// CloseFD makes the stream close its descriptor when it closes.
 	CloseFD bool
@@ -197,8 +199,12 @@ func (s *Stream) close(reason error) error {
 	if s.opts.CloseFD {
 		err = syscall.Close(s.fd)
 	}
-	if s.opts.OnClose != nil {
-		s.l.r.Exec(func() { s.opts.OnClose(s, reason) })
+	if fn := s.opts.OnClose; fn != nil {
+		// On the loop (now, from a callback); in the caller once the
+		// reactor is closed, so that OnClose is never lost.
+		if s.l.r.Post(func() { fn(s, reason) }) != nil {
+			fn(s, reason)
+		}
 	}
 	return err
 }

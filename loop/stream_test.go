@@ -169,3 +169,22 @@ func TestStreamWritersRace(t *testing.T) {
 		}
 	})
 }
+
+// A stream closed after its loop: OnClose is still told, once.
+func TestStreamCloseAfterLoop(t *testing.T) {
+	eachDriver(t, func(t *testing.T, l *tloop) {
+		fds := socketpair(t)
+		var reasons []error
+		s, err := l.NewStream(fds[0], loop.StreamOptions{
+			OnData:  func(*loop.Stream, []byte) {},
+			OnClose: func(_ *loop.Stream, err error) { reasons = append(reasons, err) },
+		})
+		must(t, err)
+		must(t, l.Close())
+		must(t, s.Close())
+		must(t, s.Close())
+		if len(reasons) != 1 || reasons[0] != nil {
+			t.Errorf("OnClose calls %v, want one with nil", reasons)
+		}
+	})
+}

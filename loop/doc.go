@@ -34,8 +34,10 @@
 //
 // Each registration is an ordinary event of the reactor: a reactor.Timer
 // for Delay and Repeat, a uv.PollProxy (one uv.Poll per descriptor, a proxy
-// per direction) for OnReadable and OnWritable, a uv.Signal for OnSignal, an
-// event.Future inside async.Suspension. So they count in Stats, show their
+// per direction) for OnReadable and OnWritable on the libuv driver, and on
+// the pure-Go driver an event of this package per direction (its Info is
+// "FDWatch(fd=7, r)"), a uv.Signal for OnSignal, an event.Future inside
+// async.Suspension. So they count in Stats, show their
 // Info in deadlock reports, keep Run going while they are active, and are
 // closed by the reactor's Close. Loop.Reactor gives the reactor for every
 // other kind (processes, file watches, channels, coroutines).
@@ -53,7 +55,8 @@
 // poll(2) says the level is ready, posts the callback to the loop, and
 // waits for it to have run before looking again. That keeps the libuv
 // driver's level-triggered behaviour; it costs a goroutine and a
-// descriptor per watched direction.
+// descriptor per watched direction, and one hand-off from that goroutine
+// to the loop per readiness.
 //
 // # Threading
 //

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -24,30 +24,21 @@ import (
 // again: readiness stays level-triggered, as libuv's poll is, and a
 // callback that does not consume it is called again on a later turn. The
 // netpoller is edge-triggered, so the level is checked after each re-arm:
-// a readiness that arrived before the wait is never lost. While a
-// direction is watched the reactor holds one unit of work (reactor.Hold):
-// Run does not end, as with a started poll on the libuv driver.
+// a readiness that arrived before the wait is never lost.
+//
+// Each direction is an event like any other (fdEvent, Info
+// "FDWatch(fd=7, r)"): Go-owned, active while started (Run does not end,
+// as with a started poll on the libuv driver), closed by the reactor's
+// Close.
 
 // goWatchers counts the watcher goroutines alive, for tests.
 var goWatchers atomic.Int64
 
+// goWatch is the pure-Go driver's watch: an fdEvent per direction in use.
 type goWatch struct {
 	l  *Loop
 	fd int
-	w  [2]*goWatcher
-}
-
-// goWatcher is one direction's duplicate and goroutine.
-type goWatcher struct {
-	f       *os.File
-	stopped chan struct{} // closed by shutdown
-	ran     chan struct{} // the loop ran the callback (capacity 1)
-	exited  chan struct{} // the goroutine has returned
-	post    func()        // runs the callback on the loop
-	off     bool          // loop-owned: no more callbacks
-	once    sync.Once
-	release func() // the reactor's hold
-	unhook  func() // forgets the reactor-close hook
+	ev [2]*fdEvent
 }
 
 func (l *Loop) newGoWatch(fd int) (*goWatch, error) {
@@ -63,52 +54,29 @@ func (l *Loop) newGoWatch(fd int) (*goWatch, error) {
 }
 
 func (g *goWatch) start(d dir, fire func()) error {
-	dup, err := unix.FcntlInt(uintptr(g.fd), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	f := os.NewFile(uintptr(dup), fmt.Sprintf("loop fd %d", g.fd))
-	if err := f.SetDeadline(time.Time{}); err != nil {
-		// Not pollable (a regular file): epoll refuses it, as libuv does.
-		f.Close()
-		return fmt.Errorf("descriptor cannot be polled: %w", syscall.EPERM)
-	}
-	release, err := g.l.r.Hold()
-	if err != nil {
-		f.Close()
-		return err
-	}
-	w := &goWatcher{
-		f:       f,
-		stopped: make(chan struct{}),
-		ran:     make(chan struct{}, 1),
-		exited:  make(chan struct{}),
-		release: release,
-	}
-	w.post = func() {
-		defer func() {
-			select {
-			case w.ran <- struct{}{}:
-			default:
-			}
-		}()
-		if !w.off {
+	x := &fdEvent{r: g.l.r, host: kind.HostOf(g.l.r), fd: g.fd, d: d}
+	event.Init(&x.Base, (*fdEventOps)(x), true, event.GoOwned)
+	if _, err := event.Subscribe(x, func(_ event.Event, _ any, err error) {
+		if err == nil {
 			fire()
 		}
+	}); err != nil {
+		return err
 	}
-	w.unhook = kind.HostOf(g.l.r).AddCloser(w.shutdown)
-	g.w[d] = w
-	goWatchers.Add(1)
-	go w.run(g.l.r, d)
+	if err := x.Start(); err != nil {
+		x.Close()
+		return err
+	}
+	x.unhook = x.host.AddCloser(func() { x.Close() })
+	g.ev[d] = x
 	return nil
 }
 
 func (g *goWatch) stop(d dir) {
-	if w := g.w[d]; w != nil {
-		g.w[d] = nil
-		w.off = true
-		w.unhook()
-		w.shutdown()
+	if x := g.ev[d]; x != nil {
+		g.ev[d] = nil
+		x.unhook()
+		x.Close()
 	}
 }
 
@@ -117,29 +85,115 @@ func (g *goWatch) close() {
 	g.stop(dirWrite)
 }
 
+// fdEvent is one direction of a descriptor watched by Go's netpoller: an
+// event notified (with no result) on the loop goroutine while the
+// descriptor is ready, as long as it is started.
+type fdEvent struct {
+	event.Base
+	r      *reactor.Reactor
+	host   kind.Host
+	fd     int
+	d      dir
+	w      *goWatcher // while armed
+	unhook func()     // forgets the reactor-close hook
+}
+
+type fdEventOps fdEvent
+
+func (o *fdEventOps) Owner() event.Owner { return o.r }
+func (o *fdEventOps) Event() event.Event { return (*fdEvent)(o) }
+func (o *fdEventOps) Free(bool)          {}
+
+func (o *fdEventOps) Describe() string {
+	return fmt.Sprintf("FDWatch(fd=%d, %s)", o.fd, [...]string{"r", "w"}[o.d])
+}
+
+// Arm duplicates the descriptor and starts the watcher goroutine.
+func (o *fdEventOps) Arm() error {
+	if o.host.Closing() {
+		return reactor.ErrReactorClosed
+	}
+	w, err := newGoWatcher(o.fd, o.d)
+	if err != nil {
+		return err
+	}
+	x := (*fdEvent)(o)
+	w.post = func() {
+		defer w.ranOnce()
+		if o.w == w {
+			event.Notify(&x.Base, nil, nil)
+		}
+	}
+	o.w = w
+	goWatchers.Add(1)
+	go w.run(o.host)
+	return nil
+}
+
+// Disarm ends the watcher goroutine and waits for it.
+func (o *fdEventOps) Disarm() {
+	if w := o.w; w != nil {
+		o.w = nil
+		w.shutdown()
+	}
+}
+
+// goWatcher is one armed direction's duplicate and goroutine.
+type goWatcher struct {
+	f       *os.File
+	d       dir
+	stopped chan struct{} // closed by shutdown
+	ran     chan struct{} // the loop ran the notification (capacity 1)
+	exited  chan struct{} // the goroutine has returned
+	post    func()        // notifies the event on the loop
+}
+
+func newGoWatcher(fd int, d dir) (*goWatcher, error) {
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(dup), fmt.Sprintf("loop fd %d", fd))
+	if err := f.SetDeadline(time.Time{}); err != nil {
+		// Not pollable (a regular file): epoll refuses it, as libuv does.
+		f.Close()
+		return nil, fmt.Errorf("descriptor cannot be polled: %w", syscall.EPERM)
+	}
+	return &goWatcher{
+		f:       f,
+		d:       d,
+		stopped: make(chan struct{}),
+		ran:     make(chan struct{}, 1),
+		exited:  make(chan struct{}),
+	}, nil
+}
+
+func (w *goWatcher) ranOnce() {
+	select {
+	case w.ran <- struct{}{}:
+	default:
+	}
+}
+
 // shutdown ends the goroutine and waits for it: closing the duplicate
-// wakes it from the netpoller. On the loop, or at the reactor's Close.
+// wakes it from the netpoller. On the loop.
 func (w *goWatcher) shutdown() {
-	w.once.Do(func() {
-		close(w.stopped)
-		w.f.Close()
-		<-w.exited
-		w.release()
-	})
+	close(w.stopped)
+	w.f.Close()
+	<-w.exited
 }
 
 // run is the watcher goroutine.
-func (w *goWatcher) run(r *reactor.Reactor, d dir) {
-	defer goWatchers.Add(-1)
+func (w *goWatcher) run(host kind.Host) {
 	defer close(w.exited)
-	host := kind.HostOf(r)
+	defer goWatchers.Add(-1) // before exited is closed: shutdown's return means it is counted out
 	rc, err := w.f.SyscallConn()
 	if err != nil {
 		return
 	}
 	ready := readyFunc(unix.POLLIN)
 	wait := rc.Read
-	if d == dirWrite {
+	if w.d == dirWrite {
 		ready, wait = readyFunc(unix.POLLOUT), rc.Write
 	}
 	for {
@@ -151,8 +205,8 @@ func (w *goWatcher) run(r *reactor.Reactor, d dir) {
 			return
 		default:
 		}
-		// Queue, not Post: the callback runs on a turn of the loop, never in
-		// this goroutine when nobody runs the loop.
+		// Queue, not Post: the notification comes on a turn of the loop,
+		// never in this goroutine when nobody runs the loop.
 		if host.Queue(w.post) != nil {
 			return // the reactor is closed
 		}

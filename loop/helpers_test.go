@@ -124,3 +124,8 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// unixSocketpair returns a connected pair of stream sockets.
+func unixSocketpair() ([2]int, error) {
+	return unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+}

@@ -1,7 +1,8 @@
-// Package loop is the event-loop interface of Localzet Server's seed (its
-// EventInterface) in Go, over a uvevent reactor: timers by id, readiness
-// of descriptors, signals, Run and Stop, and a suspension that parks a
-// goroutine until a callback resumes it.
+// Package loop is, in Go and over a uvevent reactor, the event-loop
+// interface of the Localzet Server PHP framework (its EventInterface, in
+// the Workerman line): timers by id, readiness of descriptors, signals, Run
+// and Stop, and a suspension that parks a goroutine until a callback
+// resumes it.
 //
 //	l, _ := loop.New(loop.Options{})
 //	defer l.Close()
@@ -19,7 +20,7 @@
 //
 // Descriptors: OnReadable and OnWritable call back, level-triggered, while
 // a descriptor is ready; OffReadable and OffWritable report whether a
-// callback was removed. Stream builds the seed's connection on them: reads
+// callback was removed. Stream builds EventInterface's connection (TcpConnection) on them: reads
 // of up to 64 KiB at a time, writes that go out when the descriptor is
 // writable, the rest buffered (Buffered shows the backpressure, OnDrain
 // says when it is gone).

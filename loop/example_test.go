@@ -13,7 +13,7 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// The seed's loop: a one-shot timer, a periodic one that the one-shot
+// EventInterface's loop: a one-shot timer, a periodic one that the one-shot
 // removes, and Run, which returns when nothing is left.
 func ExampleLoop() {
 	l, err := loop.New(loop.Options{})

@@ -37,7 +37,7 @@ type watch interface {
 }
 
 // OnReadable calls fn(fd) on the loop goroutine whenever fd has data to
-// read, end of file or an error (the seed's onReadable). It is
+// read, end of file or an error (EventInterface's onReadable). It is
 // level-triggered, as libuv's poll is: a callback that does not read
 // everything is called again on the next turn. A second OnReadable for the
 // same fd replaces the callback. The descriptor is made non-blocking and
@@ -51,7 +51,7 @@ type watch interface {
 func (l *Loop) OnReadable(fd int, fn func(fd int)) error { return l.onFD(fd, dirRead, fn) }
 
 // OnWritable calls fn(fd) on the loop goroutine whenever fd has room to
-// write (the seed's onWritable): call OffWritable once there is nothing
+// write (EventInterface's onWritable): call OffWritable once there is nothing
 // left to write, or it is called on every turn. A second OnWritable for the
 // same fd replaces the callback.
 func (l *Loop) OnWritable(fd int, fn func(fd int)) error { return l.onFD(fd, dirWrite, fn) }

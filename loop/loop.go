@@ -24,7 +24,7 @@ type Options struct {
 	ReactorOptions reactor.Options
 }
 
-// A Loop is the seed's event-loop interface over a reactor: timers by id
+// A Loop is EventInterface's event loop over a reactor: timers by id
 // (Delay, Repeat), readiness of descriptors (OnReadable, OnWritable), signals
 // (OnSignal), Run and Stop, and Suspension. Every registration is an event
 // of the reactor like any other (a reactor.Timer, a uv.PollProxy, a

@@ -9,7 +9,7 @@ import (
 )
 
 // OnSignal calls fn(sig) on the loop goroutine each time the process
-// receives sig (the seed's onSignal), through a uv.Signal event: os/signal
+// receives sig (EventInterface's onSignal), through a uv.Signal event: os/signal
 // underneath, on both drivers, never libuv's signal handlers (see
 // docs/signals.md). Signals that arrive while a call is queued coalesce
 // into it. A second OnSignal for the same signal replaces the callback.

@@ -39,7 +39,7 @@ type StreamOptions struct {
 	CloseFD bool
 }
 
-// A Stream is the seed's buffered connection over the Loop's interface: it
+// A Stream is EventInterface's buffered connection (TcpConnection) over the Loop's interface: it
 // reads in large blocks when the descriptor is readable (OnReadable), and
 // queues writes that go out when it is writable (OnWritable). A Write
 // writes what the socket takes at once and keeps the rest in the stream's

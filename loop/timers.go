@@ -24,7 +24,7 @@ func (id DelayID) String() string { return fmt.Sprintf("delay#%d", id.n) }
 // String gives the id as "repeat#N".
 func (id RepeatID) String() string { return fmt.Sprintf("repeat#%d", id.n) }
 
-// Delay calls fn once, on the loop goroutine, after d (the seed's delay).
+// Delay calls fn once, on the loop goroutine, after d (EventInterface's delay).
 // The timer never fires before d has passed; a d of 0 fires on the next
 // turn. Once it has fired it is gone: OffDelay returns false. A negative d
 // or a nil fn is refused with an error matching syscall.EINVAL; a closed
@@ -48,7 +48,7 @@ func (l *Loop) Delay(d time.Duration, fn func()) (DelayID, error) {
 }
 
 // Repeat calls fn on the loop goroutine every interval until OffRepeat
-// (the seed's repeat). A callback may remove its own timer. An interval of
+// (EventInterface's repeat). A callback may remove its own timer. An interval of
 // 0 or less, or a nil fn, is refused with an error matching syscall.EINVAL.
 func (l *Loop) Repeat(interval time.Duration, fn func()) (RepeatID, error) {
 	if interval <= 0 {
@@ -134,7 +134,7 @@ func (l *Loop) OffRepeat(id RepeatID) bool {
 }
 
 // DeleteAllTimers removes every timer made by Delay and Repeat on this
-// loop (the seed's deleteAllTimer). Timers made on the reactor by other
+// loop (EventInterface's deleteAllTimer). Timers made on the reactor by other
 // means are not touched.
 func (l *Loop) DeleteAllTimers() { l.r.Exec(l.deleteAllTimers) }
 
@@ -150,7 +150,7 @@ func (l *Loop) deleteAllTimers() {
 }
 
 // TimerCount returns how many timers made by Delay and Repeat are pending
-// (the seed's getTimerCount): one-shot timers not fired yet and periodic
+// (EventInterface's getTimerCount): one-shot timers not fired yet and periodic
 // timers not removed. It is 0 once the reactor is closed.
 func (l *Loop) TimerCount() int {
 	n := 0

@@ -16,7 +16,7 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// tourLoop: the seed's interface over the same reactor. An echo server on
+// tourLoop: package loop's interface over the same reactor. An echo server on
 // 127.0.0.1 accepts in an OnReadable callback and echoes through Streams; a
 // Repeat reports its figures; three clients (plain net.Conn goroutines)
 // talk to it; when they are done the demo sends itself SIGTERM, and the

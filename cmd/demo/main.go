@@ -4,7 +4,7 @@
 //  1. the model: events with callbacks, timers one-shot and periodic, the
 //     Info of live events, a future resolved from another goroutine and
 //     awaited beside other events, and the replay of a stored result;
-//  2. the seed's loop interface (package loop): an echo server on
+//  2. the EventInterface-style loop (package loop): an echo server on
 //     127.0.0.1 with timers, stopped gracefully by a SIGTERM the demo sends
 //     to itself;
 //  3. a child process and a file watch;

@@ -38,8 +38,7 @@ cgocheck:
 ## bench: our figures beside the comparators (raw C libuv, Go std), as ratios
 # benchtable runs the comparators it lists itself, then one NAME=command per
 # program of ours below; {go:NAME} builds ./bench/cmd/NAME, {c:NAME}
-# bench/c/NAME.c. Rows still to come, one line each:
-#   'd1-uvevent={go:PROGRAM}'
+# bench/c/NAME.c.
 bench:
 	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md \
 	  -gobench 'C1|X1|K1' -gopkgs './event/ ./reactor/' \
@@ -51,10 +50,11 @@ bench:
 	  'e1-uvevent={go:e1load} -impl uvevent {go:e1uv}' \
 	  'e1-uvevent-conn={go:e1load} -impl uvevent-conn {go:e1uv} -conn' \
 	  's1-uvevent={go:s1}' \
+	  'd1-uvevent={go:d1uv}' \
 	  'l1-uvevent={go:l1}' \
 	  'l1-uvevent-go={go:l1} -driver go'
 
-## demo: a short program that shows the event model at work
+## demo: the tour: the model, the loop interface (echo server, timers, signal), a process and a file watch, the deadlock report, Stats
 demo:
 	$(GO) run ./cmd/demo
 

@@ -14,6 +14,22 @@ func (*Loop) NewAsync(uint64) (Handle, error) { return 0, ErrNoLibuv }
 // AsyncSend is unavailable without cgo.
 func (*Loop) AsyncSend(Handle) error { return ErrNoLibuv }
 
+// GetAddrInfo is unavailable without cgo.
+func (*Loop) GetAddrInfo(uint64, string, string, int, int, int) (Request, error) {
+	return 0, ErrNoLibuv
+}
+
+// GetNameInfo is unavailable without cgo.
+func (*Loop) GetNameInfo(uint64, int, [16]byte, int, uint32, int) (Request, error) {
+	return 0, ErrNoLibuv
+}
+
+// CancelDNS is unavailable without cgo.
+func (*Loop) CancelDNS(Request) error { return ErrNoLibuv }
+
+// ErrorName is unavailable without cgo.
+func ErrorName(int) (string, string) { return "", "" }
+
 // Version is unavailable without cgo.
 func Version() string { return "" }
 
@@ -31,6 +47,21 @@ func (*Loop) FSClose(uint64, int) (Request, error) { return 0, ErrNoLibuv }
 
 // CancelFS is unavailable without cgo.
 func (*Loop) CancelFS(Request) error { return ErrNoLibuv }
+
+// NewFSEvent is unavailable without cgo.
+func (*Loop) NewFSEvent(uint64) (Handle, error) { return 0, ErrNoLibuv }
+
+// StartFSEvent is unavailable without cgo.
+func (*Loop) StartFSEvent(Handle, string) error { return ErrNoLibuv }
+
+// StopFSEvent is unavailable without cgo.
+func (*Loop) StopFSEvent(Handle) error { return ErrNoLibuv }
+
+// NewFSEventChild is unavailable without cgo.
+func (*Loop) NewFSEventChild(uint64, string) (Handle, error) { return 0, ErrNoLibuv }
+
+// CloseFSEventChild is unavailable without cgo.
+func (*Loop) CloseFSEventChild(Handle) {}
 
 // NewLoop is unavailable without cgo.
 func NewLoop() (*Loop, error) { return nil, ErrNoLibuv }
@@ -97,6 +128,15 @@ func (*Loop) PipeName(Handle, bool) (string, error) { return "", ErrNoLibuv }
 
 // SocketPair is unavailable without cgo.
 func SocketPair() (int, int, error) { return 0, 0, ErrNoLibuv }
+
+// NewPoll is unavailable without cgo.
+func (*Loop) NewPoll(uint64, int) (Handle, error) { return 0, ErrNoLibuv }
+
+// StartPoll is unavailable without cgo.
+func (*Loop) StartPoll(Handle, int) error { return ErrNoLibuv }
+
+// StopPoll is unavailable without cgo.
+func (*Loop) StopPoll(Handle) error { return ErrNoLibuv }
 
 // ReadStart is unavailable without cgo.
 func (*Loop) ReadStart(Handle) error { return ErrNoLibuv }

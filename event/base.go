@@ -333,7 +333,7 @@ func (b *Base) finish(result any, err error, tell bool) {
 }
 
 // released lets go of everything a closed event still holds: its
-// subscribers, its descriptor if CloseFD is set, and what the kind holds.
+// subscribers, what the kind holds, then its descriptor if CloseFD is set.
 // It runs once.
 func (b *Base) released() {
 	if b.has(freed) {
@@ -341,11 +341,14 @@ func (b *Base) released() {
 	}
 	b.setFlags(freed)
 	b.cbs.clear((*Callback).Release)
+	// The kind lets go first: a poll removes the descriptor from libuv's
+	// epoll set (uv_close), which it cannot do once the number is closed
+	// and perhaps reused.
+	b.ops.Free(!b.has(NoFreeMemory))
 	if b.ext != nil && b.has(CloseFD) {
 		syscall.Close(b.ext.fd)
 		b.clearFlags(CloseFD)
 	}
-	b.ops.Free(!b.has(NoFreeMemory))
 }
 
 // Retain adds a reference to the event.

@@ -274,6 +274,7 @@ func (r *Reactor) loopStats() Stats {
 	}
 	if r.loop != nil {
 		s.CHandles = r.loop.Handles()
+		s.Crossings = r.loop.Crossings()
 	}
 	s.Active = r.active
 	s.Timers = r.timers.count

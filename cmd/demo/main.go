@@ -1,20 +1,29 @@
-// Command demo shows the uvevent event model at work: timers one-shot and
-// periodic, a future resolved from another goroutine, a wait on any of
-// several different events, the Info of live events, a cross-thread trigger,
-// and a deadlock the reactor detects and reports. It exits 0.
+// Command demo is a tour of uvevent, in five stops, each under its own
+// heading:
+//
+//  1. the model: events with callbacks, timers one-shot and periodic, the
+//     Info of live events, a future resolved from another goroutine and
+//     awaited beside other events, and the replay of a stored result;
+//  2. the EventInterface-style loop (package loop): an echo server on
+//     127.0.0.1 with timers, stopped gracefully by a SIGTERM the demo sends
+//     to itself;
+//  3. a child process and a file watch;
+//  4. the deadlock report;
+//  5. the reactor's Stats.
+//
+// It is bounded (every wait has a safety timer) and exits 0, in well under
+// a second. Run it with `make demo`; build it with CGO_ENABLED=0 to see the
+// pure-Go driver (the file watch, which needs libuv, says so).
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"time"
 
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
-	"github.com/uvevent/uvevent/uv"
 )
 
 func main() {
@@ -24,99 +33,55 @@ func main() {
 	}
 }
 
+// start is when the tour began; stamp gives the time since, to 10 ms.
+var start = time.Now()
+
+func stamp() string { return fmt.Sprintf("%4dms", time.Since(start).Milliseconds()/10*10) }
+
+// heading prints a stop's title.
+func heading(n int, title string) { fmt.Printf("\n== %d. %s ==\n", n, title) }
+
+// say prints one line of a stop, indented and stamped.
+func say(format string, args ...any) {
+	fmt.Printf("   %s  %s\n", stamp(), fmt.Sprintf(format, args...))
+}
+
 func run() error {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Reports (the deadlock below, for one) are shown by the tour itself.
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 1}))
 	r, err := reactor.New(reactor.Options{Logger: quiet})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	start := time.Now()
-	stamp := func() string { return fmt.Sprintf("%3dms", time.Since(start).Milliseconds()/10*10) }
+	fmt.Printf("uvevent tour, on the %s driver\n", r.Driver())
 
-	fmt.Println("1. Timers: one-shot and periodic, and the Info of live events")
-	tick, _ := uv.NewTimer(r, 10*time.Millisecond, 10*time.Millisecond)
-	once, _ := uv.NewTimer(r, 35*time.Millisecond, 0)
-	ticks := 0
-	event.Subscribe(tick, func(ev event.Event, _ any, _ error) {
-		ticks++
-		fmt.Printf("   %s tick %d  %s\n", stamp(), ticks, ev.Info())
-		if ticks == 3 {
-			ev.Stop()
+	for i, stop := range []struct {
+		title string
+		fn    func(context.Context, *reactor.Reactor) error
+	}{
+		{"The model: events, callbacks, Info, replay", tourModel},
+		{"The loop interface: an echo server, timers, a signal", tourLoop},
+		{"A child process and a file watch", tourSystem},
+		{"The deadlock report", tourDeadlock},
+	} {
+		heading(i+1, stop.title)
+		if err := stop.fn(ctx, r); err != nil {
+			return fmt.Errorf("%s: %w", stop.title, err)
 		}
-	})
-	event.Subscribe(once, func(ev event.Event, _ any, _ error) {
-		fmt.Printf("   %s once fired; closed before its callbacks run: %v\n", stamp(), ev.Flags().Has(event.Closed))
-	})
-	tick.Start()
-	once.Start()
-	fmt.Printf("   live: %s; %s; active events: %d\n", tick.Info(), once.Info(), r.Stats().Active)
-	if err := r.Run(ctx); err != nil {
-		return err
 	}
 
-	fmt.Println("2. A future resolved from another goroutine, awaited with others")
-	f := event.NewFuture[any](r)
-	slow, _ := uv.NewTimer(r, time.Second, 0)
-	trig, _ := uv.NewTrigger(r)
-	slow.Start()
-	trig.Start()
-	release, _ := r.Hold() // a goroutine outside the reactor will resolve f
-	go func() {
-		time.Sleep(20 * time.Millisecond)
-		f.Resolve("hello from a goroutine")
-		release()
-	}()
-	co, _ := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
-		outs, err := event.Await(ctx, event.Any(), slow, trig, f)
-		if err != nil {
-			return nil, err
-		}
-		o, _ := event.Winner(outs) // outcomes come by position: the winner is the one that succeeded
-		fmt.Printf("   %s await-any woke on event #%d, %s: %v\n", stamp(), o.Index, o.Event.Info(), o.Result)
-		slow.Close()
-		trig.Close()
-		return o.Result, nil
-	})
-	if err := r.Run(ctx); err != nil {
-		return err
-	}
-	v, _, err := co.Outcome()
-	fmt.Printf("   coroutine result %q, err %v; a late waiter gets the replay: ", v, err)
-	outs, err := event.Await(ctx, event.All(), co)
-	if err != nil {
-		return err
-	}
-	fmt.Println(outs[0].Result)
-
-	fmt.Println("3. Deadlock: two coroutines await each other's futures")
-	fa, fb := event.NewFuture[any](r), event.NewFuture[any](r)
-	a, _ := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
-		_, err := event.Await(ctx, event.Any(), fb)
-		fa.Reject(err)
-		return nil, err
-	})
-	b, _ := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
-		_, err := event.Await(ctx, event.Any(), fa)
-		fb.Reject(err)
-		return nil, err
-	})
-	if err := r.Run(ctx); err != nil {
-		return err
-	}
-	_, _, errA := a.Outcome()
-	_, _, errB := b.Outcome()
-	var dl *reactor.DeadlockError
-	if !errors.As(errA, &dl) || !errors.Is(errB, event.ErrDeadlock) {
-		return fmt.Errorf("expected deadlock errors, got %v and %v", errA, errB)
-	}
-	fmt.Printf("   each waiter got ErrDeadlock; the report lists %d waiters:\n", len(dl.Waiters))
-	for _, w := range dl.Waiters {
-		fmt.Printf("     %s waits on %v\n", w.Coroutine, w.Events)
-	}
-
+	heading(5, "Stats")
 	s := r.Stats()
-	fmt.Printf("4. Stats: %d loop turns, %d cgo crossings, C handles live: %d\n", s.Iterations, s.Crossings, s.CHandles)
+	fmt.Printf("   loop turns %d, operations queued from other goroutines %d, wake-ups %d\n", s.Iterations, s.Queued, s.Wakeups)
+	fmt.Printf("   calls into the C shim %d; live now: C handles %d, active events %d, timers %d, coroutines %d\n",
+		s.Crossings, s.CHandles, s.Active, s.Timers, s.Coroutines)
+	if err := r.Close(); err != nil {
+		return err
+	}
+	s = r.Stats()
+	fmt.Printf("   after Close: C handles %d, active events %d\n", s.CHandles, s.Active)
 	return nil
 }

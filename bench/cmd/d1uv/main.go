@@ -1,0 +1,96 @@
+// Command d1uv is uvevent's side of workload D1 (DESIGN.md §6): it looks up
+// "localhost" with uv.AddrInfo -n times, at most -inflight at a time, and
+// prints
+//
+//	D1 uvevent lookups_per_s=N
+//
+// over the wall clock from the first lookup to the last answer, as
+// bench/c/d1_getaddrinfo.c does for raw libuv: the same hints (AF_UNSPEC,
+// SOCK_STREAM: network "tcp"), libuv's thread pool at its default size, and
+// each answer's callback, on the loop goroutine, starting the next lookup.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+func main() {
+	n := flag.Int("n", 10000, "lookups")
+	inFlight := flag.Int("inflight", 64, "lookups in flight at once")
+	flag.Parse()
+	if err := run(*n, *inFlight); err != nil {
+		fmt.Fprintln(os.Stderr, "d1uv:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, inFlight int) error {
+	if n <= 0 || inFlight <= 0 {
+		return fmt.Errorf("-n and -inflight must be positive")
+	}
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+
+	var started, done int
+	var failed error
+	var next func()
+	// One callback for every lookup: it runs on the loop goroutine, where
+	// starting the next lookup runs at once.
+	cb := event.NewCallback(func(_ event.Event, res any, err error) {
+		done++
+		if addrs, _ := res.([]netip.AddrPort); err == nil && len(addrs) == 0 {
+			err = errors.New("localhost: no address")
+		}
+		if err != nil {
+			failed = errors.Join(failed, err)
+			return
+		}
+		next()
+	})
+	next = func() {
+		if started >= n || failed != nil {
+			return
+		}
+		started++
+		a, err := uv.NewAddrInfo(r, "localhost", "", uv.AddrInfoHints{Network: "tcp"})
+		if err == nil {
+			err = a.AddCallback(cb)
+		}
+		if err != nil {
+			failed = errors.Join(failed, err)
+		}
+	}
+	start := time.Now()
+	if err := r.Exec(func() {
+		for range inFlight {
+			next()
+		}
+	}); err != nil {
+		return err
+	}
+	if err := r.Run(context.Background()); err != nil {
+		return err
+	}
+	wall := time.Since(start)
+	if failed != nil {
+		return failed
+	}
+	if done != n {
+		return fmt.Errorf("%d of %d lookups completed", done, n)
+	}
+	fmt.Printf("D1 uvevent lookups_per_s=%d\n", int64(n)*int64(time.Second)/int64(wall))
+	return nil
+}

@@ -1,0 +1,98 @@
+package uvcgo
+
+// This file holds the constants and types of the poll, fs event and dns
+// kinds in pure Go, with the values of libuv and the C library on Linux,
+// so that packages above can use them in builds without cgo too. Files
+// that import "C" hold only functions (TestSysConstantsMatchC checks the
+// values against C).
+
+import (
+	"bytes"
+	"unsafe"
+)
+
+// The poll events libuv reports (UV_READABLE, ...).
+const (
+	PollReadable    = 1
+	PollWritable    = 2
+	PollDisconnect  = 4
+	PollPrioritized = 8
+)
+
+// The fs event bits (UV_RENAME, UV_CHANGE), and the mark of a child
+// watch's record (fsevent.c).
+const (
+	FSEventRename = 1
+	FSEventChange = 2
+	FSEventChild  = 1 << 16
+)
+
+// getaddrinfo and getnameinfo flags, address families and socket types of
+// the C library.
+const (
+	AIPassive     = 0x1
+	AINumericHost = 0x4
+	AINumericServ = 0x400
+
+	NINumericHost = 1
+	NINumericServ = 2
+	NINoFQDN      = 4
+	NINameReqd    = 8
+	NIDgram       = 16
+
+	AFUnspec = 0
+	AFInet   = 2
+	AFInet6  = 10
+
+	SockStream = 1
+	SockDgram  = 2
+)
+
+// libuv's getaddrinfo error codes (UV_EAI_*), one for each EAI_* of the C
+// library.
+const (
+	EAIAddrFamily = -3000
+	EAIAgain      = -3001
+	EAIBadFlags   = -3002
+	EAICanceled   = -3003
+	EAIFail       = -3004
+	EAIFamily     = -3005
+	EAIMemory     = -3006
+	EAINoData     = -3007
+	EAINoName     = -3008
+	EAIOverflow   = -3009
+	EAIService    = -3010
+	EAISockType   = -3011
+	EAIBadHints   = -3013
+	EAIProtocol   = -3014
+)
+
+// AddrInfoEntry is one address of a getaddrinfo answer; its layout is
+// that of uvev_addr (dns.go checks it).
+type AddrInfoEntry struct {
+	Family   int32
+	SockType int32
+	Protocol int32
+	Zone     uint32
+	Addr     [16]byte // the first 4 for AF_INET
+	Port     uint16
+	_        uint16
+}
+
+// AddrInfoEntries returns the addresses of a CompletionAddrInfo record,
+// over C memory: valid only until the next Turn (copy what you keep).
+func AddrInfoEntries(c *Completion) []AddrInfoEntry {
+	if c.Data == 0 || c.N <= 0 {
+		return nil
+	}
+	p := *(*unsafe.Pointer)(unsafe.Pointer(&c.Data)) // C memory (see Bytes)
+	return unsafe.Slice((*AddrInfoEntry)(p), int(c.N))
+}
+
+// NameInfoStrings copies the host and service of a CompletionNameInfo
+// record.
+func NameInfoStrings(c *Completion) (host, service string) {
+	h, rest, _ := bytes.Cut(c.Bytes(), []byte{0})
+	sv, _, _ := bytes.Cut(rest, []byte{0})
+	return string(h), string(sv)
+}

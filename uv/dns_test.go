@@ -1,0 +1,323 @@
+package uv_test
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// Lookups of localhost and of literal addresses only: nothing here needs a
+// network or a DNS server.
+
+func waitCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// localhost resolves to loopback addresses with the service's port; the
+// result is stored, shown by Info and replayed to a late subscriber.
+func TestAddrInfoLocalhost(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	u := uv.UvtNewReactor(t)
+	a, err := uv.NewAddrInfo(u.Reactor, "localhost", "80", uv.AddrInfoHints{Network: "tcp"})
+	uv.UvtMust(t, err)
+	if got, want := a.Info(), `AddrInfo(host="localhost", service="80", network=tcp, pending)`; got != want {
+		t.Errorf("Info = %q, want %q", got, want)
+	}
+	if got := u.Stats().Active; got != 0 {
+		t.Logf("Active with a lookup in flight = %d", got)
+	}
+	stop := uv.UvtServe(t, u)
+	addrs, err := a.Wait(waitCtx(t))
+	stop()
+	if err != nil || len(addrs) == 0 {
+		t.Fatalf("localhost: %v, %v", addrs, err)
+	}
+	for _, ap := range addrs {
+		if !ap.Addr().IsLoopback() || ap.Port() != 80 {
+			t.Errorf("localhost gave %v, want loopback addresses with port 80", ap)
+		}
+	}
+	if got := a.Info(); !strings.HasSuffix(got, "addrs="+itoa(len(addrs))+")") {
+		t.Errorf("Info after the answer = %q", got)
+	}
+	var replayed any
+	uv.UvtMust(t, a.Replay(event.NewCallback(func(_ event.Event, res any, _ error) { replayed = res })))
+	if diff := cmp.Diff(addrs, replayed, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
+		t.Errorf("replay (-want +got):\n%s", diff)
+	}
+	again, err := a.Wait(waitCtx(t)) // a completed lookup replays
+	if err != nil || len(again) != len(addrs) {
+		t.Errorf("second Wait: %v, %v", again, err)
+	}
+	if !a.Flags().Has(event.Closed) {
+		t.Errorf("a completed lookup is not closed: %v", a.Flags())
+	}
+	uv.UvtShutdown(t, u, false)
+}
+
+// Literal addresses, by network: family and port as asked.
+func TestAddrInfoLiterals(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	u := uv.UvtNewReactor(t)
+	stop := uv.UvtServe(t, u)
+	for _, tc := range []struct {
+		host, service string
+		hints         uv.AddrInfoHints
+		want          []netip.AddrPort
+	}{
+		{"127.0.0.1", "", uv.AddrInfoHints{}, []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}},
+		{"::1", "443", uv.AddrInfoHints{Network: "tcp6", NumericHost: true}, []netip.AddrPort{netip.MustParseAddrPort("[::1]:443")}},
+		{"127.0.0.1", "53", uv.AddrInfoHints{Network: "udp4", NumericService: true}, []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:53")}},
+		{"", "8080", uv.AddrInfoHints{Network: "tcp4", Passive: true}, []netip.AddrPort{netip.MustParseAddrPort("0.0.0.0:8080")}},
+		{"", "8080", uv.AddrInfoHints{Network: "tcp4"}, []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:8080")}},
+	} {
+		a, err := uv.NewAddrInfo(u.Reactor, tc.host, tc.service, tc.hints)
+		uv.UvtMust(t, err)
+		got, err := a.Wait(waitCtx(t))
+		if err != nil {
+			t.Errorf("%q %q %+v: %v", tc.host, tc.service, tc.hints, err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
+			t.Errorf("%q %q %+v (-want +got):\n%s", tc.host, tc.service, tc.hints, diff)
+		}
+	}
+	stop()
+	uv.UvtShutdown(t, u, false)
+}
+
+// Bad input: refused at once (EINVAL), or failing with an EAI_* error that
+// errors.Is matches; the reactor goes on.
+func TestAddrInfoErrors(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	u := uv.UvtNewReactor(t)
+	for _, tc := range []struct{ host, service, network string }{
+		{"", "", ""}, {"localhost", "", "tcp5"}, {"local\x00host", "", ""}, {"localhost", "", "unix"},
+	} {
+		if a, err := uv.NewAddrInfo(u.Reactor, tc.host, tc.service, uv.AddrInfoHints{Network: tc.network}); !errors.Is(err, syscall.EINVAL) || a != nil {
+			t.Errorf("NewAddrInfo(%q, %q, %q) = %v, %v; want EINVAL", tc.host, tc.service, tc.network, a, err)
+		}
+	}
+	if _, err := uv.NewAddrInfo(nil, "localhost", "", uv.AddrInfoHints{}); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("nil reactor: %v", err)
+	}
+	stop := uv.UvtServe(t, u)
+	for _, tc := range []struct {
+		name          string
+		host, service string
+		hints         uv.AddrInfoHints
+		want          error
+	}{
+		{"a name where a literal is required", "localhost", "", uv.AddrInfoHints{NumericHost: true}, uv.ErrNoName},
+		{"a service name where a number is required", "127.0.0.1", "http", uv.AddrInfoHints{NumericService: true}, uv.ErrNoName},
+		{"an unknown service", "127.0.0.1", "no-such-service-here", uv.AddrInfoHints{Network: "tcp"}, uv.ErrService},
+	} {
+		a, err := uv.NewAddrInfo(u.Reactor, tc.host, tc.service, tc.hints)
+		uv.UvtMust(t, err)
+		var dnsErr *uv.DNSError
+		if _, err := a.Wait(waitCtx(t)); !errors.Is(err, tc.want) || !errors.As(err, &dnsErr) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		} else if dnsErr.Op != "uv_getaddrinfo" || !strings.Contains(err.Error(), "EAI_") {
+			t.Errorf("%s: error %q (%+v) does not say what failed", tc.name, err, dnsErr)
+		}
+		if !strings.HasSuffix(a.Info(), ", failed)") {
+			t.Errorf("Info of a failed lookup: %q", a.Info())
+		}
+	}
+	// Still serving.
+	a, err := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{})
+	uv.UvtMust(t, err)
+	if _, err := a.Wait(waitCtx(t)); err != nil {
+		t.Errorf("after the failures: %v", err)
+	}
+	stop()
+	uv.UvtShutdown(t, u, false)
+}
+
+// Every UV_EAI_* code maps to its own error, and only to it; another code
+// unwraps to its errno.
+func TestDNSErrorMapping(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	all := uv.UvtEAIErrors()
+	for code, want := range all {
+		err := error(&uv.DNSError{Op: "uv_getaddrinfo", Name: "x", Code: code})
+		for _, other := range all {
+			if got := errors.Is(err, other); got != (other == want) {
+				t.Errorf("code %d: errors.Is(%v, %v) = %v", code, err, other, got)
+			}
+		}
+	}
+	if len(all) != 14 {
+		t.Errorf("%d EAI codes mapped, want 14", len(all))
+	}
+	err := error(&uv.DNSError{Op: "uv_getaddrinfo", Name: "x", Code: -int(syscall.ENOMEM)})
+	if !errors.Is(err, syscall.ENOMEM) || errors.Is(err, uv.ErrNoMemory) {
+		t.Errorf("ENOMEM: %v", err)
+	}
+}
+
+// Disposing lookups before they complete cancels them: the subscribers
+// hear ErrClosed once, from the Dispose, never the answer; every request
+// is freed (by libuv's callback); nothing is reported.
+func TestAddrInfoDisposeBeforeCompletion(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	u := uv.UvtNewReactor(t)
+	const n = 200
+	var counters []*uv.UvtCounter
+	uv.UvtMust(t, u.Exec(func() {
+		var lookups []*uv.AddrInfo
+		for range n {
+			a, err := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			lookups = append(lookups, a)
+			counters = append(counters, uv.UvtSubscribe(t, a, u.Owned))
+		}
+		for _, a := range lookups {
+			a.Dispose()
+		}
+	}))
+	uv.UvtTurnUntil(t, u, "every request's callback", func() bool { return u.Stats().Handles["addrinfo"] == 0 })
+	for i, c := range counters {
+		calls := c.Calls()
+		if len(calls) != 1 || !errors.Is(calls[0].Err, event.ErrClosed) {
+			t.Fatalf("lookup %d: notifications %+v, want one ErrClosed", i, calls)
+		}
+	}
+	uv.UvtShutdown(t, u, false)
+}
+
+// A lookup in flight keeps Run going, and a coroutine awaiting it is no
+// deadlock.
+func TestAddrInfoKeepsRunAliveNoDeadlock(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	u := uv.UvtNewReactor(t)
+	a, err := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{})
+	uv.UvtMust(t, err)
+	n, err := uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{})
+	uv.UvtMust(t, err)
+	co, err := reactor.Go(u.Reactor, context.Background(), func(ctx context.Context) (any, error) {
+		_, err := event.Await(ctx, event.All(), a, n)
+		return nil, err
+	})
+	uv.UvtMust(t, err)
+	uv.UvtMust(t, u.Run(context.Background()))
+	if _, ok, err := co.Outcome(); !ok || err != nil {
+		t.Fatalf("coroutine awaiting lookups: done=%v err=%v (a false deadlock?)", ok, err)
+	}
+	if strings.Contains(a.Info(), "pending") || strings.Contains(n.Info(), "pending") {
+		t.Errorf("Run returned with a lookup pending: %s, %s", a.Info(), n.Info())
+	}
+	uv.UvtShutdown(t, u, false)
+}
+
+// The reactor's Close with lookups in flight: every subscriber hears
+// ErrClosed, Close waits for libuv's callbacks, nothing is left.
+func TestDNSCloseWhileBusy(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	u := uv.UvtNewReactor(t)
+	var counters []*uv.UvtCounter
+	for i := range 50 {
+		var ev event.Event
+		var err error
+		if i%2 == 0 {
+			ev, err = uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{})
+		} else {
+			ev, err = uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:22"), uv.NameInfoHints{})
+		}
+		uv.UvtMust(t, err)
+		counters = append(counters, uv.UvtSubscribe(t, ev, u.Owned))
+	}
+	uv.UvtShutdown(t, u, false)
+	for i, c := range counters {
+		if calls := c.Calls(); len(calls) != 1 || !errors.Is(calls[0].Err, event.ErrClosed) {
+			t.Errorf("lookup %d: %+v, want one ErrClosed", i, calls)
+		}
+	}
+	if _, err := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{}); !errors.Is(err, event.ErrLoopClosed) {
+		t.Errorf("NewAddrInfo on a closed reactor: %v", err)
+	}
+}
+
+// Lookups dropped without Close or Dispose under GOGC=10 complete, free
+// their C memory and leave the table empty.
+func TestDNSDroppedWithoutClose(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	u := uv.UvtNewReactor(t)
+	for round := range 5 {
+		uv.UvtMust(t, u.Exec(func() {
+			for i := range 100 {
+				var err error
+				if i%2 == round%2 {
+					_, err = uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{})
+				} else {
+					_, err = uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:22"), uv.NameInfoHints{})
+				}
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		}))
+		runtime.GC()
+	}
+	uv.UvtCollectUntil(t, u, "every lookup to complete", func() bool {
+		s := u.Stats()
+		return len(s.Handles) == 0 && s.CHandles == 0 && s.Active == 0
+	})
+	uv.UvtShutdown(t, u, false)
+}
+
+// NameInfo of literal loopback addresses: numeric, and by name from the
+// hosts file; bad input refused.
+func TestNameInfo(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	u := uv.UvtNewReactor(t)
+	stop := uv.UvtServe(t, u)
+	for _, tc := range []struct {
+		addr  string
+		hints uv.NameInfoHints
+		want  uv.NameInfoResult
+	}{
+		{"127.0.0.1:22", uv.NameInfoHints{NumericHost: true, NumericService: true}, uv.NameInfoResult{Host: "127.0.0.1", Service: "22"}},
+		{"127.0.0.1:80", uv.NameInfoHints{NumericHost: true}, uv.NameInfoResult{Host: "127.0.0.1", Service: "http"}},
+		{"[::1]:53", uv.NameInfoHints{NumericHost: true, Datagram: true}, uv.NameInfoResult{Host: "::1", Service: "domain"}},
+		{"127.0.0.1:22", uv.NameInfoHints{NameRequired: true, NumericService: true}, uv.NameInfoResult{Host: "localhost", Service: "22"}},
+	} {
+		n, err := uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort(tc.addr), tc.hints)
+		uv.UvtMust(t, err)
+		got, err := n.Wait(waitCtx(t))
+		if err != nil {
+			t.Errorf("%s %+v: %v", tc.addr, tc.hints, err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s %+v (-want +got):\n%s", tc.addr, tc.hints, diff)
+		}
+		if info := n.Info(); !strings.Contains(info, "host=\""+got.Host+"\"") {
+			t.Errorf("Info = %q", info)
+		}
+	}
+	stop()
+	for _, bad := range []netip.AddrPort{{}, netip.AddrPortFrom(netip.MustParseAddr("fe80::1%no-such-if0"), 1)} {
+		if n, err := uv.NewNameInfo(u.Reactor, bad, uv.NameInfoHints{}); !errors.Is(err, syscall.EINVAL) || n != nil {
+			t.Errorf("NewNameInfo(%v) = %v, %v; want EINVAL", bad, n, err)
+		}
+	}
+	uv.UvtShutdown(t, u, false)
+}

@@ -1,0 +1,69 @@
+//go:build cgo
+
+package uv_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// A lookup runs on libuv's thread pool while the reactor serves; Wait
+// blocks a goroutine until the answer is in. Errors match the EAI_* values
+// with errors.Is.
+func ExampleNewAddrInfo() {
+	r, ctx, done := exampleServing()
+	defer done()
+
+	a, err := uv.NewAddrInfo(r, "127.0.0.1", "http", uv.AddrInfoHints{Network: "tcp4"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	addrs, err := a.Wait(ctx)
+	fmt.Println(addrs, err)
+	fmt.Println(a.Info())
+
+	b, _ := uv.NewAddrInfo(r, "localhost", "", uv.AddrInfoHints{NumericHost: true})
+	_, err = b.Wait(ctx)
+	fmt.Println(errors.Is(err, uv.ErrNoName), err)
+
+	// Output:
+	// [127.0.0.1:80] <nil>
+	// AddrInfo(host="127.0.0.1", service="http", network=tcp4, addrs=1)
+	// true uv_getaddrinfo "localhost": EAI_NONAME (unknown node or service)
+}
+
+// The host and service names of an address and port.
+func ExampleNewNameInfo() {
+	r, ctx, done := exampleServing()
+	defer done()
+
+	n, err := uv.NewNameInfo(r, netip.MustParseAddrPort("127.0.0.1:443"), uv.NameInfoHints{NumericHost: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := n.Wait(ctx)
+	fmt.Printf("%+v %v\n", res, err)
+
+	// Output:
+	// {Host:127.0.0.1 Service:https} <nil>
+}
+
+// exampleServing makes a reactor served by a goroutine, and a context
+// bounding the example's waits; done closes the reactor.
+func exampleServing() (*reactor.Reactor, context.Context, func()) {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	go r.Serve(ctx)
+	return r, ctx, func() { cancel(); r.Close() }
+}

@@ -1,0 +1,25 @@
+package uv
+
+// What the external tests of poll, poll proxy, dns and fs event need to
+// see.
+
+// UvtPolling returns the mask libuv polls p's descriptor for now (0:
+// stopped).
+func UvtPolling(p *Poll) PollEvents {
+	var m PollEvents
+	p.e.r.Exec(func() { m = p.e.polling })
+	return m
+}
+
+// UvtEAIErrors returns the UV_EAI_* codes and their errors.
+func UvtEAIErrors() map[int]error { return eaiErrors }
+
+// UvtWatchedDirs lists the directories below f's root that have a watch.
+func UvtWatchedDirs(f *FSEvent) []string {
+	var dirs []string
+	f.e.r.Exec(func() { dirs = f.e.watchedDirs() })
+	return dirs
+}
+
+// UvtWatchError is the error a watch that cannot be added reports.
+func UvtWatchError(path string, err error) error { return watchError(path, err) }

@@ -1,0 +1,250 @@
+package uv_test
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// fsCalls collects an FSEvent's notifications on the loop.
+type fsCalls struct {
+	got  []uv.FSEventResult
+	errs []error
+}
+
+func watchFS(t testing.TB, u *uv.UvtReactor, path string, opts ...uv.FSEventOption) (*uv.FSEvent, *fsCalls) {
+	t.Helper()
+	f, err := uv.NewFSEvent(u.Reactor, path, opts...)
+	if err != nil {
+		t.Fatalf("NewFSEvent: %v", err)
+	}
+	c := &fsCalls{}
+	event.Subscribe(f, func(_ event.Event, res any, err error) {
+		if err != nil {
+			c.errs = append(c.errs, err)
+			return
+		}
+		c.got = append(c.got, res.(uv.FSEventResult))
+	})
+	return f, c
+}
+
+// seen reports whether a notification for name with all of events came.
+func (c *fsCalls) seen(name string, events uv.FSEvents) bool {
+	return slices.ContainsFunc(c.got, func(r uv.FSEventResult) bool { return r.Name == name && r.Events&events == events })
+}
+
+func mustWrite(t testing.TB, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Create, start, a file appears and changes, stop (nothing seen), restart,
+// close.
+func TestFSEventLifecycle(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	u := uv.UvtNewReactor(t)
+	dir := t.TempDir()
+	f, c := watchFS(t, u, dir)
+	if got, want := f.Info(), fmt.Sprintf("FSEvent(path=%q)", dir); got != want {
+		t.Errorf("Info = %q, want %q", got, want)
+	}
+	if err := f.Replay(event.NewCallback(func(event.Event, any, error) {})); !errors.Is(err, event.ErrNotReplayable) {
+		t.Errorf("Replay = %v, want ErrNotReplayable (a watch stores no result)", err)
+	}
+	uv.UvtMust(t, f.Start())
+	mustWrite(t, filepath.Join(dir, "a"), "1")
+	uv.UvtTurnUntil(t, u, "a's creation and write", func() bool { return c.seen("a", uv.Rename) && c.seen("a", uv.Change) })
+	uv.UvtMust(t, f.Stop())
+	n := len(c.got)
+	mustWrite(t, filepath.Join(dir, "b"), "1")
+	uv.UvtFence(t, u)
+	if len(c.got) != n {
+		t.Errorf("a stopped watch reported %v", c.got[n:])
+	}
+	uv.UvtMust(t, f.Start())
+	mustWrite(t, filepath.Join(dir, "c"), "1")
+	uv.UvtTurnUntil(t, u, "c after restart", func() bool { return c.seen("c", uv.Rename) })
+	if c.seen("b", 0) {
+		t.Error("a change made while stopped was reported after restart")
+	}
+	uv.UvtMust(t, f.Close())
+	if len(c.errs) != 1 || !errors.Is(c.errs[0], event.ErrClosed) {
+		t.Errorf("errors %v, want the close", c.errs)
+	}
+	closeAndFinish(t, u)
+}
+
+// A watched file reports changes under its own name.
+func TestFSEventFile(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	u := uv.UvtNewReactor(t)
+	path := filepath.Join(t.TempDir(), "watched")
+	mustWrite(t, path, "1")
+	f, c := watchFS(t, u, path)
+	uv.UvtMust(t, f.Start())
+	mustWrite(t, path, "2")
+	uv.UvtTurnUntil(t, u, "the change", func() bool { return c.seen("watched", uv.Change) })
+	closeAndFinish(t, u, f)
+}
+
+// A path that does not exist is refused (fs.ErrNotExist), at creation or,
+// when removed since, at Start; the reactor goes on.
+func TestFSEventBadInput(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	u := uv.UvtNewReactor(t)
+	dir := t.TempDir()
+	for _, p := range []string{filepath.Join(dir, "missing"), filepath.Join(dir, "missing", "deeper")} {
+		if f, err := uv.NewFSEvent(u.Reactor, p); !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, syscall.ENOENT) || f != nil {
+			t.Errorf("NewFSEvent(%s) = %v, %v; want ErrNotExist", p, f, err)
+		}
+	}
+	if _, err := uv.NewFSEvent(u.Reactor, ""); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("empty path: %v", err)
+	}
+	gone := filepath.Join(dir, "gone")
+	uv.UvtMust(t, os.Mkdir(gone, 0o700))
+	f, _ := watchFS(t, u, gone)
+	uv.UvtMust(t, os.Remove(gone))
+	if err := f.Start(); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Start on a removed path = %v, want ErrNotExist", err)
+	}
+	if s := u.Stats(); s.Active != 0 {
+		t.Errorf("Active after a failed Start = %d", s.Active)
+	}
+	g, c := watchFS(t, u, dir)
+	uv.UvtMust(t, g.Start())
+	mustWrite(t, filepath.Join(dir, "x"), "")
+	uv.UvtTurnUntil(t, u, "a working watch after the failures", func() bool { return c.seen("x", uv.Rename) })
+	closeAndFinish(t, u, f, g)
+}
+
+// The inotify limit is not reached in a test (it is in the hundreds of
+// thousands here): the error it gives is checked as built.
+func TestFSEventWatchLimitError(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	err := uv.UvtWatchError("/some/dir", uvcgo.ErrorOf("uv_fs_event_start", -int(syscall.ENOSPC)))
+	if !errors.Is(err, uv.ErrWatchLimit) || !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("%v: want ErrWatchLimit and ENOSPC", err)
+	}
+	t.Logf("past the limit: %v", err)
+}
+
+// Recursive: changes below the root are named by their path; a directory
+// made later is watched too, one removed is dropped.
+func TestFSEventRecursive(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	u := uv.UvtNewReactor(t)
+	root := t.TempDir()
+	uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "s1", "s2"), 0o700))
+	f, c := watchFS(t, u, root, uv.Recursive())
+	uv.UvtMust(t, f.Start())
+	if diff := cmp.Diff([]string{"s1", filepath.Join("s1", "s2")}, uv.UvtWatchedDirs(f)); diff != "" {
+		t.Errorf("watched (-want +got):\n%s", diff)
+	}
+	if got, want := f.Info(), fmt.Sprintf("FSEvent(path=%q, recursive, watches=3)", root); got != want {
+		t.Errorf("Info = %q, want %q", got, want)
+	}
+	deep := filepath.Join("s1", "s2", "f")
+	mustWrite(t, filepath.Join(root, deep), "1")
+	uv.UvtTurnUntil(t, u, deep, func() bool { return c.seen(deep, uv.Rename) })
+
+	uv.UvtMust(t, os.Mkdir(filepath.Join(root, "new"), 0o700))
+	uv.UvtTurnUntil(t, u, "new", func() bool { return c.seen("new", uv.Rename) })
+	later := filepath.Join("new", "g")
+	mustWrite(t, filepath.Join(root, later), "1")
+	uv.UvtTurnUntil(t, u, later, func() bool { return c.seen(later, uv.Rename) })
+
+	uv.UvtMust(t, os.RemoveAll(filepath.Join(root, "s1")))
+	uv.UvtTurnUntil(t, u, "s1's removal", func() bool { return c.seen("s1", uv.Rename) && len(uv.UvtWatchedDirs(f)) == 1 })
+	if diff := cmp.Diff([]string{"new"}, uv.UvtWatchedDirs(f)); diff != "" {
+		t.Errorf("watched after the removal (-want +got):\n%s", diff)
+	}
+	if len(c.errs) != 0 {
+		t.Errorf("errors: %v", c.errs)
+	}
+	// Stop drops the child watches; their handles are freed.
+	uv.UvtMust(t, f.Stop())
+	uv.UvtTurnUntil(t, u, "the children's close callbacks", func() bool { return u.Stats().CHandles == 1 })
+	closeAndFinish(t, u, f)
+}
+
+// Close while busy: a recursive watch closed from its callback while
+// changes pour in, another by the reactor's Close.
+func TestFSEventCloseWhileBusy(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	u := uv.UvtNewReactor(t)
+	root := t.TempDir()
+	uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "a", "b"), 0o700))
+	f, err := uv.NewFSEvent(u.Reactor, root, uv.Recursive())
+	uv.UvtMust(t, err)
+	calls := 0
+	event.Subscribe(f, func(ev event.Event, _ any, err error) {
+		calls++
+		ev.Close()
+	})
+	uv.UvtMust(t, f.Start())
+	g, gc := watchFS(t, u, root, uv.Recursive())
+	uv.UvtMust(t, g.Start())
+	for i := range 20 {
+		mustWrite(t, filepath.Join(root, "a", "b", fmt.Sprint(i)), "x")
+	}
+	uv.UvtTurnUntil(t, u, "the self-close", func() bool { return f.Flags().Has(event.Closed) })
+	if calls != 1 {
+		t.Errorf("the closing callback ran %d times, want once", calls)
+	}
+	uv.UvtShutdown(t, u, false)
+	if len(gc.errs) != 1 || !errors.Is(gc.errs[0], event.ErrClosed) {
+		t.Errorf("the other watch's errors: %v, want the reactor's close", gc.errs)
+	}
+}
+
+// Watches dropped without Close under GOGC=10, some started recursive
+// ones, leave no C handle.
+func TestFSEventDroppedWithoutClose(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	u := uv.UvtNewReactor(t)
+	root := t.TempDir()
+	uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "a", "b"), 0o700))
+	uv.UvtMust(t, u.Exec(func() {
+		for i := range 300 {
+			var opts []uv.FSEventOption
+			if i%2 == 0 {
+				opts = append(opts, uv.Recursive())
+			}
+			f, err := uv.NewFSEvent(u.Reactor, root, opts...)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if i%3 == 0 {
+				f.Start()
+			}
+		}
+	}))
+	if n := u.Stats().CHandles; n <= 300 {
+		t.Errorf("CHandles = %d, want the roots and the children", n)
+	}
+	runtime.GC()
+	uv.UvtCollectUntil(t, u, "every dropped watch's handles", func() bool {
+		s := u.Stats()
+		return s.CHandles == 0 && s.Active == 0
+	})
+	uv.UvtShutdown(t, u, false)
+}

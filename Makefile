@@ -3,16 +3,19 @@ GO      ?= go
 PKGS    ?= ./...
 BIN     := bin
 
-.PHONY: setup test race asan cgocheck bench demo lint fuzz static-check clean
+.PHONY: setup test race asan cgocheck bench demo lint fuzz static-check stress clean
 
 ## setup: install libuv1-dev and pkg-config with apt-get, only when missing
 setup:
 	@./scripts/setup.sh
 
-## test: vet, the whole suite with cgo pointer checks on, and the static-link check
+## test: vet (with and without cgo), the whole suite with cgo pointer checks on
+## (libuv driver), the whole suite again built without cgo (pure-Go driver),
+## and the static-link check
 test: lint static-check
 	GODEBUG=cgocheck=1 $(GO) test -count=1 $(PKGS)
-	CGO_ENABLED=0 $(GO) test -count=1 ./event/ ./refcount/ ./eventref/ ./internal/gid/
+	CGO_ENABLED=0 $(GO) vet $(PKGS)
+	CGO_ENABLED=0 $(GO) test -count=1 $(PKGS)
 
 ## race: the suite under the race detector
 race:
@@ -24,6 +27,10 @@ asan:
 	CGO_LDFLAGS="-fsanitize=address" \
 	$(GO) test -asan -count=1 $(PKGS)
 
+## stress: the signal storm and uv.Process beside os/exec, 20 times each (about a minute)
+stress:
+	$(GO) test -count=20 -run '^(TestSignalStorm|TestProcessBesideOsExec)$$' ./uv/
+
 ## cgocheck: the cgo packages under the strict pointer checks (cgocheck2)
 cgocheck:
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./cgo/ ./reactor/ ./uv/
@@ -33,13 +40,13 @@ cgocheck:
 # program of ours below; {go:NAME} builds ./bench/cmd/NAME, {c:NAME}
 # bench/c/NAME.c. Rows still to come, one line each:
 #   'e1-uvevent={go:e1load} -impl uvevent {go:SERVER}'   (see bench/cmd/e1load)
-#   's1-uvevent={go:PROGRAM}'
 bench:
 	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md \
-	  -gobench 'C1|X1' -gopkgs './event/ ./reactor/' \
+	  -gobench 'C1|X1|K1' -gopkgs './event/ ./reactor/' \
 	  't1-uvevent={go:t1} -n 1000000' \
 	  'x1-uvevent={go:x1}' \
 	  'm1-uvevent={go:m1}' \
+	  's1-uvevent={go:s1}' \
 	  'd1-uvevent={go:d1uv}'
 
 ## demo: a short program that shows the event model at work

@@ -1,42 +1,33 @@
 package uvcgo
 
 /*
-#include <uv.h>
+#include "uvev.h"
+#include "phase.h"
 */
 import "C"
 
-import (
-	"syscall"
-)
-
-// Error is a libuv error: the operation that failed and libuv's code.
-// errors.Is(err, syscall.EINVAL) and friends work through Unwrap.
-type Error struct {
-	Op   string // e.g. "uv_timer_start"
-	Code int    // libuv's negative error code
+func init() {
+	errName = func(code int) string { return C.GoString(C.uv_err_name(C.int(code))) }
+	errText = func(code int) string { return C.GoString(C.uv_strerror(C.int(code))) }
 }
-
-func errorOf(op string, code int) error {
-	if code == 0 {
-		return nil
-	}
-	return &Error{Op: op, Code: code}
-}
-
-// Name returns libuv's name for the code, e.g. "EINVAL".
-func (e *Error) Name() string { return C.GoString(C.uv_err_name(C.int(e.Code))) }
-
-// Error says what failed and how: "uv_async_init: EMFILE (too many open files)".
-func (e *Error) Error() string {
-	return e.Op + ": " + e.Name() + " (" + C.GoString(C.uv_strerror(C.int(e.Code))) + ")"
-}
-
-// Unwrap returns the errno: libuv's codes are negated errno values on Unix.
-func (e *Error) Unwrap() error { return syscall.Errno(-e.Code) }
 
 // Version returns the version of the libuv linked in.
 func Version() string { return C.GoString(C.uv_version_string()) }
 
-// ErrorOf turns a libuv status into an error (nil for 0) naming op, for the
-// kinds that read statuses from completion records.
-func ErrorOf(op string, status int) error { return errorOf(op, status) }
+// cConstants gives the C values of the constants types.go mirrors, for the
+// test that keeps the two in step.
+func cConstants() map[string][2]int {
+	return map[string][2]int{
+		"CLOSED": {CompletionClosed, C.UVEV_DONE_CLOSED}, "ASYNC": {CompletionAsync, C.UVEV_DONE_ASYNC},
+		"TIMER": {CompletionTimer, C.UVEV_DONE_TIMER}, "WORK": {CompletionWork, C.UVEV_DONE_WORK},
+		"POLL": {CompletionPoll, C.UVEV_DONE_POLL}, "READ": {CompletionRead, C.UVEV_DONE_READ},
+		"WRITE": {CompletionWrite, C.UVEV_DONE_WRITE}, "CONNECT": {CompletionConnect, C.UVEV_DONE_CONNECT},
+		"CONNECTION": {CompletionConnection, C.UVEV_DONE_CONNECTION}, "SHUTDOWN": {CompletionShutdown, C.UVEV_DONE_SHUTDOWN},
+		"FSEVENT": {CompletionFSEvent, C.UVEV_DONE_FSEVENT}, "ADDRINFO": {CompletionAddrInfo, C.UVEV_DONE_ADDRINFO},
+		"NAMEINFO": {CompletionNameInfo, C.UVEV_DONE_NAMEINFO}, "UDP_RECV": {CompletionUDPRecv, C.UVEV_DONE_UDP_RECV},
+		"UDP_SEND": {CompletionUDPSend, C.UVEV_DONE_UDP_SEND}, "FS": {CompletionFS, C.UVEV_DONE_FS},
+		"PHASE":         {CompletionPhase, C.UVEV_DONE_PHASE},
+		"PHASE_PREPARE": {int(PhasePrepare), C.UVEV_PHASE_PREPARE}, "PHASE_CHECK": {int(PhaseCheck), C.UVEV_PHASE_CHECK},
+		"PHASE_IDLE": {int(PhaseIdle), C.UVEV_PHASE_IDLE},
+	}
+}

@@ -1,23 +1,3 @@
-// Package uvcgo is the thin layer over libuv: the only package that includes
-// uv.h. It exports Go types only (ids, uintptr handles, Go structs), so no
-// cgo type crosses into the packages above it. It is uvevent's plumbing, not
-// a user-facing API: use packages reactor and uv.
-//
-// Lifetime rules, stated once here and kept by the C shim (loop.c):
-//   - a Loop's C memory is allocated by NewLoop and freed by Close;
-//   - a handle's C memory is allocated by its New call and freed only in its
-//     uv_close callback, which reports a CompletionClosed record for its id;
-//   - a record's payload (Completion.Data) is shim-owned and valid until the
-//     next Turn, which releases it, unless the caller took it (Take) and
-//     releases it itself (Release);
-//   - every call on a Loop or its handles is made by one goroutine at a time
-//     (the reactor's loop goroutine), except AsyncSend, which is safe from
-//     any goroutine while the handle is not closed.
-//
-// The loop contract every kind relies on is kept here, not by the kinds:
-// every call that changes libuv's state marks the loop dirty (Dirty), so the
-// reactor turns libuv before it parks again; every call that reads libuv's
-// clock refreshes it first; requests in flight are counted (Requests).
 package uvcgo
 
 /*
@@ -32,60 +12,9 @@ import (
 	"unsafe"
 )
 
-// Completion kinds, mirrored from uvev.h.
-const (
-	CompletionClosed = C.UVEV_DONE_CLOSED
-	CompletionAsync  = C.UVEV_DONE_ASYNC
-	CompletionTimer  = C.UVEV_DONE_TIMER
-	CompletionWork   = C.UVEV_DONE_WORK
-
-	CompletionPoll       = C.UVEV_DONE_POLL
-	CompletionRead       = C.UVEV_DONE_READ
-	CompletionWrite      = C.UVEV_DONE_WRITE
-	CompletionConnect    = C.UVEV_DONE_CONNECT
-	CompletionConnection = C.UVEV_DONE_CONNECTION
-	CompletionShutdown   = C.UVEV_DONE_SHUTDOWN
-	CompletionFSEvent    = C.UVEV_DONE_FSEVENT
-	CompletionAddrInfo   = C.UVEV_DONE_ADDRINFO
-	CompletionNameInfo   = C.UVEV_DONE_NAMEINFO
-	CompletionUDPRecv    = C.UVEV_DONE_UDP_RECV
-	CompletionUDPSend    = C.UVEV_DONE_UDP_SEND
-	CompletionFS         = C.UVEV_DONE_FS
-	CompletionPhase      = C.UVEV_DONE_PHASE
-)
-
-// Completion is one record of what libuv did during a turn. Its layout is
-// that of uvev_completion. N and Aux are the kind's payload numbers; Data,
-// when not zero, is shim-owned memory valid until the next Turn (see Take).
-type Completion struct {
-	ID      uint64
-	Kind    int32
-	Status  int32
-	N       int64
-	Aux     int64
-	Data    uintptr
-	Release uintptr
-}
-
 // The layouts must match: this fails to compile if they drift apart.
 var _ [unsafe.Sizeof(Completion{}) - unsafe.Sizeof(C.uvev_completion{})]struct{}
 var _ [unsafe.Sizeof(C.uvev_completion{}) - unsafe.Sizeof(Completion{})]struct{}
-
-// Bytes returns the record's payload as a byte slice over C memory. It is
-// valid only until the next Turn: copy it, or Take the payload, to keep it.
-func (c *Completion) Bytes() []byte {
-	if c.Data == 0 || c.N <= 0 {
-		return nil
-	}
-	// Data is C memory, never moved by Go's collector: reading the address
-	// through the field's bytes keeps vet's uintptr rule satisfied.
-	p := *(*unsafe.Pointer)(unsafe.Pointer(&c.Data))
-	return unsafe.Slice((*byte)(p), int(c.N))
-}
-
-// Handle is a libuv handle's address, held as an integer so that the Go
-// garbage collector never sees C memory as a Go pointer.
-type Handle uintptr
 
 // Loop is one uv_loop_t with its completion queue.
 type Loop struct {
@@ -143,14 +72,6 @@ func (l *Loop) turn(block C.int) ([]Completion, int) {
 	return done, int(t.timeout)
 }
 
-// Take keeps the payload of done[i] past the next Turn; the caller must
-// Release it.
-func Take(c *Completion) (data, release uintptr) {
-	data, release = c.Data, c.Release
-	c.Data = 0 // the record is C memory: the next turn sees the payload taken
-	return data, release
-}
-
 // Release frees a payload taken with Take.
 func (l *Loop) Release(data, release uintptr) {
 	C.uvev_release(C.uintptr_t(data), C.uintptr_t(release))
@@ -197,17 +118,4 @@ func (l *Loop) Close() error {
 // which reports a CompletionClosed record for the handle's id.
 func (l *Loop) CloseHandle(h Handle) {
 	C.uvev_close(l.mut(), C.uintptr_t(h))
-}
-
-// Request reports whether the record completes a request (a write, a
-// lookup, a thread-pool job) rather than reporting on a handle: a request's
-// completion is delivered whatever its event's state, so that no request
-// ever ends silently.
-func (c *Completion) Request() bool {
-	switch c.Kind {
-	case CompletionWork, CompletionWrite, CompletionConnect, CompletionShutdown,
-		CompletionAddrInfo, CompletionNameInfo, CompletionUDPSend, CompletionFS:
-		return true
-	}
-	return false
 }

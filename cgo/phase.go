@@ -5,17 +5,6 @@ package uvcgo
 */
 import "C"
 
-// Phase names a loop-phase hook type.
-type Phase int
-
-// The loop-phase hooks: prepare runs before libuv polls for I/O, check
-// after, idle on every turn (and makes libuv poll without blocking).
-const (
-	PhasePrepare Phase = C.UVEV_PHASE_PREPARE
-	PhaseCheck   Phase = C.UVEV_PHASE_CHECK
-	PhaseIdle    Phase = C.UVEV_PHASE_IDLE
-)
-
 var phaseOps = map[Phase]string{PhasePrepare: "uv_prepare", PhaseCheck: "uv_check", PhaseIdle: "uv_idle"}
 
 // NewPhase creates a prepare, check or idle handle reporting

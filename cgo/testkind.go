@@ -30,9 +30,6 @@ func (l *Loop) StopTestTimer(h Handle) error {
 	return errorOf("uv_timer_stop", int(C.uvev_testtimer_stop(C.uintptr_t(h))))
 }
 
-// Request is a libuv request's address, held as an integer (see Handle).
-type Request uintptr
-
 // SubmitTestWork queues a uv_work_t that sleeps sleepUS microseconds on
 // libuv's thread pool and reports CompletionWork for id (status 0, or
 // UV_ECANCELED when cancelled first). It counts in Requests until then.

@@ -88,7 +88,9 @@ type Ops interface {
 	Owner() Owner
 	// Event returns the event itself, as callbacks should see it.
 	Event() Event
-	// Arm activates the underlying handle (the first Start).
+	// Arm activates the underlying handle (the first Start). A one-shot
+	// event that can complete at once may call Complete from Arm: Start
+	// then leaves it closed, not started.
 	Arm() error
 	// Disarm deactivates it (the last Stop, or Close).
 	Disarm()
@@ -215,6 +217,9 @@ func (b *Base) owner() Owner       { return b.ops.Owner() }
 func (b *Base) AddCallback(cb *Callback) error { return b.doCB((*Base).addCallback, cb) }
 
 func (b *Base) addCallback(cb *Callback) error {
+	if !cb.usable() {
+		return ErrNilCallback
+	}
 	if b.has(Closed) {
 		return ErrClosed
 	}
@@ -253,6 +258,9 @@ func (b *Base) start() error {
 	}
 	if err := b.ops.Arm(); err != nil {
 		return err
+	}
+	if b.has(Closed) {
+		return nil // Arm completed the one-shot event at once (a channel op that matched)
 	}
 	b.loopRefs = 1
 	if !b.has(startedOnce) {
@@ -347,8 +355,9 @@ func (b *Base) released() {
 func (b *Base) Retain() { b.refs.Retain() }
 
 // Dispose drops a reference; the last one closes and frees the event.
+// Disposing an event whose references are all gone does nothing.
 func (b *Base) Dispose() {
-	if !b.refs.Release() {
+	if b.refs.Load() <= 0 || !b.refs.Release() {
 		return
 	}
 	b.do((*Base).release)
@@ -378,6 +387,9 @@ func (b *Base) release() error {
 func (b *Base) Replay(cb *Callback) error { return b.doCB((*Base).replay, cb) }
 
 func (b *Base) replay(cb *Callback) error {
+	if !cb.usable() {
+		return ErrNilCallback
+	}
 	r, ok := b.ops.(Replayer)
 	if !ok {
 		return ErrNotReplayable
@@ -521,11 +533,22 @@ func (b *Base) runHook(ev Event, result any, err error) (r any, e error, pass bo
 // whole pass: when a callback panics, the panic is reported and the pass goes
 // on from the next callback (b.iter already points at it), so the cost of
 // recovering is paid per pass, not per callback.
+//
+// A callback that calls runtime.Goexit (t.Fatal does) ends the goroutine:
+// nothing can stop that, but the event is left out of its pass (not Fired
+// for good), released if it closed, and the exit is reported.
 func (b *Base) pass(ev Event, result any, err error) {
+	finished := false
 	defer func() {
 		if p := recover(); p != nil {
 			b.owner().Report(ev, "callback panicked", &PanicError{Value: p, Stack: debug.Stack()})
 			b.pass(ev, result, err)
+		} else if !finished {
+			b.iter = -1
+			if b.has(Closed) {
+				b.released()
+			}
+			b.owner().Report(ev, "callback called runtime.Goexit", nil)
 		}
 	}()
 	v := &b.cbs
@@ -534,6 +557,7 @@ func (b *Base) pass(ev Event, result any, err error) {
 		b.iter++
 		cb.fn(ev, result, err)
 	}
+	finished = true
 }
 
 // call runs one callback, recovering and reporting a panic so that the loop

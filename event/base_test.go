@@ -3,6 +3,7 @@ package event_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -243,14 +244,14 @@ func TestReplay(t *testing.T) {
 	var got []string
 	rec := event.NewCallback(func(_ event.Event, r any, err error) { got = append(got, fmt.Sprint(r, " ", err)) })
 
-	ok := event.NewFuture(s)
+	ok := event.NewFuture[any](s)
 	if err := ok.Replay(rec); !errors.Is(err, event.ErrNotReplayable) {
 		t.Errorf("Replay of a pending future = %v, want ErrNotReplayable", err)
 	}
 	ok.Resolve(7)
-	bad := event.NewFuture(s)
+	bad := event.NewFuture[any](s)
 	bad.Reject(boom)
-	for _, f := range []*event.Future{ok, ok, bad} {
+	for _, f := range []*event.Future[any]{ok, ok, bad} {
 		if err := f.Replay(rec); err != nil {
 			t.Errorf("Replay: %v", err)
 		}
@@ -403,4 +404,36 @@ func TestInfoAndStateNames(t *testing.T) {
 	if diff := cmp.Diff([]string{"created", "active", "fired", "stopped", "closed"}, names); diff != "" {
 		t.Errorf("state names (-want +got):\n%s", diff)
 	}
+}
+
+// A callback calling runtime.Goexit ends its goroutine, but the event is
+// not left in its pass: it notifies again, and the exit is reported.
+func TestGoexitInCallback(t *testing.T) {
+	var reported []string
+	s := &event.Serial{ReportFunc: func(_ event.Event, msg string, _ error) { reported = append(reported, msg) }}
+	p := newProbe(s, "periodic", true, 0)
+	p.Start()
+	calls := 0
+	event.Subscribe(p, func(event.Event, any, error) {
+		calls++
+		if calls == 1 {
+			runtime.Goexit()
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.fire(nil, nil)
+	}()
+	<-done
+	if st := event.StateOf(p); st != event.Active {
+		t.Fatalf("after a Goexit the event is %v, want active", st)
+	}
+	if err := p.fire(nil, nil); err != nil || calls != 2 {
+		t.Fatalf("second notification: %v, %d calls", err, calls)
+	}
+	if diff := cmp.Diff([]string{"callback called runtime.Goexit"}, reported); diff != "" {
+		t.Errorf("reports (-want +got):\n%s", diff)
+	}
+	p.Close()
 }

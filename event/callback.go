@@ -21,7 +21,9 @@ type Callback struct {
 	dispose func()
 }
 
-// NewCallback returns a callback that calls fn, holding the creator's reference.
+// NewCallback returns a callback that calls fn, holding the creator's
+// reference. A callback made from a nil fn is refused by every event
+// (ErrNilCallback) rather than failing when it would be called.
 func NewCallback(fn CallbackFunc) *Callback {
 	return &Callback{fn: fn}
 }
@@ -42,6 +44,9 @@ func (c *Callback) Release() {
 		c.dispose()
 	}
 }
+
+// usable reports whether c can be subscribed: not nil, with a function.
+func (c *Callback) usable() bool { return c != nil && c.fn != nil }
 
 // Refs returns the number of references held now.
 func (c *Callback) Refs() int { return c.refs.Load() }

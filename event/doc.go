@@ -41,10 +41,23 @@
 //
 // # Replay
 //
-// Events that store a result (Future, a reactor's Coroutine) replay it to
+// Events that store a result (Future, a reactor's Coroutine, an async Op) replay it to
 // late subscribers: Replay calls the callback at once with the stored
 // outcome, and Await on such a closed event returns it. Await on a closed
 // event that stores nothing returns an ErrClosed outcome instead of hanging.
+//
+// # Waiting
+//
+// Await waits on any mix of events and returns one Outcome per event, at
+// the event's position. Its Mode says when the wait is over (Any, All,
+// FirstSuccess, AtLeast, each with IgnoreErrors, bounded with Within). It
+// starts the events that live in a loop and stops them afterwards (the
+// Start is counted), replays closed events that store a result, and does
+// not park when that satisfies the wait. Typed events (Typed: *Future[T], a
+// reactor's *Coroutine[T], an async.Op[T]) have typed waits: Future.Await,
+// AwaitValue, AwaitAll (values by position) and AwaitFirst (the winner and
+// its position). A wait that runs out of time ends with a *TimeoutError,
+// which matches ErrTimeout and context.DeadlineExceeded.
 //
 // # Reports
 //

@@ -1,8 +1,10 @@
 package event
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Errors returned by events and the waker. All work with errors.Is.
@@ -20,17 +22,55 @@ var (
 	ErrNotSubscribed = errors.New("callback not subscribed to this event")
 	// ErrCompleted: a future was resolved or rejected a second time.
 	ErrCompleted = errors.New("future already completed")
-	// ErrTimeout: a wait or a timeout event ran out of time.
-	ErrTimeout = errors.New("timed out")
+	// ErrTimeout: a wait or a timeout event ran out of time. Every timeout
+	// error of the module is a *TimeoutError, which matches both ErrTimeout
+	// and context.DeadlineExceeded.
+	ErrTimeout error = &TimeoutError{}
 	// ErrDeadlock: every goroutine run by a reactor waits and no active
-	// event can ever wake one. The error carries a report; see DeadlockError.
+	// event can ever wake one. The error carries a report; see
+	// reactor.DeadlockError.
 	ErrDeadlock = errors.New("deadlock")
 	// ErrOnLoop: a blocking wait was attempted on the loop goroutine, which
 	// would stall the loop forever.
 	ErrOnLoop = errors.New("blocking wait on the loop goroutine")
 	// ErrLoopClosed: the owner of the event has been shut down.
 	ErrLoopClosed = errors.New("loop closed")
+	// ErrNilCallback: a nil callback (or a Callback made from a nil
+	// function) was given to AddCallback, Replay or Subscribe.
+	ErrNilCallback = errors.New("event: nil callback")
+	// ErrNilEvent: a nil event, or a typed nil pointer to one, was given to
+	// Await or Subscribe.
+	ErrNilEvent = errors.New("event: nil event")
+	// ErrNoOwner: the event was made with a nil Owner; every operation on
+	// it fails with this error.
+	ErrNoOwner = errors.New("event: made without an owner")
 )
+
+// TimeoutError is the error of a wait or an event that ran out of time.
+// errors.Is matches it against ErrTimeout and against
+// context.DeadlineExceeded, and it has the Timeout method that net.Error
+// and os.IsTimeout look for.
+type TimeoutError struct {
+	// After is the timeout that ran out (0 when unknown).
+	After time.Duration
+}
+
+// Error returns "timeout occurred after 50ms" (or "timed out" when After
+// is not known).
+func (e *TimeoutError) Error() string {
+	if e.After > 0 {
+		return "timeout occurred after " + e.After.String()
+	}
+	return "timed out"
+}
+
+// Timeout reports true.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// Is matches ErrTimeout and context.DeadlineExceeded.
+func (e *TimeoutError) Is(target error) bool {
+	return target == ErrTimeout || target == context.DeadlineExceeded
+}
 
 // PanicError wraps a value recovered from a panic: in a callback, a posted
 // operation or a goroutine run by a reactor (the report says which).

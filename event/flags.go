@@ -34,7 +34,7 @@ const (
 	// ErrorHandled: the error was handled where it arose; awaiting the event
 	// returns its outcome without the error, and it is never reported.
 	ErrorHandled
-	// Reference: the object is an event reference, not an event; Resolve
+	// Reference: the object is an event reference, not an event; Deref
 	// follows it to the event it stands for.
 	Reference
 	// ObjectRef: the event carries a back-pointer to an owning object

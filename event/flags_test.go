@@ -93,7 +93,7 @@ func TestFlagResultUsed(t *testing.T) {
 	var reps []report
 	s := reportingSerial(&reps)
 
-	unused := event.NewFuture(s)
+	unused := event.NewFuture[any](s)
 	if err := unused.Resolve(42); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestFlagResultUsed(t *testing.T) {
 	}
 
 	reps = nil
-	used := event.NewFuture(s)
+	used := event.NewFuture[any](s)
 	if _, err := event.Subscribe(used, func(event.Event, any, error) {}); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestFlagResultUsed(t *testing.T) {
 	used.Resolve(42)
 	used.Dispose()
 
-	replayed := event.NewFuture(s)
+	replayed := event.NewFuture[any](s)
 	replayed.Resolve("late")
 	if err := replayed.Replay(event.NewCallback(func(event.Event, any, error) {})); err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestFlagErrorCaught(t *testing.T) {
 	s := reportingSerial(&reps)
 	boom := errors.New("boom")
 
-	lost := event.NewFuture(s)
+	lost := event.NewFuture[any](s)
 	lost.Reject(boom)
 	lost.Dispose()
 	want := []report{{Event: "Future(failed: boom)", Msg: "unhandled error", Err: boom}}
@@ -146,7 +146,7 @@ func TestFlagErrorCaught(t *testing.T) {
 	}
 
 	reps = nil
-	caught := event.NewFuture(s)
+	caught := event.NewFuture[any](s)
 	var got error
 	if _, err := event.Subscribe(caught, func(_ event.Event, _ any, err error) { got = err }); err != nil {
 		t.Fatal(err)
@@ -177,7 +177,7 @@ func TestFlagValueResult(t *testing.T) {
 	buf := []byte("payload")
 	shared := func(p any) bool { b := p.([]byte); return &b[0] == &buf[0] }
 
-	f := event.NewFuture(s)
+	f := event.NewFuture[any](s)
 	if !f.Flags().Has(event.ValueResult) {
 		t.Fatal("futures must carry ValueResult")
 	}
@@ -207,7 +207,7 @@ func TestFlagValueResult(t *testing.T) {
 // replayed callback does to its bytes must not change what the next sees.
 func TestFlagValueResultReplay(t *testing.T) {
 	s := &event.Serial{}
-	f := event.NewFuture(s)
+	f := event.NewFuture[any](s)
 	f.Resolve([]byte("payload"))
 	var got []string
 	for range 2 {
@@ -227,7 +227,7 @@ func TestFlagValueResultReplay(t *testing.T) {
 
 func TestFlagGoOwned(t *testing.T) {
 	s := &event.Serial{}
-	if !event.NewFuture(s).Flags().Has(event.GoOwned) {
+	if !event.NewFuture[any](s).Flags().Has(event.GoOwned) {
 		t.Error("futures must carry GoOwned")
 	}
 	if newProbe(s, "c", true, 0).Flags().Has(event.GoOwned) {
@@ -256,7 +256,7 @@ func TestFlagErrorHandled(t *testing.T) {
 	var reps []report
 	s := reportingSerial(&reps)
 	boom := errors.New("boom")
-	f := event.NewFuture(s)
+	f := event.NewFuture[any](s)
 	f.MarkErrorHandled()
 	if !f.Flags().Has(event.ErrorHandled) {
 		t.Fatal("MarkErrorHandled did not set ErrorHandled")
@@ -270,7 +270,7 @@ func TestFlagErrorHandled(t *testing.T) {
 		t.Fatalf("outcomes = %+v, want one without error", outs)
 	}
 
-	g := event.NewFuture(s)
+	g := event.NewFuture[any](s)
 	g.MarkErrorHandled()
 	g.Reject(boom) // nobody ever listens
 	g.Dispose()
@@ -307,19 +307,19 @@ func newRef(o event.Owner, target event.Event, flags event.Flags) *refEvent {
 
 func TestFlagReference(t *testing.T) {
 	s := &event.Serial{}
-	f := event.NewFuture(s)
+	f := event.NewFuture[any](s)
 	ref := newRef(s, f, event.Reference)
 	if !ref.Flags().Has(event.Reference) {
 		t.Fatal("Reference flag from Init lost")
 	}
-	if got := event.Resolve(ref); got != event.Event(f) {
+	if got := event.Deref(ref); got != event.Event(f) {
 		t.Errorf("Resolve(ref) = %v, want the future", got.Info())
 	}
-	if got := event.Resolve(f); got != event.Event(f) {
+	if got := event.Deref(f); got != event.Event(f) {
 		t.Error("Resolve of a plain event must return it")
 	}
 	notRef := newRef(s, f, 0) // has Target but no Reference flag
-	if got := event.Resolve(notRef); got != event.Event(notRef) {
+	if got := event.Deref(notRef); got != event.Event(notRef) {
 		t.Error("Resolve followed an object without the Reference flag")
 	}
 	f.Resolve("through")

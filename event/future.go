@@ -1,24 +1,26 @@
 package event
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"sync/atomic"
 )
 
-// A Future is an event completed once, from any goroutine, with a value or
-// an error. It stores the outcome and replays it to late subscribers: a
-// waiter that comes after completion gets the outcome at once.
+// A Future is an event completed once, from any goroutine, with a value of
+// type T or an error. It stores the outcome and replays it to late
+// subscribers: a waiter that comes after completion gets the outcome at once.
 //
 // Start and Stop do nothing: a future is not armed in a loop. Completion
 // closes the future (it is one-shot); subscribers added before completion get
-// the outcome as their last notification.
-type Future struct {
+// the outcome as their last notification, as a T in the result argument.
+type Future[T any] struct {
 	Base
 	owner  Owner
 	state  atomic.Uint32 // futurePending → futureSet (outcome written) → futureDone
-	result any
+	result T
 	err    error
 }
 
@@ -28,12 +30,16 @@ const (
 	futureDone
 )
 
-type futureOps Future
+type futureOps[T any] Future[T]
 
-// NewFuture returns a pending future belonging to o.
-func NewFuture(o Owner) *Future {
-	f := &Future{owner: o}
-	Init(&f.Base, (*futureOps)(f), false, GoOwned|ValueResult)
+// NewFuture returns a pending future belonging to o. A future made with a
+// nil owner is unusable: every operation on it returns ErrNoOwner.
+func NewFuture[T any](o Owner) *Future[T] {
+	if isNilOwner(o) {
+		o = noOwner{}
+	}
+	f := &Future[T]{owner: o}
+	Init(&f.Base, (*futureOps[T])(f), false, GoOwned|ValueResult)
 	return f
 }
 
@@ -45,21 +51,35 @@ func NewFuture(o Owner) *Future {
 // is closed, Resolve returns its error, but the future is completed all the
 // same: Outcome and Replay give the value (its waiters were ended by the
 // owner's Close).
-func (f *Future) Resolve(v any) error { return f.complete(v, nil) }
+func (f *Future[T]) Resolve(v T) error { return f.complete(v, nil) }
 
 // Reject completes the future with err (which must not be nil).
-func (f *Future) Reject(err error) error {
+func (f *Future[T]) Reject(err error) error {
 	if err == nil {
 		return fmt.Errorf("event: Reject(nil)")
 	}
-	return f.complete(nil, err)
+	var zero T
+	return f.complete(zero, err)
 }
 
-func (f *Future) complete(v any, err error) error {
+// Settle completes the future with v when err is nil, else with err: the
+// way to hand over what a function returned.
+func (f *Future[T]) Settle(v T, err error) error {
+	if err != nil {
+		return f.Reject(err)
+	}
+	return f.Resolve(v)
+}
+
+func (f *Future[T]) complete(v T, err error) error {
 	if !f.state.CompareAndSwap(futurePending, futureSet) {
 		return ErrCompleted
 	}
 	f.result, f.err = v, err
+	if f.owner.Owned() {
+		f.deliver()
+		return nil
+	}
 	if perr := f.owner.Post(f.deliver); perr != nil {
 		// The owner is gone: keep the outcome for Outcome and Replay; its
 		// waiters were ended when the owner shut down. Nothing else touches
@@ -75,7 +95,7 @@ func (f *Future) complete(v any, err error) error {
 
 // deliver runs with the owner held: the outcome becomes visible to Replay,
 // the future closes and the subscribers are told.
-func (f *Future) deliver() {
+func (f *Future[T]) deliver() {
 	if f.err != nil && !f.has(ErrorCaught|ErrorHandled) {
 		f.watchUnhandled()
 	}
@@ -83,20 +103,36 @@ func (f *Future) deliver() {
 	if f.has(Closed) {
 		return // closed early: the outcome is kept for Replay
 	}
-	Complete(&f.Base, f.result, f.err)
+	Complete(&f.Base, f.delivered(), f.err)
+}
+
+// delivered is the result as callbacks get it: the value, or nil for a
+// failed future.
+func (f *Future[T]) delivered() any {
+	if f.err != nil {
+		return nil
+	}
+	return f.result
 }
 
 // Done reports whether the outcome is delivered.
-func (f *Future) Done() bool { return f.state.Load() == futureDone }
+func (f *Future[T]) Done() bool { return f.state.Load() == futureDone }
 
-// Outcome returns the value and error once the future is done; ok is false
-// before. Reading the outcome counts as handling its error.
-func (f *Future) Outcome() (v any, err error, ok bool) {
+// Outcome returns the value and the error once the future is done; ok is
+// false before. Reading the outcome counts as handling its error.
+func (f *Future[T]) Outcome() (v T, ok bool, err error) {
 	if !f.Done() {
-		return nil, nil, false
+		return v, false, nil
 	}
 	f.observed()
-	return f.result, f.err, true
+	return f.result, true, f.err
+}
+
+// Await waits until the future is done, ctx is done or the owner closes,
+// and returns its value and error (see the package function Await for the
+// rules of waiting).
+func (f *Future[T]) Await(ctx context.Context) (T, error) {
+	return AwaitValue[T](ctx, f)
 }
 
 // unhandled is what a failed future nobody has observed yet leaves for the
@@ -113,7 +149,7 @@ type unhandled struct {
 }
 
 // watchUnhandled arranges the report; it runs with the owner held.
-func (f *Future) watchUnhandled() {
+func (f *Future[T]) watchUnhandled() {
 	u := &unhandled{owner: f.owner, info: fmt.Sprintf("Future(failed: %v)", f.err), err: f.err}
 	f.extras().seen = &u.seen
 	runtime.AddCleanup(f, reportUnhandled, u)
@@ -129,24 +165,42 @@ func reportUnhandled(u *unhandled) {
 	}
 }
 
-func (o *futureOps) Owner() Owner   { return o.owner }
-func (o *futureOps) Event() Event   { return (*Future)(o) }
-func (o *futureOps) Arm() error     { return nil }
-func (o *futureOps) Disarm()        {}
-func (o *futureOps) Free(free bool) {}
-func (o *futureOps) Stored() (any, error, bool) {
-	if !(*Future)(o).Done() {
+func (o *futureOps[T]) Owner() Owner   { return o.owner }
+func (o *futureOps[T]) Event() Event   { return (*Future[T])(o) }
+func (o *futureOps[T]) Arm() error     { return nil }
+func (o *futureOps[T]) Disarm()        {}
+func (o *futureOps[T]) Free(free bool) {}
+func (o *futureOps[T]) Stored() (any, error, bool) {
+	if !(*Future[T])(o).Done() {
 		return nil, nil, false
 	}
-	return o.result, o.err, true // no observed(): Replay and release decide that
+	return (*Future[T])(o).delivered(), o.err, true // no observed(): Replay and release decide that
 }
-func (o *futureOps) Describe() string {
+func (o *futureOps[T]) Describe() string {
 	switch {
-	case !(*Future)(o).Done():
+	case !(*Future[T])(o).Done():
 		return "Future(pending)"
 	case o.err != nil:
 		return fmt.Sprintf("Future(failed: %v)", o.err)
 	default:
 		return "Future(completed)"
 	}
+}
+
+// noOwner stands in for a nil Owner: it refuses every operation.
+type noOwner struct{}
+
+func (noOwner) Owned() bool                            { return false }
+func (noOwner) Exec(func()) error                      { return ErrNoOwner }
+func (noOwner) Post(func()) error                      { return ErrNoOwner }
+func (noOwner) ActiveDelta(int)                        {}
+func (noOwner) Report(ev Event, msg string, err error) { LogReport(slog.Default(), ev, msg, err) }
+
+// isNilOwner reports whether o is nil or a typed nil pointer.
+func isNilOwner(o Owner) bool {
+	if o == nil {
+		return true
+	}
+	v := reflect.ValueOf(o)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }

@@ -14,7 +14,7 @@ import (
 func TestFutureResolveOnceConcurrently(t *testing.T) {
 	for round := range 300 {
 		s := &event.Serial{}
-		f := event.NewFuture(s)
+		f := event.NewFuture[any](s)
 		var got []any
 		event.Subscribe(f, func(_ event.Event, r any, _ error) { got = append(got, r) })
 		const n = 16
@@ -56,7 +56,7 @@ func TestFutureResolveOnceConcurrently(t *testing.T) {
 			}
 		}
 		w := winner.Load().(int)
-		v, err, ok := f.Outcome()
+		v, ok, err := f.Outcome()
 		if !ok || !f.Done() {
 			t.Fatalf("round %d: future not done after completion", round)
 		}
@@ -71,7 +71,7 @@ func TestFutureResolveOnceConcurrently(t *testing.T) {
 
 func TestFutureRejectNil(t *testing.T) {
 	s := &event.Serial{}
-	f := event.NewFuture(s)
+	f := event.NewFuture[any](s)
 	if err := f.Reject(nil); err == nil {
 		t.Fatal("Reject(nil) succeeded")
 	}
@@ -93,10 +93,10 @@ func TestFutureRejectNil(t *testing.T) {
 
 func TestFutureInfo(t *testing.T) {
 	s := &event.Serial{}
-	pending := event.NewFuture(s)
-	done := event.NewFuture(s)
+	pending := event.NewFuture[any](s)
+	done := event.NewFuture[any](s)
 	done.Resolve(nil)
-	failed := event.NewFuture(s)
+	failed := event.NewFuture[any](s)
 	failed.Reject(errors.New("disk full"))
 	got := []string{pending.Info(), done.Info(), failed.Info()}
 	want := []string{"Future(pending)", "Future(completed)", "Future(failed: disk full)"}
@@ -107,8 +107,8 @@ func TestFutureInfo(t *testing.T) {
 
 func TestFutureLifecycle(t *testing.T) {
 	s := &event.Serial{}
-	f := event.NewFuture(s)
-	if v, err, ok := f.Outcome(); ok || v != nil || err != nil || f.Done() {
+	f := event.NewFuture[any](s)
+	if v, ok, err := f.Outcome(); ok || v != nil || err != nil || f.Done() {
 		t.Fatal("a new future has an outcome")
 	}
 	// Start and Stop do nothing on a future.
@@ -145,7 +145,7 @@ func TestFutureLifecycle(t *testing.T) {
 // subscribers ErrClosed; a later completion is kept for Replay.
 func TestFutureClosedEarly(t *testing.T) {
 	s := &event.Serial{}
-	f := event.NewFuture(s)
+	f := event.NewFuture[any](s)
 	var got []error
 	event.Subscribe(f, func(_ event.Event, _ any, err error) { got = append(got, err) })
 	f.Close()
@@ -166,7 +166,7 @@ func TestFutureClosedEarly(t *testing.T) {
 
 func TestFutureSubscribersFromGoroutines(t *testing.T) {
 	s := &event.Serial{}
-	f := event.NewFuture(s)
+	f := event.NewFuture[any](s)
 	const n = 8
 	var calls atomic.Int32
 	var wg sync.WaitGroup

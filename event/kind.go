@@ -1,5 +1,7 @@
 package event
 
+import "reflect"
+
 // This file is for the packages that implement kinds of events (reactor, uv):
 // the calls a kind makes on its Base, with the owner held. They are package
 // functions rather than methods so that they do not show on every event.
@@ -31,9 +33,9 @@ func Complete(b *Base, result any, err error) error {
 	return nil
 }
 
-// Resolve follows an event reference to the event it stands for; any other
+// Deref follows an event reference to the event it stands for; any other
 // event is returned as is.
-func Resolve(ev Event) Event {
+func Deref(ev Event) Event {
 	if r, ok := ev.(interface{ Target() Event }); ok && ev.Flags().Has(Reference) {
 		return r.Target()
 	}
@@ -81,9 +83,28 @@ func AttachFD(b *Base, fd int, closeOnClose bool) {
 
 // Subscribe is the short way to listen: it adds a new callback calling fn to
 // ev and returns it, the creator's reference already given to the event.
+// A nil fn or a nil event is refused (ErrNilCallback, ErrNilEvent).
 func Subscribe(ev Event, fn CallbackFunc) (*Callback, error) {
+	if fn == nil {
+		return nil, ErrNilCallback
+	}
+	if isNil(ev) {
+		return nil, ErrNilEvent
+	}
 	cb := NewCallback(fn)
 	err := ev.AddCallback(cb)
 	cb.Release()
 	return cb, err
+}
+
+// isNil reports whether ev is nil or a typed nil pointer, or an event whose
+// Base was never initialised: none of them can be used.
+func isNil(ev Event) bool {
+	if ev == nil {
+		return true
+	}
+	if v := reflect.ValueOf(ev); v.Kind() == reflect.Pointer && v.IsNil() {
+		return true
+	}
+	return ev.base().ops == nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/uvevent/uvevent/internal/waiting"
 )
 
 // grabWaiter takes the waker's callback out of the events' vectors while
@@ -14,7 +16,7 @@ type grabWaiter struct {
 	then func(abort func(error))
 }
 
-func (g *grabWaiter) BeginWait(events []Event, ws WaitState) {
+func (g *grabWaiter) BeginWait(events []Event, ws waiting.State) {
 	seen := map[*Base]bool{}
 	for _, ev := range events {
 		b := ev.base()
@@ -37,18 +39,18 @@ func TestAwaitReleasesItsCallback(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		mode Mode
-		do   func(a, b *Future, abort func(error))
+		do   func(a, b *Future[any], abort func(error))
 		want error
 	}{
-		{"resolved", Any(), func(a, _ *Future, _ func(error)) { a.Resolve(1) }, nil},
-		{"rejected", All(), func(a, b *Future, _ func(error)) { a.Reject(boom); b.Resolve(2) }, boom},
-		{"timeout", Any().Within(time.Millisecond), func(*Future, *Future, func(error)) {}, ErrTimeout},
-		{"aborted", Any(), func(_, _ *Future, abort func(error)) { abort(ErrDeadlock) }, ErrDeadlock},
+		{"resolved", Any(), func(a, _ *Future[any], _ func(error)) { a.Resolve(1) }, nil},
+		{"rejected", All(), func(a, b *Future[any], _ func(error)) { a.Reject(boom); b.Resolve(2) }, boom},
+		{"timeout", Any().Within(time.Millisecond), func(*Future[any], *Future[any], func(error)) {}, ErrTimeout},
+		{"aborted", Any(), func(_, _ *Future[any], abort func(error)) { abort(ErrDeadlock) }, ErrDeadlock},
 	} {
 		s := &Serial{}
-		a, b := NewFuture(s), NewFuture(s)
+		a, b := NewFuture[any](s), NewFuture[any](s)
 		g := &grabWaiter{then: func(abort func(error)) { tc.do(a, b, abort) }}
-		_, err := Await(WithWaiter(context.Background(), g), tc.mode, a, b, a)
+		_, err := Await(waiting.With(context.Background(), g), tc.mode, a, b, a)
 		if !errors.Is(err, tc.want) {
 			t.Errorf("%s: Await = %v, want %v", tc.name, err, tc.want)
 		}

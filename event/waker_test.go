@@ -11,16 +11,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/waiting"
 )
 
-// waitHook is an event.Waiter: it lets a test act while Await is subscribed
+// waitHook is a waiter (internal/waiting): it lets a test act while Await is subscribed
 // and waiting, without sleeping.
 type waitHook struct {
 	during       func(abort func(error))
 	began, ended int
 }
 
-func (w *waitHook) BeginWait(_ []event.Event, ws event.WaitState) {
+func (w *waitHook) BeginWait(_ []event.Event, ws waiting.State) {
 	w.began++
 	if w.during != nil {
 		w.during(ws.Abort)
@@ -46,13 +47,20 @@ func await(t *testing.T, ctx context.Context, m event.Mode, during func(abort fu
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	w := &waitHook{during: during}
-	outs, err := event.Await(event.WithWaiter(ctx, w), m, evs...)
+	outs, err := event.Await(waiting.With(ctx, w), m, evs...)
 	var got []out
-	for _, o := range outs {
-		if o.Event != event.Resolve(evs[o.Index]) {
-			t.Errorf("outcome %d names %v, want event %d", o.Index, o.Event.Info(), o.Index)
+	if outs != nil && len(outs) != len(evs) {
+		t.Errorf("Await returned %d outcomes for %d events", len(outs), len(evs))
+	}
+	for i, o := range outs {
+		if o.Index != i || o.Event != evs[i] {
+			t.Errorf("outcome %d has index %d and names %v, want event %d", i, o.Index, o.Event.Info(), i)
 		}
-		got = append(got, out{o.Index, o.Result, o.Err})
+		if o.Done {
+			got = append(got, out{o.Index, o.Result, o.Err})
+		} else if o.Result != nil || o.Err != nil {
+			t.Errorf("outcome %d is not done but has %v, %v", i, o.Result, o.Err)
+		}
 	}
 	for i, ev := range evs {
 		if n := event.Subscribers(ev); n != 0 {
@@ -65,11 +73,11 @@ func await(t *testing.T, ctx context.Context, m event.Mode, during func(abort fu
 	return got, err
 }
 
-func futures(s event.Owner, n int) ([]*event.Future, []event.Event) {
-	fs := make([]*event.Future, n)
+func futures(s event.Owner, n int) ([]*event.Future[any], []event.Event) {
+	fs := make([]*event.Future[any], n)
 	evs := make([]event.Event, n)
 	for i := range fs {
-		fs[i] = event.NewFuture(s)
+		fs[i] = event.NewFuture[any](s)
 		evs[i] = fs[i]
 	}
 	return fs, evs
@@ -82,30 +90,38 @@ func TestAwaitModes(t *testing.T) {
 	tests := []struct {
 		name    string
 		mode    event.Mode
-		do      func(fs []*event.Future) // runs while Await waits
+		do      func(fs []*event.Future[any]) // runs while Await waits
 		want    []out
 		wantErr []error // errors.Is must hold for each; nil means no error
 	}{
-		{"any success", event.Any(), func(fs []*event.Future) { fs[1].Resolve("b") },
+		{"any success", event.Any(), func(fs []*event.Future[any]) { fs[1].Resolve("b") },
 			[]out{{1, "b", nil}}, nil},
-		{"any error", event.Any(), func(fs []*event.Future) { fs[2].Reject(e2); fs[0].Resolve("late") },
+		{"any error", event.Any(), func(fs []*event.Future[any]) { fs[2].Reject(e2); fs[0].Resolve("late") },
 			[]out{{2, nil, e2}}, []error{e2}},
-		{"all", event.All(), func(fs []*event.Future) { fs[2].Resolve(2); fs[0].Resolve(0); fs[1].Resolve(1) },
-			[]out{{2, 2, nil}, {0, 0, nil}, {1, 1, nil}}, nil},
-		{"all with failures", event.All(), func(fs []*event.Future) { fs[0].Reject(e0); fs[1].Resolve(1); fs[2].Reject(e2) },
-			[]out{{0, nil, e0}, {1, 1, nil}, {2, nil, e2}}, []error{e0, e2}},
-		{"first success", event.FirstSuccess(), func(fs []*event.Future) { fs[0].Reject(e0); fs[2].Resolve("c"); fs[1].Resolve("b") },
+		{"any ignoring errors", event.Any().IgnoreErrors(), func(fs []*event.Future[any]) { fs[2].Reject(e2); fs[0].Resolve("a") },
+			[]out{{0, "a", nil}, {2, nil, e2}}, nil},
+		{"all, by position", event.All(), func(fs []*event.Future[any]) { fs[2].Resolve(2); fs[0].Resolve(0); fs[1].Resolve(1) },
+			[]out{{0, 0, nil}, {1, 1, nil}, {2, 2, nil}}, nil},
+		{"all ends at the first error", event.All(), func(fs []*event.Future[any]) { fs[1].Resolve(1); fs[0].Reject(e0); fs[2].Reject(e2) },
+			[]out{{0, nil, e0}, {1, 1, nil}}, []error{e0}},
+		{"all ignoring errors", event.All().IgnoreErrors(), func(fs []*event.Future[any]) { fs[0].Reject(e0); fs[1].Resolve(1); fs[2].Reject(e2) },
+			[]out{{0, nil, e0}, {1, 1, nil}, {2, nil, e2}}, nil},
+		{"first success", event.FirstSuccess(), func(fs []*event.Future[any]) { fs[0].Reject(e0); fs[2].Resolve("c"); fs[1].Resolve("b") },
 			[]out{{0, nil, e0}, {2, "c", nil}}, nil},
-		{"first success, all fail", event.FirstSuccess(), func(fs []*event.Future) { fs[1].Reject(e1); fs[0].Reject(e0); fs[2].Reject(e2) },
-			[]out{{1, nil, e1}, {0, nil, e0}, {2, nil, e2}}, []error{e0, e1, e2}},
-		{"at least 2", event.AtLeast(2), func(fs []*event.Future) { fs[0].Resolve(0); fs[1].Reject(e1); fs[2].Resolve(2) },
+		{"first success, all fail", event.FirstSuccess(), func(fs []*event.Future[any]) { fs[1].Reject(e1); fs[0].Reject(e0); fs[2].Reject(e2) },
+			[]out{{0, nil, e0}, {1, nil, e1}, {2, nil, e2}}, []error{e0, e1, e2}},
+		{"first success ignoring errors is first success", event.FirstSuccess().IgnoreErrors(), func(fs []*event.Future[any]) { fs[1].Reject(e1); fs[0].Resolve(0) },
+			[]out{{0, 0, nil}, {1, nil, e1}}, nil},
+		{"any ignoring errors, all fail", event.Any().IgnoreErrors(), func(fs []*event.Future[any]) { fs[1].Reject(e1); fs[0].Reject(e0); fs[2].Reject(e2) },
+			[]out{{0, nil, e0}, {1, nil, e1}, {2, nil, e2}}, []error{e0, e1, e2}},
+		{"at least 2", event.AtLeast(2), func(fs []*event.Future[any]) { fs[0].Resolve(0); fs[2].Resolve(2); fs[1].Reject(e1) },
+			[]out{{0, 0, nil}, {2, 2, nil}}, nil},
+		{"at least 2 ends at the first error", event.AtLeast(2), func(fs []*event.Future[any]) { fs[0].Resolve(0); fs[1].Reject(e1); fs[2].Resolve(2) },
+			[]out{{0, 0, nil}, {1, nil, e1}}, []error{e1}},
+		{"at least 2 ignoring errors", event.AtLeast(2).IgnoreErrors(), func(fs []*event.Future[any]) { fs[0].Resolve(0); fs[1].Reject(e1); fs[2].Resolve(2) },
 			[]out{{0, 0, nil}, {1, nil, e1}, {2, 2, nil}}, nil},
-		{"at least 2 reached early", event.AtLeast(2), func(fs []*event.Future) { fs[2].Resolve(2); fs[1].Resolve(1); fs[0].Reject(e0) },
-			[]out{{2, 2, nil}, {1, 1, nil}}, nil},
-		{"at least 2 impossible", event.AtLeast(2), func(fs []*event.Future) { fs[0].Reject(e0); fs[2].Reject(e2); fs[1].Resolve(1) },
+		{"at least 2 ignoring errors, impossible", event.AtLeast(2).IgnoreErrors(), func(fs []*event.Future[any]) { fs[0].Reject(e0); fs[2].Reject(e2); fs[1].Resolve(1) },
 			[]out{{0, nil, e0}, {2, nil, e2}}, []error{e0, e2}},
-		{"at least 3 fails at the first error", event.AtLeast(3), func(fs []*event.Future) { fs[1].Resolve(1); fs[0].Reject(e0) },
-			[]out{{1, 1, nil}, {0, nil, e0}}, []error{e0}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,23 +219,26 @@ func TestAwaitClosedEvents(t *testing.T) {
 	s := &event.Serial{}
 	closedProbe := newProbe(s, "gone", true, 0)
 	closedProbe.Close()
-	closedFuture := event.NewFuture(s) // closed before any outcome
+	closedFuture := event.NewFuture[any](s) // closed before any outcome
 	closedFuture.Close()
-	done := event.NewFuture(s)
+	done := event.NewFuture[any](s)
 	done.Resolve("kept")
-	failed := event.NewFuture(s)
+	failed := event.NewFuture[any](s)
 	failed.Reject(event.ErrLoopClosed)
 
-	got, err := await(t, t.Context(), event.All(), nil, closedProbe, closedFuture, done, failed)
+	got, err := await(t, t.Context(), event.All().IgnoreErrors(), nil, closedProbe, closedFuture, done, failed)
 	want := []out{{0, nil, event.ErrClosed}, {1, nil, event.ErrClosed}, {2, "kept", nil}, {3, nil, event.ErrLoopClosed}}
 	if diff := cmp.Diff(want, got, equateErrors); diff != "" {
 		t.Errorf("outcomes of closed events (-want +got):\n%s", diff)
 	}
-	if !errors.Is(err, event.ErrClosed) || !errors.Is(err, event.ErrLoopClosed) {
-		t.Errorf("Await error = %v, want ErrClosed and the stored error", err)
+	if err != nil {
+		t.Errorf("Await(All().IgnoreErrors()) error = %v, want nil", err)
+	}
+	if _, err := await(t, t.Context(), event.All(), nil, done, failed); !errors.Is(err, event.ErrLoopClosed) {
+		t.Errorf("Await(All()) error = %v, want the stored error", err)
 	}
 	w := &waitHook{}
-	if _, err := event.Await(event.WithWaiter(t.Context(), w), event.Any(), done); err != nil || w.began != 0 {
+	if _, err := event.Await(waiting.With(t.Context(), w), event.Any(), done); err != nil || w.began != 0 {
 		t.Errorf("a replayed outcome must end the wait before it begins: err=%v began=%d", err, w.began)
 	}
 }
@@ -237,8 +256,8 @@ func TestAwaitUnsubscribesEverywhere(t *testing.T) {
 		}
 		p.fire("tick", nil)
 	}}
-	outs, err := event.Await(event.WithWaiter(t.Context(), w), event.Any(), fs[0], p, fs[1])
-	if err != nil || len(outs) != 1 || outs[0].Index != 1 || outs[0].Result != "tick" {
+	outs, err := event.Await(waiting.With(t.Context(), w), event.Any(), fs[0], p, fs[1])
+	if err != nil || len(outs) != 3 || !outs[1].Done || outs[1].Result != "tick" || outs[0].Done || outs[2].Done {
 		t.Errorf("Await = %+v, %v", outs, err)
 	}
 	subs := []int{event.Subscribers(fs[0]), event.Subscribers(p), event.Subscribers(fs[1])}
@@ -255,7 +274,7 @@ func TestAwaitUnsubscribesEverywhere(t *testing.T) {
 func TestAwaitPeriodicAndDuplicates(t *testing.T) {
 	s := &event.Serial{}
 	p := newProbe(s, "tick", true, 0)
-	f := event.NewFuture(s)
+	f := event.NewFuture[any](s)
 	got, err := await(t, t.Context(), event.All(), func(func(error)) {
 		p.fire(1, nil)
 		p.fire(2, nil)
@@ -269,14 +288,14 @@ func TestAwaitPeriodicAndDuplicates(t *testing.T) {
 func TestAwaitResolvedFromGoroutines(t *testing.T) {
 	s1, s2 := &event.Serial{}, &event.Serial{}
 	const n = 32
-	fs := make([]*event.Future, n)
+	fs := make([]*event.Future[any], n)
 	evs := make([]event.Event, n)
 	for i := range fs {
 		owner := s1
 		if i%2 == 1 {
 			owner = s2 // events of two owners in one wait
 		}
-		fs[i] = event.NewFuture(owner)
+		fs[i] = event.NewFuture[any](owner)
 		evs[i] = fs[i]
 	}
 	var wg sync.WaitGroup
@@ -307,7 +326,7 @@ func TestAwaitResolvedFromGoroutines(t *testing.T) {
 
 func TestAwaitOnLoopRefused(t *testing.T) {
 	s := &event.Serial{}
-	f := event.NewFuture(s)
+	f := event.NewFuture[any](s)
 	var err error
 	s.Exec(func() { _, err = event.Await(context.Background(), event.Any(), f) })
 	if !errors.Is(err, event.ErrOnLoop) {
@@ -315,5 +334,35 @@ func TestAwaitOnLoopRefused(t *testing.T) {
 	}
 	if event.Subscribers(f) != 0 {
 		t.Error("a refused Await subscribed")
+	}
+}
+
+// When a wait ends on its owner, its other events are stopped at that
+// moment, not when the waiting goroutine resumes: nothing can complete for
+// a waiter that has gone (a channel receive that lost a race takes no
+// value).
+func TestAwaitStopsTheOthersWhenItEnds(t *testing.T) {
+	s := &event.Serial{}
+	f := event.NewFuture[int](s)
+	p := newProbe(s, "loser", true, 0)
+	var atTheEnd loopState
+	_, err := await(t, t.Context(), event.Any(), func(func(error)) {
+		s.Exec(func() {
+			f.Resolve(1) // ends the wait, on the owner
+			atTheEnd = stateOf(s, p)
+		})
+	}, f, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(loopState{Arms: 1, Disarms: 1, State: "stopped"}, atTheEnd); diff != "" {
+		t.Errorf("the other event when the wait ended (-want +got):\n%s", diff)
+	}
+	// An abort from outside (the context) ends the wait on the owner too.
+	ctx, cancel := context.WithCancel(t.Context())
+	q := newProbe(s, "cancelled", true, 0)
+	_, err = await(t, ctx, event.Any(), func(func(error)) { cancel() }, q)
+	if !errors.Is(err, context.Canceled) || event.LoopRefs(q) != 0 || event.Subscribers(q) != 0 {
+		t.Errorf("cancelled wait: %v, %d starts, %d subscribers left", err, event.LoopRefs(q), event.Subscribers(q))
 	}
 }

@@ -5,77 +5,194 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/caller"
+	"github.com/uvevent/uvevent/internal/waiting"
 )
 
-// A Coroutine is a goroutine run by the reactor, and the event of its
+// A Coroutine is a function run by the reactor, and the event of its
 // result: a future completed with what the function returns (or the panic it
-// raised, as a *event.PanicError). It replays its result to late waiters.
+// raised, as a *event.PanicError). It replays its result to late waiters,
+// and event.AwaitValue, AwaitAll and AwaitFirst give that result as a T.
 //
-// While it runs, Await in the function (with the context it was given) tells
-// the reactor that it waits: when every coroutine of the reactor waits, no
-// operation is queued and no active event remains, nothing can ever wake them,
-// and each wait ends with an error matching event.ErrDeadlock (a
-// *DeadlockError carrying the report).
-type Coroutine struct {
-	*event.Future
-	id    int
-	r     *Reactor
-	state coState // loop-owned
+// There are two kinds, made by two functions:
+//
+//   - Spawn makes a cooperative coroutine. It runs only while it holds the
+//     loop's baton: never at the same time as the reactor's callbacks or
+//     its other cooperative coroutines. It gives the baton back when it
+//     waits in event.Await (with the context it was given) and gets it
+//     again when the wait ends, so its code may touch loop-owned state
+//     without locks. Like a callback, it must not block in any other way.
+//   - Go makes a goroutine that runs in parallel with the loop: it may
+//     block, and it reaches loop state through the events' methods.
+//
+// While either waits in event.Await, the reactor knows it: when every
+// coroutine of the reactor waits, no operation is queued and no active
+// event remains, nothing can ever wake them, and each wait ends with an
+// error matching event.ErrDeadlock (a *DeadlockError carrying the report).
+//
+// Cancel cancels the coroutine's context; Close cancels the context of every
+// coroutine still running.
+type Coroutine[T any] struct {
+	event.Typed[T] // the result: a future only the coroutine completes
+	f              *event.Future[T]
+	co             *coroutine
+}
+
+// coroutine is the reactor's record of one coroutine, whatever its T.
+type coroutine struct {
+	r      *Reactor
+	id     int
+	coop   bool
+	site   string // where it was made
+	cancel context.CancelCauseFunc
+
+	waits atomic.Bool     // it waits in Await (a hint for Info)
+	ctx   context.Context // its own, as fn gets it
+	done  <-chan struct{} // ctx.Done()
+
+	mu      sync.Mutex
+	current waiting.State // the wait in progress, for abortWait
+
+	// Loop-owned.
+	state coState
 	on    []event.Event
-	wait  event.WaitState
+	wait  waiting.State
+
+	goid int64 // its goroutine's number, as stack dumps show it
+
+	// The baton of a cooperative coroutine (see step).
+	wake  func()        // schedule, as a function value made once
+	gid   uintptr       // its goroutine (set before fn runs)
+	run   chan bool     // true: the loop lends the baton; false: run on without one (closed)
+	yield chan struct{} // its goroutine has started (Spawn waits for it)
+	lent  bool          // it holds a lent baton (touched by its goroutine only)
 }
 
 type coState uint8
 
 const (
-	coRunning coState = iota
+	coReady coState = iota
+	coRunning
 	coWaiting
 	coDone
 )
 
-// coroutines is the reactor's roll of running coroutines (loop-owned).
+var coStateNames = [...]string{"ready", "running", "waiting", "done"}
+
+// coroutines is the reactor's roll of coroutines not finished (loop-owned)
+// and the cooperative ones ready to run (under mu).
 type coroutines struct {
 	waiting int
 	nextID  int
-	live    map[*Coroutine]struct{} // running coroutines; len is their number
+	live    map[*coroutine]struct{} // len is their number
+
+	mu     sync.Mutex
+	ready  []*coroutine
+	spare  []*coroutine // the last ready list, for reuse
+	armed  bool         // a hidden timer will run the ready ones
+	passes int          // steps in this pass of runReady (see pass)
+
+	back chan struct{} // the baton comes back to the loop
 }
 
-func (c *coroutines) init() { c.live = map[*Coroutine]struct{}{} }
+func (c *coroutines) init() {
+	c.live = map[*coroutine]struct{}{}
+	c.back = make(chan struct{})
+}
 
-// Go runs fn in a new goroutine as a coroutine of the reactor and returns its
-// event. fn gets a context to pass to event.Await (derived from ctx); it is
-// cancelled when fn returns.
-func (r *Reactor) Go(ctx context.Context, fn func(ctx context.Context) (any, error)) (*Coroutine, error) {
-	c := &Coroutine{Future: event.NewFuture(r), r: r}
+// Spawn makes fn a cooperative coroutine of r and returns its event. It
+// first runs on a turn of the loop (Run, RunOnce, Serve), holding the
+// baton; fn gets a
+// context to pass to event.Await, cancelled when fn returns, by Cancel, or
+// by r's Close.
+func Spawn[T any](r *Reactor, ctx context.Context, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
+	return start(r, ctx, fn, true)
+}
+
+// Go runs fn in a new goroutine, in parallel with the loop, as a coroutine
+// of r, and returns its event. fn gets a context to pass to event.Await,
+// cancelled when fn returns, by Cancel, or by r's Close.
+func Go[T any](r *Reactor, ctx context.Context, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
+	return start(r, ctx, fn, false)
+}
+
+func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, error), coop bool) (*Coroutine[T], error) {
+	switch {
+	case r == nil:
+		return nil, fmt.Errorf("reactor: coroutine on a nil reactor: %w", syscall.EINVAL)
+	case ctx == nil:
+		return nil, fmt.Errorf("reactor: coroutine with a nil context: %w", syscall.EINVAL)
+	case fn == nil:
+		return nil, fmt.Errorf("reactor: nil coroutine function: %w", syscall.EINVAL)
+	}
+	co := &coroutine{r: r, coop: coop, site: caller.Site(), state: coRunning}
+	f := event.NewFuture[T](r)
+	c := &Coroutine[T]{Typed: f, f: f, co: co}
 	if err := r.Exec(func() {
 		r.coros.nextID++
-		c.id = r.coros.nextID
-		r.coros.live[c] = struct{}{}
+		co.id = r.coros.nextID
+		r.coros.live[co] = struct{}{}
 	}); err != nil {
 		return nil, err
 	}
-	cctx, cancel := context.WithCancel(event.WithWaiter(ctx, (*coWaiter)(c)))
+	var w any = (*coWaiter)(co)
+	if coop {
+		co.state = coReady
+		co.run = make(chan bool, 1)
+		co.yield = make(chan struct{})
+		co.wake = co.schedule
+		w = (*coopWaiter)(co)
+	}
+	cctx, cancel := context.WithCancelCause(waiting.With(ctx, w))
+	co.cancel, co.ctx, co.done = cancel, cctx, cctx.Done()
+	// The end of the coroutine's context ends its current wait: Await need
+	// not watch that context for each wait (see the parker of package event).
+	stopWatch := context.AfterFunc(cctx, func() { co.abortWait(context.Cause(cctx)) })
+	// Close ends what is registered with the reactor's waits: for a
+	// coroutine, that cancels its context.
+	unregister := r.AddWait(closer{co})
 	go func() {
-		defer cancel()
-		v, err := c.call(cctx, fn)
-		// The outcome first: the roll is updated after it (the queue is in
-		// order), so Run cannot end before the outcome is delivered.
-		if err != nil {
-			c.Reject(err)
-		} else {
-			c.Resolve(v)
+		defer cancel(nil)
+		defer unregister()
+		defer stopWatch()
+		co.goid = caller.Goroutine()
+		co.gid = uintptr(currentGID())
+		if coop {
+			co.yield <- struct{}{} // Spawn may schedule now
+			co.lent = <-co.run
 		}
-		r.Post(func() {
-			c.state = coDone
-			delete(r.coros.live, c)
-		})
+		// finish runs however fn ends: by returning, panicking (callFn
+		// recovers), or runtime.Goexit, which no recover stops: the
+		// coroutine then fails with ErrGoexit and the baton still goes back.
+		v, err := *new(T), error(ErrGoexit)
+		defer func() {
+			f.Settle(v, err)
+			// The outcome first: the roll is updated after it (the queue is
+			// in order), so Run cannot end before the outcome is delivered.
+			r.Post(func() {
+				co.state = coDone
+				delete(r.coros.live, co)
+			})
+			if coop {
+				co.giveBack() // for good
+			}
+		}()
+		v, err = callFn(cctx, fn)
 	}()
+	if coop {
+		<-co.yield
+		co.schedule()
+	}
 	return c, nil
 }
 
-func (c *Coroutine) call(ctx context.Context, fn func(context.Context) (any, error)) (v any, err error) {
+// callFn runs fn, turning a panic into its error.
+func callFn[T any](ctx context.Context, fn func(context.Context) (T, error)) (v T, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = panicError(p)
@@ -84,133 +201,170 @@ func (c *Coroutine) call(ctx context.Context, fn func(context.Context) (any, err
 	return fn(ctx)
 }
 
-// Info describes the coroutine, e.g. "Coroutine 3 (waiting on 2 events)".
-func (c *Coroutine) Info() string {
+// Await waits for the coroutine's result (see event.Await for the rules).
+func (c *Coroutine[T]) Await(ctx context.Context) (T, error) { return c.f.Await(ctx) }
+
+// Done reports whether the coroutine has finished and its result is
+// delivered.
+func (c *Coroutine[T]) Done() bool { return c.f.Done() }
+
+// Cancel cancels the coroutine's context (with context.Canceled). A
+// coroutine waiting in event.Await with it wakes with that error.
+func (c *Coroutine[T]) Cancel() { c.co.cancel(nil) }
+
+// ID returns the coroutine's number, unique within its reactor.
+func (c *Coroutine[T]) ID() int { return c.co.id }
+
+// Info describes the coroutine: its kind, number, where it was made and
+// what it does now, e.g. "Coroutine 3 spawned at app/main.go:10, waiting at
+// app/main.go:14 on Timer(timeout=1s)". Parallel ones (Go) are
+// "Goroutine"s. Where a coroutine waits is read from a dump of the
+// goroutines' stacks: Info is for reports and debugging, not a hot path.
+func (c *Coroutine[T]) Info() string {
 	var s string
-	if err := c.r.Exec(func() { s = c.describe() }); err != nil {
-		return fmt.Sprintf("Coroutine %d (%v)", c.id, err)
+	var sites map[int64]string
+	if c.co.waitingNow() {
+		sites = caller.Waiting()
+	}
+	if err := c.co.r.Exec(func() { s = c.co.describe(sites) }); err != nil {
+		return c.co.name() + " (" + err.Error() + ")"
 	}
 	return s
 }
 
-func (c *Coroutine) describe() string {
-	switch c.state {
-	case coWaiting:
-		return fmt.Sprintf("Coroutine %d (waiting on %d events)", c.id, len(c.on))
-	case coDone:
-		return fmt.Sprintf("Coroutine %d (done)", c.id)
+// waitingNow reports whether the coroutine waits (a hint, read without the
+// loop: Info then dumps the stacks before it takes the loop).
+func (co *coroutine) waitingNow() bool { return co.waits.Load() }
+
+func (co *coroutine) name() string {
+	kind := "Goroutine"
+	if co.coop {
+		kind = "Coroutine"
 	}
-	return fmt.Sprintf("Coroutine %d (running)", c.id)
+	return fmt.Sprintf("%s %d spawned at %s", kind, co.id, co.site)
 }
 
-// coWaiter is the event.Waiter the coroutine's context carries.
-type coWaiter Coroutine
+// describe runs with the loop held; sites maps goroutines to where they
+// wait (caller.Waiting), nil when not known.
+func (co *coroutine) describe(sites map[int64]string) string {
+	if co.state != coWaiting {
+		return co.name() + ", " + coStateNames[co.state]
+	}
+	infos := make([]string, len(co.on))
+	for i, ev := range co.on {
+		infos[i] = describeEvent(ev)
+	}
+	where := ""
+	if w := sites[co.goid]; w != "" {
+		where = " at " + w
+	}
+	return co.name() + ", waiting" + where + " on " + strings.Join(infos, ", ")
+}
 
-func (w *coWaiter) BeginWait(events []event.Event, ws event.WaitState) {
-	c := (*Coroutine)(w)
+// record returns the reactor's record of the coroutine.
+func (c *Coroutine[T]) record() *coroutine { return c.co }
+
+// describeEvent is ev's Info, but for a coroutine without what it waits on
+// (coroutines that wait on each other would describe each other forever).
+// It runs with the loop held.
+func describeEvent(ev event.Event) string {
+	if c, ok := ev.(interface{ record() *coroutine }); ok {
+		co := c.record()
+		return co.name() + ", " + coStateNames[co.state]
+	}
+	return ev.Info()
+}
+
+// coWaiter is the waiter (internal/waiting) a parallel coroutine's context carries.
+type coWaiter coroutine
+
+func (w *coWaiter) BeginWait(events []event.Event, ws waiting.State) {
+	co := (*coroutine)(w)
+	if !co.own() {
+		return // another goroutine waits with the coroutine's context: not the coroutine's wait
+	}
+	co.setCurrent(ws)
 	// A wait that ends by itself, or on an event of another owner (which
 	// this reactor cannot see), can never be part of this reactor's deadlock.
 	if ws.Bounded() || slices.ContainsFunc(events, func(ev event.Event) bool {
-		return event.OwnerOf(ev) != event.Owner(c.r)
+		return event.OwnerOf(ev) != event.Owner(co.r)
 	}) {
 		return
 	}
-	c.r.Post(func() {
-		c.state = coWaiting
-		c.on = events
-		c.wait = ws
-		c.r.coros.waiting++
-	})
+	co.waits.Store(true)
+	if co.r.Owned() {
+		co.begin(events, ws)
+	} else {
+		co.r.Post(func() { co.begin(events, ws) })
+	}
+}
+
+func (co *coroutine) begin(events []event.Event, ws waiting.State) {
+	co.state = coWaiting
+	co.on = events
+	co.wait = ws
+	co.r.coros.waiting++
 }
 
 func (w *coWaiter) EndWait() {
-	c := (*Coroutine)(w)
-	c.r.Post(func() {
-		if c.state == coWaiting {
-			c.state = coRunning
-			c.r.coros.waiting--
-		}
-		c.on, c.wait = nil, nil
-	})
-}
-
-// DeadlockError is the error every waiter gets when the reactor finds a
-// deadlock. It matches event.ErrDeadlock.
-type DeadlockError struct {
-	// Waiters describes each waiting coroutine and the events it waits on.
-	Waiters []WaiterReport
-}
-
-// WaiterReport is one waiting coroutine in a deadlock report.
-type WaiterReport struct {
-	Coroutine string   // the coroutine's Info
-	Events    []string // the Info of each event it waits on
-}
-
-// Error says how many wait and, per waiter, on what.
-func (e *DeadlockError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "deadlock: %d coroutines wait and no active event can wake them", len(e.Waiters))
-	for _, w := range e.Waiters {
-		fmt.Fprintf(&b, "\n  %s: %s", w.Coroutine, strings.Join(w.Events, ", "))
-	}
-	return b.String()
-}
-
-// Unwrap makes errors.Is(err, event.ErrDeadlock) hold.
-func (e *DeadlockError) Unwrap() error { return event.ErrDeadlock }
-
-// deadlocked reports the condition: every coroutine waits, nothing queued,
-// no active event. A wait that is already over — its waker was woken, its
-// goroutine has not resumed yet — does not count as waiting.
-func (r *Reactor) deadlocked() bool {
-	if n := len(r.coros.live); n == 0 || r.coros.waiting < n || r.busy() {
-		return false
-	}
-	r.mu.Lock()
-	queued := len(r.queue) > 0 || len(r.dropped) > 0
-	r.mu.Unlock()
-	if queued {
-		return false
-	}
-	for c := range r.coros.live {
-		if c.state != coWaiting || c.wait.Done() {
-			return false
-		}
-	}
-	return true
-}
-
-// detectDeadlock runs before the loop parks. After one more non-blocking
-// turn has ruled out a false alarm, every waiter gets a *DeadlockError.
-func (r *Reactor) detectDeadlock() {
-	if !r.deadlocked() {
+	co := (*coroutine)(w)
+	if !co.own() {
 		return
 	}
-	r.turn()
-	if !r.deadlocked() {
-		return
-	}
-	report := &DeadlockError{}
-	var waiting []*Coroutine
-	for c := range r.coros.live {
-		if c.state != coWaiting {
-			continue
-		}
-		w := WaiterReport{Coroutine: c.describe()}
-		for _, ev := range c.on {
-			w.Events = append(w.Events, ev.Info())
-		}
-		report.Waiters = append(report.Waiters, w)
-		waiting = append(waiting, c)
-	}
-	slices.SortFunc(report.Waiters, func(a, b WaiterReport) int { return strings.Compare(a.Coroutine, b.Coroutine) })
-	r.Report(nil, "deadlock", report)
-	for _, c := range waiting {
-		// The wait is over as far as the loop is concerned; EndWait, which
-		// the waiter posts when it resumes, finds it so.
-		c.state = coRunning
-		r.coros.waiting--
-		c.wait.Abort(report)
+	co.setCurrent(nil)
+	co.waits.Store(false)
+	if co.r.Owned() {
+		co.end()
+	} else {
+		co.r.Post(co.end)
 	}
 }
+
+func (co *coroutine) end() {
+	if co.state == coWaiting {
+		co.state = coRunning
+		co.r.coros.waiting--
+	}
+	co.on, co.wait = nil, nil
+}
+
+// own reports whether the caller is the coroutine's own goroutine.
+func (co *coroutine) own() bool { return uintptr(currentGID()) == co.gid }
+
+// setCurrent records the wait in progress; a wait that begins after the
+// coroutine's context ended is aborted at once.
+func (co *coroutine) setCurrent(ws waiting.State) {
+	co.mu.Lock()
+	co.current = ws
+	co.mu.Unlock()
+	if ws != nil {
+		select {
+		case <-co.done:
+			co.abortWait(context.Cause(co.ctx))
+		default:
+		}
+	}
+}
+
+// abortWait ends the wait in progress when the coroutine's context ends.
+func (co *coroutine) abortWait(cause error) {
+	co.mu.Lock()
+	ws := co.current
+	co.mu.Unlock()
+	if ws != nil {
+		ws.Abort(cause)
+	}
+}
+
+// Covers tells Await that the coroutine's own cancellation ends its waits
+// on this reactor's events when the reactor closes: they need no
+// registration of their own.
+func (w *coWaiter) Covers(o event.Owner) bool { return o == event.Owner(w.r) }
+
+// closer is the coroutine as the reactor's Close sees it: a wait to end,
+// which cancels the coroutine's context.
+type closer struct{ co *coroutine }
+
+func (c closer) Abort(err error) { c.co.cancel(err) }
+func (c closer) Done() bool      { return false }
+func (c closer) Bounded() bool   { return false }

@@ -18,6 +18,17 @@
 // A callback that blocks stalls the loop. Run blocking work in a goroutine
 // (Go, or a plain goroutine that completes an event.Future).
 //
+// # Coroutines
+//
+// Spawn runs a function as a cooperative coroutine: it holds the loop's
+// baton while it runs, never at the same time as the reactor's callbacks
+// or its other cooperative coroutines, and gives the baton back while it
+// waits in event.Await; its code may use loop-owned state without locks,
+// and must not block otherwise. Go runs a function in its own goroutine,
+// in parallel with the loop. Both return a Coroutine[T], the event of the
+// function's result; Cancel, and Close, end its context. docs/concurrency.md
+// is the guide.
+//
 // # Driving the loop
 //
 // The loop goroutine parks in Go, not in epoll_wait: a helper goroutine waits
@@ -39,11 +50,12 @@
 //
 // # Deadlocks
 //
-// Goroutines started with Go are the reactor's coroutines. When all of them
-// wait in event.Await, no operation is queued and no active, non-hidden event
-// remains, nothing can ever wake them: after one more non-blocking turn has
-// ruled out a false alarm, each wait ends with a *DeadlockError (matching
-// event.ErrDeadlock) that lists the waiters and the Info of what each waits
-// on. Work the reactor cannot see — a goroutine outside it that will
+// Functions run with Spawn or Go are the reactor's coroutines. When all of
+// them wait in event.Await, no operation is queued and no active, non-hidden
+// event remains, nothing can ever wake them: after one more non-blocking
+// turn has ruled out a false alarm, each wait ends with a *DeadlockError
+// (matching event.ErrDeadlock) that lists the waiters, where each waits, and
+// the Info of what each waits on. A waiter whose context is done or whose
+// wait is satisfied is not deadlocked. Work the reactor cannot see — a goroutine outside it that will
 // complete a future — is declared with Hold.
 package reactor

@@ -11,15 +11,15 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// The README's example: a periodic timer, a future it resolves, and a
-// coroutine awaiting either.
-func ExampleReactor_Go() {
+// The README's example: a periodic timer, a typed future it resolves, and
+// a cooperative coroutine awaiting it.
+func ExampleCoroutine() {
 	ctx := context.Background()
 	r, _ := reactor.New(reactor.Options{})
 	defer r.Close()
 
 	tick, _ := uv.NewTimer(r, 10*time.Millisecond, 10*time.Millisecond) // periodic
-	f := event.NewFuture(r)
+	f := event.NewFuture[string](r)
 	n := 0
 	event.Subscribe(tick, func(ev event.Event, _ any, _ error) {
 		if n++; n == 3 {
@@ -29,16 +29,12 @@ func ExampleReactor_Go() {
 	})
 	tick.Start()
 
-	co, _ := r.Go(ctx, func(ctx context.Context) (any, error) {
-		outs, err := event.Await(ctx, event.Any().Within(time.Second), f)
-		if err != nil {
-			return nil, err
-		}
-		return outs[0].Result, nil
+	co, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (string, error) {
+		return f.Await(ctx) // gives the loop back while it waits
 	})
 	_ = r.Run(ctx)            // until no active event and no coroutine remains
-	fmt.Println(co.Outcome()) // three ticks <nil> true
-	// Output: three ticks <nil> true
+	fmt.Println(co.Outcome()) // three ticks true <nil>
+	// Output: three ticks true <nil>
 }
 
 // Two coroutines awaiting each other are reported, not left hanging.
@@ -46,21 +42,36 @@ func ExampleDeadlockError() {
 	ctx := context.Background()
 	r, _ := reactor.New(reactor.Options{OnReport: func(event.Event, string, error) {}})
 	defer r.Close()
-	fa, fb := event.NewFuture(r), event.NewFuture(r)
-	a, _ := r.Go(ctx, func(ctx context.Context) (any, error) {
+	fa, fb := event.NewFuture[any](r), event.NewFuture[any](r)
+	a, _ := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fb)
 		return nil, err
 	})
-	r.Go(ctx, func(ctx context.Context) (any, error) {
+	reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fa)
 		return nil, err
 	})
 	_ = r.Run(ctx)
-	_, err, _ := a.Outcome()
+	_, _, err := a.Outcome()
 	var dl *reactor.DeadlockError
 	fmt.Println(errors.Is(err, event.ErrDeadlock), errors.As(err, &dl), len(dl.Waiters))
 	fmt.Println(dl.Waiters[0].Coroutine, dl.Waiters[0].Events)
 	// Output:
 	// true true 2
-	// Coroutine 1 (waiting on 1 events) [Future(pending)]
+	// Goroutine 1 spawned at reactor/example_test.go:46, waiting at reactor/example_test.go:47 on Future(pending) [Future(pending)]
+}
+
+// Go runs blocking work in parallel with the loop; its result is an event
+// like any other.
+func ExampleGo() {
+	ctx := context.Background()
+	r, _ := reactor.New(reactor.Options{})
+	defer r.Close()
+	sum, _ := reactor.Go(r, ctx, func(ctx context.Context) (int, error) {
+		time.Sleep(time.Millisecond) // blocking is fine here, not in a callback or Spawn
+		return 1 + 2 + 3, nil
+	})
+	_ = r.Run(ctx)
+	fmt.Println(sum.Await(ctx))
+	// Output: 6 <nil>
 }

@@ -43,6 +43,39 @@ func (h *host) EveryTurn(delta int) { h.everyTurn += delta }
 
 func (h *host) CloseHandle(c uvcgo.Handle) { h.loop.CloseHandle(c) }
 
+func (h *host) AddCloser(fn func()) (remove func()) {
+	c := &closeHook{fn: fn}
+	if h.closers == nil {
+		h.closers = map[*closeHook]struct{}{}
+	}
+	h.closers[c] = struct{}{}
+	return func() { delete(h.closers, c) }
+}
+
+// closeHook is one AddCloser registration.
+type closeHook struct{ fn func() }
+
+// runClosers runs and forgets every registered closer; Close calls it.
+func (r *Reactor) runClosers() {
+	for len(r.closers) > 0 {
+		for c := range r.closers {
+			delete(r.closers, c)
+			r.safely(c.fn)
+		}
+	}
+}
+
+func (h *host) Queue(fn func()) error {
+	r := (*Reactor)(h)
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return ErrReactorClosed
+	}
+	r.enqueueLocked(fn)
+	return nil
+}
+
 // Dropped: the user's reference to the event of id was collected without
 // Close. Called from the runtime's cleanup goroutine, it only queues the id;
 // the loop closes the event on its next turn (or at Close).

@@ -75,11 +75,13 @@ func (r *Reactor) Exec(fn func()) error {
 // errGoexit marks a queued operation that called runtime.Goexit.
 var errGoexit = new(int)
 
-// ErrGoexit: an operation or callback called runtime.Goexit (t.Fatal does),
-// which ended the goroutine driving the loop; that Run never returns, but the
-// reactor is left consistent: ownership is released, and another Run, Serve
-// or Close may take over.
-var ErrGoexit = errors.New("reactor: operation called runtime.Goexit; the goroutine driving the loop has ended")
+// ErrGoexit: runtime.Goexit (what t.Fatal does) was called in a queued
+// operation, a callback or a coroutine. In an operation or callback it ended
+// the goroutine driving the loop: that Run never returns, but the reactor is
+// left consistent (ownership released; another Run, Serve or Close may take
+// over) and Exec returns ErrGoexit. A coroutine that calls it fails with
+// ErrGoexit, and the loop carries on.
+var ErrGoexit = errors.New("reactor: runtime.Goexit called")
 
 // Post runs fn on the loop without waiting for it: at once when the caller
 // owns the loop, queued when another goroutine does, run here (taking
@@ -100,12 +102,18 @@ func (r *Reactor) Post(fn func()) error {
 		r.direct(me, func() { r.safely(fn) })
 		return nil
 	}
+	r.enqueueLocked(fn)
+	return nil
+}
+
+// enqueueLocked queues fn for the loop and wakes it; mu is held on entry
+// and released on return.
+func (r *Reactor) enqueueLocked(fn func()) {
 	r.queue = append(r.queue, fn)
 	r.pending.Store(true)
 	r.mu.Unlock()
 	r.stats.queued.Add(1)
 	r.signal()
-	return nil
 }
 
 // direct runs fn with ownership while no goroutine runs the loop. mu is held

@@ -25,8 +25,41 @@ var (
 	ErrReactorClosed = event.ErrLoopClosed
 )
 
+// ErrNoLibuv: the libuv driver was asked for in a program built without
+// cgo, or a kind that needs libuv was created on the pure-Go driver.
+var ErrNoLibuv = uvcgo.ErrNoLibuv
+
+// A Driver is what turns a reactor's loop: libuv, or pure Go.
+type Driver uint8
+
+const (
+	// DriverAuto picks libuv when the program is built with cgo, the pure-Go
+	// driver otherwise.
+	DriverAuto Driver = iota
+	// DriverLibuv is libuv's loop, through the C shim.
+	DriverLibuv
+	// DriverGo is the pure-Go driver: timers, triggers, futures,
+	// coroutines, signals, processes and Go-owned kinds, with Go's netpoller
+	// for descriptors; kinds that need libuv refuse with ErrNoLibuv.
+	DriverGo
+)
+
+// String names the driver: "auto", "libuv", "go".
+func (d Driver) String() string {
+	switch d {
+	case DriverLibuv:
+		return "libuv"
+	case DriverGo:
+		return "go"
+	}
+	return "auto"
+}
+
 // Options configure a reactor. The zero value is fine.
 type Options struct {
+	// Driver chooses the loop's driver; the zero value picks libuv when
+	// it is linked in (see Driver).
+	Driver Driver
 	// Logger receives reports (panicking callbacks, unhandled errors,
 	// results never used) when OnReport is nil. Default: slog.Default().
 	Logger *slog.Logger
@@ -67,10 +100,11 @@ type Reactor struct {
 	epoch     time.Time
 	nowMS     int64 // the loop clock (ms), read at most once per turn: see now
 	nowFresh  bool
-	uvDue     int64  // libuv's next timeout as a loop-clock deadline (ms, -1 none)
-	uvDirty   bool   // libuv has something to do: turn it
-	everyTurn int    // started prepare/check hooks: turn libuv every iteration
-	work      uint64 // operations, timer firings and completions run so far
+	uvDue     int64                   // libuv's next timeout as a loop-clock deadline (ms, -1 none)
+	uvDirty   bool                    // libuv has something to do: turn it
+	everyTurn int                     // started prepare/check hooks: turn libuv every iteration
+	closers   map[*closeHook]struct{} // Go-owned events to close at Close (AddCloser)
+	work      uint64                  // operations, timer firings and completions run so far
 	active    int
 	coros     coroutines
 	park      *time.Timer
@@ -92,9 +126,18 @@ type Reactor struct {
 
 // New creates a reactor with its libuv loop.
 func New(opts Options) (*Reactor, error) {
-	loop, err := uvcgo.NewLoop()
-	if err != nil {
-		return nil, err
+	var loop *uvcgo.Loop
+	if opts.Driver != DriverGo {
+		var err error
+		loop, err = uvcgo.NewLoop()
+		switch {
+		case err == nil:
+			opts.Driver = DriverLibuv
+		case opts.Driver == DriverAuto && errors.Is(err, uvcgo.ErrNoLibuv):
+			opts.Driver = DriverGo
+		default:
+			return nil, err
+		}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -112,6 +155,9 @@ func New(opts Options) (*Reactor, error) {
 	r.free = sync.NewCond(&r.mu)
 	return r, nil
 }
+
+// Driver returns the driver that turns the loop: DriverLibuv or DriverGo.
+func (r *Reactor) Driver() Driver { return r.opts.Driver }
 
 // ActiveDelta implements event.Owner: it counts active, non-hidden events.
 // Events call it; applications should not (use Hold).
@@ -218,12 +264,13 @@ func (r *Reactor) loopStats() Stats {
 			s.Handles[k] = n
 		}
 	}
-	s.CHandles = r.loop.Handles()
+	if r.loop != nil {
+		s.CHandles = r.loop.Handles()
+	}
 	s.Active = r.active
 	s.Timers = r.timers.count
 	s.Coroutines = len(r.coros.live)
 	s.Waiting = r.coros.waiting
-	s.Crossings = r.loop.Crossings()
 	return s
 }
 
@@ -294,7 +341,10 @@ func (r *Reactor) Shutdown(ctx context.Context) error {
 	r.drain()
 	r.closeAll()
 	final := r.loopStats()
-	err := r.loop.Close()
+	var err error
+	if r.loop != nil {
+		err = r.loop.Close()
+	}
 	r.mu.Lock()
 	r.final = final
 	r.mu.Unlock()
@@ -316,10 +366,14 @@ func (r *Reactor) closeAll() {
 		for r.timers.count > 0 {
 			r.timers.advance(1<<62, func(t *Timer) { r.safely(func() { t.Close() }) })
 		}
+		r.runClosers()
 		r.drain()
-		if r.timers.count == 0 && r.allClosing() {
+		if r.timers.count == 0 && len(r.closers) == 0 && r.allClosing() {
 			break
 		}
+	}
+	if r.loop == nil {
+		return
 	}
 	r.loop.Shutdown()
 	for r.loop.Handles() > 0 || r.loop.Requests() > 0 {

@@ -18,7 +18,7 @@ import (
 // and Close refuses instead of deadlocking.
 func TestDirectCallbackMayCallStatsAndClose(t *testing.T) {
 	r, _ := newReactor(t)
-	f := event.NewFuture(r)
+	f := event.NewFuture[any](r)
 	var active int
 	var closeErr error
 	event.Subscribe(f, func(event.Event, any, error) {
@@ -73,8 +73,8 @@ func TestCrossReactorExecRefused(t *testing.T) {
 func TestNoDeadlockOnForeignEvent(t *testing.T) {
 	r, rep := newReactor(t)
 	var other event.Serial
-	f := event.NewFuture(&other)
-	c, _ := r.Go(context.Background(), func(ctx context.Context) (any, error) {
+	f := event.NewFuture[any](&other)
+	c, _ := reactor.Go(r, context.Background(), func(ctx context.Context) (any, error) {
 		outs, err := event.Await(ctx, event.Any(), f)
 		if err != nil {
 			return nil, err
@@ -88,7 +88,7 @@ func TestNoDeadlockOnForeignEvent(t *testing.T) {
 	if err := r.Run(runCtx(t)); err != nil {
 		t.Fatal(err)
 	}
-	if v, err, _ := c.Outcome(); err != nil || v != "from outside" {
+	if v, _, err := c.Outcome(); err != nil || v != "from outside" {
 		t.Fatalf("coroutine = %v, %v", v, err)
 	}
 	if msgs, _ := rep.snapshot(); len(msgs) != 0 {
@@ -99,14 +99,14 @@ func TestNoDeadlockOnForeignEvent(t *testing.T) {
 // A wait bounded by Within ends with ErrTimeout, not a deadlock report.
 func TestWithinIsNotADeadlock(t *testing.T) {
 	r, rep := newReactor(t)
-	f := event.NewFuture(r)
-	c, _ := r.Go(context.Background(), func(ctx context.Context) (any, error) {
+	f := event.NewFuture[any](r)
+	c, _ := reactor.Go(r, context.Background(), func(ctx context.Context) (any, error) {
 		return event.Await(ctx, event.Any().Within(10*time.Millisecond), f)
 	})
 	if err := r.Run(runCtx(t)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err, _ := c.Outcome(); !errors.Is(err, event.ErrTimeout) {
+	if _, _, err := c.Outcome(); !errors.Is(err, event.ErrTimeout) {
 		t.Fatalf("coroutine ended with %v, want ErrTimeout", err)
 	}
 	if msgs, _ := rep.snapshot(); len(msgs) != 0 {
@@ -121,7 +121,7 @@ func TestCloseEndsWaiters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := event.NewFuture(r)
+	f := event.NewFuture[any](r)
 	res := make(chan error, 1)
 	go func() {
 		_, err := event.Await(context.Background(), event.Any(), f)
@@ -137,7 +137,7 @@ func TestCloseEndsWaiters(t *testing.T) {
 	if err := f.Resolve(7); !errors.Is(err, reactor.ErrReactorClosed) {
 		t.Fatalf("Resolve after Close = %v, want ErrReactorClosed", err)
 	}
-	if v, _, ok := f.Outcome(); !ok || v != 7 {
+	if v, ok, _ := f.Outcome(); !ok || v != 7 {
 		t.Fatalf("Outcome after Close = %v, %v; want 7, true", v, ok)
 	}
 	if _, err := event.Await(context.Background(), event.Any(), f); !errors.Is(err, reactor.ErrReactorClosed) {
@@ -194,8 +194,8 @@ func TestUnhandledErrorReportedAtCollection(t *testing.T) {
 	r, rep := newReactor(t)
 	ctx := context.Background()
 	func() {
-		r.Go(ctx, func(context.Context) (any, error) { return nil, errors.New("lost") })
-		seen, _ := r.Go(ctx, func(context.Context) (any, error) { return nil, errors.New("seen") })
+		reactor.Go(r, ctx, func(context.Context) (any, error) { return nil, errors.New("lost") })
+		seen, _ := reactor.Go(r, ctx, func(context.Context) (any, error) { return nil, errors.New("seen") })
 		if err := r.Run(runCtx(t)); err != nil {
 			t.Fatal(err)
 		}

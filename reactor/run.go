@@ -197,6 +197,9 @@ func (r *Reactor) turn() {
 		r.timers.advance(r.now(), r.fireTimer)
 	}
 	r.drain()
+	if r.loop == nil {
+		return // the pure-Go driver: no libuv to turn
+	}
 	if r.fdReady.Swap(false) || r.loop.Dirty() || r.everyTurn > 0 || r.uvDue >= 0 && r.now() >= r.uvDue {
 		r.uvDirty = true
 	}
@@ -243,7 +246,7 @@ func (r *Reactor) noteTimeout(timeout int) {
 // busy reports whether something the loop can see may still happen: an
 // active event, a libuv request in flight, or libuv state not yet turned.
 func (r *Reactor) busy() bool {
-	return r.active > 0 || r.loop.Requests() > 0 || r.uvDirty || r.loop.Dirty()
+	return r.active > 0 || r.uvDirty || r.loop != nil && (r.loop.Requests() > 0 || r.loop.Dirty())
 }
 
 // idle reports whether Run has nothing left to wait for.
@@ -288,7 +291,7 @@ func (r *Reactor) wait(ctx context.Context) error {
 	if r.polling && (d < 0 || d > time.Millisecond) {
 		d = time.Millisecond // no watcher: look at libuv every millisecond
 	}
-	if d == 0 || r.uvDirty || r.loop.Dirty() || r.stopReq.Load() {
+	if d == 0 || r.uvDirty || r.loop != nil && r.loop.Dirty() || r.stopReq.Load() {
 		return nil
 	}
 	if d < 0 {
@@ -324,7 +327,7 @@ func (r *Reactor) wait(ctx context.Context) error {
 // goroutine parks in Go — where another goroutine wakes it with a channel
 // send, the cheapest hand-off there is — rather than in epoll_wait.
 func (r *Reactor) startWatcher() {
-	if r.watching || r.polling {
+	if r.watching || r.polling || r.loop == nil {
 		return
 	}
 	fd, err := unix.Dup(r.loop.BackendFD())

@@ -39,6 +39,7 @@ func dropTrigger(t *testing.T, u *uv.UvtReactor, calls *atomic.Int64) (eventref.
 // turns: its subscriber hears ErrClosed once, it stops counting as active,
 // and nothing is reported.
 func TestChurnDroppedTriggerIsClosed(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	var calls atomic.Int64
 	_, gone := dropTrigger(t, u, &calls)
@@ -62,6 +63,7 @@ func TestChurnDroppedTriggerIsClosed(t *testing.T) {
 
 // The same while Serve runs: the cleanup wakes the parked loop.
 func TestChurnDroppedTriggerIsClosedWhileServing(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	stop := uv.UvtServe(t, u)
 	var calls atomic.Int64
@@ -96,6 +98,7 @@ func g1Count() (n int, why string) {
 // (b) G1: a million triggers created and dropped without Close under
 // GOGC=10 leave no C handle after GC and loop turns, and nothing crashes.
 func TestChurnG1MillionDroppedTriggers(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	n, why := g1Count()
 	t.Logf("G1 with %d triggers: %s", n, why)
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
@@ -149,6 +152,7 @@ func TestChurnG1MillionDroppedTriggers(t *testing.T) {
 // (c) A stale id never reaches a recycled slot: a late Dropped for a
 // trigger whose slot a new trigger now uses leaves the new one alone.
 func TestChurnStaleIDNeverReachesRecycledSlot(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	old := uv.UvtNewTrigger(t, u)
 	oldID := uv.UvtTriggerID(old)
@@ -196,6 +200,7 @@ func TestChurnStaleIDNeverReachesRecycledSlot(t *testing.T) {
 // it could come: before the loop turned, while the handle is still in the
 // reactor's table.
 func TestChurnClosedThenCollectedReleasesOnce(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	for _, tc := range []struct {
 		name  string
 		how   func(*uv.Trigger)
@@ -206,10 +211,10 @@ func TestChurnClosedThenCollectedReleasesOnce(t *testing.T) {
 		{"Close+Dispose", func(tr *uv.Trigger) { tr.Close(); tr.Dispose() }, false},
 		// Closing the event itself leaves the reference's hold and cleanup:
 		// the collector's release must be the only one.
-		{"event Close", func(tr *uv.Trigger) { event.Resolve(tr).Close() }, true},
+		{"event Close", func(tr *uv.Trigger) { event.Deref(tr).Close() }, true},
 		// Disposing the resolved event consumes the only hold; the
 		// collector must not release it a second time.
-		{"event Dispose", func(tr *uv.Trigger) { event.Resolve(tr).Dispose() }, true},
+		{"event Dispose", func(tr *uv.Trigger) { event.Deref(tr).Dispose() }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := uv.UvtNewReactor(t)
@@ -258,6 +263,7 @@ func TestChurnClosedThenCollectedReleasesOnce(t *testing.T) {
 // Retain on a *Trigger adds a reference (the event.Event contract); as many
 // Disposes as references must close the trigger.
 func TestTriggerRetainThenDisposeEachReference(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	tr := uv.UvtNewTrigger(t, u)
 	tr.Retain()
@@ -276,6 +282,7 @@ func TestTriggerRetainThenDisposeEachReference(t *testing.T) {
 // on the next turn even when another event is active (the turn must not wait
 // for I/O while libuv has close callbacks pending).
 func TestTriggerCloseFreedOnNextTurnWhileAnotherActive(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	busy := uv.UvtNewTrigger(t, u)
 	fired := uv.UvtSubscribe(t, busy, u.Owned)

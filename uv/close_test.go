@@ -12,6 +12,7 @@ import (
 // Triggers created while Close runs are either refused or closed by it:
 // Close succeeds and no C handle is left.
 func TestCloseWhileTriggersAreCreated(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	for round := range 50 {
 		r, err := reactor.New(reactor.Options{})
 		if err != nil {

@@ -1,15 +1,12 @@
 package uv_test
 
 import (
-	"net/netip"
+	"context"
 	"os"
-	"path/filepath"
 	"regexp"
-	"strconv"
-	"sync/atomic"
+	"sync"
+	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
@@ -17,88 +14,103 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// The conformance rows of poll, poll proxy, fs event and the dns requests.
-// Polls watch an eventfd they own (CloseFD), which Fire makes readable.
+// The conformance rows of the system kinds (Signal, Process, Exec, Task,
+// Thread). The one-shot kinds run from creation (NoStart); their Fire ends
+// the work, which otherwise waits.
 
-// eventfdPoll makes a poll that owns a fresh eventfd.
-func eventfdPoll(r *reactor.Reactor) (*uv.Poll, error) {
-	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
-		return nil, err
-	}
-	p, err := uv.NewPoll(r, fd, uv.Readable, uv.CloseFD())
-	if err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	return p, nil
-}
-
-// fireEventfd makes the eventfd behind a poll readable.
-func fireEventfd(p *uv.Poll) error {
-	_, err := unix.Write(p.FD(), []byte{1, 0, 0, 0, 0, 0, 0, 0})
-	return err
-}
-
-func TestConformPoll(t *testing.T) {
+func TestConformSignal(t *testing.T) {
 	conform.Run(t, conform.Kind{
-		Name: "poll",
-		New:  func(r *reactor.Reactor) (event.Event, error) { return eventfdPoll(r) },
-		Fire: func(ev event.Event) error { return fireEventfd(ev.(*uv.Poll)) },
-		Info: regexp.MustCompile(`^Poll\(fd=\d+, events=r\)$`),
+		New:  func(r *reactor.Reactor) (event.Event, error) { return uv.NewSignal(r, syscall.SIGUSR2) },
+		Fire: func(event.Event) error { return syscall.Kill(os.Getpid(), syscall.SIGUSR2) },
+		Info: regexp.MustCompile(`^Signal\(signum=12\)$`),
 	})
 }
 
-func TestConformPollProxy(t *testing.T) {
+func TestConformProcess(t *testing.T) {
+	child := uv.UvtFixture(t, "child.sh")
 	conform.Run(t, conform.Kind{
 		New: func(r *reactor.Reactor) (event.Event, error) {
-			p, err := eventfdPoll(r)
-			if err != nil {
-				return nil, err
+			// cat until its input closes: the test's end closes it, so no
+			// child outlives the test (Close does not kill a child).
+			p, err := uv.Spawn(r, uv.ProcessOptions{Args: []string{child, "echo"}, Stdin: uv.StdioPipe})
+			if err == nil {
+				t.Cleanup(func() { p.Stdin().Close() })
 			}
-			return uv.NewPollProxy(p, uv.Readable)
+			return p, err
 		},
-		Fire: func(ev event.Event) error { return fireEventfd(ev.(*uv.PollProxy).Poll()) },
-		Info: regexp.MustCompile(`^PollProxy\(fd=\d+, events=r\)$`),
-	})
-}
-
-func TestConformFSEvent(t *testing.T) {
-	root := t.TempDir()
-	var n atomic.Int64
-	conform.Run(t, conform.Kind{
-		Name: "fsevent",
-		New: func(r *reactor.Reactor) (event.Event, error) {
-			dir := filepath.Join(root, strconv.FormatInt(n.Add(1), 10))
-			if err := os.Mkdir(dir, 0o700); err != nil {
-				return nil, err
-			}
-			return uv.NewFSEvent(r, dir)
-		},
-		Fire: func(ev event.Event) error {
-			return os.WriteFile(filepath.Join(ev.(*uv.FSEvent).Path(), "f"), nil, 0o600)
-		},
-		Info: regexp.MustCompile(`^FSEvent\(path=".+"\)$`),
-	})
-}
-
-func TestConformAddrInfo(t *testing.T) {
-	conform.Run(t, conform.Kind{
-		New: func(r *reactor.Reactor) (event.Event, error) {
-			return uv.NewAddrInfo(r, "localhost", "", uv.AddrInfoHints{})
-		},
-		Info:    regexp.MustCompile(`^AddrInfo\(host="localhost", service="", network=ip, (pending|closed|addrs=\d+)\)$`),
+		Fire:    func(ev event.Event) error { return ev.(*uv.Process).Kill(syscall.SIGTERM) },
+		Info:    regexp.MustCompile(`^Process\(pid=\d+(, signal=15)?\)$`),
 		OneShot: true,
 		NoStart: true,
 	})
 }
 
-func TestConformNameInfo(t *testing.T) {
+func TestConformExec(t *testing.T) {
 	conform.Run(t, conform.Kind{
 		New: func(r *reactor.Reactor) (event.Event, error) {
-			return uv.NewNameInfo(r, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{})
+			return uv.NewExec(r, "sleep 100", uv.ExecOptions{})
 		},
-		Info:    regexp.MustCompile(`^NameInfo\(addr=127\.0\.0\.1:80, (pending|closed|host=".*", service=".*")\)$`),
+		Fire:    func(ev event.Event) error { return syscall.Kill(-ev.(*uv.Exec).Pid(), syscall.SIGTERM) },
+		Info:    regexp.MustCompile(`^Exec\(mode=exec, pid=\d+(, exit=-15)?\)$`),
+		OneShot: true,
+		NoStart: true,
+	})
+}
+
+// gates holds, per task or thread of the table, the channel its function
+// waits on until Fire closes it.
+var gates sync.Map // event.Event → chan struct{}
+
+// gated returns a function that waits for its gate (or its context) and
+// the gate to register once the event exists.
+func gated() (fn func(ctx context.Context) (any, error), gate chan struct{}) {
+	gate = make(chan struct{})
+	return func(ctx context.Context) (any, error) {
+		select {
+		case <-gate:
+			return "opened", nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}, gate
+}
+
+func openGate(ev event.Event) error {
+	if g, ok := gates.LoadAndDelete(ev); ok {
+		close(g.(chan struct{}))
+	}
+	return nil
+}
+
+func TestConformTask(t *testing.T) {
+	conform.Run(t, conform.Kind{
+		New: func(r *reactor.Reactor) (event.Event, error) {
+			fn, gate := gated()
+			task, err := uv.QueueTask(r, fn)
+			if err == nil {
+				gates.Store(event.Event(task), gate)
+			}
+			return task, err
+		},
+		Fire:    openGate,
+		Info:    regexp.MustCompile(`^Task\((queued|running|done|canceled)\)$`),
+		OneShot: true,
+		NoStart: true,
+	})
+}
+
+func TestConformThread(t *testing.T) {
+	conform.Run(t, conform.Kind{
+		New: func(r *reactor.Reactor) (event.Event, error) {
+			fn, gate := gated()
+			th, err := uv.NewThread(r, fn)
+			if err == nil {
+				gates.Store(event.Event(th), gate)
+			}
+			return th, err
+		},
+		Fire:    openGate,
+		Info:    regexp.MustCompile(`^Thread\((starting|tid=\d+, (running|done))\)$`),
 		OneShot: true,
 		NoStart: true,
 	})

@@ -46,15 +46,17 @@ func TestConformLibuvTimer(t *testing.T) {
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			return uv.UvtNewLibuvTimer(r, time.Millisecond)
 		},
-		Info: regexp.MustCompile(`^LibuvTimer\(timeout=1ms\)$`),
+		Info:       regexp.MustCompile(`^LibuvTimer\(timeout=1ms\)$`),
+		NeedsLibuv: true,
 	})
 }
 
 func TestConformWorkRequest(t *testing.T) {
 	conform.Run(t, conform.Kind{
-		New:     func(r *reactor.Reactor) (event.Event, error) { return uv.UvtSubmitWork(r, time.Millisecond) },
-		Info:    regexp.MustCompile(`^Work\(\)$`),
-		OneShot: true,
-		NoStart: true,
+		New:        func(r *reactor.Reactor) (event.Event, error) { return uv.UvtSubmitWork(r, time.Millisecond) },
+		Info:       regexp.MustCompile(`^Work\(\)$`),
+		OneShot:    true,
+		NoStart:    true,
+		NeedsLibuv: true,
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -28,6 +29,7 @@ func waitCtx(t testing.TB) context.Context {
 // localhost resolves to loopback addresses with the service's port; the
 // result is stored, shown by Info and replayed to a late subscriber.
 func TestAddrInfoLocalhost(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	a, err := uv.NewAddrInfo(u.Reactor, "localhost", "80", uv.AddrInfoHints{Network: "tcp"})
 	uv.UvtMust(t, err)
@@ -68,6 +70,7 @@ func TestAddrInfoLocalhost(t *testing.T) {
 
 // Literal addresses, by network: family and port as asked.
 func TestAddrInfoLiterals(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	stop := uv.UvtServe(t, u)
 	for _, tc := range []struct {
@@ -99,6 +102,7 @@ func TestAddrInfoLiterals(t *testing.T) {
 // Bad input: refused at once (EINVAL), or failing with an EAI_* error that
 // errors.Is matches; the reactor goes on.
 func TestAddrInfoErrors(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	for _, tc := range []struct{ host, service, network string }{
 		{"", "", ""}, {"localhost", "", "tcp5"}, {"local\x00host", "", ""}, {"localhost", "", "unix"},
@@ -146,6 +150,7 @@ func TestAddrInfoErrors(t *testing.T) {
 // Every UV_EAI_* code maps to its own error, and only to it; another code
 // unwraps to its errno.
 func TestDNSErrorMapping(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	all := uv.UvtEAIErrors()
 	for code, want := range all {
 		err := error(&uv.DNSError{Op: "uv_getaddrinfo", Name: "x", Code: code})
@@ -168,6 +173,7 @@ func TestDNSErrorMapping(t *testing.T) {
 // hear ErrClosed once, from the Dispose, never the answer; every request
 // is freed (by libuv's callback); nothing is reported.
 func TestAddrInfoDisposeBeforeCompletion(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	const n = 200
 	var counters []*uv.UvtCounter
@@ -199,18 +205,19 @@ func TestAddrInfoDisposeBeforeCompletion(t *testing.T) {
 // A lookup in flight keeps Run going, and a coroutine awaiting it is no
 // deadlock.
 func TestAddrInfoKeepsRunAliveNoDeadlock(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	a, err := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{})
 	uv.UvtMust(t, err)
 	n, err := uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{})
 	uv.UvtMust(t, err)
-	co, err := u.Go(context.Background(), func(ctx context.Context) (any, error) {
+	co, err := reactor.Spawn(u.Reactor, context.Background(), func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.All(), a, n)
 		return nil, err
 	})
 	uv.UvtMust(t, err)
 	uv.UvtMust(t, u.Run(context.Background()))
-	if _, err, ok := co.Outcome(); !ok || err != nil {
+	if _, ok, err := co.Outcome(); !ok || err != nil {
 		t.Fatalf("coroutine awaiting lookups: done=%v err=%v (a false deadlock?)", ok, err)
 	}
 	if strings.Contains(a.Info(), "pending") || strings.Contains(n.Info(), "pending") {
@@ -222,6 +229,7 @@ func TestAddrInfoKeepsRunAliveNoDeadlock(t *testing.T) {
 // The reactor's Close with lookups in flight: every subscriber hears
 // ErrClosed, Close waits for libuv's callbacks, nothing is left.
 func TestDNSCloseWhileBusy(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	var counters []*uv.UvtCounter
 	for i := range 50 {
@@ -249,6 +257,7 @@ func TestDNSCloseWhileBusy(t *testing.T) {
 // Lookups dropped without Close or Dispose under GOGC=10 complete, free
 // their C memory and leave the table empty.
 func TestDNSDroppedWithoutClose(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	u := uv.UvtNewReactor(t)
 	for round := range 5 {
@@ -277,6 +286,7 @@ func TestDNSDroppedWithoutClose(t *testing.T) {
 // NameInfo of literal loopback addresses: numeric, and by name from the
 // hosts file; bad input refused.
 func TestNameInfo(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	stop := uv.UvtServe(t, u)
 	for _, tc := range []struct {

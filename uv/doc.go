@@ -1,6 +1,6 @@
-// Package uv holds the libuv-backed event kinds, one file each: Timer,
-// Trigger, and (in later waves) poll, signal, process, fs event, dns, exec,
-// listen, task, thread and io.
+// Package uv holds the event kinds of the libuv model, one file each:
+// Timer, Trigger, Signal, Process, Exec, Task, Thread, Poll and PollProxy,
+// FSEvent, AddrInfo and NameInfo, and (in later waves) listen and io.
 //
 // Every kind is an event.Event: subscribe with AddCallback (or
 // event.Subscribe), Start, Stop, Close, Dispose, Info, Flags, and wait on any
@@ -29,9 +29,45 @@
 // thread pool, as one-shot request events whose results are stored and
 // replayed; their errors match the Err* values of the EAI_* codes. What C
 // hands over (a file name, an address list) is copied to Go while its
-// record is delivered; results never point into C memory. docs/kinds.md
-// says what each kind promises.
+// record is delivered; results never point into C memory. These kinds need
+// the libuv driver: on the pure-Go one their constructors refuse with
+// reactor.ErrNoLibuv. docs/kinds.md says what each kind promises.
 //
 // Timers are Go-owned (no C memory): they live on the reactor's timer wheel,
 // which is why Timer is defined in package reactor.
+//
+// # System events without libuv handles
+//
+// Signal, Process, Exec, Task and Thread are Go-owned too: their work
+// happens in goroutines (os/signal's relay, a child's watcher, a pool
+// worker, a locked thread) and reaches the loop through Reactor.Post, so
+// their callbacks run on the loop goroutine like every other kind's.
+//
+//   - Signal delivers POSIX signals through os/signal, never through
+//     uv_signal_t, whose handlers lack SA_ONSTACK and are unsafe in a Go
+//     process; deliveries coalesce. See docs/signals.md.
+//   - Process starts children with syscall.ForkExec and waits for them on a
+//     pidfd in the netpoller, reaping by pid: no SIGCHLD handler, and
+//     os/exec elsewhere in the program is unaffected. Exec runs a shell
+//     command on top of it, in PHP's four modes.
+//   - Task runs blocking work on a bounded pool of goroutines (libuv's
+//     thread pool model: 4 workers unless UV_THREADPOOL_SIZE says
+//     otherwise), not on libuv's pool: a libuv worker thread would have to
+//     call back into Go from a thread Go did not make, on every completion,
+//     where a goroutine hands its result to the loop with one Post
+//     (BenchmarkTask: about 0.6–0.7 µs per empty task, queued, run and
+//     delivered on the loop, on the 2-core machine; a raw C program
+//     queueing empty uv_queue_work items took 0.36–0.52 µs each with no Go
+//     in it at all). A bounded pool keeps the meaning of libuv's
+//     uv_cancel: work that has not started can be taken back.
+//   - Thread runs a function on an OS thread of its own.
+//
+// Process, Exec, Task and Thread are one-shot: they are started when made,
+// count as active until they end (Run waits for them; Stop makes one no
+// longer count), complete with their result, and replay it to subscribers
+// that come later. Such an event can end before a subscription made after
+// it was created: AddCallback then returns ErrClosed and Replay gives the
+// result, which is what event.Await does by itself. To subscribe before
+// anything can be delivered, create and subscribe inside Reactor.Exec (or a
+// callback): deliveries wait until the loop is let go.
 package uv

@@ -57,6 +57,7 @@ func mustWrite(t testing.TB, path, data string) {
 // Create, start, a file appears and changes, stop (nothing seen), restart,
 // close.
 func TestFSEventLifecycle(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	dir := t.TempDir()
 	f, c := watchFS(t, u, dir)
@@ -91,6 +92,7 @@ func TestFSEventLifecycle(t *testing.T) {
 
 // A watched file reports changes under its own name.
 func TestFSEventFile(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	path := filepath.Join(t.TempDir(), "watched")
 	mustWrite(t, path, "1")
@@ -104,6 +106,7 @@ func TestFSEventFile(t *testing.T) {
 // A path that does not exist is refused (fs.ErrNotExist), at creation or,
 // when removed since, at Start; the reactor goes on.
 func TestFSEventBadInput(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	dir := t.TempDir()
 	for _, p := range []string{filepath.Join(dir, "missing"), filepath.Join(dir, "missing", "deeper")} {
@@ -134,6 +137,7 @@ func TestFSEventBadInput(t *testing.T) {
 // The inotify limit is not reached in a test (it is in the hundreds of
 // thousands here): the error it gives is checked as built.
 func TestFSEventWatchLimitError(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	err := uv.UvtWatchError("/some/dir", uvcgo.ErrorOf("uv_fs_event_start", -int(syscall.ENOSPC)))
 	if !errors.Is(err, uv.ErrWatchLimit) || !errors.Is(err, syscall.ENOSPC) {
 		t.Errorf("%v: want ErrWatchLimit and ENOSPC", err)
@@ -144,6 +148,7 @@ func TestFSEventWatchLimitError(t *testing.T) {
 // Recursive: changes below the root are named by their path; a directory
 // made later is watched too, one removed is dropped.
 func TestFSEventRecursive(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	root := t.TempDir()
 	uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "s1", "s2"), 0o700))
@@ -182,6 +187,7 @@ func TestFSEventRecursive(t *testing.T) {
 // Close while busy: a recursive watch closed from its callback while
 // changes pour in, another by the reactor's Close.
 func TestFSEventCloseWhileBusy(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	root := t.TempDir()
 	uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "a", "b"), 0o700))
@@ -211,6 +217,7 @@ func TestFSEventCloseWhileBusy(t *testing.T) {
 // Watches dropped without Close under GOGC=10, some started recursive
 // ones, leave no C handle.
 func TestFSEventDroppedWithoutClose(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	u := uv.UvtNewReactor(t)
 	root := t.TempDir()

@@ -142,6 +142,9 @@ func (o *entry) enter(r *reactor.Reactor, ev entryKind) error {
 	if host.Closing() {
 		return reactor.ErrReactorClosed
 	}
+	if host.Loop() == nil {
+		return fmt.Errorf("uv: %s needs the libuv driver (this reactor runs the pure-Go one): %w", ev.kindName(), reactor.ErrNoLibuv)
+	}
 	*o = entry{r: r, host: host, loop: host.Loop(), ev: ev}
 	return nil
 }
@@ -246,3 +249,7 @@ func (o *coreOps) takeHandle() uvcgo.Handle {
 	o.h = 0
 	return h
 }
+
+// kindHostClosing reports whether r's Close has begun, for kinds built
+// without the kit (the pure-Go driver's).
+func kindHostClosing(r *reactor.Reactor) bool { return kind.HostOf(r).Closing() }

@@ -29,7 +29,7 @@ import (
 const UvtSafety = 30 * time.Second
 
 // UvtTriggerID returns the id tr's event has in its reactor's table.
-func UvtTriggerID(tr *Trigger) eventref.ID { return tr.e.id }
+func UvtTriggerID(tr *Trigger) eventref.ID { return tr.e.(*triggerEvent).id }
 
 // UvtDropped does what the runtime's cleanup does for a collected reference.
 func UvtDropped(r *reactor.Reactor, id eventref.ID) { kind.HostOf(r).Dropped(id) }
@@ -346,4 +346,17 @@ func UvtInfoCounts(t testing.TB, tr *Trigger) (sent, fired int) {
 	sent, _ = strconv.Atoi(m[1])
 	fired, _ = strconv.Atoi(m[2])
 	return sent, fired
+}
+
+// UvtNeedsLibuv skips a test of libuv-specific machinery (C handles, the
+// id table, libuv's own timers and requests) in a build without cgo, where
+// reactors run the pure-Go driver; the rules it checks that hold on both
+// drivers are checked there by the conformance table.
+func UvtNeedsLibuv(t testing.TB) {
+	t.Helper()
+	if r, err := reactor.New(reactor.Options{Driver: reactor.DriverLibuv}); err != nil {
+		t.Skipf("needs the libuv driver, not in this build: %v", err)
+	} else {
+		r.Close()
+	}
 }

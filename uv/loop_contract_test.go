@@ -21,6 +21,7 @@ import (
 // goroutine every few milliseconds wakes the parked loop again and again,
 // and the libuv timer still fires when due.
 func TestLibuvDeadlineSurvivesWakeUps(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	tm, err := uv.UvtNewLibuvTimer(u.Reactor, 100*time.Millisecond)
 	if err != nil {
@@ -48,6 +49,7 @@ func TestLibuvDeadlineSurvivesWakeUps(t *testing.T) {
 // A libuv timer started after the loop was parked a while counts its
 // timeout from the start: the shim refreshes libuv's clock first.
 func TestLibuvTimerCountsFromStart(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	tm, err := uv.UvtNewLibuvTimer(u.Reactor, 20*time.Millisecond)
 	if err != nil {
@@ -126,6 +128,7 @@ func busy(d time.Duration) {
 // A request in flight keeps Run going, is no deadlock, and completes with
 // its result.
 func TestRequestKeepsRunAlive(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	w, err := uv.UvtSubmitWork(u.Reactor, 30*time.Millisecond)
 	if err != nil {
@@ -133,7 +136,7 @@ func TestRequestKeepsRunAlive(t *testing.T) {
 	}
 	var got any
 	event.Subscribe(w, func(_ event.Event, res any, err error) { got = res })
-	co, err := u.Go(context.Background(), func(ctx context.Context) (any, error) {
+	co, err := reactor.Spawn(u.Reactor, context.Background(), func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), w)
 		return nil, err
 	})
@@ -146,7 +149,7 @@ func TestRequestKeepsRunAlive(t *testing.T) {
 	if got != "done" {
 		t.Fatalf("request result = %v, want done (Run returned before it completed)", got)
 	}
-	if _, err, _ := co.Outcome(); err != nil {
+	if _, _, err := co.Outcome(); err != nil {
 		t.Fatalf("coroutine awaiting a request in flight: %v", err)
 	}
 	uv.UvtShutdown(t, u, false)
@@ -155,6 +158,7 @@ func TestRequestKeepsRunAlive(t *testing.T) {
 // Close waits, without spinning, for requests in flight; those not started
 // are cancelled; every subscriber hears ErrClosed; nothing is left.
 func TestCloseWaitsForRequests(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	var errs [6]error
 	for i := range errs {

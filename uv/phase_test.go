@@ -2,10 +2,8 @@ package uv_test
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -20,6 +18,7 @@ import (
 // started. Stopping hooks in a callback holds back their records of the same
 // turn: the last iteration delivers the idle hook only.
 func TestPhaseOrderAndIdle(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	var order []string
 	prep, err := uv.NewPrepare(u.Reactor)
@@ -71,29 +70,11 @@ func TestConformPhases(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			conform.Run(t, conform.Kind{
-				Name: "phase",
-				New:  func(r *reactor.Reactor) (event.Event, error) { return mk(r) },
-				Info: regexp.MustCompile(`^` + name + `\(runs=\d+\)$`),
+				Name:       "phase",
+				New:        func(r *reactor.Reactor) (event.Event, error) { return mk(r) },
+				Info:       regexp.MustCompile(`^` + name + `\(runs=\d+\)$`),
+				NeedsLibuv: true,
 			})
 		})
 	}
-}
-
-func ExampleNewCheck() {
-	r, _ := reactor.New(reactor.Options{})
-	defer r.Close()
-	check, _ := uv.NewCheck(r)
-	defer check.Close()
-	tm, _ := uv.NewTimer(r, time.Millisecond, 0)
-	_ = tm
-	runs := 0
-	event.Subscribe(check, func(ev event.Event, _ any, _ error) {
-		if runs++; runs == 1 {
-			ev.Stop() // one look after libuv's first poll is enough here
-		}
-	})
-	check.Start()
-	r.Run(context.Background())
-	fmt.Println("check ran", runs, "time(s)")
-	// Output: check ran 1 time(s)
 }

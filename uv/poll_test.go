@@ -68,6 +68,7 @@ func UvtMustClose(t testing.TB, ev event.Event) {
 // Create, start, fire, stop, restart, close: a readable socket notifies a
 // started poll with Readable, a stopped one not at all.
 func TestPollLifecycle(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	a, b := socketpair(t)
 	p := newPoll(t, u, a, uv.Readable)
@@ -84,7 +85,7 @@ func TestPollLifecycle(t *testing.T) {
 	uv.UvtMust(t, p.Start())
 	unix.Write(b, []byte("x"))
 	uv.UvtTurnUntil(t, u, "readable", func() bool { return calls.N() > 0 })
-	want := uv.UvtCall{Event: event.Resolve(p), Result: uv.Readable, OnLoop: true}
+	want := uv.UvtCall{Event: event.Deref(p), Result: uv.Readable, OnLoop: true}
 	if diff := cmp.Diff(want, calls.Calls()[0], eqEvent, cmpopts.EquateErrors()); diff != "" {
 		t.Errorf("notification (-want +got):\n%s", diff)
 	}
@@ -117,6 +118,7 @@ func TestPollLifecycle(t *testing.T) {
 // A fresh socket is writable; a poll for both gets what fired, masked by
 // its events.
 func TestPollWritableAndMask(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	a, b := socketpair(t)
 	p := newPoll(t, u, a, uv.Readable|uv.Writable)
@@ -141,6 +143,7 @@ func TestPollWritableAndMask(t *testing.T) {
 // an error epoll reports (a pipe whose reader is gone) is a Disconnect too,
 // after which the poll is stopped, as libuv stopped it.
 func TestPollDisconnect(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	a, b := socketpair(t)
 	p := newPoll(t, u, a, uv.Readable|uv.Disconnect)
@@ -174,6 +177,7 @@ func TestPollDisconnect(t *testing.T) {
 
 // Bad input gets a clear error, and the reactor goes on.
 func TestPollBadInput(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	a, _ := socketpair(t)
 	file, err := os.Create(filepath.Join(t.TempDir(), "f"))
@@ -220,6 +224,7 @@ func TestPollBadInput(t *testing.T) {
 // With CloseFD the descriptor is closed with the poll (by Close, or when
 // the collector takes a dropped poll); without it, never.
 func TestPollCloseFD(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	a, _ := socketpair(t)
 	b, _ := socketpair(t)
@@ -251,6 +256,7 @@ func TestPollCloseFD(t *testing.T) {
 // and one closed by another goroutine while Serve delivers readiness on
 // every turn.
 func TestPollCloseWhileBusy(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	a, b := socketpair(t)
 	unix.Write(b, []byte("pending"))
@@ -286,6 +292,7 @@ func TestPollCloseWhileBusy(t *testing.T) {
 
 // Start and Stop from many goroutines while Serve runs (run with -race).
 func TestPollStartStopRace(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	a, _ := socketpair(t)
 	p := newPoll(t, u, a, uv.Writable)
@@ -318,6 +325,7 @@ func TestPollStartStopRace(t *testing.T) {
 // without Close under GOGC=10, some started, leave no C handle and no
 // descriptor once the collector and the loop have run.
 func TestPollDroppedWithoutClose(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	u := uv.UvtNewReactor(t)
 	const rounds, each = 10, 100
@@ -370,6 +378,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // Out-of-band TCP data is Prioritized (EPOLLPRI); a poll for it alone is
 // not told of ordinary data.
 func TestPollPrioritized(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	uv.UvtMust(t, err)

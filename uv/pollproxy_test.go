@@ -39,6 +39,7 @@ func readerWriter(t testing.TB) (u *uv.UvtReactor, a, b int, p *uv.Poll, r, w *u
 // The poll's mask follows the started proxies, on every Start and Stop;
 // the last Stop stops polling.
 func TestPollProxyMaskFollowsStarts(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u, a, _, p, r, w := readerWriter(t)
 	d := newProxy(t, p, uv.Readable|uv.Disconnect)
 	type state struct {
@@ -82,6 +83,7 @@ func TestPollProxyMaskFollowsStarts(t *testing.T) {
 // them all with their full sets; the poll's own callbacks hear nothing
 // while proxies exist, and again once they are closed.
 func TestPollProxyDispatch(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	a, b := socketpair(t)
 	p := newPoll(t, u, a, uv.Readable)
@@ -144,6 +146,7 @@ func TestPollProxyDispatch(t *testing.T) {
 // One goroutine reads and one writes the same socket through two proxies
 // while Serve runs; a third echoes on the other end (run with -race).
 func TestPollProxyReaderAndWriter(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u, a, b, p, r, w := readerWriter(t)
 	readable, writable := make(chan struct{}, 1), make(chan struct{}, 1)
 	signal := func(ch chan struct{}) event.CallbackFunc {
@@ -233,6 +236,7 @@ func TestPollProxyReaderAndWriter(t *testing.T) {
 // Bad input, a proxy on a closed poll, and closing while busy: a proxy
 // closed by its own callback, the poll closed from a proxy's callback.
 func TestPollProxyBadInputAndCloseWhileBusy(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	a, b := socketpair(t)
 	p := newPoll(t, u, a, uv.Readable)
@@ -280,6 +284,7 @@ func TestPollProxyBadInputAndCloseWhileBusy(t *testing.T) {
 // and proxies all dropped without Close under GOGC=10, some started, leave
 // no C handle.
 func TestPollProxyDropped(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	u := uv.UvtNewReactor(t)
 	a, _ := socketpair(t)

@@ -38,7 +38,7 @@ func TestTriggerSendFromGoroutineRunsCallbackOnLoop(t *testing.T) {
 	if u.Owned() {
 		t.Error("the test goroutine owns the loop while Serve runs")
 	}
-	want := uv.UvtCall{Event: event.Resolve(tr), OnLoop: true}
+	want := uv.UvtCall{Event: event.Deref(tr), OnLoop: true}
 	if diff := cmp.Diff(want, got, eqEvent, cmpopts.EquateErrors()); diff != "" {
 		t.Errorf("notification (-want +got):\n%s", diff)
 	}
@@ -153,6 +153,7 @@ func TestTriggerSendWhileStoppedNotDeliveredAfterRestart(t *testing.T) {
 
 // Create, Start, Close, the close callback, and what a closed trigger does.
 func TestTriggerLifecycle(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	if diff := cmp.Diff(uv.UvtCounts{0, 0}, uv.UvtCountsOf(t, u)); diff != "" {
 		t.Fatalf("fresh reactor (-want +got):\n%s", diff)
@@ -173,7 +174,7 @@ func TestTriggerLifecycle(t *testing.T) {
 		t.Errorf("Active with a started trigger = %d, want 1", got)
 	}
 	uv.UvtMust(t, tr.Close())
-	want := []uv.UvtCall{{Event: event.Resolve(tr), Err: event.ErrClosed, OnLoop: true}}
+	want := []uv.UvtCall{{Event: event.Deref(tr), Err: event.ErrClosed, OnLoop: true}}
 	if diff := cmp.Diff(want, calls.Calls(), eqEvent, cmpopts.EquateErrors()); diff != "" {
 		t.Errorf("subscribers at Close (-want +got):\n%s", diff)
 	}
@@ -240,7 +241,7 @@ func TestTriggerReferenceFlagsResolveAndAwait(t *testing.T) {
 	if !tr.Flags().Has(event.Reference) {
 		t.Errorf("Trigger flags %v lack Reference", tr.Flags())
 	}
-	inner := event.Resolve(tr)
+	inner := event.Deref(tr)
 	if inner == nil || inner == event.Event(tr) {
 		t.Fatalf("Resolve(trigger) = %v, want the inner event, not the *Trigger", inner)
 	}
@@ -269,7 +270,7 @@ func TestTriggerReferenceFlagsResolveAndAwait(t *testing.T) {
 	uv.UvtWaitFor(t, "Await to subscribe", func() bool { return event.Subscribers(tr) == 1 })
 	uv.UvtMust(t, tr.Send())
 	got := uv.UvtRecv(t, res, "Await result")
-	want := awaited{outs: []event.Outcome{{Index: 0, Event: tr}}}
+	want := awaited{outs: []event.Outcome{{Index: 0, Event: tr, Done: true}}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(awaited{}), cmpopts.EquateErrors(), eqEvent); diff != "" {
 		t.Errorf("Await (-want +got):\n%s", diff)
 	}

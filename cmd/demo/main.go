@@ -57,7 +57,7 @@ func run() error {
 	}
 
 	fmt.Println("2. A future resolved from another goroutine, awaited with others")
-	f := event.NewFuture(r)
+	f := event.NewFuture[any](r)
 	slow, _ := uv.NewTimer(r, time.Second, 0)
 	trig, _ := uv.NewTrigger(r)
 	slow.Start()
@@ -68,12 +68,12 @@ func run() error {
 		f.Resolve("hello from a goroutine")
 		release()
 	}()
-	co, _ := r.Go(ctx, func(ctx context.Context) (any, error) {
+	co, _ := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
 		outs, err := event.Await(ctx, event.Any(), slow, trig, f)
 		if err != nil {
 			return nil, err
 		}
-		o := outs[0]
+		o, _ := event.Winner(outs) // outcomes come by position: the winner is the one that succeeded
 		fmt.Printf("   %s await-any woke on event #%d, %s: %v\n", stamp(), o.Index, o.Event.Info(), o.Result)
 		slow.Close()
 		trig.Close()
@@ -82,7 +82,7 @@ func run() error {
 	if err := r.Run(ctx); err != nil {
 		return err
 	}
-	v, err, _ := co.Outcome()
+	v, _, err := co.Outcome()
 	fmt.Printf("   coroutine result %q, err %v; a late waiter gets the replay: ", v, err)
 	outs, err := event.Await(ctx, event.All(), co)
 	if err != nil {
@@ -91,13 +91,13 @@ func run() error {
 	fmt.Println(outs[0].Result)
 
 	fmt.Println("3. Deadlock: two coroutines await each other's futures")
-	fa, fb := event.NewFuture(r), event.NewFuture(r)
-	a, _ := r.Go(ctx, func(ctx context.Context) (any, error) {
+	fa, fb := event.NewFuture[any](r), event.NewFuture[any](r)
+	a, _ := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fb)
 		fa.Reject(err)
 		return nil, err
 	})
-	b, _ := r.Go(ctx, func(ctx context.Context) (any, error) {
+	b, _ := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fa)
 		fb.Reject(err)
 		return nil, err
@@ -105,8 +105,8 @@ func run() error {
 	if err := r.Run(ctx); err != nil {
 		return err
 	}
-	_, errA, _ := a.Outcome()
-	_, errB, _ := b.Outcome()
+	_, _, errA := a.Outcome()
+	_, _, errB := b.Outcome()
 	var dl *reactor.DeadlockError
 	if !errors.As(errA, &dl) || !errors.Is(errB, event.ErrDeadlock) {
 		return fmt.Errorf("expected deadlock errors, got %v and %v", errA, errB)

@@ -18,6 +18,7 @@ package conform
 import (
 	"context"
 	"errors"
+	"reflect"
 	"regexp"
 	"runtime"
 	"testing"
@@ -42,6 +43,9 @@ type Kind struct {
 	// OneShot: the event closes after it fires (a one-shot timer, a
 	// request, a process).
 	OneShot bool
+	// NeedsLibuv: the kind exists on the libuv driver only; on the pure-Go
+	// driver its constructor must refuse with reactor.ErrNoLibuv.
+	NeedsLibuv bool
 	// NoStart: Start does not arm the kind (futures, requests, which run
 	// from creation); the start-counting check is skipped for it.
 	NoStart bool
@@ -50,9 +54,42 @@ type Kind struct {
 // safety bounds every wait; reaching it means the kind hangs.
 const safety = 30 * time.Second
 
-// Run runs k through the table, one subtest per rule.
+// Run runs k through the table on each driver, one subtest per driver and
+// rule. Without libuv (a build without cgo) the libuv driver's subtests are
+// skipped, saying so.
 func Run(t *testing.T, k Kind) {
 	t.Helper()
+	for _, d := range []reactor.Driver{reactor.DriverLibuv, reactor.DriverGo} {
+		t.Run(d.String(), func(t *testing.T) {
+			if _, err := reactor.New(reactor.Options{Driver: d}); errors.Is(err, reactor.ErrNoLibuv) {
+				t.Skipf("the %s driver is not in this build (no cgo)", d)
+			}
+			if d == reactor.DriverGo && k.NeedsLibuv {
+				refusesWithoutLibuv(t, k)
+				return
+			}
+			runOn(t, d, k)
+		})
+	}
+}
+
+// refusesWithoutLibuv: a kind that needs libuv gives a clear error on the
+// pure-Go driver, not a crash or a half-made event.
+func refusesWithoutLibuv(t *testing.T, k Kind) {
+	r := newReactor(t, reactor.DriverGo)
+	ev, err := k.New(r)
+	if !errors.Is(err, reactor.ErrNoLibuv) || ev != nil && !isNil(ev) {
+		t.Fatalf("New on the pure-Go driver = %v, %v; want nil, ErrNoLibuv", ev, err)
+	}
+}
+
+// isNil reports whether ev is an interface holding a nil pointer.
+func isNil(ev event.Event) bool {
+	v := reflect.ValueOf(ev)
+	return ev == nil || v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+func runOn(t *testing.T, d reactor.Driver, k Kind) {
 	checks := []struct {
 		name string
 		run  func(t *testing.T, r *reactor.Reactor, k Kind)
@@ -71,7 +108,7 @@ func Run(t *testing.T, k Kind) {
 			if c.skip {
 				t.Skipf("%s: not applicable to %s (see conform.Kind)", c.name, k.describe())
 			}
-			r := newReactor(t)
+			r := newReactor(t, d)
 			c.run(t, r, k)
 		})
 	}
@@ -86,9 +123,9 @@ func (k Kind) describe() string {
 
 // newReactor returns a reactor closed at cleanup, where it must leave no C
 // handle behind.
-func newReactor(t *testing.T) *reactor.Reactor {
+func newReactor(t *testing.T, d reactor.Driver) *reactor.Reactor {
 	t.Helper()
-	r, err := reactor.New(reactor.Options{OnReport: func(event.Event, string, error) {}})
+	r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(event.Event, string, error) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,17 +265,18 @@ func pendingGetsErrClosed(t *testing.T, r *reactor.Reactor, k Kind) {
 }
 
 // An event reference dropped without Close is freed: its C handle goes
-// after a collection and a loop turn.
+// after a collection and a loop turn, and, started, it no longer counts as
+// active.
 func droppedIsFreed(t *testing.T, r *reactor.Reactor, k Kind) {
-	before := r.Stats().Handles[k.Name]
+	before := r.Stats()
 	func() {
 		ev := mustNew(t, r, k)
 		ev.Start()
 	}()
 	deadline := time.Now().Add(safety)
-	for r.Stats().Handles[k.Name] > before {
+	for s := r.Stats(); s.Handles[k.Name] > before.Handles[k.Name] || s.Active > before.Active; s = r.Stats() {
 		if time.Now().After(deadline) {
-			t.Fatalf("a dropped %s was not freed: %v", k.Name, r.Stats().Handles)
+			t.Fatalf("a dropped %s was not freed: %v, active %d", k.Name, s.Handles, s.Active)
 		}
 		runtime.GC()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)

@@ -46,6 +46,16 @@ type Host interface {
 	// EveryTurn adds delta to the number of started hooks that need libuv
 	// turned on every loop iteration (prepare and check handles).
 	EveryTurn(delta int)
+	// Queue runs fn on the loop's next turn, never in the caller, even when
+	// no goroutine runs the loop (unlike Post). Safe from any goroutine; it
+	// fails with event.ErrLoopClosed once the reactor is closed.
+	Queue(fn func()) error
+	// AddCloser registers fn to run when the reactor closes, for Go-owned
+	// events the reactor does not otherwise know (their subscribers must
+	// hear ErrClosed too). fn must not keep the event reachable (use a
+	// weak.Pointer) if the event may be dropped without Close. remove
+	// unregisters it; call it when the event closes. Call with ownership.
+	AddCloser(fn func()) (remove func())
 	// Dropped queues the close of the event whose reference was collected
 	// (eventref.Dropper). Safe from any goroutine.
 	Dropped(id eventref.ID)

@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Command x1 is uvevent's side of workload X1 (DESIGN.md §6): a goroutine
 // wakes the reactor's parked loop, the loop resolves a future, the goroutine
 // resumes. It prints the mean round trip of the reactor as built (the loop
@@ -42,11 +44,11 @@ func run(n int) error {
 	}
 	start := time.Now()
 	for range n {
-		f := event.NewFuture(r)
+		f := event.NewFuture[any](r)
 		if err := r.Exec(func() { f.Resolve(1) }); err != nil {
 			return err
 		}
-		if _, _, ok := f.Outcome(); !ok {
+		if _, ok, _ := f.Outcome(); !ok {
 			return fmt.Errorf("future not resolved after the round trip")
 		}
 	}
@@ -56,7 +58,7 @@ func run(n int) error {
 	// the loop resolves on a later operation.
 	start = time.Now()
 	for range n {
-		f := event.NewFuture(r)
+		f := event.NewFuture[any](r)
 		r.Post(func() { r.Post(func() { f.Resolve(1) }) })
 		if _, err := event.Await(ctx, event.Any(), f); err != nil {
 			return err

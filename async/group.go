@@ -1,0 +1,187 @@
+package async
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// GroupOptions configure a Group. The zero value is fine.
+type GroupOptions struct {
+	// CancelOnError cancels the group's context at the first task error,
+	// as golang.org/x/sync/errgroup does; Wait then returns that error.
+	CancelOnError bool
+}
+
+// A Group is a task group: coroutines added to it share a context, and the
+// group waits for all of them, for the first to succeed, or for n of them,
+// with results and errors in the order the tasks were added. Every task is
+// a reactor.Coroutine, an event like any other, so a task can also be
+// awaited on its own or beside other events. Every method is safe from any
+// goroutine.
+type Group[T any] struct {
+	r      *reactor.Reactor
+	opts   GroupOptions
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu    sync.Mutex
+	tasks []*reactor.Coroutine[T]
+	first error // the error that cancelled the group (CancelOnError)
+}
+
+// NewGroup returns a group of coroutines of r whose context derives from
+// ctx: cancelling ctx cancels every task.
+func NewGroup[T any](r *reactor.Reactor, ctx context.Context, opts GroupOptions) (*Group[T], error) {
+	if r == nil || ctx == nil {
+		return nil, fmt.Errorf("async: NewGroup needs a reactor and a context: %w", syscall.EINVAL)
+	}
+	g := &Group[T]{r: r, opts: opts}
+	g.ctx, g.cancel = context.WithCancelCause(ctx)
+	return g, nil
+}
+
+// Spawn adds fn as a cooperative coroutine (see reactor.Spawn).
+func (g *Group[T]) Spawn(fn func(ctx context.Context) (T, error)) (*reactor.Coroutine[T], error) {
+	return g.add(fn, reactor.Spawn[T])
+}
+
+// Go adds fn as a goroutine running in parallel with the loop (see
+// reactor.Go).
+func (g *Group[T]) Go(fn func(ctx context.Context) (T, error)) (*reactor.Coroutine[T], error) {
+	return g.add(fn, reactor.Go[T])
+}
+
+type spawnFunc[T any] func(*reactor.Reactor, context.Context, func(context.Context) (T, error)) (*reactor.Coroutine[T], error)
+
+func (g *Group[T]) add(fn func(context.Context) (T, error), spawn spawnFunc[T]) (*reactor.Coroutine[T], error) {
+	if fn == nil {
+		return nil, fmt.Errorf("async: nil task: %w", syscall.EINVAL)
+	}
+	c, err := spawn(g.r, g.ctx, func(ctx context.Context) (T, error) {
+		v, err := fn(ctx)
+		if err != nil && g.opts.CancelOnError {
+			g.fail(err)
+		}
+		return v, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	g.tasks = append(g.tasks, c)
+	g.mu.Unlock()
+	return c, nil
+}
+
+func (g *Group[T]) fail(err error) {
+	g.mu.Lock()
+	if g.first == nil {
+		g.first = err
+	}
+	g.mu.Unlock()
+	g.cancel(err)
+}
+
+// Context returns the context the tasks get.
+func (g *Group[T]) Context() context.Context { return g.ctx }
+
+// Cancel cancels the group's context: every task's context ends.
+func (g *Group[T]) Cancel() { g.cancel(context.Canceled) }
+
+// Tasks returns the tasks added so far, in order of addition.
+func (g *Group[T]) Tasks() []*reactor.Coroutine[T] {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]*reactor.Coroutine[T](nil), g.tasks...)
+}
+
+func (g *Group[T]) typed() []event.Typed[T] {
+	tasks := g.Tasks()
+	evs := make([]event.Typed[T], len(tasks))
+	for i, t := range tasks {
+		evs[i] = t
+	}
+	return evs
+}
+
+// Wait waits for every task added so far and returns their values in order
+// of addition. The error is, with CancelOnError, the first task error;
+// otherwise the tasks' errors joined in order of addition (nil when all
+// succeeded). A ctx that ends first gives its error.
+func (g *Group[T]) Wait(ctx context.Context) ([]T, error) {
+	rs, err := g.wait(ctx, event.All().IgnoreErrors())
+	if rs == nil || err != nil {
+		return nil, err
+	}
+	vs := make([]T, len(rs))
+	var errs []error
+	for i, r := range rs {
+		vs[i] = r.Value
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+		}
+	}
+	g.mu.Lock()
+	first := g.first
+	g.mu.Unlock()
+	if first != nil {
+		return vs, first
+	}
+	return vs, errors.Join(errs...)
+}
+
+// WaitAny waits for the first task to succeed and returns its position and
+// value; when every task failed, the position is -1 and the error joins
+// theirs.
+func (g *Group[T]) WaitAny(ctx context.Context) (int, T, error) {
+	return event.AwaitFirst(ctx, g.typed()...)
+}
+
+// WaitN waits until n tasks have succeeded, or until that can no longer
+// happen (then the error joins the failures). The results are by position;
+// Done tells which tasks had finished.
+func (g *Group[T]) WaitN(ctx context.Context, n int) ([]Result[T], error) {
+	return g.wait(ctx, event.AtLeast(n).IgnoreErrors())
+}
+
+func (g *Group[T]) wait(ctx context.Context, m event.Mode) ([]Result[T], error) {
+	evs := g.typed()
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	outs, err := event.Await(ctx, m, events(evs)...)
+	return results[T](outs), err
+}
+
+// Result is one task's part in a wait, at its position.
+type Result[T any] struct {
+	Done  bool // the task had finished
+	Value T
+	Err   error
+}
+
+func results[T any](outs []event.Outcome) []Result[T] {
+	if outs == nil {
+		return nil
+	}
+	rs := make([]Result[T], len(outs))
+	for i, o := range outs {
+		v, err := event.ValueOf[T](o)
+		rs[i] = Result[T]{Done: o.Done, Value: v, Err: err}
+	}
+	return rs
+}
+
+func events[T any](evs []event.Typed[T]) []event.Event {
+	out := make([]event.Event, len(evs))
+	for i, ev := range evs {
+		out[i] = ev
+	}
+	return out
+}

@@ -1,0 +1,253 @@
+package async
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// ErrPoolClosed: an acquire from a closed pool.
+var ErrPoolClosed = errors.New("async: pool closed")
+
+// PoolOptions configure a Pool.
+type PoolOptions[T any] struct {
+	// New makes a resource. It runs in its own goroutine (it may block: a
+	// dial, a login) with a context that ends when the pool closes.
+	// Required.
+	New func(ctx context.Context) (T, error)
+	// Destroy, if set, is called on the loop for each resource leaving the
+	// pool: discarded, found unhealthy, or idle when the pool closes. It
+	// must not block.
+	Destroy func(T)
+	// Max is the most resources the pool holds at once, in use or idle
+	// (at least 1).
+	Max int
+	// Healthy, if set, is asked every CheckEvery about each idle resource,
+	// on the loop (it must not block); an unhealthy one is destroyed.
+	Healthy    func(T) bool
+	CheckEvery time.Duration
+}
+
+// A Pool is a pool of resources of a reactor: Acquire is an event (an Op)
+// that completes with a resource — an idle one, a new one while fewer than
+// Max exist, or the next one released — and Release gives it back. Waiting
+// acquirers are served in order. The health check runs on a hidden
+// periodic timer: it neither keeps Run going nor hides a deadlock (a
+// coroutine waiting to acquire what nobody will release is reported).
+// Every method is safe from any goroutine.
+type Pool[T any] struct {
+	r      *reactor.Reactor
+	opts   PoolOptions[T]
+	ctx    context.Context
+	cancel context.CancelFunc
+	check  *uv.Timer
+
+	// Loop-owned.
+	idle     []T
+	size     int // resources in existence or being made
+	creating int
+	waiters  line[T]
+	closed   bool
+}
+
+// PoolStats are a pool's counts.
+type PoolStats struct {
+	Size    int // resources in existence or being made
+	Idle    int // of those, idle in the pool
+	Waiting int // acquirers waiting
+}
+
+// NewPool returns a pool of r. It refuses options without New or with Max
+// below 1, and a Healthy check without a positive CheckEvery.
+func NewPool[T any](r *reactor.Reactor, opts PoolOptions[T]) (*Pool[T], error) {
+	switch {
+	case r == nil || opts.New == nil || opts.Max < 1:
+		return nil, fmt.Errorf("async: NewPool needs a reactor, New and Max ≥ 1: %w", syscall.EINVAL)
+	case opts.Healthy != nil && opts.CheckEvery <= 0:
+		return nil, fmt.Errorf("async: NewPool: Healthy needs a positive CheckEvery: %w", syscall.EINVAL)
+	}
+	p := &Pool[T]{r: r, opts: opts}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	if opts.Healthy != nil {
+		t, err := uv.NewTimer(r, opts.CheckEvery, opts.CheckEvery)
+		if err == nil {
+			err = t.SetHidden(true)
+		}
+		if err == nil {
+			_, err = event.Subscribe(t, p.healthCheck)
+		}
+		if err == nil {
+			err = t.Start()
+		}
+		if err != nil {
+			p.cancel()
+			return nil, err
+		}
+		p.check = t
+	}
+	return p, nil
+}
+
+// Acquire returns the event of acquiring a resource (see Op): it completes
+// with the resource, or with the error of making one, or ErrPoolClosed.
+// Nothing is taken until it is started (event.Await, or Start).
+func (p *Pool[T]) Acquire() *Op[T] {
+	var zero T
+	return newOp[T](p.r, (*poolAcquire[T])(p), zero)
+}
+
+// Release gives v back: to the first waiting acquirer, else to the idle
+// set. On a closed pool v is destroyed.
+func (p *Pool[T]) Release(v T) error {
+	return p.r.Exec(func() {
+		if p.closed {
+			p.destroy(v)
+			return
+		}
+		p.put(v)
+	})
+}
+
+// Discard takes v out of the pool for good (it is broken): it is destroyed
+// and its place may be taken by a new resource.
+func (p *Pool[T]) Discard(v T) error {
+	return p.r.Exec(func() {
+		p.destroy(v)
+		p.size--
+		p.grow()
+	})
+}
+
+// Close closes the pool: idle resources are destroyed, waiting acquirers
+// fail with ErrPoolClosed, the health check stops, and resources released
+// later are destroyed. Closing twice does nothing.
+func (p *Pool[T]) Close() error {
+	return p.r.Exec(func() {
+		if p.closed {
+			return
+		}
+		p.closed = true
+		p.cancel()
+		if p.check != nil {
+			p.check.Close()
+		}
+		for _, v := range p.idle {
+			p.destroy(v)
+			p.size--
+		}
+		p.idle = nil
+		var zero T
+		for op := p.waiters.pop(); op != nil; op = p.waiters.pop() {
+			op.complete(zero, ErrPoolClosed)
+		}
+	})
+}
+
+// Stats returns the pool's counts.
+func (p *Pool[T]) Stats() PoolStats {
+	var s PoolStats
+	p.r.Exec(func() { s = PoolStats{Size: p.size, Idle: len(p.idle), Waiting: len(p.waiters)} })
+	return s
+}
+
+// put hands v to the first waiter or keeps it idle; with the loop held.
+func (p *Pool[T]) put(v T) {
+	if op := p.waiters.pop(); op != nil {
+		op.complete(v, nil)
+		return
+	}
+	p.idle = append(p.idle, v)
+}
+
+func (p *Pool[T]) destroy(v T) {
+	if p.opts.Destroy != nil {
+		p.opts.Destroy(v)
+	}
+}
+
+// grow starts making resources for the waiters no resource on its way will
+// serve, within Max.
+func (p *Pool[T]) grow() {
+	for !p.closed && p.size < p.opts.Max && len(p.waiters) > p.creating {
+		p.size++
+		p.creating++
+		c, err := reactor.Go(p.r, p.ctx, p.opts.New)
+		if err == nil {
+			_, err = event.Subscribe(c, p.made)
+		}
+		if err != nil {
+			p.made(nil, nil, err)
+		}
+	}
+}
+
+// made receives a new resource, or the error of making one, on the loop.
+func (p *Pool[T]) made(_ event.Event, res any, err error) {
+	p.creating--
+	if err != nil {
+		p.size--
+		var zero T
+		if op := p.waiters.pop(); op != nil {
+			op.complete(zero, err)
+		}
+		return
+	}
+	v, _ := res.(T)
+	if p.closed {
+		p.destroy(v)
+		p.size--
+		return
+	}
+	p.put(v)
+}
+
+// healthCheck runs on the hidden timer: unhealthy idle resources go.
+func (p *Pool[T]) healthCheck(_ event.Event, _ any, err error) {
+	if err != nil || p.closed {
+		return
+	}
+	kept := p.idle[:0]
+	for _, v := range p.idle {
+		if p.opts.Healthy(v) {
+			kept = append(kept, v)
+		} else {
+			p.destroy(v)
+			p.size--
+		}
+	}
+	clear(p.idle[len(kept):])
+	p.idle = kept
+	p.grow()
+}
+
+// poolAcquire is the pool in its acquire role.
+type poolAcquire[T any] Pool[T]
+
+func (a *poolAcquire[T]) arm(op *Op[T]) {
+	p := (*Pool[T])(a)
+	var zero T
+	switch {
+	case p.closed:
+		op.complete(zero, ErrPoolClosed)
+	case len(p.idle) > 0:
+		v := p.idle[len(p.idle)-1]
+		p.idle[len(p.idle)-1] = zero
+		p.idle = p.idle[:len(p.idle)-1]
+		op.complete(v, nil)
+	default:
+		p.waiters.push(op)
+		p.grow()
+	}
+}
+
+func (a *poolAcquire[T]) disarm(op *Op[T]) { a.waiters.remove(op) }
+
+func (a *poolAcquire[T]) describe(op *Op[T]) string {
+	return fmt.Sprintf("Pool.Acquire(size=%d/%d, idle=%d, waiting=%d)", a.size, a.opts.Max, len(a.idle), len(a.waiters))
+}

@@ -1,0 +1,45 @@
+// Package waiting is the contract between event.Await and those that must
+// hear of a wait: the owners that end waits when they shut down (a
+// reactor's Close) and the coroutines whose waits a reactor watches for
+// deadlocks. It is internal: applications never see this plumbing in the
+// API of package event.
+//
+// The waiter a context carries (With) is checked by package event against
+// its own interfaces: BeginWait([]event.Event, State) and EndWait(), and,
+// for a cooperative coroutine, Parks() bool, Park(w interface{ Arm(resume func()) })
+// and Done() <-chan struct{} (see the waker in package event).
+package waiting
+
+import "context"
+
+// State is one running wait, as its waiter and the owners see it.
+type State interface {
+	// Abort ends the wait with err (if it is not over yet).
+	Abort(err error)
+	// Done reports whether the wait is over: satisfied, aborted, or its
+	// context done. It may be over before its goroutine has resumed: a
+	// waiter that is done can no longer be part of a deadlock.
+	Done() bool
+	// Bounded reports whether the wait ends by itself (a Within timeout,
+	// which acts as a timer): such a waiter is never deadlocked. A context
+	// deadline does not count: a deadlock is reported at once rather than
+	// when the deadline comes.
+	Bounded() bool
+}
+
+// Registry is implemented by owners that end the waits on their events
+// when they shut down, so that no waiter hangs on an owner that is gone.
+// Await registers with each owner of its events.
+type Registry interface {
+	AddWait(w State) (remove func())
+}
+
+type key struct{}
+
+// With returns a context that carries the waiter w.
+func With(ctx context.Context, w any) context.Context {
+	return context.WithValue(ctx, key{}, w)
+}
+
+// From returns the waiter ctx carries, or nil.
+func From(ctx context.Context) any { return ctx.Value(key{}) }

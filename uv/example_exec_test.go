@@ -1,0 +1,37 @@
+package uv_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// An Exec runs a shell command; in ExecLines mode (PHP's exec) the result
+// holds the output lines and the last one.
+func ExampleNewExec() {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer r.Close()
+
+	e, err := uv.NewExec(r, "echo one; echo two; exit 1", uv.ExecOptions{Mode: uv.ExecLines})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	outs, err := event.Await(context.Background(), event.Any(), e)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out := outs[0].Result.(*uv.ExecResult)
+	fmt.Printf("lines=%q last=%q exit=%d\n", out.Lines, out.Last, out.ExitCode)
+
+	// Output:
+	// lines=["one" "two"] last="two" exit=1
+}

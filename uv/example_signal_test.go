@@ -1,0 +1,46 @@
+package uv_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// A Signal event hears a signal on the loop goroutine; signals come
+// through os/signal, never through a libuv handler.
+func ExampleNewSignal() {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer r.Close()
+
+	sig, err := uv.NewSignal(r, syscall.SIGUSR1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(sig.Info())
+	event.Subscribe(sig, func(ev event.Event, res any, err error) {
+		fmt.Println("heard", res, "on the loop:", r.Owned())
+		ev.Stop() // the last Stop gives the signal back; Run can end
+	})
+	sig.Start()
+	syscall.Kill(os.Getpid(), syscall.SIGUSR1)
+	if err := r.Run(context.Background()); err != nil {
+		fmt.Println(err)
+	}
+	_, err = uv.NewSignal(r, syscall.SIGKILL)
+	fmt.Println(err)
+
+	// Output:
+	// Signal(signum=10)
+	// heard user defined signal 1 on the loop: true
+	// uv: NewSignal(9): cannot be caught: invalid argument
+}

@@ -1,0 +1,35 @@
+package uv_test
+
+import (
+	"context"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// A Thread runs a function on an OS thread of its own.
+func ExampleNewThread() {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer r.Close()
+
+	th, err := uv.NewThread(r, func(context.Context) (any, error) {
+		return unix.Gettid(), nil
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	outs, err := event.Await(context.Background(), event.Any(), th)
+	fmt.Println("ran on its own thread:", outs[0].Result == th.ThreadID(), err)
+
+	// Output:
+	// ran on its own thread: true <nil>
+}

@@ -1,0 +1,431 @@
+package uv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// A Process is a child process and the event of its end: it completes, on
+// the loop goroutine, with the child's exit code, or with the negative
+// number of the signal that killed it (-9 for SIGKILL). It stores that
+// result and replays it to subscribers that come later (event.Await on a
+// finished Process returns at once).
+//
+// Children are started with syscall.ForkExec (what os/exec uses, under the
+// same fork lock) and watched through a pidfd in Go's netpoller; they are
+// reaped with wait4 on their own pid, so uv.Process never installs a
+// SIGCHLD handler and never reaps another child: os/exec used elsewhere in
+// the program keeps working (see docs/signals.md). A waiting child costs a
+// parked goroutine, not an OS thread.
+//
+// Spawn returns the event started: while the child runs it counts as
+// active, so the reactor's Run does not end before it. Stop makes the child
+// no longer count (its end is still delivered); Start counts it again.
+// Close (or the last Dispose) ends the event for its subscribers with
+// ErrClosed but does not kill the child: it is still reaped when it ends,
+// and ExitStatus and Replay give its result then. The parent's ends of
+// piped standard streams (Stdin, Stdout, Stderr) belong to the caller, who
+// closes them.
+type Process struct {
+	event.Base
+	r    *reactor.Reactor
+	pid  int
+	path string
+	out  outcome
+
+	stdin, stdout, stderr *os.File // parent's pipe ends, or nil
+
+	mu     sync.Mutex // held while reaping, so that Kill never signals a reused pid
+	reaped bool
+	exited chan struct{} // closed once reaped and status is set
+	status int           // exit code or -signal; read only after exited is closed
+	lost   bool          // the status was lost: someone else reaped the child
+	group  bool          // the child leads its own process group (Exec)
+}
+
+type processOps Process
+
+// Stdio says what a child's standard stream is connected to. The zero
+// value is StdioIgnore.
+type Stdio struct {
+	mode stdioMode
+	file *os.File
+}
+
+type stdioMode uint8
+
+const (
+	stdioIgnore stdioMode = iota
+	stdioInherit
+	stdioPipe
+	stdioFile
+)
+
+var (
+	// StdioIgnore connects the stream to /dev/null (libuv's UV_IGNORE, os/exec's
+	// nil).
+	StdioIgnore = Stdio{}
+	// StdioInherit gives the child this process's stream of the same number.
+	StdioInherit = Stdio{mode: stdioInherit}
+	// StdioPipe connects the stream to a new pipe; Process.Stdin, Stdout or
+	// Stderr return the parent's end.
+	StdioPipe = Stdio{mode: stdioPipe}
+)
+
+// StdioFile connects the stream to f (the child gets a duplicate; f stays
+// open in the parent).
+func StdioFile(f *os.File) Stdio { return Stdio{mode: stdioFile, file: f} }
+
+// ProcessOptions describe a child to spawn.
+type ProcessOptions struct {
+	// Args is the argument vector, Args[0] included. It must not be empty.
+	Args []string
+	// Path is the program; if empty, Args[0]. A name without a slash is
+	// looked up in PATH (exec.LookPath).
+	Path string
+	// Env is the environment, "KEY=value" strings; nil means os.Environ().
+	Env []string
+	// Dir is the working directory; empty means this process's.
+	Dir string
+	// Stdin, Stdout and Stderr connect the standard streams.
+	Stdin, Stdout, Stderr Stdio
+	// Detached starts the child in a new session (setsid), away from this
+	// process's terminal and process group: it outlives this process's
+	// terminal signals.
+	Detached bool
+	// Credential runs the child as another user and group; that needs the
+	// privilege to (EPERM otherwise).
+	Credential *syscall.Credential
+}
+
+// Spawn starts a child on r and returns its started Process event. A
+// program that does not exist is an error matching fs.ErrNotExist (a path)
+// or exec.ErrNotFound (a name looked up in PATH); an empty argument vector
+// is an error matching syscall.EINVAL; other failures of fork and exec come
+// back as the syscall.Errno they are.
+func Spawn(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
+	return spawn(r, opts, false)
+}
+
+// spawn is Spawn; with group the child is put in a process group of its
+// own (setpgid), so that killGroup reaches what it starts too.
+func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error) {
+	if err := checkReactor("Spawn", r); err != nil {
+		return nil, err
+	}
+	if len(opts.Args) == 0 {
+		return nil, fmt.Errorf("uv: Spawn: empty Args: %w", syscall.EINVAL)
+	}
+	path := opts.Path
+	if path == "" {
+		path = opts.Args[0]
+	}
+	if !strings.Contains(path, "/") {
+		lp, err := exec.LookPath(path)
+		if err != nil {
+			return nil, fmt.Errorf("uv: Spawn: %w", err)
+		}
+		path = lp
+	}
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	p := &Process{r: r, path: path, exited: make(chan struct{}), group: group}
+	var sio stdioSetup
+	defer sio.closeChildEnds()
+	files, err := sio.open([3]Stdio{opts.Stdin, opts.Stdout, opts.Stderr})
+	if err != nil {
+		return nil, fmt.Errorf("uv: Spawn %s: %w", path, err)
+	}
+	pidfd := -1
+	attr := &syscall.ProcAttr{Dir: opts.Dir, Env: env, Files: files[:], Sys: &syscall.SysProcAttr{
+		Setsid:     opts.Detached,
+		Setpgid:    group && !opts.Detached,
+		Credential: opts.Credential,
+		PidFD:      &pidfd,
+	}}
+	pid, err := syscall.ForkExec(path, opts.Args, attr)
+	runtime.KeepAlive(opts)
+	if err != nil {
+		sio.closeParentEnds()
+		return nil, fmt.Errorf("uv: Spawn %s: %w", path, err)
+	}
+	p.pid = pid
+	p.stdin, p.stdout, p.stderr = sio.parent[0], sio.parent[1], sio.parent[2]
+	event.Init(&p.Base, (*processOps)(p), true, event.GoOwned)
+	children.add(r, p)
+	serr := p.Start()
+	go p.watch(pidfd)
+	if serr != nil { // the reactor is closed: the child must not run unwatched
+		p.Kill(syscall.SIGKILL)
+		sio.closeParentEnds()
+		return nil, fmt.Errorf("uv: Spawn %s: %w", path, serr)
+	}
+	return p, nil
+}
+
+// LookupProcess returns the running child pid spawned on r: the same
+// *Process that Spawn returned, so two events for one pid are one event.
+// A pid that is not a running child spawned on r is an error matching
+// syscall.ECHILD (a finished child is forgotten: its pid may be reused).
+func LookupProcess(r *reactor.Reactor, pid int) (*Process, error) {
+	if p := children.get(r, pid); p != nil {
+		return p, nil
+	}
+	return nil, fmt.Errorf("uv: LookupProcess(%d): not a running child of this reactor: %w", pid, syscall.ECHILD)
+}
+
+// Pid returns the child's process id.
+func (p *Process) Pid() int { return p.pid }
+
+// Stdin returns the parent's (write) end of the child's standard input
+// when it is a StdioPipe, else nil. The caller closes it.
+func (p *Process) Stdin() *os.File { return p.stdin }
+
+// Stdout returns the parent's (read) end of the child's standard output
+// when it is a StdioPipe, else nil. The caller closes it.
+func (p *Process) Stdout() *os.File { return p.stdout }
+
+// Stderr returns the parent's (read) end of the child's standard error
+// when it is a StdioPipe, else nil. The caller closes it.
+func (p *Process) Stderr() *os.File { return p.stderr }
+
+// ExitStatus returns the child's result once it has been reaped: its exit
+// code, or the negative number of the signal that killed it. ok is false
+// while the child runs, and when its status was lost because something
+// else in the program reaped it (a wait for any child); the event then
+// completes with an error matching syscall.ECHILD.
+func (p *Process) ExitStatus() (status int, ok bool) {
+	select {
+	case <-p.exited:
+		return p.status, !p.lost
+	default:
+		return 0, false
+	}
+}
+
+// Kill sends sig to the child. Signal 0 only checks that it runs. Once the
+// child has been reaped it returns os.ErrProcessDone; a number that is not
+// a signal is an error matching syscall.EINVAL. Safe from any goroutine.
+func (p *Process) Kill(sig syscall.Signal) error {
+	if sig < 0 || sig > 64 {
+		return fmt.Errorf("uv: Process.Kill(%d): not a signal number: %w", int(sig), syscall.EINVAL)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reaped {
+		return os.ErrProcessDone
+	}
+	// Not reaped, so the pid is still this child's (a zombie keeps it).
+	if err := syscall.Kill(p.pid, sig); err != nil {
+		return fmt.Errorf("uv: Process.Kill(%d): %w", int(sig), err)
+	}
+	return nil
+}
+
+// killGroup sends sig to the child's process group (the child and what it
+// started), for a child spawned with its own group. While the child is not
+// reaped its pid is the group's id and cannot be reused; after that the
+// group id stays reserved as long as a member lives, and signalling an
+// empty group fails harmlessly with ESRCH.
+func (p *Process) killGroup(sig syscall.Signal) {
+	if !p.group {
+		p.Kill(sig)
+		return
+	}
+	syscall.Kill(-p.pid, sig)
+}
+
+// watch waits for the child to end and delivers its status. With a pidfd
+// it parks in the netpoller until the pidfd is readable; without one (old
+// kernels) it blocks in waitid without reaping. Either way it reaps with
+// wait4 under mu.
+func (p *Process) watch(pidfd int) {
+	if pidfd < 0 || !waitPidfd(pidfd) {
+		var info unix.Siginfo
+		for {
+			err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			if err != syscall.EINTR {
+				break
+			}
+		}
+	}
+	var ws syscall.WaitStatus
+	var err error
+	p.mu.Lock()
+	for {
+		_, err = syscall.Wait4(p.pid, &ws, 0, nil)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	p.reaped = true
+	p.mu.Unlock()
+	if err != nil { // reaped by someone else (a wait for any child): the status is lost
+		p.lost = true
+		close(p.exited)
+		err = fmt.Errorf("uv: wait4(%d): status lost: %w", p.pid, err)
+		p.out.deliver(p.r, &p.Base, nil, err, func() { children.remove(p.r, p.pid) })
+		return
+	}
+	p.status = ws.ExitStatus()
+	if ws.Signaled() {
+		p.status = -int(ws.Signal())
+	}
+	close(p.exited)
+	p.out.deliver(p.r, &p.Base, p.status, nil, func() { children.remove(p.r, p.pid) })
+}
+
+// waitPidfd waits in the netpoller until pidfd is readable (the child has
+// ended) and closes it. It returns false if the descriptor cannot be
+// polled; the caller then waits another way.
+func waitPidfd(pidfd int) bool {
+	if err := syscall.SetNonblock(pidfd, true); err != nil {
+		syscall.Close(pidfd)
+		return false
+	}
+	f := os.NewFile(uintptr(pidfd), "pidfd")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	first := true
+	err = rc.Read(func(fd uintptr) bool {
+		if first { // the child may be gone already: look before waiting
+			first = false
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, _ := unix.Poll(fds, 0)
+			return n > 0
+		}
+		return true
+	})
+	return err == nil
+}
+
+func (o *processOps) Owner() event.Owner         { return o.r }
+func (o *processOps) Event() event.Event         { return (*Process)(o) }
+func (o *processOps) Arm() error                 { return armable(o.r) }
+func (o *processOps) Disarm()                    {}
+func (o *processOps) Free(bool)                  {}
+func (o *processOps) Stored() (any, error, bool) { return o.out.stored() }
+
+func (o *processOps) Describe() string {
+	select {
+	case <-o.exited:
+	default:
+		return fmt.Sprintf("Process(pid=%d)", o.pid)
+	}
+	switch {
+	case o.lost:
+		return fmt.Sprintf("Process(pid=%d, status lost)", o.pid)
+	case o.status < 0:
+		return fmt.Sprintf("Process(pid=%d, signal=%d)", o.pid, -o.status)
+	}
+	return fmt.Sprintf("Process(pid=%d, exit=%d)", o.pid, o.status)
+}
+
+// stdioSetup opens what the three standard streams of a child need, and
+// closes the child's ends after the fork.
+type stdioSetup struct {
+	parent [3]*os.File // the parent's pipe ends, given to the Process
+	child  []*os.File  // closed after the fork
+}
+
+func (s *stdioSetup) open(streams [3]Stdio) ([3]uintptr, error) {
+	var files [3]uintptr
+	for i, st := range streams {
+		switch st.mode {
+		case stdioInherit:
+			files[i] = uintptr(i)
+		case stdioFile:
+			if st.file == nil {
+				return files, fmt.Errorf("stream %d: nil file: %w", i, syscall.EINVAL)
+			}
+			files[i] = st.file.Fd()
+		case stdioPipe:
+			rd, wr, err := os.Pipe()
+			if err != nil {
+				s.closeParentEnds()
+				return files, err
+			}
+			mine, theirs := wr, rd
+			if i > 0 {
+				mine, theirs = rd, wr
+			}
+			s.parent[i] = mine
+			s.child = append(s.child, theirs)
+			files[i] = theirs.Fd()
+		default:
+			f, err := devNull()
+			if err != nil {
+				s.closeParentEnds()
+				return files, err
+			}
+			files[i] = f.Fd()
+		}
+	}
+	return files, nil
+}
+
+// devNull returns /dev/null opened for reading and writing, once for the
+// process: every ignored stream of every child is a duplicate of it, which
+// saves an open and a close per stream and spawn.
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.OpenFile(os.DevNull, os.O_RDWR, 0) })
+
+func (s *stdioSetup) closeChildEnds() {
+	for _, f := range s.child {
+		f.Close()
+	}
+}
+
+func (s *stdioSetup) closeParentEnds() {
+	for i, f := range s.parent {
+		if f != nil {
+			f.Close()
+			s.parent[i] = nil
+		}
+	}
+}
+
+// children is the table of running children by reactor and pid.
+var children = childTable{m: map[childKey]*Process{}}
+
+type childKey struct {
+	r   *reactor.Reactor
+	pid int
+}
+
+type childTable struct {
+	mu sync.Mutex
+	m  map[childKey]*Process
+}
+
+func (c *childTable) add(r *reactor.Reactor, p *Process) {
+	c.mu.Lock()
+	c.m[childKey{r, p.pid}] = p
+	c.mu.Unlock()
+}
+
+func (c *childTable) get(r *reactor.Reactor, pid int) *Process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[childKey{r, pid}]
+}
+
+func (c *childTable) remove(r *reactor.Reactor, pid int) {
+	c.mu.Lock()
+	delete(c.m, childKey{r, pid})
+	c.mu.Unlock()
+}

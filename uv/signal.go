@@ -1,0 +1,223 @@
+package uv
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// A Signal is an event notified on the loop goroutine each time the process
+// receives a POSIX signal, while it is started. Its callbacks get the signal
+// (a syscall.Signal) as the result.
+//
+// Signals reach the loop through os/signal, never through libuv's
+// uv_signal_t: libuv installs its handlers without SA_ONSTACK, which can
+// crash a Go program when a signal lands on a goroutine's stack, and its
+// last uv_signal_stop sets SIG_DFL instead of restoring what was there (see
+// docs/signals.md). One process-wide dispatcher serves every reactor: per
+// signal number it registers one channel with signal.Notify at the first
+// Start of any Signal event, and calls signal.Stop on it at the last Stop,
+// which hands the signal back to what the Go runtime did before (its
+// default action, or SIG_IGN if the program started with the signal
+// ignored; a signal ignored with signal.Ignore before the first Start is
+// ignored again).
+//
+// Listeners of one signal are notified in the order they were started.
+// Deliveries coalesce: a signal that arrives while a listener's previous
+// notification is still queued on its loop is folded into it. The contract
+// is that every signal that arrives after Start has returned is followed by
+// at least one notification of every started listener of that signal.
+//
+// A Signal is a Go-owned event (flag GoOwned). While started it is held by
+// the dispatcher and counts as active: Run does not end while a Signal is
+// started. Stop it (or Close it) when done; closing the reactor releases
+// the signals of its events too.
+type Signal struct {
+	event.Base
+	r      *reactor.Reactor
+	signum syscall.Signal
+
+	// pending: a notification is queued on the loop and has not started;
+	// a delivery meanwhile coalesces into it. Set by the dispatcher,
+	// cleared on the loop.
+	pending atomic.Bool
+	// unhook forgets the reactor-close hook; set while armed (loop only).
+	unhook func()
+}
+
+type signalOps Signal
+
+// NewSignal returns a Signal event for signum on r. It is not started.
+// Numbers that are not signals (0, negative, above 64), signals that
+// cannot be caught (SIGKILL, SIGSTOP), and those the Go runtime keeps for
+// itself (SIGPROF, and the C library's 32 and 33) are refused with an error
+// matching syscall.EINVAL.
+func NewSignal(r *reactor.Reactor, signum syscall.Signal) (*Signal, error) {
+	if err := checkReactor("NewSignal", r); err != nil {
+		return nil, err
+	}
+	if why := signalRefused(signum); why != "" {
+		return nil, fmt.Errorf("uv: NewSignal(%d): %s: %w", int(signum), why, syscall.EINVAL)
+	}
+	s := &Signal{r: r, signum: signum}
+	event.Init(&s.Base, (*signalOps)(s), true, event.GoOwned)
+	return s, nil
+}
+
+// signalRefused says why signum cannot be listened to, or "" if it can.
+func signalRefused(signum syscall.Signal) string {
+	switch {
+	case signum <= 0 || signum > 64:
+		return "not a signal number"
+	case signum == syscall.SIGKILL || signum == syscall.SIGSTOP:
+		return "cannot be caught"
+	case signum == syscall.SIGPROF:
+		return "reserved by the Go runtime's profiler"
+	case signum == 32 || signum == 33:
+		return "reserved by the C library's threads"
+	}
+	return ""
+}
+
+// Signum returns the signal the event listens to.
+func (s *Signal) Signum() syscall.Signal { return s.signum }
+
+// deliverSignal runs on the loop for a delivery the dispatcher queued.
+func (s *Signal) deliverSignal() {
+	s.pending.Store(false)
+	if event.LoopRefs(s) == 0 || s.Flags().Has(event.Closed) {
+		return
+	}
+	event.Notify(&s.Base, s.signum, nil)
+}
+
+func (o *signalOps) Owner() event.Owner { return o.r }
+func (o *signalOps) Event() event.Event { return (*Signal)(o) }
+
+// Arm adds the event to its signal's listeners (registering the signal
+// with os/signal if it is the first) and arranges for the reactor's Close
+// to remove it.
+func (o *signalOps) Arm() error {
+	if err := armable(o.r); err != nil {
+		return err
+	}
+	s := (*Signal)(o)
+	signals.add(s)
+	o.unhook = onReactorClose(o.r, func() { signals.remove(s) })
+	return nil
+}
+
+// Disarm removes the event from its signal's listeners; the last one
+// gives the signal back (signal.Stop).
+func (o *signalOps) Disarm() {
+	if o.unhook != nil {
+		o.unhook()
+		o.unhook = nil
+	}
+	signals.remove((*Signal)(o))
+}
+
+func (o *signalOps) Free(bool) {}
+
+func (o *signalOps) Describe() string { return fmt.Sprintf("Signal(signum=%d)", int(o.signum)) }
+
+// signals is the process-wide dispatcher: one line per signal number in
+// use, shared by every reactor.
+var signals = dispatcher{lines: map[syscall.Signal]*signalLine{}}
+
+type dispatcher struct {
+	mu    sync.Mutex
+	lines map[syscall.Signal]*signalLine
+}
+
+// A signalLine is one signal number in use: its os/signal channel, the
+// goroutine forwarding from it, and its listeners in subscription order.
+// listeners is copied on write, so the forwarder reads it without the lock.
+type signalLine struct {
+	signum     syscall.Signal
+	ch         chan os.Signal
+	quit       chan struct{}
+	listeners  atomic.Pointer[[]*Signal]
+	wasIgnored bool // signal.Ignored before the line registered
+}
+
+// add appends s to its signal's listeners, opening the line if needed.
+func (d *dispatcher) add(s *Signal) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	l := d.lines[s.signum]
+	if l == nil {
+		l = &signalLine{signum: s.signum, ch: make(chan os.Signal, 1), quit: make(chan struct{})}
+		l.wasIgnored = signal.Ignored(s.signum)
+		l.listeners.Store(&[]*Signal{})
+		d.lines[s.signum] = l
+		signal.Notify(l.ch, s.signum)
+		go l.forward()
+	}
+	ls := append(slices.Clone(*l.listeners.Load()), s)
+	l.listeners.Store(&ls)
+}
+
+// remove takes s out of its signal's listeners; removing the last closes
+// the line: signal.Stop gives the signal back to the runtime's default (or
+// the SIG_IGN the program started with), and a signal the program had
+// ignored with signal.Ignore before is ignored again. Removing a listener
+// that is not there does nothing.
+func (d *dispatcher) remove(s *Signal) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	l := d.lines[s.signum]
+	if l == nil {
+		return
+	}
+	old := *l.listeners.Load()
+	i := slices.Index(old, s)
+	if i < 0 {
+		return
+	}
+	ls := slices.Delete(slices.Clone(old), i, i+1)
+	l.listeners.Store(&ls)
+	if len(ls) > 0 {
+		return
+	}
+	delete(d.lines, s.signum)
+	signal.Stop(l.ch)
+	close(l.quit)
+	if l.wasIgnored {
+		signal.Ignore(s.signum)
+	}
+}
+
+// listening returns how many signal numbers the dispatcher holds now.
+func (d *dispatcher) listening() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.lines)
+}
+
+// forward passes each arrival to every listener's loop, in subscription
+// order. A listener whose previous notification is still queued is not
+// queued again (the arrival coalesces into it).
+func (l *signalLine) forward() {
+	for {
+		select {
+		case <-l.ch:
+		case <-l.quit:
+			return
+		}
+		for _, s := range *l.listeners.Load() {
+			if s.pending.CompareAndSwap(false, true) {
+				if s.r.Post(s.deliverSignal) != nil {
+					s.pending.Store(false) // reactor closed: its close hook removes s
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,359 @@
+package uv_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// newSignal creates a Signal event or fails the test.
+func newSignal(t testing.TB, r *reactor.Reactor, sig syscall.Signal) *uv.Signal {
+	t.Helper()
+	s, err := uv.NewSignal(r, sig)
+	if err != nil {
+		t.Fatalf("NewSignal(%d): %v", sig, err)
+	}
+	return s
+}
+
+// raise sends sig to this process.
+func raise(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	if err := syscall.Kill(os.Getpid(), sig); err != nil {
+		t.Fatalf("kill: %v", err)
+	}
+}
+
+// The whole lifecycle: created, started (Active, counted), a signal
+// notifies every callback in subscription order on the loop goroutine with
+// the signal as result, stopped (the dispatcher lets go of the signal),
+// started again, closed (subscribers hear ErrClosed, Start refused).
+func TestSignalLifecycle(t *testing.T) {
+	u := uv.UvtNewReactor(t)
+	s := newSignal(t, u.Reactor, syscall.SIGUSR1)
+	if got, want := s.Info(), "Signal(signum=10)"; got != want {
+		t.Errorf("Info = %q, want %q", got, want)
+	}
+	if got := event.StateOf(s); got != event.Created {
+		t.Errorf("state = %v, want created", got)
+	}
+	var mu sync.Mutex
+	var order []int
+	ch := make(chan struct{}, 16)
+	for i := range 3 {
+		event.Subscribe(s, func(ev event.Event, res any, err error) {
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			if i == 2 {
+				ch <- struct{}{}
+			}
+		})
+	}
+	calls := uv.UvtSubscribe(t, s, u.Owned)
+	uv.UvtMust(t, s.Start())
+	if got := u.Stats().Active; got != 1 {
+		t.Errorf("Active = %d after Start, want 1", got)
+	}
+	if got := uv.UvtSignalLines(); got != 1 {
+		t.Errorf("dispatcher lines = %d, want 1", got)
+	}
+	stop := uv.UvtServe(t, u)
+	raise(t, syscall.SIGUSR1)
+	got := calls.Next(t)
+	want := uv.UvtCall{Event: s, Result: syscall.SIGUSR1, OnLoop: true}
+	if diff := cmp.Diff(want, got, eqEvent, cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("notification (-want +got):\n%s", diff)
+	}
+	uv.UvtRecv(t, ch, "third callback")
+	stop()
+	mu.Lock()
+	if diff := cmp.Diff([]int{0, 1, 2}, order[:3]); diff != "" {
+		t.Errorf("callback order (-want +got):\n%s", diff)
+	}
+	mu.Unlock()
+
+	uv.UvtMust(t, s.Stop())
+	if got := event.StateOf(s); got != event.Stopped {
+		t.Errorf("state = %v after Stop, want stopped", got)
+	}
+	if got := uv.UvtSignalLines(); got != 0 {
+		t.Errorf("dispatcher lines = %d after the last Stop, want 0", got)
+	}
+	if got := u.Stats().Active; got != 0 {
+		t.Errorf("Active = %d after Stop, want 0", got)
+	}
+
+	// Restart: delivered again.
+	uv.UvtMust(t, s.Start())
+	uv.UvtMust(t, s.Start()) // counts only
+	n := calls.N()
+	raise(t, syscall.SIGUSR1)
+	uv.UvtTurnUntil(t, u, "a notification after restart", func() bool { return calls.N() > n })
+	uv.UvtMust(t, s.Stop())
+	if got := uv.UvtSignalLines(); got != 1 {
+		t.Errorf("dispatcher lines = %d with one Start left, want 1", got)
+	}
+
+	uv.UvtMust(t, s.Close())
+	last := calls.Calls()[calls.N()-1]
+	if !errors.Is(last.Err, event.ErrClosed) {
+		t.Errorf("last notification err = %v, want ErrClosed", last.Err)
+	}
+	if err := s.Start(); !errors.Is(err, event.ErrClosed) {
+		t.Errorf("Start after Close = %v, want ErrClosed", err)
+	}
+	uv.UvtMust(t, s.Close()) // double close: no-op
+	if got := uv.UvtSignalLines(); got != 0 {
+		t.Errorf("dispatcher lines = %d after Close, want 0", got)
+	}
+	uv.UvtShutdown(t, u, false)
+}
+
+// Listeners on two reactors and two events of one reactor all hear one
+// signal; on one reactor, in the order they were started.
+func TestSignalManyListeners(t *testing.T) {
+	u1, u2 := uv.UvtNewReactor(t), uv.UvtNewReactor(t)
+	var mu sync.Mutex
+	var seq []string
+	record := func(name string) event.CallbackFunc {
+		return func(event.Event, any, error) {
+			mu.Lock()
+			seq = append(seq, name)
+			mu.Unlock()
+		}
+	}
+	b := newSignal(t, u1.Reactor, syscall.SIGUSR2)
+	a := newSignal(t, u1.Reactor, syscall.SIGUSR2)
+	c := newSignal(t, u2.Reactor, syscall.SIGUSR2)
+	event.Subscribe(a, record("a"))
+	event.Subscribe(b, record("b"))
+	ca := uv.UvtSubscribe(t, a, u1.Owned)
+	cc := uv.UvtSubscribe(t, c, u2.Owned)
+	uv.UvtMust(t, b.Start()) // b before a: b is notified first
+	uv.UvtMust(t, a.Start())
+	uv.UvtMust(t, c.Start())
+	if got := uv.UvtSignalLines(); got != 1 {
+		t.Errorf("dispatcher lines = %d for one signal, want 1", got)
+	}
+	raise(t, syscall.SIGUSR2)
+	uv.UvtTurnUntil(t, u1, "reactor 1's listeners", func() bool { return ca.N() > 0 })
+	uv.UvtTurnUntil(t, u2, "reactor 2's listener", func() bool { return cc.N() > 0 })
+	mu.Lock()
+	if diff := cmp.Diff([]string{"b", "a"}, seq[:2]); diff != "" {
+		t.Errorf("order on one reactor (-want +got):\n%s", diff)
+	}
+	mu.Unlock()
+	if !cc.Calls()[0].OnLoop {
+		t.Error("reactor 2's listener did not run on its loop")
+	}
+	for _, s := range []*uv.Signal{a, b, c} {
+		uv.UvtMust(t, s.Close())
+	}
+	if got := uv.UvtSignalLines(); got != 0 {
+		t.Errorf("dispatcher lines = %d, want 0", got)
+	}
+	uv.UvtShutdown(t, u1, false)
+	uv.UvtShutdown(t, u2, false)
+}
+
+// Numbers that are no signal, or that cannot or must not be caught, are
+// refused with EINVAL; the reactor keeps working.
+func TestSignalBadInput(t *testing.T) {
+	u := uv.UvtNewReactor(t)
+	for _, sig := range []syscall.Signal{0, -1, 65, 1000, syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGPROF, 32, 33} {
+		s, err := uv.NewSignal(u.Reactor, sig)
+		if !errors.Is(err, syscall.EINVAL) || s != nil {
+			t.Errorf("NewSignal(%d) = %v, %v; want nil, EINVAL", sig, s, err)
+		}
+	}
+	if _, err := uv.NewSignal(nil, syscall.SIGUSR1); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("NewSignal(nil reactor) = %v, want EINVAL", err)
+	}
+	// Still serving: a good signal works.
+	s := newSignal(t, u.Reactor, syscall.SIGUSR1)
+	c := uv.UvtSubscribe(t, s, u.Owned)
+	uv.UvtMust(t, s.Start())
+	raise(t, syscall.SIGUSR1)
+	uv.UvtTurnUntil(t, u, "a notification", func() bool { return c.N() > 0 })
+	uv.UvtMust(t, s.Close())
+	uv.UvtShutdown(t, u, false)
+}
+
+// os/signal.Notify used elsewhere in the program keeps working beside a
+// Signal event: both hear the signal, and after the event's last Stop the
+// other channel still does.
+func TestSignalBesideNotify(t *testing.T) {
+	u := uv.UvtNewReactor(t)
+	theirs := make(chan os.Signal, 8)
+	signal.Notify(theirs, syscall.SIGUSR2)
+	defer signal.Stop(theirs)
+
+	s := newSignal(t, u.Reactor, syscall.SIGUSR2)
+	c := uv.UvtSubscribe(t, s, u.Owned)
+	uv.UvtMust(t, s.Start())
+	raise(t, syscall.SIGUSR2)
+	uv.UvtTurnUntil(t, u, "the event's notification", func() bool { return c.N() > 0 })
+	if got := uv.UvtRecv(t, theirs, "the other channel's signal"); got != syscall.SIGUSR2 {
+		t.Errorf("other channel got %v", got)
+	}
+	uv.UvtMust(t, s.Stop())
+	raise(t, syscall.SIGUSR2)
+	if got := uv.UvtRecv(t, theirs, "the other channel's signal after Stop"); got != syscall.SIGUSR2 {
+		t.Errorf("other channel got %v", got)
+	}
+	uv.UvtMust(t, s.Close())
+	uv.UvtShutdown(t, u, false)
+}
+
+// A signal ignored with signal.Ignore before the first Start is ignored
+// again after the last Stop.
+func TestSignalRestoresIgnore(t *testing.T) {
+	signal.Ignore(syscall.SIGUSR1)
+	defer signal.Reset(syscall.SIGUSR1)
+	u := uv.UvtNewReactor(t)
+	s := newSignal(t, u.Reactor, syscall.SIGUSR1)
+	uv.UvtMust(t, s.Start())
+	if signal.Ignored(syscall.SIGUSR1) {
+		t.Error("SIGUSR1 still ignored while a Signal listens")
+	}
+	uv.UvtMust(t, s.Stop())
+	if !signal.Ignored(syscall.SIGUSR1) {
+		t.Error("SIGUSR1 not ignored again after the last Stop")
+	}
+	uv.UvtMust(t, s.Close())
+	uv.UvtShutdown(t, u, false)
+}
+
+func init() {
+	// Listens to SIGHUP, hears one, stops, then raises SIGHUP again: the
+	// runtime's default action for it (exit by the signal) must be back.
+	uv.UvtRegisterChild("sighup-default", func() int {
+		r, err := reactor.New(reactor.Options{})
+		if err != nil {
+			return 4
+		}
+		s, _ := uv.NewSignal(r, syscall.SIGHUP)
+		heard := make(chan struct{}, 1)
+		event.Subscribe(s, func(event.Event, any, error) { heard <- struct{}{} })
+		s.Start()
+		syscall.Kill(os.Getpid(), syscall.SIGHUP)
+		for len(heard) == 0 {
+			r.RunOnce(context.Background())
+		}
+		s.Stop()
+		syscall.Kill(os.Getpid(), syscall.SIGHUP)
+		select {} // the signal ends the process
+	})
+}
+
+// After the last Stop the signal's disposition is what it was before: for
+// SIGHUP the Go runtime's default, which ends the process by the signal.
+func TestSignalLastStopRestoresDefault(t *testing.T) {
+	cmd := uv.UvtChildCmd(t, "sighup-default")
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("child: %v, want death by SIGHUP", err)
+	}
+	ws := ee.Sys().(syscall.WaitStatus)
+	if !ws.Signaled() || ws.Signal() != syscall.SIGHUP {
+		t.Fatalf("child status %v, want killed by SIGHUP", ws)
+	}
+}
+
+// Closing a Signal while deliveries are queued: no notification after the
+// ErrClosed one, and the dispatcher lets go.
+func TestSignalCloseWhileBusy(t *testing.T) {
+	u := uv.UvtNewReactor(t)
+	s := newSignal(t, u.Reactor, syscall.SIGUSR1)
+	c := uv.UvtSubscribe(t, s, u.Owned)
+	uv.UvtMust(t, s.Start())
+	stop := uv.UvtServe(t, u)
+	for range 200 {
+		raise(t, syscall.SIGUSR1)
+	}
+	uv.UvtMust(t, s.Close())
+	n := c.N()
+	for range 50 {
+		raise(t, syscall.SIGUSR1)
+	}
+	stop()
+	calls := c.Calls()
+	if len(calls) != n || !errors.Is(calls[n-1].Err, event.ErrClosed) {
+		t.Errorf("%d notifications (%d at Close), last %+v; want none after the ErrClosed one", len(calls), n, calls[len(calls)-1])
+	}
+	if got := uv.UvtSignalLines(); got != 0 {
+		t.Errorf("dispatcher lines = %d, want 0", got)
+	}
+	uv.UvtShutdown(t, u, false)
+}
+
+// Closing the reactor releases the signals of its started events; signals
+// created and dropped without Close leave nothing (GOGC=10).
+func TestSignalDropAndReactorClose(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	base, fds := uv.UvtBaseline(t)
+	u := uv.UvtNewReactor(t)
+	for i := range 1000 {
+		s := newSignal(t, u.Reactor, syscall.SIGUSR1+syscall.Signal(i/3%2*2)) // SIGUSR1, SIGUSR2
+		if i%3 == 0 {
+			uv.UvtMust(t, s.Start())
+			if i%9 == 0 {
+				uv.UvtMust(t, s.Stop())
+			}
+		}
+	}
+	runtime.GC()
+	if got := uv.UvtSignalLines(); got != 2 {
+		t.Errorf("dispatcher lines = %d with started events, want 2", got)
+	}
+	uv.UvtShutdown(t, u, false)
+	if got := uv.UvtSignalLines(); got != 0 {
+		t.Errorf("dispatcher lines = %d after the reactor closed, want 0", got)
+	}
+	uv.UvtNoLeaks(t, base, fds)
+}
+
+// The last Dispose closes a started Signal and lets go of the signal; a
+// panicking callback is reported and the next signal is delivered all the
+// same.
+func TestSignalDisposeAndPanic(t *testing.T) {
+	u := uv.UvtNewReactor(t)
+	s := newSignal(t, u.Reactor, syscall.SIGUSR1)
+	event.Subscribe(s, func(event.Event, any, error) { panic("callback fault") })
+	c := uv.UvtSubscribe(t, s, u.Owned)
+	uv.UvtMust(t, s.Start())
+	raise(t, syscall.SIGUSR1)
+	uv.UvtTurnUntil(t, u, "the first notification", func() bool { return c.N() == 1 })
+	raise(t, syscall.SIGUSR1)
+	uv.UvtTurnUntil(t, u, "the second notification", func() bool { return c.N() == 2 })
+	reps := u.Reports()
+	if len(reps) != 2 || reps[0].Msg != "callback panicked" {
+		t.Errorf("reports %v, want two panics reported", reps)
+	}
+	s.Retain()
+	s.Dispose() // not the last reference
+	if got := uv.UvtSignalLines(); got != 1 {
+		t.Errorf("dispatcher lines = %d while referenced, want 1", got)
+	}
+	s.Dispose()
+	if !s.Flags().Has(event.Closed) || uv.UvtSignalLines() != 0 {
+		t.Errorf("after the last Dispose: flags %v, dispatcher lines %d; want Closed, 0", s.Flags(), uv.UvtSignalLines())
+	}
+	uv.UvtShutdown(t, u, true)
+}

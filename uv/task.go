@@ -1,0 +1,193 @@
+package uv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// ErrTaskStarted is returned by Task.Cancel when the work has started (or
+// finished): it can no longer be taken back. It matches syscall.EBUSY, what
+// libuv's uv_cancel returns then.
+var ErrTaskStarted = fmt.Errorf("uv: task already started: %w", syscall.EBUSY)
+
+// A TaskPool runs blocking work off the loop on at most a fixed number of
+// goroutines, in the order it was queued; work waits in the queue while
+// all of them are busy: libuv's thread pool model, with goroutines for
+// threads (see the package documentation for why).
+// Workers are started when work comes and end when the queue is empty, so
+// an idle pool holds no goroutine. A TaskPool is safe for concurrent use;
+// the zero value is not usable (use NewTaskPool).
+type TaskPool struct {
+	workers int
+
+	mu      sync.Mutex
+	queue   []*Task
+	running int // worker goroutines alive
+}
+
+// NewTaskPool returns a pool running at most workers tasks at a time. A
+// count below 1 is an error matching syscall.EINVAL.
+func NewTaskPool(workers int) (*TaskPool, error) {
+	if workers < 1 {
+		return nil, fmt.Errorf("uv: NewTaskPool(%d): %w", workers, syscall.EINVAL)
+	}
+	return &TaskPool{workers: workers}, nil
+}
+
+// DefaultTaskPool is the pool QueueTask uses. Its size is libuv's: the
+// UV_THREADPOOL_SIZE environment variable if it is a number from 1 to 1024,
+// else 4.
+var DefaultTaskPool = func() *TaskPool {
+	n, err := strconv.Atoi(os.Getenv("UV_THREADPOOL_SIZE"))
+	if err != nil || n < 1 || n > 1024 {
+		n = 4
+	}
+	p, _ := NewTaskPool(n)
+	return p
+}()
+
+// Task states.
+const (
+	taskQueued int32 = iota
+	taskRunning
+	taskCanceled
+	taskDone
+)
+
+var taskStateNames = [...]string{"queued", "running", "canceled", "done"}
+
+// A Task is blocking work run by a TaskPool, and the event of its end: it
+// completes on the loop goroutine with the function's result and error
+// (a panic becomes an *event.PanicError), stored and replayed to later
+// subscribers. It is started when queued and counts as active until it
+// completes, so Run waits for it.
+//
+// Cancel takes back a task that has not started: it completes with
+// context.Canceled and its function never runs. Close (or the last
+// Dispose) of a queued task does the same; of a running one, it cancels
+// the context the function was given and the result, when it comes, is
+// only stored.
+type Task struct {
+	event.Base
+	r      *reactor.Reactor
+	fn     func(ctx context.Context) (any, error)
+	ctx    context.Context
+	cancel context.CancelFunc
+	state  atomic.Int32
+	out    outcome
+}
+
+type taskOps Task
+
+// QueueTask queues fn on DefaultTaskPool; see TaskPool.Queue.
+func QueueTask(r *reactor.Reactor, fn func(ctx context.Context) (any, error)) (*Task, error) {
+	return DefaultTaskPool.Queue(r, fn)
+}
+
+// Queue queues fn to run off the loop and returns its started Task. A nil
+// function is an error matching syscall.EINVAL; a closed reactor,
+// ErrReactorClosed.
+func (p *TaskPool) Queue(r *reactor.Reactor, fn func(ctx context.Context) (any, error)) (*Task, error) {
+	if err := checkReactor("Queue", r); err != nil {
+		return nil, err
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("uv: TaskPool.Queue: nil function: %w", syscall.EINVAL)
+	}
+	t := &Task{r: r, fn: fn}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	event.Init(&t.Base, (*taskOps)(t), true, event.GoOwned)
+	if err := t.Start(); err != nil {
+		t.cancel()
+		return nil, fmt.Errorf("uv: TaskPool.Queue: %w", err)
+	}
+	p.mu.Lock()
+	p.queue = append(p.queue, t)
+	start := p.running < p.workers
+	if start {
+		p.running++
+	}
+	p.mu.Unlock()
+	if start {
+		go p.work()
+	}
+	return t, nil
+}
+
+// work runs queued tasks until the queue is empty, then ends.
+func (p *TaskPool) work() {
+	for {
+		p.mu.Lock()
+		if len(p.queue) == 0 {
+			p.running--
+			p.mu.Unlock()
+			return
+		}
+		t := p.queue[0]
+		p.queue[0] = nil
+		p.queue = p.queue[1:]
+		p.mu.Unlock()
+		if t.state.CompareAndSwap(taskQueued, taskRunning) {
+			res, err := callSafely(t.ctx, t.fn)
+			t.state.Store(taskDone)
+			t.cancel()
+			t.out.deliver(t.r, &t.Base, res, err, nil)
+		}
+	}
+}
+
+// Queued returns how many tasks wait for a worker (canceled ones that no
+// worker has passed over yet included).
+func (p *TaskPool) Queued() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.queue)
+}
+
+// Cancel takes the task back if it has not started: it completes with an
+// error matching context.Canceled and its function never runs. Once it has
+// started (or finished) Cancel returns ErrTaskStarted and changes nothing.
+func (t *Task) Cancel() error {
+	if !t.state.CompareAndSwap(taskQueued, taskCanceled) {
+		return ErrTaskStarted
+	}
+	t.cancel()
+	t.out.deliver(t.r, &t.Base, nil, fmt.Errorf("uv: task canceled before it started: %w", context.Canceled), nil)
+	return nil
+}
+
+// callSafely runs fn, turning a panic into an *event.PanicError.
+func callSafely(ctx context.Context, fn func(context.Context) (any, error)) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, &event.PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return fn(ctx)
+}
+
+func (o *taskOps) Owner() event.Owner         { return o.r }
+func (o *taskOps) Event() event.Event         { return (*Task)(o) }
+func (o *taskOps) Arm() error                 { return armable(o.r) }
+func (o *taskOps) Disarm()                    {}
+func (o *taskOps) Stored() (any, error, bool) { return o.out.stored() }
+
+// Free runs when the event has closed: a queued task is taken back, a
+// running one has its context canceled.
+func (o *taskOps) Free(bool) {
+	if err := (*Task)(o).Cancel(); errors.Is(err, ErrTaskStarted) {
+		o.cancel()
+	}
+}
+
+func (o *taskOps) Describe() string { return "Task(" + taskStateNames[o.state.Load()] + ")" }

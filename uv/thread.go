@@ -1,0 +1,95 @@
+package uv
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// A Thread is a function run on an OS thread of its own, and the event of
+// its end: it completes on the loop goroutine with the function's result
+// and error (a panic becomes an *event.PanicError), stored and replayed to
+// later subscribers.
+//
+// The function runs on a goroutine locked to its OS thread
+// (runtime.LockOSThread) for its whole run, so thread-local state (the
+// thread's signal mask, its namespaces, C thread-locals through cgo) is
+// its own; the goroutine never unlocks, so when the function returns the
+// thread ends with it and nothing it changed leaks into other goroutines
+// (the runtime parks the main thread for good instead of ending it).
+// Use Thread for work that needs a thread; use Task for plain blocking
+// work, which is bounded by its pool.
+//
+// The Thread is started when created and counts as active until the
+// function returns. Close (or the last Dispose) while it runs cancels the
+// context the function was given; the result, when it comes, is only
+// stored.
+type Thread struct {
+	event.Base
+	r      *reactor.Reactor
+	ctx    context.Context
+	cancel context.CancelFunc
+	tid    atomic.Int64 // the OS thread id once running
+	out    outcome
+}
+
+type threadOps Thread
+
+// NewThread runs fn on a new locked OS thread and returns its started
+// Thread event. A nil function is an error matching syscall.EINVAL.
+func NewThread(r *reactor.Reactor, fn func(ctx context.Context) (any, error)) (*Thread, error) {
+	if err := checkReactor("NewThread", r); err != nil {
+		return nil, err
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("uv: NewThread: nil function: %w", syscall.EINVAL)
+	}
+	t := &Thread{r: r}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	event.Init(&t.Base, (*threadOps)(t), true, event.GoOwned)
+	if err := t.Start(); err != nil {
+		t.cancel()
+		return nil, fmt.Errorf("uv: NewThread: %w", err)
+	}
+	go t.run(fn)
+	return t, nil
+}
+
+// run is the thread's goroutine. It never calls UnlockOSThread: the thread
+// ends when the goroutine does.
+func (t *Thread) run(fn func(context.Context) (any, error)) {
+	runtime.LockOSThread()
+	t.tid.Store(int64(unix.Gettid()))
+	res, err := callSafely(t.ctx, fn)
+	t.cancel()
+	t.out.deliver(t.r, &t.Base, res, err, nil)
+}
+
+// ThreadID returns the OS thread id the function runs on, or 0 before it
+// has started.
+func (t *Thread) ThreadID() int { return int(t.tid.Load()) }
+
+func (o *threadOps) Owner() event.Owner         { return o.r }
+func (o *threadOps) Event() event.Event         { return (*Thread)(o) }
+func (o *threadOps) Arm() error                 { return armable(o.r) }
+func (o *threadOps) Disarm()                    {}
+func (o *threadOps) Free(bool)                  { o.cancel() }
+func (o *threadOps) Stored() (any, error, bool) { return o.out.stored() }
+
+func (o *threadOps) Describe() string {
+	state := "running"
+	switch {
+	case o.out.done.Load():
+		state = "done"
+	case o.tid.Load() == 0:
+		return "Thread(starting)"
+	}
+	return fmt.Sprintf("Thread(tid=%d, %s)", o.tid.Load(), state)
+}

@@ -61,8 +61,12 @@ func Run(t *testing.T, k Kind) {
 	t.Helper()
 	for _, d := range []reactor.Driver{reactor.DriverLibuv, reactor.DriverGo} {
 		t.Run(d.String(), func(t *testing.T) {
-			if _, err := reactor.New(reactor.Options{Driver: d}); errors.Is(err, reactor.ErrNoLibuv) {
+			probe, err := reactor.New(reactor.Options{Driver: d})
+			if errors.Is(err, reactor.ErrNoLibuv) {
 				t.Skipf("the %s driver is not in this build (no cgo)", d)
+			}
+			if probe != nil {
+				probe.Close() // its C loop is freed only by Close
 			}
 			if d == reactor.DriverGo && k.NeedsLibuv {
 				refusesWithoutLibuv(t, k)

@@ -44,10 +44,14 @@ bench:
 	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md \
 	  -gobench 'C1|X1|K1' -gopkgs './event/ ./reactor/' \
 	  't1-uvevent={go:t1} -n 1000000' \
+	  't1-uvevent-go={go:t1} -n 1000000 -driver go' \
 	  'x1-uvevent={go:x1}' \
+	  'x1-uvevent-go={go:x1} -driver go' \
 	  'm1-uvevent={go:m1}' \
 	  's1-uvevent={go:s1}' \
-	  'd1-uvevent={go:d1uv}'
+	  'd1-uvevent={go:d1uv}' \
+	  'l1-uvevent={go:l1}' \
+	  'l1-uvevent-go={go:l1} -driver go'
 
 ## demo: a short program that shows the event model at work
 demo:

@@ -1,6 +1,9 @@
 package event
 
-import "reflect"
+import (
+	"errors"
+	"reflect"
+)
 
 // This file is for the packages that implement kinds of events (reactor, uv):
 // the calls a kind makes on its Base, with the owner held. They are package
@@ -83,7 +86,11 @@ func AttachFD(b *Base, fd int, closeOnClose bool) {
 
 // Subscribe is the short way to listen: it adds a new callback calling fn to
 // ev and returns it, the creator's reference already given to the event.
-// A nil fn or a nil event is refused (ErrNilCallback, ErrNilEvent).
+// An event that stores its result (a future, a process, a lookup...) and has
+// completed already replays it to fn at once instead, on the event's loop,
+// so a late subscriber misses nothing; other closed events refuse with
+// ErrClosed. A nil fn or a nil event is refused (ErrNilCallback,
+// ErrNilEvent).
 func Subscribe(ev Event, fn CallbackFunc) (*Callback, error) {
 	if fn == nil {
 		return nil, ErrNilCallback
@@ -93,6 +100,11 @@ func Subscribe(ev Event, fn CallbackFunc) (*Callback, error) {
 	}
 	cb := NewCallback(fn)
 	err := ev.AddCallback(cb)
+	if errors.Is(err, ErrClosed) {
+		if rerr := ev.Replay(cb); rerr == nil {
+			err = nil
+		}
+	}
 	cb.Release()
 	return cb, err
 }

@@ -146,3 +146,31 @@ func TestGoexitDoesNotWedgeTheReactor(t *testing.T) {
 		t.Fatalf("reports (-want +got):\n%s", diff)
 	}
 }
+
+// ActiveDelta from a goroutine that does not own the loop is posted to it,
+// never applied unguarded (the race detector would see that).
+func TestActiveDeltaOffTheLoopIsPosted(t *testing.T) {
+	r := timerTestReactor(t, Options{})
+	stop := make(chan struct{})
+	go func() {
+		defer close(stop)
+		r.Serve(timerTestCtx(t))
+	}()
+	for !r.Stats().Running {
+		time.Sleep(100 * time.Microsecond)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 100 {
+			r.ActiveDelta(1)
+			r.ActiveDelta(-1)
+		}
+	}()
+	<-done
+	if got := r.Stats().Active; got != 0 {
+		t.Fatalf("Active = %d after balanced deltas, want 0", got)
+	}
+	r.Stop()
+	<-stop
+}

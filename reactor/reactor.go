@@ -160,8 +160,16 @@ func New(opts Options) (*Reactor, error) {
 func (r *Reactor) Driver() Driver { return r.opts.Driver }
 
 // ActiveDelta implements event.Owner: it counts active, non-hidden events.
-// Events call it; applications should not (use Hold).
-func (r *Reactor) ActiveDelta(n int) { r.active += n }
+// Events call it on the loop goroutine; from any other goroutine the change
+// is posted to the loop, so the count is never touched without ownership.
+// Applications declare work the reactor cannot see with Hold instead.
+func (r *Reactor) ActiveDelta(n int) {
+	if r.Owned() {
+		r.active += n
+		return
+	}
+	r.Post(func() { r.active += n })
+}
 
 // Report implements event.Owner: it hands a report to Options.OnReport or
 // logs it. A panic in OnReport is logged, never propagated.

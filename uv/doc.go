@@ -66,8 +66,8 @@
 // count as active until they end (Run waits for them; Stop makes one no
 // longer count), complete with their result, and replay it to subscribers
 // that come later. Such an event can end before a subscription made after
-// it was created: AddCallback then returns ErrClosed and Replay gives the
-// result, which is what event.Await does by itself. To subscribe before
+// it was created: event.Subscribe and event.Await then replay the result (a
+// bare AddCallback returns ErrClosed; Replay gives the result). To subscribe before
 // anything can be delivered, create and subscribe inside Reactor.Exec (or a
 // callback): deliveries wait until the loop is let go.
 package uv

@@ -35,23 +35,20 @@ func armable(r *reactor.Reactor) error {
 	return nil
 }
 
-// closeHook is told when its reactor closes. The reactor does not know the
-// started Go-owned events of this package (it knows timers and C handles),
-// so they hear of its Close through the reactor's wait registry: Close ends
-// every registered wait, and Abort here runs fn once.
-type closeHook struct {
-	once sync.Once
-	fn   func()
-}
-
-func (h *closeHook) Abort(error)   { h.once.Do(h.fn) }
-func (h *closeHook) Done() bool    { return false }
-func (h *closeHook) Bounded() bool { return true }
-
-// onReactorClose runs fn (once, on the goroutine calling Close) when r is
-// closed, unless remove is called first. If r is closed already, fn runs now.
+// onReactorClose runs fn once when r's Close closes its events (on the
+// goroutine calling Close, with the loop owned, before libuv's handles are
+// closed), unless remove is called first. The reactor does not otherwise
+// know the started Go-owned events of this package. If r is closed
+// already, fn runs now. remove is safe from any goroutine.
 func onReactorClose(r *reactor.Reactor, fn func()) (remove func()) {
-	return r.AddWait(&closeHook{fn: fn})
+	var once sync.Once
+	run := func() { once.Do(fn) }
+	var unregister func()
+	if err := r.Exec(func() { unregister = kind.HostOf(r).AddCloser(run) }); err != nil {
+		run()
+		return func() {}
+	}
+	return func() { r.Exec(unregister) } // a closed reactor has forgotten it already
 }
 
 // outcome is the stored result of a one-shot Go-owned kind (Process, Exec,

@@ -65,9 +65,10 @@ func Run(t *testing.T, k Kind) {
 			if errors.Is(err, reactor.ErrNoLibuv) {
 				t.Skipf("the %s driver is not in this build (no cgo)", d)
 			}
-			if probe != nil {
-				probe.Close() // its C loop is freed only by Close
+			if err != nil {
+				t.Fatal(err)
 			}
+			probe.Close()
 			if d == reactor.DriverGo && k.NeedsLibuv {
 				refusesWithoutLibuv(t, k)
 				return

@@ -30,6 +30,7 @@ var comparators = []string{
 	"d1-raw-c={c:d1_getaddrinfo}",
 	"d1-go-pure={go:d1resolver} -resolver go",
 	"d1-go-cgo=GODEBUG=netdns=cgo {go:d1resolver} -resolver cgo",
+	"l1-raw-c={c:l1_timers}",
 }
 
 // repeats is how many times each program of a workload runs, by workload

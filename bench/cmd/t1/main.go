@@ -22,6 +22,7 @@ func main() {
 	n := flag.Int("n", 1_000_000, "timers")
 	seed := flag.Uint64("seed", 1, "PRNG seed")
 	prof := flag.String("cpuprofile", "", "write a CPU profile here")
+	driver := flag.String("driver", "libuv", "the reactor's driver: libuv or go")
 	flag.Parse()
 	if *prof != "" {
 		f, err := os.Create(*prof)
@@ -34,15 +35,16 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*n, *seed); err != nil {
+	if err := run(*n, *seed, *driver); err != nil {
 		fmt.Fprintln(os.Stderr, "t1:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(n int, seed uint64) error {
-	r, err := reactor.New(reactor.Options{})
+func run(n int, seed uint64, driver string) error {
+	opts, impl := driverOptions(driver)
+	r, err := reactor.New(opts)
 	if err != nil {
 		return err
 	}
@@ -79,6 +81,14 @@ func run(n int, seed uint64) error {
 	}
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	fmt.Printf("T1 uvevent wall_ns=%d peak_rss_kib=%d fired=%d\n", wall.Nanoseconds(), ru.Maxrss, fired)
+	fmt.Printf("T1 %s wall_ns=%d peak_rss_kib=%d fired=%d\n", impl, wall.Nanoseconds(), ru.Maxrss, fired)
 	return nil
+}
+
+// driverOptions maps -driver to reactor options and the row's name.
+func driverOptions(name string) (reactor.Options, string) {
+	if name == "go" {
+		return reactor.Options{Driver: reactor.DriverGo}, "uvevent-go"
+	}
+	return reactor.Options{Driver: reactor.DriverLibuv}, "uvevent"
 }

@@ -23,15 +23,20 @@ import (
 
 func main() {
 	n := flag.Int("n", 200_000, "round trips")
+	driver := flag.String("driver", "libuv", "the reactor's driver: libuv or go")
 	flag.Parse()
-	if err := run(*n); err != nil {
+	if err := run(*n, *driver); err != nil {
 		fmt.Fprintln(os.Stderr, "x1:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int) error {
-	r, err := reactor.New(reactor.Options{})
+func run(n int, driver string) error {
+	opts, impl := reactor.Options{Driver: reactor.DriverLibuv}, "uvevent"
+	if driver == "go" {
+		opts, impl = reactor.Options{Driver: reactor.DriverGo}, "uvevent-go"
+	}
+	r, err := reactor.New(opts)
 	if err != nil {
 		return err
 	}
@@ -70,8 +75,11 @@ func run(n int) error {
 	if err := r.Close(); err != nil {
 		return err
 	}
-	fmt.Printf("X1 uvevent rtt_ns=%d rounds=%d\n", rtt.Nanoseconds(), n)
-	fmt.Printf("X1 uvevent-await rtt_ns=%d rounds=%d\n", artt.Nanoseconds(), n)
+	fmt.Printf("X1 %s rtt_ns=%d rounds=%d\n", impl, rtt.Nanoseconds(), n)
+	fmt.Printf("X1 %s-await rtt_ns=%d rounds=%d\n", impl, artt.Nanoseconds(), n)
+	if driver == "go" {
+		return nil // the probe below is libuv's own driving mode
+	}
 
 	p, err := NewProbe()
 	if err != nil {

@@ -78,11 +78,23 @@ static void uvev__on_getaddrinfo(uv_getaddrinfo_t *req, int status, struct addri
   free(g);
 }
 
+/* uvev__cstr copies a string Go passed as bytes and a length into buf, with
+ * its NUL; NULL for an empty one. */
+static const char *uvev__cstr(char *buf, size_t cap, const char *s, size_t n) {
+  if (n == 0) return NULL;
+  memcpy(buf, s, n < cap ? n : cap - 1);
+  buf[n < cap ? n : cap - 1] = '\0';
+  return buf;
+}
+
 /* The request is malloc'd here and freed by uvev__on_getaddrinfo, on the
  * loop thread, which libuv calls exactly once (with UV_EAI_CANCELED when
- * uv_cancel got it first). libuv copies node, service and hints. */
-int uvev_getaddrinfo(uvev_loop *l, uint64_t id, const char *node, const char *service, int family,
-                     int socktype, int flags, uintptr_t *out) {
+ * uv_cancel got it first). node and service are Go bytes (not
+ * NUL-terminated), copied here; libuv copies them again, and the hints. */
+intptr_t uvev_getaddrinfo(uvev_loop *l, uint64_t id, const char *node, size_t nlen, const char *service,
+                          size_t slen, int family, int socktype, int flags) {
+  char nbuf[NI_MAXHOST], sbuf[NI_MAXSERV];
+  if (nlen >= sizeof nbuf || slen >= sizeof sbuf) return UV_EINVAL;
   uvev__gai *g = malloc(sizeof *g);
   if (g == NULL) return UV_ENOMEM;
   g->id = id;
@@ -91,14 +103,14 @@ int uvev_getaddrinfo(uvev_loop *l, uint64_t id, const char *node, const char *se
   hints.ai_family = family;
   hints.ai_socktype = socktype;
   hints.ai_flags = flags;
-  int err = uv_getaddrinfo(&l->loop, &g->req, uvev__on_getaddrinfo, node, service, &hints);
+  int err = uv_getaddrinfo(&l->loop, &g->req, uvev__on_getaddrinfo, uvev__cstr(nbuf, sizeof nbuf, node, nlen),
+                           uvev__cstr(sbuf, sizeof sbuf, service, slen), &hints);
   if (err != 0) {
     free(g);
     return err;
   }
   l->reqs++;
-  *out = (uintptr_t)g;
-  return 0;
+  return (intptr_t)g;
 }
 
 /* The payload "host\0service\0" is malloc'd here and freed by the turn
@@ -126,10 +138,16 @@ static void uvev__on_getnameinfo(uv_getnameinfo_t *req, int status, const char *
   free(g);
 }
 
-/* Malloc'd here; freed by uvev__on_getnameinfo (see above). libuv copies
- * the address. */
-int uvev_getnameinfo(uvev_loop *l, uint64_t id, int family, const uint8_t *addr, int port, uint32_t zone,
-                     int flags, uintptr_t *out) {
+/* Malloc'd here; freed by uvev__on_getnameinfo (see above). The address
+ * comes as two big-endian halves (the first 4 bytes of hi for AF_INET);
+ * libuv copies the sockaddr. */
+intptr_t uvev_getnameinfo(uvev_loop *l, uint64_t id, int family, uint64_t hi, uint64_t lo, int port,
+                          uint32_t zone, int flags) {
+  uint8_t addr[16];
+  for (int i = 0; i < 8; i++) {
+    addr[i] = (uint8_t)(hi >> (56 - 8 * i));
+    addr[8 + i] = (uint8_t)(lo >> (56 - 8 * i));
+  }
   struct sockaddr_storage ss;
   memset(&ss, 0, sizeof ss);
   if (family == AF_INET) {
@@ -155,8 +173,7 @@ int uvev_getnameinfo(uvev_loop *l, uint64_t id, int family, const uint8_t *addr,
     return err;
   }
   l->reqs++;
-  *out = (uintptr_t)g;
-  return 0;
+  return (intptr_t)g;
 }
 
 /* Valid only while the request is in flight (Go tracks that). */

@@ -7,7 +7,10 @@ package uvcgo
 */
 import "C"
 
-import "unsafe"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // AddrInfoEntry (types_sys.go) has uvev_addr's layout.
 var _ [unsafe.Sizeof(AddrInfoEntry{}) - unsafe.Sizeof(C.uvev_addr{})]struct{}
@@ -18,37 +21,30 @@ var _ [unsafe.Sizeof(C.uvev_addr{}) - unsafe.Sizeof(AddrInfoEntry{})]struct{}
 // record for id, whose payload AddrInfoEntries reads. It counts in
 // Requests until then.
 func (l *Loop) GetAddrInfo(id uint64, node, service string, family, sockType, flags int) (Request, error) {
-	// Both strings go to C as NUL-terminated Go memory holding no
-	// pointers, which libuv copies during the call: no C allocation, no
-	// extra crossing.
-	buf := make([]byte, 0, len(node)+len(service)+2)
-	buf = append(append(append(buf, node...), 0), service...)
-	buf = append(buf, 0)
-	var cn, cs *C.char
-	if node != "" {
-		cn = (*C.char)(unsafe.Pointer(&buf[0]))
+	// The strings go to C as Go bytes with their lengths (no pointers in
+	// them, copied during the call): no C allocation, no extra crossing.
+	rc := C.uvev_getaddrinfo(l.mut(), C.uint64_t(id), (*C.char)(unsafe.Pointer(unsafe.StringData(node))), C.size_t(len(node)),
+		(*C.char)(unsafe.Pointer(unsafe.StringData(service))), C.size_t(len(service)), C.int(family), C.int(sockType), C.int(flags))
+	return request("uv_getaddrinfo", rc)
+}
+
+// request turns a submission's return (the request's address, or a
+// negative libuv error) into a Request.
+func request(op string, rc C.intptr_t) (Request, error) {
+	if rc < 0 {
+		return 0, errorOf(op, int(rc))
 	}
-	if service != "" {
-		cs = (*C.char)(unsafe.Pointer(&buf[len(node)+1]))
-	}
-	var r C.uintptr_t
-	if rc := C.uvev_getaddrinfo(l.mut(), C.uint64_t(id), cn, cs, C.int(family), C.int(sockType), C.int(flags), &r); rc != 0 {
-		return 0, errorOf("uv_getaddrinfo", int(rc))
-	}
-	return Request(r), nil
+	return Request(rc), nil
 }
 
 // GetNameInfo submits a uv_getnameinfo for the address (4 or 16 bytes of
 // addr, by family), port and IPv6 zone; it reports a CompletionNameInfo
 // record for id, whose payload NameInfoStrings reads.
 func (l *Loop) GetNameInfo(id uint64, family int, addr [16]byte, port int, zone uint32, flags int) (Request, error) {
-	var r C.uintptr_t
-	rc := C.uvev_getnameinfo(l.mut(), C.uint64_t(id), C.int(family), (*C.uint8_t)(unsafe.Pointer(&addr[0])),
-		C.int(port), C.uint32_t(zone), C.int(flags), &r)
-	if rc != 0 {
-		return 0, errorOf("uv_getnameinfo", int(rc))
-	}
-	return Request(r), nil
+	hi, lo := binary.BigEndian.Uint64(addr[:8]), binary.BigEndian.Uint64(addr[8:])
+	rc := C.uvev_getnameinfo(l.mut(), C.uint64_t(id), C.int(family), C.uint64_t(hi), C.uint64_t(lo),
+		C.int(port), C.uint32_t(zone), C.int(flags))
+	return request("uv_getnameinfo", rc)
 }
 
 // CancelDNS cancels a lookup that has not started (uv_cancel); EBUSY when

@@ -17,10 +17,11 @@ typedef struct {
   uint16_t pad;
 } uvev_addr;
 
-int uvev_getaddrinfo(uvev_loop *l, uint64_t id, const char *node, const char *service, int family,
-                     int socktype, int flags, uintptr_t *out);
-int uvev_getnameinfo(uvev_loop *l, uint64_t id, int family, const uint8_t *addr, int port, uint32_t zone,
-                     int flags, uintptr_t *out);
+/* Both return the request's address, or a negative libuv error. */
+intptr_t uvev_getaddrinfo(uvev_loop *l, uint64_t id, const char *node, size_t nlen, const char *service,
+                          size_t slen, int family, int socktype, int flags);
+intptr_t uvev_getnameinfo(uvev_loop *l, uint64_t id, int family, uint64_t hi, uint64_t lo, int port,
+                          uint32_t zone, int flags);
 int uvev_dns_cancel(uintptr_t req);
 
 #endif

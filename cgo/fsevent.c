@@ -35,17 +35,17 @@ static void uvev__on_fsevent(uv_fs_event_t *h, const char *filename, int events,
 /* A child's record names the file by its directory's path and its name:
  * malloc'd here, freed by the turn after the record's. */
 static void uvev__on_fsevent_child(uv_fs_event_t *h, const char *filename, int events, int status) {
-  char dir[4096];
-  size_t n = sizeof dir;
-  if (uv_fs_event_getpath(h, dir, &n) != 0) n = 0;
-  dir[n < sizeof dir ? n : sizeof dir - 1] = '\0';
   const char *f = filename != NULL ? filename : "";
-  size_t dn = strlen(dir), fn = strlen(f);
+  size_t fn = strlen(f);
+  size_t dn = 0;
+  char probe[1];
+  uv_fs_event_getpath(h, probe, &dn); /* UV_ENOBUFS: dn is the path's length */
   char *name = malloc(dn + 1 + fn + 1);
   if (name != NULL) {
-    memcpy(name, dir, dn);
-    name[dn] = '/';
-    memcpy(name + dn + 1, f, fn + 1);
+    size_t got = dn + 1;
+    if (uv_fs_event_getpath(h, name, &got) != 0) got = 0;
+    name[got] = '/';
+    memcpy(name + got + 1, f, fn + 1);
   }
   uvev__fsevent_push(h, name, events | UVEV_FSEVENT_CHILD, status);
 }

@@ -106,6 +106,7 @@ func TestAddrInfoErrors(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	for _, tc := range []struct{ host, service, network string }{
 		{"", "", ""}, {"localhost", "", "tcp5"}, {"local\x00host", "", ""}, {"localhost", "", "unix"},
+		{strings.Repeat("a", 2000), "", ""}, {"localhost", strings.Repeat("9", 100), ""},
 	} {
 		if a, err := uv.NewAddrInfo(u.Reactor, tc.host, tc.service, uv.AddrInfoHints{Network: tc.network}); !errors.Is(err, syscall.EINVAL) || a != nil {
 			t.Errorf("NewAddrInfo(%q, %q, %q) = %v, %v; want EINVAL", tc.host, tc.service, tc.network, a, err)
@@ -211,7 +212,7 @@ func TestAddrInfoKeepsRunAliveNoDeadlock(t *testing.T) {
 	uv.UvtMust(t, err)
 	n, err := uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{})
 	uv.UvtMust(t, err)
-	co, err := reactor.Go(u.Reactor, context.Background(), func(ctx context.Context) (any, error) {
+	co, err := reactor.Spawn(u.Reactor, context.Background(), func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.All(), a, n)
 		return nil, err
 	})

@@ -1,9 +1,9 @@
 // Package uv holds the event kinds of the libuv model, one file each: Timer,
-// Trigger, Phase (prepare, check, idle), Signal, Process, Exec, Task,
-// Thread, Listener (listen), IO (TCP, Unix domain sockets and pipes,
-// terminals), UDP and File (I/O; docs/io.md tells their buffers' validity,
-// backpressure and net.Conn semantics), and, as they land, poll, fs event
-// and dns.
+// Trigger, Phase (prepare, check, idle), Poll and PollProxy, Signal, Process,
+// Exec, Task, Thread, FSEvent, AddrInfo and NameInfo, Listener (listen), IO
+// (TCP, Unix domain sockets and pipes, terminals), UDP and File (I/O;
+// docs/io.md tells their buffers' validity, backpressure and net.Conn
+// semantics).
 //
 // Every kind is an event.Event: subscribe with AddCallback (or
 // event.Subscribe), Start, Stop, Close, Dispose, Info, Flags, and wait on any
@@ -32,8 +32,9 @@
 // thread pool, as one-shot request events whose results are stored and
 // replayed; their errors match the Err* values of the EAI_* codes. What C
 // hands over (a file name, an address list) is copied to Go while its
-// record is delivered; results never point into C memory. docs/kinds.md
-// says what each kind promises.
+// record is delivered; results never point into C memory. These kinds need
+// the libuv driver: on the pure-Go one their constructors refuse with
+// reactor.ErrNoLibuv. docs/kinds.md says what each kind promises.
 //
 // Timers are Go-owned (no C memory): they live on the reactor's timer wheel,
 // which is why Timer is defined in package reactor.

@@ -52,8 +52,9 @@ type FSEventResult struct {
 
 // ErrWatchLimit is reported, with syscall.ENOSPC, when a watch cannot be
 // added because the system's limit on inotify watches is reached (raise
-// fs.inotify.max_user_watches, or watch less).
-var ErrWatchLimit = errors.New("uv: inotify watch limit reached (fs.inotify.max_user_watches)")
+// fs.inotify.max_user_watches, or user.max_inotify_watches in a user
+// namespace, or watch less).
+var ErrWatchLimit = errors.New("inotify watch limit reached (fs.inotify.max_user_watches; user.max_inotify_watches in a user namespace)")
 
 // An FSEvent watches a file or a directory with a uv_fs_event_t (inotify
 // on Linux). Started, it notifies its callbacks with an FSEventResult for
@@ -138,7 +139,7 @@ func (e *fsEvent) describe() string {
 // watchError says which path failed, and names the inotify limit.
 func watchError(path string, err error) error {
 	if errors.Is(err, syscall.ENOSPC) {
-		return fmt.Errorf("uv: FSEvent: watching %s: %w", path, errors.Join(ErrWatchLimit, err))
+		return fmt.Errorf("uv: FSEvent: watching %s: %w: %w", path, ErrWatchLimit, err)
 	}
 	return fmt.Errorf("uv: FSEvent: watching %s: %w", path, err)
 }

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -134,8 +136,8 @@ func TestFSEventBadInput(t *testing.T) {
 	closeAndFinish(t, u, f, g)
 }
 
-// The inotify limit is not reached in a test (it is in the hundreds of
-// thousands here): the error it gives is checked as built.
+// The error past the inotify limit, as built (TestFSEventWatchLimit
+// reaches the limit for real where user namespaces can be made).
 func TestFSEventWatchLimitError(t *testing.T) {
 	uv.UvtNeedsLibuv(t)
 	err := uv.UvtWatchError("/some/dir", uvcgo.ErrorOf("uv_fs_event_start", -int(syscall.ENOSPC)))
@@ -247,4 +249,82 @@ func TestFSEventDroppedWithoutClose(t *testing.T) {
 		return s.CHandles == 0 && s.Active == 0
 	})
 	uv.UvtShutdown(t, u, false)
+}
+
+// The inotify limit, reached for real: the test binary runs itself again
+// in a user namespace of its own, where the limit on watches
+// (/proc/sys/user/max_inotify_watches, counted per namespace) can be set
+// to 4 without touching the machine's.
+func TestFSEventWatchLimit(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	if os.Getenv("UVEVENT_INOTIFY_LIMIT_CHILD") == "1" {
+		watchLimitChild(t)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFSEventWatchLimit$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "UVEVENT_INOTIFY_LIMIT_CHILD=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+	}
+	out, err := cmd.CombinedOutput()
+	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) {
+		t.Skipf("cannot make a user namespace here (%v): the limit is checked only by TestFSEventWatchLimitError", err)
+	}
+	if strings.Contains(string(out), "--- SKIP: TestFSEventWatchLimit") {
+		t.Skipf("the run in a user namespace skipped:\n%s", out)
+	}
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestFSEventWatchLimit") {
+		t.Fatalf("the run in a user namespace: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "limit:") {
+			t.Log(strings.TrimSpace(line))
+		}
+	}
+}
+
+// watchLimitChild runs in the user namespace: at most 4 watches.
+func watchLimitChild(t *testing.T) {
+	if err := os.WriteFile("/proc/sys/user/max_inotify_watches", []byte("4"), 0); err != nil {
+		t.Skipf("cannot set this namespace's limit: %v", err)
+	}
+	u := uv.UvtNewReactor(t)
+	big := t.TempDir()
+	for i := range 6 {
+		uv.UvtMust(t, os.Mkdir(filepath.Join(big, fmt.Sprint("d", i)), 0o700))
+	}
+	f, _ := watchFS(t, u, big, uv.Recursive())
+	err := f.Start()
+	if !errors.Is(err, uv.ErrWatchLimit) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Start of 7 watches under a limit of 4 = %v, want ErrWatchLimit and ENOSPC", err)
+	}
+	t.Logf("limit: Start: %v", err)
+	if s := u.Stats(); s.Active != 0 {
+		t.Errorf("Active after the failed Start = %d", s.Active)
+	}
+	uv.UvtTurnUntil(t, u, "the partial watches' close callbacks", func() bool { return u.Stats().CHandles == 1 })
+	UvtMustClose(t, f)
+
+	// Within the limit at Start (3 watches); a fourth directory fits, a
+	// fifth is reported as an error notification.
+	small := t.TempDir()
+	for i := range 2 {
+		uv.UvtMust(t, os.Mkdir(filepath.Join(small, fmt.Sprint("s", i)), 0o700))
+	}
+	g, c := watchFS(t, u, small, uv.Recursive())
+	uv.UvtMust(t, g.Start())
+	uv.UvtMust(t, os.Mkdir(filepath.Join(small, "n1"), 0o700))
+	uv.UvtTurnUntil(t, u, "n1", func() bool { return c.seen("n1", uv.Rename) })
+	uv.UvtMust(t, os.Mkdir(filepath.Join(small, "n2"), 0o700))
+	uv.UvtTurnUntil(t, u, "the limit's error", func() bool { return len(c.errs) > 0 })
+	if !errors.Is(c.errs[0], uv.ErrWatchLimit) || !strings.Contains(c.errs[0].Error(), "n2") {
+		t.Errorf("the fifth directory: %v, want ErrWatchLimit naming n2", c.errs[0])
+	}
+	t.Logf("limit: later directory: %v", c.errs[0])
+	if !c.seen("n2", uv.Rename) {
+		t.Error("n2's creation was not reported with the error")
+	}
+	closeAndFinish(t, u, g)
 }

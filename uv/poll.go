@@ -221,9 +221,6 @@ func (e *pollEvent) completed(rec *uvcgo.Completion) {
 		e.polling = 0 // libuv stopped the handle
 	}
 	if e.proxyCount() > 0 {
-		if err == nil && res&Readable != 0 && e.stream && e.nothingToRead() {
-			res &^= Readable
-		}
 		e.notifyProxies(res, err)
 	} else {
 		event.Notify(&e.Base, res, err)
@@ -234,8 +231,9 @@ func (e *pollEvent) completed(rec *uvcgo.Completion) {
 }
 
 // nothingToRead peeks without blocking: a readiness the kernel no longer
-// confirms (another reader consumed the data since epoll reported it) is
-// spurious. End of file and socket errors are readiness.
+// confirms (another reader consumed the data since epoll reported it, such
+// as a proxy notified before in the same pass) is spurious. End of file and
+// socket errors are readiness.
 func (e *pollEvent) nothingToRead() bool {
 	var b [1]byte
 	_, _, err := unix.Recvfrom(e.fd, b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)

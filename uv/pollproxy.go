@@ -30,8 +30,9 @@ import (
 //     error, and stops them all (libuv stopped the poll);
 //   - while proxies exist, the poll's own callbacks are not notified;
 //   - on a stream socket a readable report is checked with a non-blocking
-//     peek before it is delivered: a readiness another reader consumed
-//     since the kernel reported it is dropped.
+//     peek before each delivery: a readiness another reader consumed since
+//     the kernel reported it (a proxy notified before in the same pass, or
+//     a goroutine reading meanwhile) is dropped.
 //
 // A PollProxy is a Go-owned event: it holds no C memory. It keeps its Poll
 // reachable, so the poll outlives its proxies; a proxy dropped while
@@ -188,13 +189,20 @@ func proxyOutcome(mask, triggered PollEvents, err error) (d proxyDelivery, ok bo
 // notifyProxies delivers a report to the started proxies it concerns. A
 // callback may start, stop or close proxies (or the poll): the pass runs
 // over the proxies started when it began, and skips each one that is no
-// longer started when its turn comes.
+// longer started when its turn comes. On a stream socket, a readiness is
+// checked with a peek before each delivery that is only about reading: a
+// reader notified earlier in the pass may have taken the data.
 func (e *pollEvent) notifyProxies(triggered PollEvents, err error) {
 	for _, p := range slices.Clone(e.started) {
 		if event.LoopRefs(p) == 0 || p.Flags().Has(event.Closed) {
 			continue
 		}
-		if d, ok := proxyOutcome(p.events, triggered, err); ok {
+		d, ok := proxyOutcome(p.events, triggered, err)
+		if ok && d.Err == nil && d.Result&Readable != 0 && d.Result&Disconnect == 0 && e.stream && e.nothingToRead() {
+			d.Result &^= Readable
+			ok = d.Result != 0
+		}
+		if ok {
 			event.Notify(&p.Base, d.Result, d.Err)
 		}
 	}

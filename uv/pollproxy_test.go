@@ -325,3 +325,41 @@ func TestPollProxyDropped(t *testing.T) {
 	UvtMustClose(t, p)
 	uv.UvtShutdown(t, u, false) // closes the polls kept by their started proxies
 }
+
+// Two readers of one stream socket: whichever is told first takes all the
+// data, and the other is not told of a readiness that is gone (the peek).
+func TestPollProxySpuriousReadinessDropped(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	u := uv.UvtNewReactor(t)
+	a, b := socketpair(t)
+	p := newPoll(t, u, a, uv.Readable)
+	var told []string
+	drain := func(name string) event.CallbackFunc {
+		return func(_ event.Event, res any, err error) {
+			if err != nil {
+				return
+			}
+			told = append(told, name)
+			buf := make([]byte, 64)
+			for {
+				if n, _ := unix.Read(a, buf); n <= 0 {
+					return
+				}
+			}
+		}
+	}
+	r1, r2 := newProxy(t, p, uv.Readable), newProxy(t, p, uv.Readable)
+	event.Subscribe(r1, drain("r1"))
+	event.Subscribe(r2, drain("r2"))
+	uv.UvtMust(t, r1.Start())
+	uv.UvtMust(t, r2.Start())
+	for i := range 5 {
+		unix.Write(b, []byte("data"))
+		uv.UvtTurnUntil(t, u, "a reader", func() bool { return len(told) >= i+1 })
+		uv.UvtFence(t, u)
+		if len(told) != i+1 {
+			t.Fatalf("write %d: told %v: a reader was told of data the other had taken", i, told)
+		}
+	}
+	closeAndFinish(t, u, p)
+}

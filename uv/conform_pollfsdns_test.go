@@ -42,17 +42,16 @@ func fireEventfd(p *uv.Poll) error {
 
 func TestConformPoll(t *testing.T) {
 	conform.Run(t, conform.Kind{
-		NeedsLibuv: true,
 		Name:       "poll",
 		New:        func(r *reactor.Reactor) (event.Event, error) { return eventfdPoll(r) },
 		Fire:       func(ev event.Event) error { return fireEventfd(ev.(*uv.Poll)) },
 		Info:       regexp.MustCompile(`^Poll\(fd=\d+, events=r\)$`),
+		NeedsLibuv: true,
 	})
 }
 
 func TestConformPollProxy(t *testing.T) {
 	conform.Run(t, conform.Kind{
-		NeedsLibuv: true,
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			p, err := eventfdPoll(r)
 			if err != nil {
@@ -60,8 +59,9 @@ func TestConformPollProxy(t *testing.T) {
 			}
 			return uv.NewPollProxy(p, uv.Readable)
 		},
-		Fire: func(ev event.Event) error { return fireEventfd(ev.(*uv.PollProxy).Poll()) },
-		Info: regexp.MustCompile(`^PollProxy\(fd=\d+, events=r\)$`),
+		Fire:       func(ev event.Event) error { return fireEventfd(ev.(*uv.PollProxy).Poll()) },
+		Info:       regexp.MustCompile(`^PollProxy\(fd=\d+, events=r\)$`),
+		NeedsLibuv: true,
 	})
 }
 
@@ -69,8 +69,7 @@ func TestConformFSEvent(t *testing.T) {
 	root := t.TempDir()
 	var n atomic.Int64
 	conform.Run(t, conform.Kind{
-		NeedsLibuv: true,
-		Name:       "fsevent",
+		Name: "fsevent",
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			dir := filepath.Join(root, strconv.FormatInt(n.Add(1), 10))
 			if err := os.Mkdir(dir, 0o700); err != nil {
@@ -81,30 +80,31 @@ func TestConformFSEvent(t *testing.T) {
 		Fire: func(ev event.Event) error {
 			return os.WriteFile(filepath.Join(ev.(*uv.FSEvent).Path(), "f"), nil, 0o600)
 		},
-		Info: regexp.MustCompile(`^FSEvent\(path=".+"\)$`),
+		Info:       regexp.MustCompile(`^FSEvent\(path=".+"\)$`),
+		NeedsLibuv: true,
 	})
 }
 
 func TestConformAddrInfo(t *testing.T) {
 	conform.Run(t, conform.Kind{
-		NeedsLibuv: true,
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			return uv.NewAddrInfo(r, "localhost", "", uv.AddrInfoHints{})
 		},
-		Info:    regexp.MustCompile(`^AddrInfo\(host="localhost", service="", network=ip, (pending|closed|addrs=\d+)\)$`),
-		OneShot: true,
-		NoStart: true,
+		Info:       regexp.MustCompile(`^AddrInfo\(host="localhost", service="", network=ip, (pending|closed|addrs=\d+)\)$`),
+		OneShot:    true,
+		NoStart:    true,
+		NeedsLibuv: true,
 	})
 }
 
 func TestConformNameInfo(t *testing.T) {
 	conform.Run(t, conform.Kind{
-		NeedsLibuv: true,
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			return uv.NewNameInfo(r, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{})
 		},
-		Info:    regexp.MustCompile(`^NameInfo\(addr=127\.0\.0\.1:80, (pending|closed|host=".*", service=".*")\)$`),
-		OneShot: true,
-		NoStart: true,
+		Info:       regexp.MustCompile(`^NameInfo\(addr=127\.0\.0\.1:80, (pending|closed|host=".*", service=".*")\)$`),
+		OneShot:    true,
+		NoStart:    true,
+		NeedsLibuv: true,
 	})
 }

@@ -298,8 +298,14 @@ func (b *Base) stop(all bool) {
 	}
 }
 
-// Close closes the event. See Event.
-func (b *Base) Close() error { return b.do((*Base).closeNow) }
+// Close closes the event. See Event. Closing a closed event does nothing
+// and returns nil, even when its owner is gone (a reactor already closed).
+func (b *Base) Close() error {
+	if b.has(Closed) {
+		return nil
+	}
+	return b.do((*Base).closeNow)
+}
 
 func (b *Base) closeNow() error {
 	b.close(ErrClosed)

@@ -48,6 +48,9 @@ func Deref(ev Event) Event {
 // StateOf returns ev's lifecycle state.
 func StateOf(ev Event) State {
 	b := ev.base()
+	if b.has(Closed) {
+		return StateClosed // final: no need of the owner, which may be gone
+	}
 	var s State
 	b.exec(func() { s = b.state() })
 	return s

@@ -96,7 +96,16 @@ func (h *host) Dropped(id eventref.ID) {
 // that the next turn reuses; nothing reached from here can turn the loop
 // again (Run refuses to start on the loop goroutine).
 func (r *Reactor) dispatch(done []uvcgo.Completion) {
-	for i := range done {
+	i := 0
+	defer func() {
+		// runtime.Goexit in a callback is unwinding this goroutine: the
+		// rest of the turn's records (close records, request completions)
+		// must still be delivered before the next turn releases them.
+		if i < len(done) {
+			r.dispatch(done[i+1:])
+		}
+	}()
+	for ; i < len(done); i++ {
 		r.complete(&done[i])
 	}
 }

@@ -34,6 +34,9 @@ func (r *Reactor) Owned() bool { return r.holder.Load() == uintptr(gid.Current()
 // after Close, and ErrOnLoop when the caller is the loop goroutine of another
 // reactor: waiting for this loop there could deadlock the two loops.
 func (r *Reactor) Exec(fn func()) error {
+	if r == nil || r.wake == nil {
+		return ErrZeroReactor
+	}
 	me := uintptr(gid.Current())
 	if r.holder.Load() == me {
 		fn()
@@ -87,6 +90,9 @@ var ErrGoexit = errors.New("reactor: runtime.Goexit called")
 // owns the loop, queued when another goroutine does, run here (taking
 // ownership) when nobody does.
 func (r *Reactor) Post(fn func()) error {
+	if r == nil || r.wake == nil {
+		return ErrZeroReactor
+	}
 	me := uintptr(gid.Current())
 	if r.holder.Load() == me {
 		fn()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	uvcgo "github.com/uvevent/uvevent/cgo"
@@ -77,20 +78,21 @@ type Reactor struct {
 
 	// mu guards the queue and the running state. While no goroutine runs
 	// the loop, an operation from any goroutine runs directly, with mu held.
-	mu      sync.Mutex
-	queue   []func()
-	spare   []func()      // loop-owned: the last drained queue, for reuse
-	pending atomic.Bool   // queue or dropped may be non-empty
-	dropped []eventref.ID // references collected without Close
-	owned   bool          // a goroutine owns the loop: Run, Close or a direct operation
-	serving bool          // that owner is Run, RunOnce or Serve
-	closed  bool
-	closing atomic.Bool    // Close has begun: constructors and Start refuse
-	free    *sync.Cond     // on mu: ownership was given up
-	holder  atomic.Uintptr // gid of the goroutine owning the loop now
-	wake    chan struct{}  // coalescing wake-up of a parked loop
-	stopReq atomic.Bool
-	ctxDone atomic.Bool // the context of the running Run is done
+	mu        sync.Mutex
+	queue     []func()
+	spare     []func()      // loop-owned: the last drained queue, for reuse
+	pending   atomic.Bool   // queue or dropped may be non-empty
+	dropped   []eventref.ID // references collected without Close
+	owned     bool          // a goroutine owns the loop: Run, Close or a direct operation
+	serving   bool          // that owner is Run, RunOnce or Serve
+	closed    bool
+	closing   atomic.Bool    // Close has begun: constructors and Start refuse
+	shutdowns int            // Shutdowns in progress (under mu)
+	free      *sync.Cond     // on mu: ownership was given up
+	holder    atomic.Uintptr // gid of the goroutine owning the loop now
+	wake      chan struct{}  // coalescing wake-up of a parked loop
+	stopReq   atomic.Bool
+	ctxDone   atomic.Bool // the context of the running Run is done
 
 	// Loop state: touched only with ownership.
 	loop      *uvcgo.Loop
@@ -249,6 +251,9 @@ type Stats struct {
 // another reactor, which may not wait for this loop, only the atomic counters
 // (Iterations, Queued, Wakeups, Running) are filled in.
 func (r *Reactor) Stats() Stats {
+	if r.usable() != nil {
+		return Stats{}
+	}
 	var s Stats
 	if err := r.Exec(func() { s = r.loopStats() }); errors.Is(err, ErrReactorClosed) {
 		r.mu.Lock()
@@ -310,12 +315,25 @@ func (r *Reactor) Shutdown(ctx context.Context) error {
 	if r.holder.Load() == me {
 		return fmt.Errorf("reactor: Close from inside the loop: %w", ErrRunning)
 	}
-	r.closing.Store(true)
+	if err := r.usable(); err != nil {
+		return err
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return nil
 	}
+	// closing stays set while any Shutdown is in progress: one whose
+	// context ends gives up only its own claim.
+	r.shutdowns++
+	r.closing.Store(true)
+	defer func() {
+		r.mu.Lock()
+		if r.shutdowns--; r.shutdowns == 0 && !r.closed {
+			r.closing.Store(false)
+		}
+		r.mu.Unlock()
+	}()
 	if r.owned && r.serving {
 		stop := context.AfterFunc(ctx, func() {
 			r.mu.Lock()
@@ -326,7 +344,6 @@ func (r *Reactor) Shutdown(ctx context.Context) error {
 			r.stopReq.Store(true)
 			r.signal()
 			if err := ctx.Err(); err != nil {
-				r.closing.Store(false)
 				r.mu.Unlock()
 				stop()
 				return err
@@ -347,8 +364,25 @@ func (r *Reactor) Shutdown(ctx context.Context) error {
 	// everything it may have opened is closed.
 	r.closed = true
 	r.mu.Unlock()
+	finished := false
+	defer func() {
+		if !finished {
+			// runtime.Goexit in a close notification is ending this
+			// goroutine: close what is left and free the loop all the same.
+			r.closeAll()
+			r.finishClose()
+		}
+	}()
 	r.drain()
 	r.closeAll()
+	err := r.finishClose()
+	finished = true
+	return err
+}
+
+// finishClose frees the loop once everything is closed, gives up
+// ownership, ends the waits still registered and stops the watcher.
+func (r *Reactor) finishClose() error {
 	final := r.loopStats()
 	var err error
 	if r.loop != nil {
@@ -364,6 +398,18 @@ func (r *Reactor) Shutdown(ctx context.Context) error {
 		close(r.fdRearm) // the watcher goroutine sees the closed descriptor and ends
 	}
 	return err
+}
+
+// ErrZeroReactor: a Reactor that New did not make (the zero value) cannot
+// be used. It matches syscall.EINVAL.
+var ErrZeroReactor = fmt.Errorf("reactor: zero Reactor (use reactor.New): %w", syscall.EINVAL)
+
+// usable refuses a nil or zero Reactor.
+func (r *Reactor) usable() error {
+	if r == nil || r.wake == nil {
+		return ErrZeroReactor
+	}
+	return nil
 }
 
 // closeAll closes every handle and timer, then waits, blocked in libuv, for

@@ -77,6 +77,9 @@ func (r *Reactor) Stop() {
 }
 
 func (r *Reactor) run(ctx context.Context, mode runMode) error {
+	if err := r.usable(); err != nil {
+		return err
+	}
 	me := uintptr(currentGID())
 	if r.holder.Load() == me {
 		return fmt.Errorf("reactor: run from inside the loop: %w", ErrRunning)

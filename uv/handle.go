@@ -74,7 +74,7 @@ func (h *Handle) Retain() { h.target.Retain() }
 // event.
 func (h *Handle) Flags() event.Flags { return h.target.Flags() | event.Reference }
 
-// Target returns the event the reference stands for (see event.Resolve).
+// Target returns the event the reference stands for (see event.Deref).
 func (h *Handle) Target() event.Event { return h.target }
 
 // Close closes the handle now, for every holder, and gives up this
@@ -91,8 +91,12 @@ func (h *Handle) Close() error {
 // that does nothing.
 func (h *Handle) Dispose() {
 	if h.released.CompareAndSwap(false, true) {
-		h.cleanup.Stop()
 		h.target.Dispose()
+		if h.target.Flags().Has(event.Closed) {
+			h.cleanup.Stop()
+		}
+		// Otherwise references taken with Retain remain: the cleanup
+		// stays, so that dropping this object still closes the event.
 		return
 	}
 	if !h.target.Flags().Has(event.Closed) {

@@ -1,0 +1,28 @@
+package uv_test
+
+import (
+	"testing"
+
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// DESIGN §2: the reactor exposes a counter of cgo crossings in its stats.
+// Creating and closing a libuv handle crosses into the shim, so the count
+// cannot stay zero.
+func TestStatsCountCrossings(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	r, err := reactor.New(reactor.Options{Driver: reactor.DriverLibuv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tr, err := uv.NewTrigger(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Close()
+	if got := r.Stats().Crossings; got == 0 {
+		t.Fatalf("Stats().Crossings = 0 after a handle was created and closed through the shim")
+	}
+}

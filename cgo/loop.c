@@ -170,7 +170,8 @@ int uvev_loop_free(uvev_loop *l) {
 
 /* uvev__adopt finishes a kind's handle creation: h was malloc'd by the
  * kind's New call and initialised on l; from here on it is counted, and freed
- * only by uvev__on_close. On a failed init the kind frees h itself. */
+ * only by uvev__on_close. When the init failed (err != 0) it frees h here:
+ * the kind must not free it again. */
 int uvev__adopt(uvev_loop *l, uv_handle_t *h, int err, uint64_t id, uintptr_t *out) {
   if (err != 0) {
     free(h);

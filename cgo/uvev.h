@@ -105,6 +105,8 @@ void uvev_close(uvev_loop *l, uintptr_t h);
 /* For the kind files: the loop a handle belongs to, the record queue, the
  * clock refresh before a call that reads it, and the request count. */
 uvev_loop *uvev__loop_of(uv_handle_t *h);
+/* uvev__push returns the new record to fill in; the pointer is valid only
+ * until the next push (the array may be realloc'd): fill it at once. */
 uvev_completion *uvev__push(uvev_loop *l, uint64_t id, int32_t kind, int32_t status);
 void uvev__enter(uvev_loop *l);
 void uvev__on_close(uv_handle_t *h);

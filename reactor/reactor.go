@@ -300,6 +300,9 @@ func (r *Reactor) Close() error { return r.Shutdown(context.Background()) }
 //  2. A Run, RunOnce or Serve running in another goroutine is stopped, and
 //     Shutdown waits for it to return; ctx bounds that wait (its error is
 //     returned and the reactor stays open, stopped, for a later Close).
+//     ctx does not bound step 3: a libuv request already running on the
+//     thread pool (a lookup, a file operation) cannot be taken back, and
+//     Shutdown waits for it to finish.
 //  3. Operations queued before run; then every event the reactor holds is
 //     closed — started timers, C-owned events (their subscribers get
 //     ErrClosed) — and Shutdown waits, blocked in libuv rather than

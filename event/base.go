@@ -167,6 +167,9 @@ func (b *Base) state() State {
 
 // exec runs fn with the owner held.
 func (b *Base) exec(fn func()) error {
+	if b.ops == nil {
+		return ErrNilEvent // a zero value: no kind made it
+	}
 	o := b.ops.Owner()
 	if o.Owned() {
 		fn()
@@ -179,6 +182,9 @@ func (b *Base) exec(fn func()) error {
 // call: the closure that carries f elsewhere is built only on that path, so
 // the hot path allocates nothing.
 func (b *Base) do(f func(*Base) error) error {
+	if b.ops == nil {
+		return ErrNilEvent // a zero value: no kind made it
+	}
 	o := b.ops.Owner()
 	if o.Owned() {
 		return f(b)
@@ -192,6 +198,9 @@ func (b *Base) do(f func(*Base) error) error {
 
 // doCB is do for the methods taking a callback.
 func (b *Base) doCB(f func(*Base, *Callback) error, cb *Callback) error {
+	if b.ops == nil {
+		return ErrNilEvent // a zero value: no kind made it
+	}
 	o := b.ops.Owner()
 	if o.Owned() {
 		return f(b, cb)

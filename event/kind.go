@@ -121,5 +121,16 @@ func isNil(ev Event) bool {
 	if v := reflect.ValueOf(ev); v.Kind() == reflect.Pointer && v.IsNil() {
 		return true
 	}
-	return ev.base().ops == nil
+	return baseOf(ev) == nil || baseOf(ev).ops == nil
+}
+
+// baseOf returns ev's Base, or nil when ev cannot give one: an event
+// reference whose zero value points at no event panics when asked.
+func baseOf(ev Event) (b *Base) {
+	defer func() {
+		if recover() != nil {
+			b = nil
+		}
+	}()
+	return ev.base()
 }

@@ -47,7 +47,7 @@ func (r *Reactor) Exec(fn func()) error {
 		r.mu.Unlock()
 		return ErrReactorClosed
 	}
-	if !r.owned {
+	if !r.owned && r.acquiring == 0 {
 		r.direct(me, fn)
 		return nil
 	}
@@ -103,7 +103,7 @@ func (r *Reactor) Post(fn func()) error {
 		r.mu.Unlock()
 		return ErrReactorClosed
 	}
-	if !r.owned {
+	if !r.owned && r.acquiring == 0 {
 		// Post never raises a panic in its caller, loop or no loop.
 		r.direct(me, func() { r.safely(fn) })
 		return nil
@@ -146,29 +146,55 @@ func (r *Reactor) take(me uintptr) {
 
 // release gives up ownership. Operations queued up to the last moment run
 // first, so none is left waiting for an owner that is gone.
+//
+// The drain is bounded: operations that keep queueing more (an operation
+// re-posting itself through a goroutine) must not keep a goroutine in
+// release for ever, holding off a Run or Close that waits for ownership.
+// What is left is run by whoever takes ownership next: a waiting Run or
+// Close, or else a goroutine started here for that, so that no queued
+// Exec waits for an owner that never comes.
 func (r *Reactor) release() {
-	for {
-		r.drain()
+	for i := 0; ; i++ {
+		r.drainOnce()
 		r.mu.Lock()
-		if len(r.queue) == 0 && len(r.dropped) == 0 {
+		if len(r.queue) == 0 && len(r.dropped) == 0 || r.acquiring > 0 || i == releaseRounds-1 {
 			break
 		}
 		r.mu.Unlock()
 	}
+	left := (len(r.queue) > 0 || len(r.dropped) > 0) && r.acquiring == 0 && !r.closed
 	loopOwners.CompareAndDelete(r.holder.Load(), r)
 	r.owned, r.serving = false, false
 	r.holder.Store(0)
 	r.free.Broadcast()
 	r.mu.Unlock()
+	if left {
+		go r.takeOver()
+	}
+}
+
+// releaseRounds bounds the drain at release (see release).
+const releaseRounds = 64
+
+// takeOver takes ownership to run operations a bounded release left.
+func (r *Reactor) takeOver() {
+	r.mu.Lock()
+	if r.owned || r.closed || len(r.queue) == 0 && len(r.dropped) == 0 {
+		r.mu.Unlock()
+		return
+	}
+	r.direct(uintptr(gid.Current()), func() {})
 }
 
 // acquire waits until no operation runs directly, then takes ownership for
 // Run or Close. mu is held on entry and on return; it fails when the reactor
 // is closed or a loop runs.
 func (r *Reactor) acquire(me uintptr) error {
+	r.acquiring++ // release hands over instead of draining on (see release)
 	for r.owned && !r.serving && !r.closed {
 		r.free.Wait()
 	}
+	r.acquiring--
 	switch {
 	case r.closed:
 		return ErrReactorClosed
@@ -240,22 +266,41 @@ func (r *Reactor) runOps(q []func()) {
 }
 
 // drain runs every queued operation, including those queued meanwhile, and
-// the closes of references dropped without Close.
+// the closes of references dropped without Close. Close and release use it;
+// a loop turn uses drainOnce, so that work which keeps queueing more work
+// cannot hold the loop in one turn.
 func (r *Reactor) drain() {
 	for r.pending.Load() {
-		r.mu.Lock()
-		q := r.takeQueueLocked()
-		dropped := r.dropped
-		r.dropped = nil
-		r.mu.Unlock()
-		if len(q) == 0 && len(dropped) == 0 {
+		if !r.drainOnce() {
 			return
 		}
-		for _, id := range dropped {
-			r.closeDropped(id)
-		}
-		r.runOps(q)
 	}
+}
+
+// drainOnce runs the operations queued so far, once: what they queue runs
+// on the next turn (as libuv runs its pending callbacks once per turn), so
+// timers and I/O keep their turn under any flood. It reports whether it ran
+// anything.
+func (r *Reactor) drainOnce() bool {
+	if !r.pending.Load() {
+		return false
+	}
+	r.mu.Lock()
+	q := r.takeQueueLocked()
+	dropped := r.dropped
+	r.dropped = nil
+	if len(r.queue) > 0 || len(r.dropped) > 0 {
+		r.pending.Store(true)
+	}
+	r.mu.Unlock()
+	if len(q) == 0 && len(dropped) == 0 {
+		return false
+	}
+	for _, id := range dropped {
+		r.closeDropped(id)
+	}
+	r.runOps(q)
+	return true
 }
 
 func (r *Reactor) safely(fn func()) {

@@ -88,6 +88,7 @@ type Reactor struct {
 	closed    bool
 	closing   atomic.Bool    // Close has begun: constructors and Start refuse
 	shutdowns int            // Shutdowns in progress (under mu)
+	acquiring int            // Runs and Closes waiting for ownership (under mu)
 	free      *sync.Cond     // on mu: ownership was given up
 	holder    atomic.Uintptr // gid of the goroutine owning the loop now
 	wake      chan struct{}  // coalescing wake-up of a parked loop
@@ -337,24 +338,29 @@ func (r *Reactor) Shutdown(ctx context.Context) error {
 		}
 		r.mu.Unlock()
 	}()
-	if r.owned && r.serving {
-		stop := context.AfterFunc(ctx, func() {
-			r.mu.Lock()
-			r.free.Broadcast()
-			r.mu.Unlock()
-		})
-		for r.owned && r.serving && !r.closed {
+	// Stop whatever runs the loop and wait for ownership: a run may start
+	// while a direct operation finishes (it checked closing before this
+	// Shutdown set it), so look again each time ownership changes hands.
+	stop := context.AfterFunc(ctx, func() {
+		r.mu.Lock()
+		r.free.Broadcast()
+		r.mu.Unlock()
+	})
+	for r.owned && !r.closed {
+		if r.serving {
 			r.stopReq.Store(true)
 			r.signal()
-			if err := ctx.Err(); err != nil {
-				r.mu.Unlock()
-				stop()
-				return err
-			}
-			r.free.Wait()
 		}
-		stop()
+		if err := ctx.Err(); err != nil {
+			r.mu.Unlock()
+			stop()
+			return err
+		}
+		r.acquiring++
+		r.free.Wait()
+		r.acquiring--
 	}
+	stop()
 	if err := r.acquire(me); err != nil {
 		r.mu.Unlock()
 		if errors.Is(err, ErrReactorClosed) {
@@ -422,7 +428,7 @@ func (r *Reactor) closeAll() {
 	for {
 		r.handles.Each(func(id eventref.ID, h kind.Handle) { r.safely(func() { h.HandleEvent().Close() }) })
 		for r.timers.count > 0 {
-			r.timers.advance(1<<62, func(t *Timer) { r.safely(func() { t.Close() }) })
+			r.timers.advance(maxDue, func(t *Timer) { r.safely(func() { t.Close() }) })
 		}
 		r.runClosers()
 		r.drain()
@@ -433,11 +439,32 @@ func (r *Reactor) closeAll() {
 	if r.loop == nil {
 		return
 	}
+	// A close cut short (runtime.Goexit in a close notification) may have
+	// left an event closed whose C handle was never given to uv_close:
+	// give it now, or the wait below would never end.
+	r.handles.Each(func(_ eventref.ID, h kind.Handle) {
+		if a, ok := h.(interface{ Abandon() }); ok {
+			r.safely(a.Abandon)
+		}
+	})
 	r.loop.Shutdown()
+	idle := 0
 	for r.loop.Handles() > 0 || r.loop.Requests() > 0 {
+		h, q := r.loop.Handles(), r.loop.Requests()
 		done, _ := r.loop.TurnBlocking()
 		r.dispatch(done)
 		r.drain()
+		// A blocking turn returns at once only when libuv has nothing
+		// left to wait for: a handle still counted then is one libuv no
+		// longer knows of (a bug). Report it rather than spin.
+		if len(done) == 0 && h == r.loop.Handles() && q == r.loop.Requests() {
+			if idle++; idle == 1000 {
+				r.Report(nil, "handles left open at Close", fmt.Errorf("%d C handles, %d requests", h, q))
+				return
+			}
+		} else {
+			idle = 0
+		}
 	}
 }
 

@@ -160,6 +160,11 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 // clock is the loop's time in milliseconds since the reactor was created.
 func (r *Reactor) clock() int64 { return int64(time.Since(r.epoch) / time.Millisecond) }
 
+// maxDue is the latest wheel millisecond (146 million years): Close
+// advances the wheel to it to close every timer, so no deadline may lie
+// beyond it.
+const maxDue = 1 << 62
+
 // dueAfter returns the wheel millisecond at which a timer started now with
 // timeout d may fire: never before d has passed since this call on the
 // monotonic clock (time.AfterFunc's promise), read afresh here rather than
@@ -171,8 +176,8 @@ func (r *Reactor) dueAfter(d time.Duration) int64 {
 		return r.now()
 	}
 	ns := int64(time.Since(r.epoch)) + int64(d)
-	if ns < 0 { // overflow: a timeout of centuries
-		return 1<<63 - 1
+	if ns < 0 || ns/int64(time.Millisecond) >= maxDue { // centuries: never, in practice
+		return maxDue
 	}
 	return (ns + int64(time.Millisecond) - 1) / int64(time.Millisecond)
 }
@@ -199,7 +204,7 @@ func (r *Reactor) turn() {
 	if r.timers.count > 0 {
 		r.timers.advance(r.now(), r.fireTimer)
 	}
-	r.drain()
+	r.drainOnce()
 	if r.loop == nil {
 		return // the pure-Go driver: no libuv to turn
 	}
@@ -208,7 +213,7 @@ func (r *Reactor) turn() {
 	}
 	if r.uvDirty {
 		r.turnUV()
-		r.drain()
+		r.drainOnce()
 	}
 }
 

@@ -44,35 +44,79 @@ type Handle struct {
 type target = event.Event
 
 // AddCallback subscribes cb; see event.Event.
-func (h *Handle) AddCallback(cb *event.Callback) error { return h.target.AddCallback(cb) }
+func (h *Handle) AddCallback(cb *event.Callback) error {
+	if h.zero() {
+		return event.ErrNilEvent
+	}
+	return h.target.AddCallback(cb)
+}
 
 // DelCallback unsubscribes cb; see event.Event.
-func (h *Handle) DelCallback(cb *event.Callback) error { return h.target.DelCallback(cb) }
+func (h *Handle) DelCallback(cb *event.Callback) error {
+	if h.zero() {
+		return event.ErrNilEvent
+	}
+	return h.target.DelCallback(cb)
+}
 
 // Start activates the handle in its loop; starting a started handle only
 // counts. It returns event.ErrClosed once closed, and ErrReactorClosed once
 // the reactor's Close has begun.
-func (h *Handle) Start() error { return h.target.Start() }
+func (h *Handle) Start() error {
+	if h.zero() {
+		return event.ErrNilEvent
+	}
+	return h.target.Start()
+}
 
 // Stop undoes one Start; the last one deactivates the handle. Records libuv
 // reported in the same turn, after the Stop, are not delivered.
-func (h *Handle) Stop() error { return h.target.Stop() }
+func (h *Handle) Stop() error {
+	if h.zero() {
+		return event.ErrNilEvent
+	}
+	return h.target.Stop()
+}
 
 // Replay delivers the stored result to cb, for kinds that store one.
-func (h *Handle) Replay(cb *event.Callback) error { return h.target.Replay(cb) }
+func (h *Handle) Replay(cb *event.Callback) error {
+	if h.zero() {
+		return event.ErrNilEvent
+	}
+	return h.target.Replay(cb)
+}
 
 // Info describes the handle in one line, e.g. "Trigger(sent=3, fired=1)".
-func (h *Handle) Info() string { return h.target.Info() }
+func (h *Handle) Info() string {
+	if h.zero() {
+		return "Handle(zero value: not made by a constructor)"
+	}
+	return h.target.Info()
+}
 
 // SetNotifyHook installs a hook that intercepts notifications (nil removes it).
-func (h *Handle) SetNotifyHook(hook event.NotifyHook) error { return h.target.SetNotifyHook(hook) }
+func (h *Handle) SetNotifyHook(hook event.NotifyHook) error {
+	if h.zero() {
+		return event.ErrNilEvent
+	}
+	return h.target.SetNotifyHook(hook)
+}
 
 // Retain adds a reference to the event; each needs its own Dispose.
-func (h *Handle) Retain() { h.target.Retain() }
+func (h *Handle) Retain() {
+	if !h.zero() {
+		h.target.Retain()
+	}
+}
 
 // Flags returns the event's flags plus Reference: a Handle stands for the
 // event.
-func (h *Handle) Flags() event.Flags { return h.target.Flags() | event.Reference }
+func (h *Handle) Flags() event.Flags {
+	if h.zero() {
+		return event.Reference
+	}
+	return h.target.Flags() | event.Reference
+}
 
 // Target returns the event the reference stands for (see event.Deref).
 func (h *Handle) Target() event.Event { return h.target }
@@ -80,6 +124,9 @@ func (h *Handle) Target() event.Event { return h.target }
 // Close closes the handle now, for every holder, and gives up this
 // reference. Closing twice is a no-op.
 func (h *Handle) Close() error {
+	if h.zero() {
+		return event.ErrNilEvent
+	}
 	err := h.target.Close()
 	h.Dispose()
 	return err
@@ -90,6 +137,9 @@ func (h *Handle) Close() error {
 // Retain. The event closes when its last reference goes; a Dispose after
 // that does nothing.
 func (h *Handle) Dispose() {
+	if h.zero() {
+		return
+	}
 	if h.released.CompareAndSwap(false, true) {
 		h.target.Dispose()
 		if h.target.Flags().Has(event.Closed) {
@@ -103,6 +153,10 @@ func (h *Handle) Dispose() {
 		h.target.Dispose()
 	}
 }
+
+// zero reports a Handle no constructor made (a zero value, or nil): every
+// method refuses it with event.ErrNilEvent instead of dereferencing nil.
+func (h *Handle) zero() bool { return h == nil || h.target == nil }
 
 // core is the event half of a C-owned kind: the kind's event struct embeds
 // it and implements kindOps. Its fields are touched with the owner held,
@@ -248,6 +302,18 @@ func (o *coreOps) wanted(rec *uvcgo.Completion) bool {
 // C-owned kind's memory is always its own, so NoFreeMemory does not apply.
 func (o *coreOps) Free(bool) {
 	o.k.closing()
+	if h := o.takeHandle(); h != 0 {
+		o.host.CloseHandle(h)
+	}
+}
+
+// Abandon closes the C handle of an event that closed without freeing it
+// (its close was cut short by runtime.Goexit): the reactor's Close calls it
+// so that every handle reaches uv_close.
+func (o *coreOps) Abandon() {
+	if !o.Flags().Has(event.Closed) {
+		return
+	}
 	if h := o.takeHandle(); h != 0 {
 		o.host.CloseHandle(h)
 	}

@@ -49,7 +49,12 @@ func NewTrigger(r *reactor.Reactor) (*Trigger, error) {
 // Send wakes the loop and makes the trigger notify. Safe from any goroutine;
 // it returns event.ErrClosed once the trigger is closed. A Send while the
 // trigger is stopped is dropped (a later Start does not deliver it).
-func (t *Trigger) Send() error { return t.e.send() }
+func (t *Trigger) Send() error {
+	if t == nil || t.e == nil {
+		return event.ErrNilEvent
+	}
+	return t.e.send()
+}
 
 // triggerCounts is what both drivers' triggers count, for Info.
 type triggerCounts struct {

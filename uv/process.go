@@ -31,9 +31,10 @@ import (
 // Spawn returns the event started: while the child runs it counts as
 // active, so the reactor's Run does not end before it. Stop makes the child
 // no longer count (its end is still delivered); Start counts it again.
-// Close (or the last Dispose) ends the event for its subscribers with
-// ErrClosed but does not kill the child: it is still reaped when it ends,
-// and ExitStatus and Replay give its result then. The parent's ends of
+// Close (or the last Dispose, or the reactor's Close) ends the event for
+// its subscribers with ErrClosed but does not kill the child: its watcher
+// goroutine still reaps it when it ends (no zombie is left), and
+// ExitStatus and Replay give its result then. The parent's ends of
 // piped standard streams (Stdin, Stdout, Stderr) belong to the caller, who
 // closes them.
 type Process struct {
@@ -51,6 +52,7 @@ type Process struct {
 	status int           // exit code or -signal; read only after exited is closed
 	lost   bool          // the status was lost: someone else reaped the child
 	group  bool          // the child leads its own process group (Exec)
+	closer reactorCloser
 }
 
 type processOps Process
@@ -316,9 +318,9 @@ func waitPidfd(pidfd int) bool {
 
 func (o *processOps) Owner() event.Owner         { return o.r }
 func (o *processOps) Event() event.Event         { return (*Process)(o) }
-func (o *processOps) Arm() error                 { return armable(o.r) }
+func (o *processOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Process)(o)) }
 func (o *processOps) Disarm()                    {}
-func (o *processOps) Free(bool)                  {}
+func (o *processOps) Free(bool)                  { o.closer.forget() }
 func (o *processOps) Stored() (any, error, bool) { return o.out.stored() }
 
 func (o *processOps) Describe() string {

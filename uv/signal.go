@@ -37,8 +37,9 @@ import (
 //
 // A Signal is a Go-owned event (flag GoOwned). While started it is held by
 // the dispatcher and counts as active: Run does not end while a Signal is
-// started. Stop it (or Close it) when done; closing the reactor releases
-// the signals of its events too.
+// started. Stop it (or Close it) when done; the reactor's Close closes
+// every Signal of it ever started (its subscribers hear event.ErrClosed)
+// and so releases their signals too.
 type Signal struct {
 	event.Base
 	r      *reactor.Reactor
@@ -48,8 +49,9 @@ type Signal struct {
 	// a delivery meanwhile coalesces into it. Set by the dispatcher,
 	// cleared on the loop.
 	pending atomic.Bool
-	// unhook forgets the reactor-close hook; set while armed (loop only).
-	unhook func()
+	// closer closes the event at the reactor's Close (from its first Start
+	// until it closes).
+	closer reactorCloser
 }
 
 type signalOps Signal
@@ -103,28 +105,20 @@ func (o *signalOps) Event() event.Event { return (*Signal)(o) }
 
 // Arm adds the event to its signal's listeners (registering the signal
 // with os/signal if it is the first) and arranges for the reactor's Close
-// to remove it.
+// to close it.
 func (o *signalOps) Arm() error {
-	if err := armable(o.r); err != nil {
+	if err := onReactorClose(&o.closer, o.r, (*Signal)(o)); err != nil {
 		return err
 	}
-	s := (*Signal)(o)
-	signals.add(s)
-	o.unhook = onReactorClose(o.r, func() { signals.remove(s) })
+	signals.add((*Signal)(o))
 	return nil
 }
 
 // Disarm removes the event from its signal's listeners; the last one
 // gives the signal back (signal.Stop).
-func (o *signalOps) Disarm() {
-	if o.unhook != nil {
-		o.unhook()
-		o.unhook = nil
-	}
-	signals.remove((*Signal)(o))
-}
+func (o *signalOps) Disarm() { signals.remove((*Signal)(o)) }
 
-func (o *signalOps) Free(bool) {}
+func (o *signalOps) Free(bool) { o.closer.forget() }
 
 func (o *signalOps) Describe() string { return fmt.Sprintf("Signal(signum=%d)", int(o.signum)) }
 
@@ -215,7 +209,7 @@ func (l *signalLine) forward() {
 		for _, s := range *l.listeners.Load() {
 			if s.pending.CompareAndSwap(false, true) {
 				if s.r.Post(s.deliverSignal) != nil {
-					s.pending.Store(false) // reactor closed: its close hook removes s
+					s.pending.Store(false) // reactor closed: its Close closed s
 				}
 			}
 		}

@@ -97,11 +97,14 @@ func QueueTask(r *reactor.Reactor, fn func(ctx context.Context) (any, error)) (*
 }
 
 // Queue queues fn to run off the loop and returns its started Task. A nil
-// function is an error matching syscall.EINVAL; a closed reactor,
-// ErrReactorClosed.
+// function, or a nil or zero TaskPool (one not made by NewTaskPool), is an
+// error matching syscall.EINVAL; a closed reactor, ErrReactorClosed.
 func (p *TaskPool) Queue(r *reactor.Reactor, fn func(ctx context.Context) (any, error)) (*Task, error) {
 	if err := checkReactor("Queue", r); err != nil {
 		return nil, err
+	}
+	if p == nil || p.workers < 1 {
+		return nil, fmt.Errorf("uv: TaskPool.Queue: a pool without workers (use NewTaskPool): %w", syscall.EINVAL)
 	}
 	if fn == nil {
 		return nil, fmt.Errorf("uv: TaskPool.Queue: nil function: %w", syscall.EINVAL)

@@ -26,8 +26,13 @@ import (
 // Start of any Signal event, and calls signal.Stop on it at the last Stop,
 // which hands the signal back to what the Go runtime did before (its
 // default action, or SIG_IGN if the program started with the signal
-// ignored; a signal ignored with signal.Ignore before the first Start is
-// ignored again).
+// ignored). A signal the program had ignored with signal.Ignore before the
+// first Start is the exception: the dispatcher never calls signal.Ignore
+// (it would cancel the signal.Notify registrations of other code, and
+// os/signal does not tell whether there are any), so at the last Stop it
+// keeps its registration and drops what arrives: the signal stays without
+// effect on the process, but signal.Ignored reports false and children
+// started afterwards do not inherit SIG_IGN (docs/signals.md).
 //
 // Listeners of one signal are notified in the order they were started.
 // Deliveries coalesce: a signal that arrives while a listener's previous
@@ -59,8 +64,9 @@ type signalOps Signal
 // NewSignal returns a Signal event for signum on r. It is not started.
 // Numbers that are not signals (0, negative, above 64), signals that
 // cannot be caught (SIGKILL, SIGSTOP), and those the Go runtime keeps for
-// itself (SIGPROF, and the C library's 32 and 33) are refused with an error
-// matching syscall.EINVAL.
+// itself (SIGPROF; SIGURG, which it sends to preempt goroutines, so a
+// listener would hear arrivals no one sent; the C library's 32 and 33) are
+// refused with an error matching syscall.EINVAL.
 func NewSignal(r *reactor.Reactor, signum syscall.Signal) (*Signal, error) {
 	if err := checkReactor("NewSignal", r); err != nil {
 		return nil, err
@@ -82,6 +88,8 @@ func signalRefused(signum syscall.Signal) string {
 		return "cannot be caught"
 	case signum == syscall.SIGPROF:
 		return "reserved by the Go runtime's profiler"
+	case signum == syscall.SIGURG:
+		return "sent by the Go runtime to preempt goroutines"
 	case signum == 32 || signum == 33:
 		return "reserved by the C library's threads"
 	}
@@ -134,6 +142,8 @@ type dispatcher struct {
 // A signalLine is one signal number in use: its os/signal channel, the
 // goroutine forwarding from it, and its listeners in subscription order.
 // listeners is copied on write, so the forwarder reads it without the lock.
+// A line without listeners is parked: it exists only for a signal that was
+// ignored before its first Start, and drops what arrives.
 type signalLine struct {
 	signum     syscall.Signal
 	ch         chan os.Signal
@@ -152,18 +162,24 @@ func (d *dispatcher) add(s *Signal) {
 		l.wasIgnored = signal.Ignored(s.signum)
 		l.listeners.Store(&[]*Signal{})
 		d.lines[s.signum] = l
-		signal.Notify(l.ch, s.signum)
 		go l.forward()
 	}
-	ls := append(slices.Clone(*l.listeners.Load()), s)
+	old := *l.listeners.Load()
+	if len(old) == 0 {
+		// A new line registers; a parked one registers again, since a
+		// signal.Ignore or signal.Reset meanwhile cancelled its
+		// registration (Notify of a registered channel changes nothing).
+		signal.Notify(l.ch, s.signum)
+	}
+	ls := append(slices.Clone(old), s)
 	l.listeners.Store(&ls)
 }
 
 // remove takes s out of its signal's listeners; removing the last closes
 // the line: signal.Stop gives the signal back to the runtime's default (or
-// the SIG_IGN the program started with), and a signal the program had
-// ignored with signal.Ignore before is ignored again. Removing a listener
-// that is not there does nothing.
+// the SIG_IGN the program started with). The line of a signal the program
+// had ignored with signal.Ignore before is parked instead (see Signal).
+// Removing a listener that is not there does nothing.
 func (d *dispatcher) remove(s *Signal) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -178,22 +194,26 @@ func (d *dispatcher) remove(s *Signal) {
 	}
 	ls := slices.Delete(slices.Clone(old), i, i+1)
 	l.listeners.Store(&ls)
-	if len(ls) > 0 {
+	if len(ls) > 0 || l.wasIgnored {
 		return
 	}
 	delete(d.lines, s.signum)
 	signal.Stop(l.ch)
 	close(l.quit)
-	if l.wasIgnored {
-		signal.Ignore(s.signum)
-	}
 }
 
-// listening returns how many signal numbers the dispatcher holds now.
+// listening returns how many signal numbers have listeners now (parked
+// lines do not count).
 func (d *dispatcher) listening() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return len(d.lines)
+	n := 0
+	for _, l := range d.lines {
+		if len(*l.listeners.Load()) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // forward passes each arrival to every listener's loop, in subscription

@@ -119,7 +119,7 @@ type execOps Exec
 
 // NewExec starts cmd on r. An empty command, a negative duration or an
 // unknown mode is an error matching syscall.EINVAL; a shell that cannot be
-// started is Spawn's error (fs.ErrNotExist for a path that does not exist).
+// started is StartProcess's error (fs.ErrNotExist for a path that does not exist).
 func NewExec(r *reactor.Reactor, cmd string, opts ExecOptions) (*Exec, error) {
 	if err := checkReactor("NewExec", r); err != nil {
 		return nil, err

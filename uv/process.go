@@ -28,7 +28,7 @@ import (
 // the program keeps working (see docs/signals.md). A waiting child costs a
 // parked goroutine, not an OS thread.
 //
-// Spawn returns the event started: while the child runs it counts as
+// StartProcess returns the event started: while the child runs it counts as
 // active, so the reactor's Run does not end before it. Stop makes the child
 // no longer count (its end is still delivered); Start counts it again.
 // Close (or the last Dispose, or the reactor's Close) ends the event for
@@ -110,23 +110,23 @@ type ProcessOptions struct {
 	Credential *syscall.Credential
 }
 
-// Spawn starts a child on r and returns its started Process event. A
+// StartProcess starts a child on r and returns its started Process event. A
 // program that does not exist is an error matching fs.ErrNotExist (a path)
 // or exec.ErrNotFound (a name looked up in PATH); an empty argument vector
 // is an error matching syscall.EINVAL; other failures of fork and exec come
 // back as the syscall.Errno they are.
-func Spawn(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
+func StartProcess(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
 	return spawn(r, opts, false)
 }
 
-// spawn is Spawn; with group the child is put in a process group of its
-// own (setpgid), so that killGroup reaches what it starts too.
+// spawn is StartProcess; with group the child is put in a process group
+// of its own (setpgid), so that killGroup reaches what it starts too.
 func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error) {
-	if err := checkReactor("Spawn", r); err != nil {
+	if err := checkReactor("StartProcess", r); err != nil {
 		return nil, err
 	}
 	if len(opts.Args) == 0 {
-		return nil, fmt.Errorf("uv: Spawn: empty Args: %w", syscall.EINVAL)
+		return nil, fmt.Errorf("uv: StartProcess: empty Args: %w", syscall.EINVAL)
 	}
 	path := opts.Path
 	if path == "" {
@@ -135,7 +135,7 @@ func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error
 	if !strings.Contains(path, "/") {
 		lp, err := exec.LookPath(path)
 		if err != nil {
-			return nil, fmt.Errorf("uv: Spawn: %w", err)
+			return nil, fmt.Errorf("uv: StartProcess: %w", err)
 		}
 		path = lp
 	}
@@ -148,7 +148,7 @@ func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error
 	defer sio.closeChildEnds()
 	files, err := sio.open([3]Stdio{opts.Stdin, opts.Stdout, opts.Stderr})
 	if err != nil {
-		return nil, fmt.Errorf("uv: Spawn %s: %w", path, err)
+		return nil, fmt.Errorf("uv: StartProcess %s: %w", path, err)
 	}
 	pidfd := -1
 	attr := &syscall.ProcAttr{Dir: opts.Dir, Env: env, Files: files[:], Sys: &syscall.SysProcAttr{
@@ -161,7 +161,7 @@ func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error
 	runtime.KeepAlive(opts)
 	if err != nil {
 		sio.closeParentEnds()
-		return nil, fmt.Errorf("uv: Spawn %s: %w", path, err)
+		return nil, fmt.Errorf("uv: StartProcess %s: %w", path, err)
 	}
 	p.pid = pid
 	p.stdin, p.stdout, p.stderr = sio.parent[0], sio.parent[1], sio.parent[2]
@@ -172,13 +172,13 @@ func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error
 	if serr != nil { // the reactor is closed: the child must not run unwatched
 		p.Kill(syscall.SIGKILL)
 		sio.closeParentEnds()
-		return nil, fmt.Errorf("uv: Spawn %s: %w", path, serr)
+		return nil, fmt.Errorf("uv: StartProcess %s: %w", path, serr)
 	}
 	return p, nil
 }
 
 // LookupProcess returns the running child pid spawned on r: the same
-// *Process that Spawn returned, so two events for one pid are one event.
+// *Process that StartProcess returned, so two events for one pid are one event.
 // A pid that is not a running child spawned on r is an error matching
 // syscall.ECHILD (a finished child is forgotten: its pid may be reused).
 func LookupProcess(r *reactor.Reactor, pid int) (*Process, error) {

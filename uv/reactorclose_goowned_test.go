@@ -33,7 +33,7 @@ func TestReactorCloseTellsStartedGoOwnedSubscribers(t *testing.T) {
 			return uv.NewThread(r, func(ctx context.Context) (any, error) { <-release; return nil, nil })
 		}},
 		{"Process", func(r *reactor.Reactor) (event.Event, error) {
-			return uv.Spawn(r, uv.ProcessOptions{Args: []string{"/bin/sleep", "0.5"}})
+			return uv.StartProcess(r, uv.ProcessOptions{Args: []string{"/bin/sleep", "0.5"}})
 		}},
 		{"Exec", func(r *reactor.Reactor) (event.Event, error) {
 			return uv.NewExec(r, "sleep 0.5", uv.ExecOptions{})
@@ -107,7 +107,7 @@ func TestReactorCloseEndsGoOwnedWork(t *testing.T) {
 			uv.UvtMust(t, err)
 			th, err := uv.NewThread(r, waitCtx("thread"))
 			uv.UvtMust(t, err)
-			p, err := uv.Spawn(r, uv.ProcessOptions{Args: []string{"/bin/sleep", "0.2"}})
+			p, err := uv.StartProcess(r, uv.ProcessOptions{Args: []string{"/bin/sleep", "0.2"}})
 			uv.UvtMust(t, err)
 			uv.UvtMust(t, p.Stop()) // stopped, it still delivers its end: Close must tell it
 			sig, err := uv.NewSignal(r, syscall.SIGUSR2)

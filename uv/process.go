@@ -85,7 +85,10 @@ var (
 )
 
 // StdioFile connects the stream to f (the child gets a duplicate; f stays
-// open in the parent).
+// open in the parent). A nil f is an error of StartProcess matching
+// syscall.EINVAL; an f closed by then, one matching os.ErrClosed and
+// syscall.EBADF (its descriptor would otherwise read as -1, which fork and
+// exec take as "close this stream").
 func StdioFile(f *os.File) Stdio { return Stdio{mode: stdioFile, file: f} }
 
 // ProcessOptions describe a child to spawn.
@@ -353,9 +356,15 @@ func (s *stdioSetup) open(streams [3]Stdio) ([3]uintptr, error) {
 			files[i] = uintptr(i)
 		case stdioFile:
 			if st.file == nil {
+				s.closeParentEnds()
 				return files, fmt.Errorf("stream %d: nil file: %w", i, syscall.EINVAL)
 			}
-			files[i] = st.file.Fd()
+			fd := st.file.Fd()
+			if fd == ^uintptr(0) {
+				s.closeParentEnds()
+				return files, fmt.Errorf("stream %d: file %s: %w (%w)", i, st.file.Name(), os.ErrClosed, syscall.EBADF)
+			}
+			files[i] = fd
 		case stdioPipe:
 			rd, wr, err := os.Pipe()
 			if err != nil {

@@ -219,6 +219,9 @@ func TestProcessBadInput(t *testing.T) {
 	child := uv.UvtFixture(t, "child.sh")
 	plain := filepath.Join(t.TempDir(), "plain")
 	uv.UvtMust(t, os.WriteFile(plain, []byte("not a program\n"), 0o644))
+	closed, err := os.Create(filepath.Join(t.TempDir(), "closed"))
+	uv.UvtMust(t, err)
+	uv.UvtMust(t, closed.Close())
 	for _, tc := range []struct {
 		name string
 		r    *reactor.Reactor
@@ -232,6 +235,12 @@ func TestProcessBadInput(t *testing.T) {
 		{"not executable", u.Reactor, uv.ProcessOptions{Args: []string{plain}}, syscall.EACCES},
 		{"no such dir", u.Reactor, uv.ProcessOptions{Args: []string{child, "exit", "0"}, Dir: "/nonexistent"}, fs.ErrNotExist},
 		{"nil file", u.Reactor, uv.ProcessOptions{Args: []string{child, "exit", "0"}, Stdout: uv.StdioFile(nil)}, syscall.EINVAL},
+		// A closed file's descriptor reads as -1, which fork and exec would
+		// take as "close this stream"; the pipe opened for stdin before it
+		// must not leak.
+		{"closed file", u.Reactor, uv.ProcessOptions{Args: []string{child, "exit", "0"}, Stdin: uv.StdioPipe, Stdout: uv.StdioFile(closed)}, os.ErrClosed},
+		{"closed file (errno)", u.Reactor, uv.ProcessOptions{Args: []string{child, "exit", "0"}, Stdin: uv.StdioPipe, Stderr: uv.StdioFile(closed)}, syscall.EBADF},
+		{"nil file after a pipe", u.Reactor, uv.ProcessOptions{Args: []string{child, "exit", "0"}, Stdin: uv.StdioPipe, Stdout: uv.StdioFile(nil)}, syscall.EINVAL},
 	} {
 		p, err := uv.StartProcess(tc.r, tc.opts)
 		if !errors.Is(err, tc.want) || p != nil {

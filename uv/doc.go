@@ -43,8 +43,9 @@
 //
 // Signal, Process, Exec, Task and Thread are Go-owned too: their work
 // happens in goroutines (os/signal's relay, a child's watcher, a pool
-// worker, a locked thread) and reaches the loop through Reactor.Post, so
-// their callbacks run on the loop goroutine like every other kind's.
+// worker, a locked thread) and reaches the loop through Reactor.Post (a
+// signal's arrival is queued for the next turn), so their callbacks run
+// with the loop owned like every other kind's.
 //
 //   - Signal delivers POSIX signals through os/signal, never through
 //     uv_signal_t, whose handlers lack SA_ONSTACK and are unsafe in a Go

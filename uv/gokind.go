@@ -14,7 +14,8 @@ import (
 // This file holds what the Go-owned kinds of this package share (Signal,
 // Process, Exec, Task, Thread): none of them has a libuv handle. Their
 // work happens in goroutines (os/signal's, a child's watcher, a worker) and
-// reaches the loop through Reactor.Post.
+// reaches the loop through Reactor.Post (a Signal's arrivals through the
+// kit's Host.Queue, see signalLine.forward).
 
 // checkReactor refuses a nil reactor with an error naming the caller, and
 // a reactor whose Close has begun with ErrReactorClosed.

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -219,6 +220,12 @@ func (d *dispatcher) listening() int {
 // forward passes each arrival to every listener's loop, in subscription
 // order. A listener whose previous notification is still queued is not
 // queued again (the arrival coalesces into it).
+//
+// It queues with kind.Host.Queue, not Reactor.Post: Post runs its function
+// at once in the caller when no goroutine runs the loop, and a
+// notification delivered there, outside any turn, is one a RunOnce called
+// right after never sees (it then waits for something that already
+// happened). Queued, it runs in the next turn.
 func (l *signalLine) forward() {
 	for {
 		select {
@@ -228,7 +235,7 @@ func (l *signalLine) forward() {
 		}
 		for _, s := range *l.listeners.Load() {
 			if s.pending.CompareAndSwap(false, true) {
-				if s.r.Post(s.deliverSignal) != nil {
+				if kind.HostOf(s.r).Queue(s.deliverSignal) != nil {
 					s.pending.Store(false) // reactor closed: its Close closed s
 				}
 			}

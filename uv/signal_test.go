@@ -365,6 +365,33 @@ func TestSignalDropAndReactorClose(t *testing.T) {
 	uv.UvtNoLeaks(t, base, fds)
 }
 
+// A signal that arrives while no goroutine runs the loop is notified in
+// the next turn, never on the dispatcher's goroutine: a caller that looks
+// at its state and then calls RunOnce must find the notification there
+// (were it delivered in between, outside any turn, RunOnce would wait for
+// something that had already happened).
+func TestSignalArrivalWaitsForATurn(t *testing.T) {
+	u := uv.UvtNewReactor(t)
+	s := newSignal(t, u.Reactor, syscall.SIGUSR1)
+	c := uv.UvtSubscribe(t, s, u.Owned)
+	uv.UvtMust(t, s.Start())
+	for i := 1; i <= 3; i++ {
+		raise(t, syscall.SIGUSR1)
+		uv.UvtWaitFor(t, "queued notification", func() bool { return uv.UvtSignalQueued(s) })
+		if got := c.N(); got != i-1 {
+			t.Fatalf("arrival %d: %d notifications before a turn, want %d", i, got, i-1)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		uv.UvtMust(t, u.RunOnce(ctx)) // must find the queued notification
+		cancel()
+		if got := c.N(); got != i {
+			t.Fatalf("arrival %d: %d notifications after a turn, want %d", i, got, i)
+		}
+	}
+	uv.UvtMust(t, s.Close())
+	uv.UvtShutdown(t, u, false)
+}
+
 // The last Dispose closes a started Signal and lets go of the signal; a
 // panicking callback is reported and the next signal is delivered all the
 // same.

@@ -3,7 +3,9 @@ package uv_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -136,4 +138,21 @@ func TestReactorCloseEndsGoOwnedWork(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The reactor-close hook of a Go-owned event holds it only weakly: a
+// Signal started once, stopped and dropped without Close is collected
+// while its reactor lives.
+func TestReactorCloseHookLetsDroppedEventGo(t *testing.T) {
+	u := uv.UvtNewReactor(t)
+	var collected atomic.Bool
+	func() {
+		s, err := uv.NewSignal(u.Reactor, syscall.SIGUSR2)
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, s.Start())
+		uv.UvtMust(t, s.Stop())
+		runtime.AddCleanup(s, func(c *atomic.Bool) { c.Store(true) }, &collected)
+	}()
+	uv.UvtWaitFor(t, "collection of the dropped Signal", func() bool { runtime.GC(); return collected.Load() })
+	uv.UvtShutdown(t, u, false)
 }

@@ -74,4 +74,13 @@
 // bare AddCallback returns ErrClosed; Replay gives the result). To subscribe before
 // anything can be delivered, create and subscribe inside Reactor.Exec (or a
 // callback): deliveries wait until the loop is let go.
+//
+// The reactor's Close closes every one of these events that was ever
+// started and is not closed yet (each registers with it at its first Start
+// and holds itself there only weakly): its subscribers hear
+// event.ErrClosed, as for any kind. What runs behind it is handled as by
+// the event's own Close: a queued Task is taken back, a running Task's or
+// Thread's context is cancelled, an Exec's command gets SIGTERM and later
+// SIGKILL, a Process's child is left running and still reaped when it
+// ends, and a Signal gives its signal back.
 package uv

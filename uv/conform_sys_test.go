@@ -32,7 +32,7 @@ func TestConformProcess(t *testing.T) {
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			// cat until its input closes: the test's end closes it, so no
 			// child outlives the test (Close does not kill a child).
-			p, err := uv.Spawn(r, uv.ProcessOptions{Args: []string{child, "echo"}, Stdin: uv.StdioPipe})
+			p, err := uv.StartProcess(r, uv.ProcessOptions{Args: []string{child, "echo"}, Stdin: uv.StdioPipe})
 			if err == nil {
 				t.Cleanup(func() { p.Stdin().Close() })
 			}

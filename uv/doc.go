@@ -43,8 +43,9 @@
 //
 // Signal, Process, Exec, Task and Thread are Go-owned too: their work
 // happens in goroutines (os/signal's relay, a child's watcher, a pool
-// worker, a locked thread) and reaches the loop through Reactor.Post, so
-// their callbacks run on the loop goroutine like every other kind's.
+// worker, a locked thread) and reaches the loop through Reactor.Post (a
+// signal's arrival is queued for the next turn), so their callbacks run
+// with the loop owned like every other kind's.
 //
 //   - Signal delivers POSIX signals through os/signal, never through
 //     uv_signal_t, whose handlers lack SA_ONSTACK and are unsafe in a Go
@@ -73,4 +74,13 @@
 // bare AddCallback returns ErrClosed; Replay gives the result). To subscribe before
 // anything can be delivered, create and subscribe inside Reactor.Exec (or a
 // callback): deliveries wait until the loop is let go.
+//
+// The reactor's Close closes every one of these events that was ever
+// started and is not closed yet (each registers with it at its first Start
+// and holds itself there only weakly): its subscribers hear
+// event.ErrClosed, as for any kind. What runs behind it is handled as by
+// the event's own Close: a queued Task is taken back, a running Task's or
+// Thread's context is cancelled, an Exec's command gets SIGTERM and later
+// SIGKILL, a Process's child is left running and still reaped when it
+// ends, and a Signal gives its signal back.
 package uv

@@ -10,8 +10,8 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// Spawn starts a child; its end is an event carrying the exit code.
-func ExampleSpawn() {
+// StartProcess starts a child; its end is an event carrying the exit code.
+func ExampleStartProcess() {
 	r, err := reactor.New(reactor.Options{})
 	if err != nil {
 		fmt.Println(err)
@@ -19,7 +19,7 @@ func ExampleSpawn() {
 	}
 	defer r.Close()
 
-	p, err := uv.Spawn(r, uv.ProcessOptions{
+	p, err := uv.StartProcess(r, uv.ProcessOptions{
 		Args:   []string{"sh", "-c", "echo hello from $0; exit 7", "child"},
 		Stdout: uv.StdioPipe,
 	})

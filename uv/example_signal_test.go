@@ -2,6 +2,7 @@ package uv_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -28,6 +29,10 @@ func ExampleNewSignal() {
 	}
 	fmt.Println(sig.Info())
 	event.Subscribe(sig, func(ev event.Event, res any, err error) {
+		if errors.Is(err, event.ErrClosed) { // the reactor's Close closes it
+			fmt.Println("closed with the reactor")
+			return
+		}
 		fmt.Println("heard", res, "on the loop:", r.Owned())
 		ev.Stop() // the last Stop gives the signal back; Run can end
 	})
@@ -38,9 +43,11 @@ func ExampleNewSignal() {
 	}
 	_, err = uv.NewSignal(r, syscall.SIGKILL)
 	fmt.Println(err)
+	r.Close()
 
 	// Output:
 	// Signal(signum=10)
 	// heard user defined signal 1 on the loop: true
 	// uv: NewSignal(9): cannot be caught: invalid argument
+	// closed with the reactor
 }

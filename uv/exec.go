@@ -112,13 +112,14 @@ type Exec struct {
 	timedOut atomic.Bool
 	timer    *time.Timer   // the timeout
 	drained  chan struct{} // closed when the output reached its end
+	closer   reactorCloser
 }
 
 type execOps Exec
 
 // NewExec starts cmd on r. An empty command, a negative duration or an
 // unknown mode is an error matching syscall.EINVAL; a shell that cannot be
-// started is Spawn's error (fs.ErrNotExist for a path that does not exist).
+// started is StartProcess's error (fs.ErrNotExist for a path that does not exist).
 func NewExec(r *reactor.Reactor, cmd string, opts ExecOptions) (*Exec, error) {
 	if err := checkReactor("NewExec", r); err != nil {
 		return nil, err
@@ -158,8 +159,7 @@ func NewExec(r *reactor.Reactor, cmd string, opts ExecOptions) (*Exec, error) {
 	if opts.Timeout > 0 {
 		e.timer = time.AfterFunc(opts.Timeout, e.expire)
 	}
-	unhook := onReactorClose(r, e.terminate)
-	go e.collect(proc.Stdout(), unhook)
+	go e.collect(proc.Stdout())
 	return e, nil
 }
 
@@ -206,8 +206,7 @@ func (e *Exec) finished() bool {
 // collect reads the output to its end (passing it through in the system
 // and passthru modes), waits for the shell to be reaped, and completes
 // the event with the result.
-func (e *Exec) collect(f *os.File, unhook func()) {
-	defer unhook()
+func (e *Exec) collect(f *os.File) {
 	res := &ExecResult{Mode: e.opts.Mode}
 	var buf bytes.Buffer
 	var last []byte // the system mode's pending partial line
@@ -288,13 +287,15 @@ func splitLines(out []byte) []string {
 
 func (o *execOps) Owner() event.Owner         { return o.r }
 func (o *execOps) Event() event.Event         { return (*Exec)(o) }
-func (o *execOps) Arm() error                 { return armable(o.r) }
+func (o *execOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Exec)(o)) }
 func (o *execOps) Disarm()                    {}
 func (o *execOps) Stored() (any, error, bool) { return o.out.stored() }
 
-// Free runs when the event has closed: a command still running is
+// Free runs when the event has closed (its own Close, its last Dispose,
+// its completion or the reactor's Close): a command still running is
 // terminated (SIGTERM, then SIGKILL after the grace period).
 func (o *execOps) Free(bool) {
+	o.closer.forget()
 	if !o.out.done.Load() {
 		(*Exec)(o).terminate()
 	}

@@ -23,3 +23,7 @@ func UvtWatchedDirs(f *FSEvent) []string {
 
 // UvtWatchError is the error a watch that cannot be added reports.
 func UvtWatchError(path string, err error) error { return watchError(path, err) }
+
+// UvtSignalQueued reports whether s has a notification queued on its loop
+// that has not run yet.
+func UvtSignalQueued(s *Signal) bool { return s.pending.Load() }

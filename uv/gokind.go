@@ -2,9 +2,9 @@ package uv
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"syscall"
+	"weak"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/kind"
@@ -14,7 +14,8 @@ import (
 // This file holds what the Go-owned kinds of this package share (Signal,
 // Process, Exec, Task, Thread): none of them has a libuv handle. Their
 // work happens in goroutines (os/signal's, a child's watcher, a worker) and
-// reaches the loop through Reactor.Post.
+// reaches the loop through Reactor.Post (a Signal's arrivals through the
+// kit's Host.Queue, see signalLine.forward).
 
 // checkReactor refuses a nil reactor with an error naming the caller, and
 // a reactor whose Close has begun with ErrReactorClosed.
@@ -35,20 +36,46 @@ func armable(r *reactor.Reactor) error {
 	return nil
 }
 
-// onReactorClose runs fn once when r's Close closes its events (on the
-// goroutine calling Close, with the loop owned, before libuv's handles are
-// closed), unless remove is called first. The reactor does not otherwise
-// know the started Go-owned events of this package. If r is closed
-// already, fn runs now. remove is safe from any goroutine.
-func onReactorClose(r *reactor.Reactor, fn func()) (remove func()) {
-	var once sync.Once
-	run := func() { once.Do(fn) }
-	var unregister func()
-	if err := r.Exec(func() { unregister = kind.HostOf(r).AddCloser(run) }); err != nil {
-		run()
-		return func() {}
+// A reactorCloser is a Go-owned event's registration with its reactor's
+// Close (kind.Host.AddCloser): the reactor does not otherwise know the
+// started Go-owned events of this package, and its Close must close them
+// too, so that their subscribers hear event.ErrClosed (architecture §2,
+// rule 7). The zero value is not registered. Loop only (with the
+// reactor's ownership), like every Arm and Free.
+type reactorCloser struct{ remove func() }
+
+// onReactorClose is the Arm of a Go-owned kind: it refuses with
+// ErrReactorClosed once r's Close has begun (armable), else registers e
+// with r's Close, once (later Arms find it registered). At Close (on the goroutine
+// calling it, with ownership, before libuv's handles close) the hook
+// closes e, so its Free runs as for any Close. The hook holds e only
+// weakly: an event dropped without Close stays collectable.
+func onReactorClose[E any, P interface {
+	*E
+	event.Event
+}](c *reactorCloser, r *reactor.Reactor, e P) error {
+	if err := armable(r); err != nil {
+		return err
 	}
-	return func() { r.Exec(unregister) } // a closed reactor has forgotten it already
+	if c.remove != nil {
+		return nil
+	}
+	wp := weak.Make((*E)(e))
+	c.remove = kind.HostOf(r).AddCloser(func() {
+		if e := wp.Value(); e != nil {
+			P(e).Close()
+		}
+	})
+	return nil
+}
+
+// forget unregisters the hook; the kind's Free calls it, since a closed
+// event has nothing left for the reactor's Close to do.
+func (c *reactorCloser) forget() {
+	if c.remove != nil {
+		c.remove()
+		c.remove = nil
+	}
 }
 
 // outcome is the stored result of a one-shot Go-owned kind (Process, Exec,

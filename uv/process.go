@@ -28,12 +28,13 @@ import (
 // the program keeps working (see docs/signals.md). A waiting child costs a
 // parked goroutine, not an OS thread.
 //
-// Spawn returns the event started: while the child runs it counts as
+// StartProcess returns the event started: while the child runs it counts as
 // active, so the reactor's Run does not end before it. Stop makes the child
 // no longer count (its end is still delivered); Start counts it again.
-// Close (or the last Dispose) ends the event for its subscribers with
-// ErrClosed but does not kill the child: it is still reaped when it ends,
-// and ExitStatus and Replay give its result then. The parent's ends of
+// Close (or the last Dispose, or the reactor's Close) ends the event for
+// its subscribers with ErrClosed but does not kill the child: its watcher
+// goroutine still reaps it when it ends (no zombie is left), and
+// ExitStatus and Replay give its result then. The parent's ends of
 // piped standard streams (Stdin, Stdout, Stderr) belong to the caller, who
 // closes them.
 type Process struct {
@@ -51,6 +52,7 @@ type Process struct {
 	status int           // exit code or -signal; read only after exited is closed
 	lost   bool          // the status was lost: someone else reaped the child
 	group  bool          // the child leads its own process group (Exec)
+	closer reactorCloser
 }
 
 type processOps Process
@@ -83,7 +85,10 @@ var (
 )
 
 // StdioFile connects the stream to f (the child gets a duplicate; f stays
-// open in the parent).
+// open in the parent). A nil f is an error of StartProcess matching
+// syscall.EINVAL; an f closed by then, one matching os.ErrClosed and
+// syscall.EBADF (its descriptor would otherwise read as -1, which fork and
+// exec take as "close this stream").
 func StdioFile(f *os.File) Stdio { return Stdio{mode: stdioFile, file: f} }
 
 // ProcessOptions describe a child to spawn.
@@ -108,23 +113,23 @@ type ProcessOptions struct {
 	Credential *syscall.Credential
 }
 
-// Spawn starts a child on r and returns its started Process event. A
+// StartProcess starts a child on r and returns its started Process event. A
 // program that does not exist is an error matching fs.ErrNotExist (a path)
 // or exec.ErrNotFound (a name looked up in PATH); an empty argument vector
 // is an error matching syscall.EINVAL; other failures of fork and exec come
 // back as the syscall.Errno they are.
-func Spawn(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
+func StartProcess(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
 	return spawn(r, opts, false)
 }
 
-// spawn is Spawn; with group the child is put in a process group of its
-// own (setpgid), so that killGroup reaches what it starts too.
+// spawn is StartProcess; with group the child is put in a process group
+// of its own (setpgid), so that killGroup reaches what it starts too.
 func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error) {
-	if err := checkReactor("Spawn", r); err != nil {
+	if err := checkReactor("StartProcess", r); err != nil {
 		return nil, err
 	}
 	if len(opts.Args) == 0 {
-		return nil, fmt.Errorf("uv: Spawn: empty Args: %w", syscall.EINVAL)
+		return nil, fmt.Errorf("uv: StartProcess: empty Args: %w", syscall.EINVAL)
 	}
 	path := opts.Path
 	if path == "" {
@@ -133,7 +138,7 @@ func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error
 	if !strings.Contains(path, "/") {
 		lp, err := exec.LookPath(path)
 		if err != nil {
-			return nil, fmt.Errorf("uv: Spawn: %w", err)
+			return nil, fmt.Errorf("uv: StartProcess: %w", err)
 		}
 		path = lp
 	}
@@ -146,7 +151,7 @@ func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error
 	defer sio.closeChildEnds()
 	files, err := sio.open([3]Stdio{opts.Stdin, opts.Stdout, opts.Stderr})
 	if err != nil {
-		return nil, fmt.Errorf("uv: Spawn %s: %w", path, err)
+		return nil, fmt.Errorf("uv: StartProcess %s: %w", path, err)
 	}
 	pidfd := -1
 	attr := &syscall.ProcAttr{Dir: opts.Dir, Env: env, Files: files[:], Sys: &syscall.SysProcAttr{
@@ -159,7 +164,7 @@ func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error
 	runtime.KeepAlive(opts)
 	if err != nil {
 		sio.closeParentEnds()
-		return nil, fmt.Errorf("uv: Spawn %s: %w", path, err)
+		return nil, fmt.Errorf("uv: StartProcess %s: %w", path, err)
 	}
 	p.pid = pid
 	p.stdin, p.stdout, p.stderr = sio.parent[0], sio.parent[1], sio.parent[2]
@@ -170,13 +175,13 @@ func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error
 	if serr != nil { // the reactor is closed: the child must not run unwatched
 		p.Kill(syscall.SIGKILL)
 		sio.closeParentEnds()
-		return nil, fmt.Errorf("uv: Spawn %s: %w", path, serr)
+		return nil, fmt.Errorf("uv: StartProcess %s: %w", path, serr)
 	}
 	return p, nil
 }
 
 // LookupProcess returns the running child pid spawned on r: the same
-// *Process that Spawn returned, so two events for one pid are one event.
+// *Process that StartProcess returned, so two events for one pid are one event.
 // A pid that is not a running child spawned on r is an error matching
 // syscall.ECHILD (a finished child is forgotten: its pid may be reused).
 func LookupProcess(r *reactor.Reactor, pid int) (*Process, error) {
@@ -316,9 +321,9 @@ func waitPidfd(pidfd int) bool {
 
 func (o *processOps) Owner() event.Owner         { return o.r }
 func (o *processOps) Event() event.Event         { return (*Process)(o) }
-func (o *processOps) Arm() error                 { return armable(o.r) }
+func (o *processOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Process)(o)) }
 func (o *processOps) Disarm()                    {}
-func (o *processOps) Free(bool)                  {}
+func (o *processOps) Free(bool)                  { o.closer.forget() }
 func (o *processOps) Stored() (any, error, bool) { return o.out.stored() }
 
 func (o *processOps) Describe() string {
@@ -351,9 +356,15 @@ func (s *stdioSetup) open(streams [3]Stdio) ([3]uintptr, error) {
 			files[i] = uintptr(i)
 		case stdioFile:
 			if st.file == nil {
+				s.closeParentEnds()
 				return files, fmt.Errorf("stream %d: nil file: %w", i, syscall.EINVAL)
 			}
-			files[i] = st.file.Fd()
+			fd := st.file.Fd()
+			if fd == ^uintptr(0) {
+				s.closeParentEnds()
+				return files, fmt.Errorf("stream %d: file %s: %w (%w)", i, st.file.Name(), os.ErrClosed, syscall.EBADF)
+			}
+			files[i] = fd
 		case stdioPipe:
 			rd, wr, err := os.Pipe()
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -26,8 +27,13 @@ import (
 // Start of any Signal event, and calls signal.Stop on it at the last Stop,
 // which hands the signal back to what the Go runtime did before (its
 // default action, or SIG_IGN if the program started with the signal
-// ignored; a signal ignored with signal.Ignore before the first Start is
-// ignored again).
+// ignored). A signal the program had ignored with signal.Ignore before the
+// first Start is the exception: the dispatcher never calls signal.Ignore
+// (it would cancel the signal.Notify registrations of other code, and
+// os/signal does not tell whether there are any), so at the last Stop it
+// keeps its registration and drops what arrives: the signal stays without
+// effect on the process, but signal.Ignored reports false and children
+// started afterwards do not inherit SIG_IGN (docs/signals.md).
 //
 // Listeners of one signal are notified in the order they were started.
 // Deliveries coalesce: a signal that arrives while a listener's previous
@@ -37,8 +43,9 @@ import (
 //
 // A Signal is a Go-owned event (flag GoOwned). While started it is held by
 // the dispatcher and counts as active: Run does not end while a Signal is
-// started. Stop it (or Close it) when done; closing the reactor releases
-// the signals of its events too.
+// started. Stop it (or Close it) when done; the reactor's Close closes
+// every Signal of it ever started (its subscribers hear event.ErrClosed)
+// and so releases their signals too.
 type Signal struct {
 	event.Base
 	r      *reactor.Reactor
@@ -48,8 +55,9 @@ type Signal struct {
 	// a delivery meanwhile coalesces into it. Set by the dispatcher,
 	// cleared on the loop.
 	pending atomic.Bool
-	// unhook forgets the reactor-close hook; set while armed (loop only).
-	unhook func()
+	// closer closes the event at the reactor's Close (from its first Start
+	// until it closes).
+	closer reactorCloser
 }
 
 type signalOps Signal
@@ -57,8 +65,9 @@ type signalOps Signal
 // NewSignal returns a Signal event for signum on r. It is not started.
 // Numbers that are not signals (0, negative, above 64), signals that
 // cannot be caught (SIGKILL, SIGSTOP), and those the Go runtime keeps for
-// itself (SIGPROF, and the C library's 32 and 33) are refused with an error
-// matching syscall.EINVAL.
+// itself (SIGPROF; SIGURG, which it sends to preempt goroutines, so a
+// listener would hear arrivals no one sent; the C library's 32 and 33) are
+// refused with an error matching syscall.EINVAL.
 func NewSignal(r *reactor.Reactor, signum syscall.Signal) (*Signal, error) {
 	if err := checkReactor("NewSignal", r); err != nil {
 		return nil, err
@@ -80,6 +89,8 @@ func signalRefused(signum syscall.Signal) string {
 		return "cannot be caught"
 	case signum == syscall.SIGPROF:
 		return "reserved by the Go runtime's profiler"
+	case signum == syscall.SIGURG:
+		return "sent by the Go runtime to preempt goroutines"
 	case signum == 32 || signum == 33:
 		return "reserved by the C library's threads"
 	}
@@ -103,28 +114,20 @@ func (o *signalOps) Event() event.Event { return (*Signal)(o) }
 
 // Arm adds the event to its signal's listeners (registering the signal
 // with os/signal if it is the first) and arranges for the reactor's Close
-// to remove it.
+// to close it.
 func (o *signalOps) Arm() error {
-	if err := armable(o.r); err != nil {
+	if err := onReactorClose(&o.closer, o.r, (*Signal)(o)); err != nil {
 		return err
 	}
-	s := (*Signal)(o)
-	signals.add(s)
-	o.unhook = onReactorClose(o.r, func() { signals.remove(s) })
+	signals.add((*Signal)(o))
 	return nil
 }
 
 // Disarm removes the event from its signal's listeners; the last one
 // gives the signal back (signal.Stop).
-func (o *signalOps) Disarm() {
-	if o.unhook != nil {
-		o.unhook()
-		o.unhook = nil
-	}
-	signals.remove((*Signal)(o))
-}
+func (o *signalOps) Disarm() { signals.remove((*Signal)(o)) }
 
-func (o *signalOps) Free(bool) {}
+func (o *signalOps) Free(bool) { o.closer.forget() }
 
 func (o *signalOps) Describe() string { return fmt.Sprintf("Signal(signum=%d)", int(o.signum)) }
 
@@ -140,6 +143,8 @@ type dispatcher struct {
 // A signalLine is one signal number in use: its os/signal channel, the
 // goroutine forwarding from it, and its listeners in subscription order.
 // listeners is copied on write, so the forwarder reads it without the lock.
+// A line without listeners is parked: it exists only for a signal that was
+// ignored before its first Start, and drops what arrives.
 type signalLine struct {
 	signum     syscall.Signal
 	ch         chan os.Signal
@@ -158,18 +163,24 @@ func (d *dispatcher) add(s *Signal) {
 		l.wasIgnored = signal.Ignored(s.signum)
 		l.listeners.Store(&[]*Signal{})
 		d.lines[s.signum] = l
-		signal.Notify(l.ch, s.signum)
 		go l.forward()
 	}
-	ls := append(slices.Clone(*l.listeners.Load()), s)
+	old := *l.listeners.Load()
+	if len(old) == 0 {
+		// A new line registers; a parked one registers again, since a
+		// signal.Ignore or signal.Reset meanwhile cancelled its
+		// registration (Notify of a registered channel changes nothing).
+		signal.Notify(l.ch, s.signum)
+	}
+	ls := append(slices.Clone(old), s)
 	l.listeners.Store(&ls)
 }
 
 // remove takes s out of its signal's listeners; removing the last closes
 // the line: signal.Stop gives the signal back to the runtime's default (or
-// the SIG_IGN the program started with), and a signal the program had
-// ignored with signal.Ignore before is ignored again. Removing a listener
-// that is not there does nothing.
+// the SIG_IGN the program started with). The line of a signal the program
+// had ignored with signal.Ignore before is parked instead (see Signal).
+// Removing a listener that is not there does nothing.
 func (d *dispatcher) remove(s *Signal) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -184,27 +195,37 @@ func (d *dispatcher) remove(s *Signal) {
 	}
 	ls := slices.Delete(slices.Clone(old), i, i+1)
 	l.listeners.Store(&ls)
-	if len(ls) > 0 {
+	if len(ls) > 0 || l.wasIgnored {
 		return
 	}
 	delete(d.lines, s.signum)
 	signal.Stop(l.ch)
 	close(l.quit)
-	if l.wasIgnored {
-		signal.Ignore(s.signum)
-	}
 }
 
-// listening returns how many signal numbers the dispatcher holds now.
+// listening returns how many signal numbers have listeners now (parked
+// lines do not count).
 func (d *dispatcher) listening() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return len(d.lines)
+	n := 0
+	for _, l := range d.lines {
+		if len(*l.listeners.Load()) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // forward passes each arrival to every listener's loop, in subscription
 // order. A listener whose previous notification is still queued is not
 // queued again (the arrival coalesces into it).
+//
+// It queues with kind.Host.Queue, not Reactor.Post: Post runs its function
+// at once in the caller when no goroutine runs the loop, and a
+// notification delivered there, outside any turn, is one a RunOnce called
+// right after never sees (it then waits for something that already
+// happened). Queued, it runs in the next turn.
 func (l *signalLine) forward() {
 	for {
 		select {
@@ -214,8 +235,8 @@ func (l *signalLine) forward() {
 		}
 		for _, s := range *l.listeners.Load() {
 			if s.pending.CompareAndSwap(false, true) {
-				if s.r.Post(s.deliverSignal) != nil {
-					s.pending.Store(false) // reactor closed: its close hook removes s
+				if kind.HostOf(s.r).Queue(s.deliverSignal) != nil {
+					s.pending.Store(false) // reactor closed: its Close closed s
 				}
 			}
 		}

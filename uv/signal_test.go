@@ -3,6 +3,7 @@ package uv_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -175,7 +177,7 @@ func TestSignalManyListeners(t *testing.T) {
 // refused with EINVAL; the reactor keeps working.
 func TestSignalBadInput(t *testing.T) {
 	u := uv.UvtNewReactor(t)
-	for _, sig := range []syscall.Signal{0, -1, 65, 1000, syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGPROF, 32, 33} {
+	for _, sig := range []syscall.Signal{0, -1, 65, 1000, syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGPROF, syscall.SIGURG, 32, 33} {
 		s, err := uv.NewSignal(u.Reactor, sig)
 		if !errors.Is(err, syscall.EINVAL) || s != nil {
 			t.Errorf("NewSignal(%d) = %v, %v; want nil, EINVAL", sig, s, err)
@@ -220,23 +222,57 @@ func TestSignalBesideNotify(t *testing.T) {
 	uv.UvtShutdown(t, u, false)
 }
 
-// A signal ignored with signal.Ignore before the first Start is ignored
-// again after the last Stop.
-func TestSignalRestoresIgnore(t *testing.T) {
-	signal.Ignore(syscall.SIGUSR1)
-	defer signal.Reset(syscall.SIGUSR1)
-	u := uv.UvtNewReactor(t)
-	s := newSignal(t, u.Reactor, syscall.SIGUSR1)
-	uv.UvtMust(t, s.Start())
-	if signal.Ignored(syscall.SIGUSR1) {
-		t.Error("SIGUSR1 still ignored while a Signal listens")
+func init() {
+	// Ignores SIGHUP, listens to it, and while it listens other code calls
+	// signal.Notify for it too. After the last Stop that code must keep
+	// hearing SIGHUP, and SIGHUP must stay without effect (before and after
+	// that code stops listening): the process prints and exits 0.
+	uv.UvtRegisterChild("sighup-ignored", func() int {
+		signal.Ignore(syscall.SIGHUP)
+		r, err := reactor.New(reactor.Options{})
+		if err != nil {
+			return 4
+		}
+		defer r.Close()
+		s, err := uv.NewSignal(r, syscall.SIGHUP)
+		if err != nil {
+			return 4
+		}
+		heard := make(chan struct{}, 1)
+		event.Subscribe(s, func(_ event.Event, _ any, err error) {
+			if err == nil {
+				heard <- struct{}{}
+			}
+		})
+		s.Start()
+		syscall.Kill(os.Getpid(), syscall.SIGHUP)
+		for len(heard) == 0 {
+			r.RunOnce(context.Background())
+		}
+		theirs := make(chan os.Signal, 1)
+		signal.Notify(theirs, syscall.SIGHUP)
+		s.Stop()
+		syscall.Kill(os.Getpid(), syscall.SIGHUP)
+		select {
+		case <-theirs:
+		case <-time.After(uv.UvtSafety / 2): // a safety bound, inside the parent's: the signal is on its way
+			fmt.Println("the other channel lost SIGHUP at the last Stop")
+			return 5
+		}
+		signal.Stop(theirs)
+		syscall.Kill(os.Getpid(), syscall.SIGHUP) // the default would end the process here
+		fmt.Println("survived")
+		return 0
+	})
+}
+
+// A signal ignored with signal.Ignore before the first Start stays without
+// effect after the last Stop, and the dispatcher never cancels what other
+// code registered with signal.Notify meanwhile (signal.Ignore would).
+func TestSignalIgnoredBeforeStartBesideNotify(t *testing.T) {
+	if out := uv.UvtRunChild(t, "sighup-ignored"); out != "survived\n" {
+		t.Errorf("child printed %q, want survived", out)
 	}
-	uv.UvtMust(t, s.Stop())
-	if !signal.Ignored(syscall.SIGUSR1) {
-		t.Error("SIGUSR1 not ignored again after the last Stop")
-	}
-	uv.UvtMust(t, s.Close())
-	uv.UvtShutdown(t, u, false)
 }
 
 func init() {
@@ -327,6 +363,33 @@ func TestSignalDropAndReactorClose(t *testing.T) {
 		t.Errorf("dispatcher lines = %d after the reactor closed, want 0", got)
 	}
 	uv.UvtNoLeaks(t, base, fds)
+}
+
+// A signal that arrives while no goroutine runs the loop is notified in
+// the next turn, never on the dispatcher's goroutine: a caller that looks
+// at its state and then calls RunOnce must find the notification there
+// (were it delivered in between, outside any turn, RunOnce would wait for
+// something that had already happened).
+func TestSignalArrivalWaitsForATurn(t *testing.T) {
+	u := uv.UvtNewReactor(t)
+	s := newSignal(t, u.Reactor, syscall.SIGUSR1)
+	c := uv.UvtSubscribe(t, s, u.Owned)
+	uv.UvtMust(t, s.Start())
+	for i := 1; i <= 3; i++ {
+		raise(t, syscall.SIGUSR1)
+		uv.UvtWaitFor(t, "queued notification", func() bool { return uv.UvtSignalQueued(s) })
+		if got := c.N(); got != i-1 {
+			t.Fatalf("arrival %d: %d notifications before a turn, want %d", i, got, i-1)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		uv.UvtMust(t, u.RunOnce(ctx)) // must find the queued notification
+		cancel()
+		if got := c.N(); got != i {
+			t.Fatalf("arrival %d: %d notifications after a turn, want %d", i, got, i)
+		}
+	}
+	uv.UvtMust(t, s.Close())
+	uv.UvtShutdown(t, u, false)
 }
 
 // The last Dispose closes a started Signal and lets go of the signal; a

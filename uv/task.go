@@ -74,9 +74,10 @@ var taskStateNames = [...]string{"queued", "running", "canceled", "done"}
 //
 // Cancel takes back a task that has not started: it completes with
 // context.Canceled and its function never runs. Close (or the last
-// Dispose) of a queued task does the same; of a running one, it cancels
-// the context the function was given and the result, when it comes, is
-// only stored.
+// Dispose, or the reactor's Close) of a queued task takes it back too, and
+// its subscribers hear event.ErrClosed; of a running one, it cancels the
+// context the function was given and the result, when it comes, is only
+// stored.
 type Task struct {
 	event.Base
 	r      *reactor.Reactor
@@ -85,6 +86,7 @@ type Task struct {
 	cancel context.CancelFunc
 	state  atomic.Int32
 	out    outcome
+	closer reactorCloser
 }
 
 type taskOps Task
@@ -95,11 +97,14 @@ func QueueTask(r *reactor.Reactor, fn func(ctx context.Context) (any, error)) (*
 }
 
 // Queue queues fn to run off the loop and returns its started Task. A nil
-// function is an error matching syscall.EINVAL; a closed reactor,
-// ErrReactorClosed.
+// function, or a nil or zero TaskPool (one not made by NewTaskPool), is an
+// error matching syscall.EINVAL; a closed reactor, ErrReactorClosed.
 func (p *TaskPool) Queue(r *reactor.Reactor, fn func(ctx context.Context) (any, error)) (*Task, error) {
 	if err := checkReactor("Queue", r); err != nil {
 		return nil, err
+	}
+	if p == nil || p.workers < 1 {
+		return nil, fmt.Errorf("uv: TaskPool.Queue: a pool without workers (use NewTaskPool): %w", syscall.EINVAL)
 	}
 	if fn == nil {
 		return nil, fmt.Errorf("uv: TaskPool.Queue: nil function: %w", syscall.EINVAL)
@@ -178,13 +183,15 @@ func callSafely(ctx context.Context, fn func(context.Context) (any, error)) (res
 
 func (o *taskOps) Owner() event.Owner         { return o.r }
 func (o *taskOps) Event() event.Event         { return (*Task)(o) }
-func (o *taskOps) Arm() error                 { return armable(o.r) }
+func (o *taskOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Task)(o)) }
 func (o *taskOps) Disarm()                    {}
 func (o *taskOps) Stored() (any, error, bool) { return o.out.stored() }
 
-// Free runs when the event has closed: a queued task is taken back, a
+// Free runs when the event has closed (its own Close, its last Dispose,
+// its completion or the reactor's Close): a queued task is taken back, a
 // running one has its context canceled.
 func (o *taskOps) Free(bool) {
+	o.closer.forget()
 	if err := (*Task)(o).Cancel(); errors.Is(err, ErrTaskStarted) {
 		o.cancel()
 	}

@@ -187,6 +187,13 @@ func TestTaskBadInput(t *testing.T) {
 	if _, err := uv.QueueTask(nil, func(context.Context) (any, error) { return nil, nil }); !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("nil reactor: %v, want EINVAL", err)
 	}
+	var nilPool *uv.TaskPool
+	for name, p := range map[string]*uv.TaskPool{"nil": nilPool, "zero": {}} {
+		task, err := p.Queue(u.Reactor, func(context.Context) (any, error) { return nil, nil })
+		if !errors.Is(err, syscall.EINVAL) || task != nil {
+			t.Errorf("Queue on a %s TaskPool = %v, %v; want nil, EINVAL", name, task, err)
+		}
+	}
 	task, err := uv.QueueTask(u.Reactor, func(context.Context) (any, error) { return 1, nil })
 	uv.UvtMust(t, err)
 	uv.UvtMust(t, u.Run(context.Background()))

@@ -28,8 +28,9 @@ import (
 // work, which is bounded by its pool.
 //
 // The Thread is started when created and counts as active until the
-// function returns. Close (or the last Dispose) while it runs cancels the
-// context the function was given; the result, when it comes, is only
+// function returns. Close (or the last Dispose, or the reactor's Close)
+// while it runs cancels the context the function was given and its
+// subscribers hear event.ErrClosed; the result, when it comes, is only
 // stored.
 type Thread struct {
 	event.Base
@@ -38,6 +39,7 @@ type Thread struct {
 	cancel context.CancelFunc
 	tid    atomic.Int64 // the OS thread id once running
 	out    outcome
+	closer reactorCloser
 }
 
 type threadOps Thread
@@ -78,11 +80,17 @@ func (t *Thread) ThreadID() int { return int(t.tid.Load()) }
 
 func (o *threadOps) Owner() event.Owner         { return o.r }
 func (o *threadOps) Event() event.Event         { return (*Thread)(o) }
-func (o *threadOps) Arm() error                 { return armable(o.r) }
+func (o *threadOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Thread)(o)) }
 func (o *threadOps) Disarm()                    {}
-func (o *threadOps) Free(bool)                  { o.cancel() }
 func (o *threadOps) Stored() (any, error, bool) { return o.out.stored() }
 
+// Free runs when the event has closed (its own Close, its last Dispose,
+// its completion or the reactor's Close): a running function has its
+// context canceled.
+func (o *threadOps) Free(bool) {
+	o.closer.forget()
+	o.cancel()
+}
 func (o *threadOps) Describe() string {
 	state := "running"
 	switch {

@@ -294,8 +294,10 @@ func droppedIsFreed(t *testing.T, r *reactor.Reactor, k Kind) {
 // ErrReactorClosed, even from a close notification.
 func closingReactorRefuses(t *testing.T, r *reactor.Reactor, k Kind) {
 	ev := mustNew(t, r, k)
+	var heard []error // every notification's error, in order
 	var during error
 	event.Subscribe(ev, func(_ event.Event, _ any, err error) {
+		heard = append(heard, err)
 		if errors.Is(err, event.ErrClosed) {
 			_, during = k.New(r)
 		}
@@ -304,8 +306,23 @@ func closingReactorRefuses(t *testing.T, r *reactor.Reactor, k Kind) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if during != nil && !errors.Is(during, reactor.ErrReactorClosed) {
-		t.Errorf("New inside a close notification = %v, want ErrReactorClosed", during)
+	// The reactor's Close closes every event it holds, Go-owned ones
+	// included: a started event's subscriber hears ErrClosed inside Close.
+	// Only a one-shot event may have completed on its own first (a request
+	// that finished while Close waited for it), and then its completion
+	// was its last notification.
+	if !ev.Flags().Has(event.Closed) {
+		t.Errorf("a started event (%s) is not closed after the reactor's Close", k.describe())
+	}
+	switch {
+	case len(heard) == 0:
+		t.Errorf("the subscriber of a started event (%s) heard nothing at the reactor's Close, want ErrClosed", k.describe())
+	case errors.Is(heard[len(heard)-1], event.ErrClosed):
+		if !errors.Is(during, reactor.ErrReactorClosed) {
+			t.Errorf("New inside a close notification = %v, want ErrReactorClosed", during)
+		}
+	case !k.OneShot:
+		t.Errorf("the subscriber of a started event (%s) last heard %v at the reactor's Close, want ErrClosed", k.describe(), heard[len(heard)-1])
 	}
 	if _, err := k.New(r); !errors.Is(err, reactor.ErrReactorClosed) {
 		t.Errorf("New after Close = %v, want ErrReactorClosed", err)

@@ -59,7 +59,7 @@ func run(n, inflight int, prog string, onLoop bool) error {
 	var failure error
 	var onExit event.CallbackFunc
 	spawn := func() {
-		p, err := uv.Spawn(r, opts)
+		p, err := uv.StartProcess(r, opts)
 		r.Post(func() {
 			if err != nil {
 				failure = err

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"syscall"
 	"testing"
-
-	"github.com/uvevent/uvevent/reactor"
 )
 
 // A long-lived scope (a server's, spawning one coroutine per connection)
@@ -92,27 +90,4 @@ func TestScopeNilContext(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Errorf("Close = %v", err)
 	}
-}
-
-// newScopeT returns a reactor and a scope of it; the reactor is closed at
-// the end of the test, with a check that nothing is left alive.
-func newScopeT(t *testing.T) (*reactor.Reactor, *Scope) {
-	t.Helper()
-	r, err := reactor.New(reactor.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := r.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		if st := r.Stats(); st.Coroutines != 0 || st.Active != 0 || st.Timers != 0 {
-			t.Errorf("left alive after Close: %+v", st)
-		}
-	})
-	s, err := NewScope(r, context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, s
 }

@@ -173,8 +173,12 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 		co.goid = caller.Goroutine()
 		co.gid = uintptr(currentGID())
 		if coop {
+			// While it holds the baton the coroutine owns the loop: the
+			// deadlock guard of Exec must know it (see loopOwners).
+			loopOwners.Store(co.gid, r)
+			defer loopOwners.CompareAndDelete(co.gid, r)
 			co.yield <- struct{}{} // Spawn may schedule now
-			co.lent = <-co.run
+			co.takeBaton()
 		}
 		// finish runs however fn ends: by returning, panicking (callFn
 		// recovers), or runtime.Goexit, which no recover stops: the

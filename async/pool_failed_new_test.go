@@ -3,11 +3,16 @@ package async_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/uvevent/uvevent/async"
+	"github.com/uvevent/uvevent/reactor"
 )
 
 // When making a resource fails, one waiter gets the error; the others must
@@ -67,6 +72,41 @@ func TestPoolFailedNewStillServesOtherWaiters(t *testing.T) {
 	}
 	if errs != 1 || ok != 1 {
 		t.Errorf("outcomes: %d errors, %d resources; want 1 and 1", errs, ok)
+	}
+	p.Close()
+}
+
+// A New that keeps failing fails every waiter in turn, each with its own
+// attempt's error, and leaves nothing counted in the pool.
+func TestPoolFailingNewFailsEveryWaiter(t *testing.T) {
+	r, _ := newReactor(t)
+	var calls atomic.Int32
+	p, err := async.NewPool(r, async.PoolOptions[int]{
+		Max: 1,
+		New: func(context.Context) (int, error) {
+			return 0, fmt.Errorf("dial %d failed", calls.Add(1))
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []*reactor.Coroutine[int]
+	for range 3 {
+		c, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) (int, error) { return p.Acquire().Await(ctx) })
+		cs = append(cs, c)
+	}
+	run(t, r)
+	var got []string
+	for _, c := range cs {
+		_, err := outcome(t, c)
+		got = append(got, fmt.Sprint(err))
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff([]string{"dial 1 failed", "dial 2 failed", "dial 3 failed"}, got); diff != "" {
+		t.Errorf("acquirers' errors (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(async.PoolStats{}, p.Stats()); diff != "" {
+		t.Errorf("stats after (-want +got):\n%s", diff)
 	}
 	p.Close()
 }

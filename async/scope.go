@@ -41,8 +41,9 @@ type Scope struct {
 
 	mu       sync.Mutex
 	children []*Scope
-	tasks    map[event.Event]struct{} // the coroutines still running, as events
-	errs     []error                  // of finished coroutines, not yet returned by Wait
+	tasks    map[event.Event]int // the coroutines still running, as events, to their number
+	added    int                 // coroutines added so far
+	errs     []error             // of finished coroutines, not yet returned by Wait
 	closed   bool
 }
 
@@ -55,7 +56,7 @@ func NewScope(r *reactor.Reactor, ctx context.Context) (*Scope, error) {
 }
 
 func newScope(r *reactor.Reactor, ctx context.Context, parent *Scope) *Scope {
-	s := &Scope{r: r, parent: parent, tasks: map[event.Event]struct{}{}}
+	s := &Scope{r: r, parent: parent, tasks: map[event.Event]int{}}
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	return s
 }
@@ -98,7 +99,8 @@ func spawnIn[T any](s *Scope, fn func(context.Context) (T, error), spawn spawnFu
 		return nil, err
 	}
 	s.mu.Lock()
-	s.tasks[c] = struct{}{} // even if Close came meanwhile: it is waited for
+	s.added++
+	s.tasks[c] = s.added // even if Close came meanwhile: it is waited for
 	s.mu.Unlock()
 	// The outcome (at once if c has finished already) makes s forget c.
 	event.Subscribe(c, func(_ event.Event, _ any, err error) {
@@ -138,14 +140,15 @@ func (s *Scope) Context() context.Context { return s.ctx }
 // children's end.
 func (s *Scope) Cancel() { s.cancel(context.Canceled) }
 
-// all returns the running coroutines of s and of its children, depth
-// first, each with its scope.
+// all returns the running coroutines of s, in the order they were added,
+// and of its children, depth first, each with its scope.
 func (s *Scope) all() ([]event.Event, []*Scope) {
 	s.mu.Lock()
 	evs := make([]event.Event, 0, len(s.tasks))
 	for ev := range s.tasks {
 		evs = append(evs, ev)
 	}
+	slices.SortFunc(evs, func(a, b event.Event) int { return s.tasks[a] - s.tasks[b] })
 	in := make([]*Scope, len(evs))
 	for i := range in {
 		in[i] = s

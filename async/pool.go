@@ -20,6 +20,12 @@ type PoolOptions[T any] struct {
 	// New makes a resource. It runs in its own goroutine (it may block: a
 	// dial, a login) with a context that ends when the pool closes.
 	// Required.
+	//
+	// When New fails, the first waiting acquirer gets its error and the
+	// pool starts making a resource for the others (within Max), as it
+	// would for a new acquirer: every failure fails one acquirer, so a
+	// dial that keeps failing fails them all in turn, and one that
+	// recovers serves those still waiting.
 	New func(ctx context.Context) (T, error)
 	// Destroy, if set, is called on the loop for each resource leaving the
 	// pool: discarded, found unhealthy, or idle when the pool closes. It
@@ -182,22 +188,21 @@ func (p *Pool[T]) grow() {
 			_, err = event.Subscribe(c, p.made)
 		}
 		if err != nil {
-			p.made(nil, nil, err)
+			p.failed(err) // one waiter fewer: the loop ends
 		}
 	}
 }
 
 // made receives a new resource, or the error of making one, on the loop.
+// A failure fails the first waiter; the others, whose resource is no
+// longer on its way, get a new attempt.
 func (p *Pool[T]) made(_ event.Event, res any, err error) {
-	p.creating--
 	if err != nil {
-		p.size--
-		var zero T
-		if op := p.waiters.pop(); op != nil {
-			op.complete(zero, err)
-		}
+		p.failed(err)
+		p.grow()
 		return
 	}
+	p.creating--
 	v, _ := res.(T)
 	if p.closed {
 		p.destroy(v)
@@ -205,6 +210,17 @@ func (p *Pool[T]) made(_ event.Event, res any, err error) {
 		return
 	}
 	p.put(v)
+}
+
+// failed accounts for a resource that will not come and gives its error
+// to the first waiter.
+func (p *Pool[T]) failed(err error) {
+	p.creating--
+	p.size--
+	var zero T
+	if op := p.waiters.pop(); op != nil {
+		op.complete(zero, err)
+	}
 }
 
 // healthCheck runs on the hidden timer: unhealthy idle resources go.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -26,14 +27,23 @@ var (
 // is made from a context and gives one: cancelling the parent context
 // cancels the scope, and Context is what its coroutines get. Every method
 // is safe from any goroutine.
+//
+// A scope holds only what is still running: a finished coroutine is
+// forgotten, its error (if it is one Wait reports) kept until a Wait or
+// Close returns it; a closed child whose coroutines have all finished is
+// forgotten by its parent. A long-lived scope that runs one coroutine per
+// request stays as small as the requests in flight.
 type Scope struct {
 	r      *reactor.Reactor
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	parent *Scope
 
 	mu       sync.Mutex
 	children []*Scope
-	tasks    []event.Event // the coroutines, as events
+	tasks    map[event.Event]int // the coroutines still running, as events, to their number
+	added    int                 // coroutines added so far
+	errs     []error             // of finished coroutines, not yet returned by Wait
 	closed   bool
 }
 
@@ -42,9 +52,13 @@ func NewScope(r *reactor.Reactor, ctx context.Context) (*Scope, error) {
 	if r == nil || ctx == nil {
 		return nil, fmt.Errorf("async: NewScope needs a reactor and a context: %w", syscall.EINVAL)
 	}
-	s := &Scope{r: r}
+	return newScope(r, ctx, nil), nil
+}
+
+func newScope(r *reactor.Reactor, ctx context.Context, parent *Scope) *Scope {
+	s := &Scope{r: r, parent: parent, tasks: map[event.Event]int{}}
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
-	return s, nil
+	return s
 }
 
 // Child returns a new scope inside s: cancelling or closing s cancels or
@@ -55,8 +69,7 @@ func (s *Scope) Child() (*Scope, error) {
 	if s.closed {
 		return nil, ErrScopeClosed
 	}
-	c := &Scope{r: s.r}
-	c.ctx, c.cancel = context.WithCancelCause(s.ctx)
+	c := newScope(s.r, s.ctx, s)
 	s.children = append(s.children, c)
 	return c, nil
 }
@@ -86,9 +99,31 @@ func spawnIn[T any](s *Scope, fn func(context.Context) (T, error), spawn spawnFu
 		return nil, err
 	}
 	s.mu.Lock()
-	s.tasks = append(s.tasks, c) // even if Close came meanwhile: it is waited for
+	s.added++
+	s.tasks[c] = s.added // even if Close came meanwhile: it is waited for
 	s.mu.Unlock()
+	// The outcome (at once if c has finished already) makes s forget c.
+	event.Subscribe(c, func(_ event.Event, _ any, err error) {
+		if c.Done() {
+			s.finished(c, err)
+		}
+	})
 	return c, nil
+}
+
+// finished forgets the coroutine ev, which ended with err, keeping err for
+// Wait unless it only says that s was cancelled. Of the subscriber and Wait,
+// whichever comes first takes ev.
+func (s *Scope) finished(ev event.Event, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tasks[ev]; !ok {
+		return
+	}
+	delete(s.tasks, ev)
+	if err != nil && !(errors.Is(err, context.Canceled) && s.ctx.Err() != nil) {
+		s.errs = append(s.errs, err)
+	}
 }
 
 func (s *Scope) isClosed() bool {
@@ -105,55 +140,86 @@ func (s *Scope) Context() context.Context { return s.ctx }
 // children's end.
 func (s *Scope) Cancel() { s.cancel(context.Canceled) }
 
-// all returns the coroutines of s and of its children, depth first.
-func (s *Scope) all() []event.Event {
+// all returns the running coroutines of s, in the order they were added,
+// and of its children, depth first, each with its scope.
+func (s *Scope) all() ([]event.Event, []*Scope) {
 	s.mu.Lock()
-	evs := append([]event.Event(nil), s.tasks...)
+	evs := make([]event.Event, 0, len(s.tasks))
+	for ev := range s.tasks {
+		evs = append(evs, ev)
+	}
+	slices.SortFunc(evs, func(a, b event.Event) int { return s.tasks[a] - s.tasks[b] })
+	in := make([]*Scope, len(evs))
+	for i := range in {
+		in[i] = s
+	}
 	children := append([]*Scope(nil), s.children...)
 	s.mu.Unlock()
 	for _, c := range children {
-		evs = append(evs, c.all()...)
+		cevs, cin := c.all()
+		evs, in = append(evs, cevs...), append(in, cin...)
 	}
-	return evs
+	return evs, in
+}
+
+// takeErrs returns the kept errors of s and of its children, depth first,
+// and forgets them.
+func (s *Scope) takeErrs() []error {
+	s.mu.Lock()
+	errs := s.errs
+	s.errs = nil
+	children := append([]*Scope(nil), s.children...)
+	s.mu.Unlock()
+	for _, c := range children {
+		errs = append(errs, c.takeErrs()...)
+	}
+	return errs
 }
 
 // Wait waits for every coroutine of s and of its children (those added so
-// far). It returns their errors joined; errors that only say the scope was
-// cancelled are left out.
+// far). It returns their errors joined, with those of coroutines that
+// finished earlier and that no Wait has returned yet: each error is
+// returned once. Errors that only say the coroutine's scope was cancelled
+// are left out. A nil ctx is refused (syscall.EINVAL).
 func (s *Scope) Wait(ctx context.Context) error {
-	evs := s.all()
-	if len(evs) == 0 {
-		return nil
+	if ctx == nil {
+		return fmt.Errorf("async: Scope.Wait with a nil context: %w", syscall.EINVAL)
 	}
-	outs, err := event.Await(ctx, event.All().IgnoreErrors(), evs...)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, o := range outs {
-		if o.Err != nil && !(errors.Is(o.Err, context.Canceled) && s.ctx.Err() != nil) {
-			errs = append(errs, o.Err)
+	evs, in := s.all()
+	if len(evs) > 0 {
+		outs, err := event.Await(ctx, event.All().IgnoreErrors(), evs...)
+		if err != nil {
+			return err
+		}
+		for i, o := range outs {
+			in[i].finished(evs[i], o.Err)
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(s.takeErrs()...)
 }
 
 // Close cancels the scope, then waits for its coroutines and children until
 // ctx ends. If some still run then, each is reported to the reactor
 // ("coroutine outlived its scope", with its Info) and Close returns
 // ErrOutlived. A closed scope refuses new coroutines and children. Closing
-// twice waits again.
+// twice waits again. A nil ctx is refused (syscall.EINVAL), and the scope
+// is left as it was.
 func (s *Scope) Close(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("async: Scope.Close with a nil context: %w", syscall.EINVAL)
+	}
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 	s.Cancel()
 	err := s.Wait(ctx)
 	if ctx.Err() == nil {
+		s.detach()
 		return err
 	}
+	evs, _ := s.all()
 	var alive []event.Event
-	for _, ev := range s.all() {
+	for _, ev := range evs {
 		if !ev.Flags().Has(event.Closed) {
 			alive = append(alive, ev)
 		}
@@ -167,4 +233,19 @@ func (s *Scope) Close(ctx context.Context) error {
 		}
 	})
 	return fmt.Errorf("%w: %d still running", ErrOutlived, len(alive))
+}
+
+// detach makes the parent of a closed scope forget it once nothing of it
+// runs any more.
+func (s *Scope) detach() {
+	s.mu.Lock()
+	idle := len(s.tasks) == 0 && len(s.children) == 0 && len(s.errs) == 0
+	s.mu.Unlock()
+	if !idle || s.parent == nil {
+		return
+	}
+	p := s.parent
+	p.mu.Lock()
+	p.children = slices.DeleteFunc(p.children, func(c *Scope) bool { return c == s })
+	p.mu.Unlock()
 }

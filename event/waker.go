@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -155,7 +154,7 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 		for i := range w.slots {
 			o := w.owner(i)
 			reg, ok := o.(WaitRegistry)
-			if !ok || (cover != nil && cover.Covers(o)) || slices.ContainsFunc(w.slots[:i], func(s slot) bool { return s.target.base().owner() == o }) {
+			if !ok || (cover != nil && cover.Covers(o)) || w.ownerBefore(i, o) {
 				continue
 			}
 			defer reg.AddWait(w)()
@@ -243,6 +242,18 @@ type slot struct {
 }
 
 func (w *waker) owner(i int) Owner { return w.slots[i].target.base().owner() }
+
+// ownerBefore reports whether an event before the i-th belongs to o. It
+// reads the targets only: once subscribed, the other fields of the slots
+// are the callbacks' (under mu).
+func (w *waker) ownerBefore(i int, o Owner) bool {
+	for j := range i {
+		if w.owner(j) == o {
+			return true
+		}
+	}
+	return false
+}
 
 // targets lists the resolved events, for the waiter.
 func (w *waker) targets() []Event {

@@ -47,7 +47,17 @@ func (w *coopWaiter) Park(wait interface{ Arm(resume func()) }) {
 	co := (*coroutine)(w)
 	wait.Arm(co.wake)
 	co.giveBack()
+	co.takeBaton()
+}
+
+// takeBaton waits until the loop lends the baton, or lets the coroutine run
+// on without it (the reactor closed): it is then a plain goroutine, no
+// longer one of the reactor's owners. The coroutine's goroutine calls it.
+func (co *coroutine) takeBaton() {
 	co.lent = <-co.run
+	if !co.lent {
+		loopOwners.CompareAndDelete(co.gid, co.r)
+	}
 }
 
 // giveBack passes a lent baton on: straight to the next ready coroutine

@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -107,16 +108,17 @@ func (c *coroutines) init() {
 
 // Spawn makes fn a cooperative coroutine of r and returns its event. It
 // first runs on a turn of the loop (Run, RunOnce, Serve), holding the
-// baton; fn gets a
-// context to pass to event.Await, cancelled when fn returns, by Cancel, or
-// by r's Close.
+// baton; fn gets a context to pass to event.Await, cancelled when fn
+// returns, by Cancel, or by r's Close. From the moment r's Close begins
+// (in a close notification too) it refuses with ErrReactorClosed.
 func Spawn[T any](r *Reactor, ctx context.Context, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
 	return start(r, ctx, fn, true)
 }
 
 // Go runs fn in a new goroutine, in parallel with the loop, as a coroutine
 // of r, and returns its event. fn gets a context to pass to event.Await,
-// cancelled when fn returns, by Cancel, or by r's Close.
+// cancelled when fn returns, by Cancel, or by r's Close. Like Spawn, it
+// refuses with ErrReactorClosed once r's Close has begun.
 func Go[T any](r *Reactor, ctx context.Context, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
 	return start(r, ctx, fn, false)
 }
@@ -133,12 +135,20 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 	co := &coroutine{r: r, coop: coop, site: caller.Site(), state: coRunning}
 	f := event.NewFuture[T](r)
 	c := &Coroutine[T]{Typed: f, f: f, co: co}
+	var refused error
 	if err := r.Exec(func() {
+		// From the first moment of Close on, nothing new starts: a
+		// coroutine started by a close notification would run without
+		// the baton, beside Close's callbacks, on a reactor being freed.
+		if r.closing.Load() {
+			refused = ErrReactorClosed
+			return
+		}
 		r.coros.nextID++
 		co.id = r.coros.nextID
 		r.coros.live[co] = struct{}{}
-	}); err != nil {
-		return nil, err
+	}); err != nil || refused != nil {
+		return nil, cmp.Or(err, refused)
 	}
 	var w any = (*coWaiter)(co)
 	if coop {
@@ -163,8 +173,12 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 		co.goid = caller.Goroutine()
 		co.gid = uintptr(currentGID())
 		if coop {
+			// While it holds the baton the coroutine owns the loop: the
+			// deadlock guard of Exec must know it (see loopOwners).
+			loopOwners.Store(co.gid, r)
+			defer loopOwners.CompareAndDelete(co.gid, r)
 			co.yield <- struct{}{} // Spawn may schedule now
-			co.lent = <-co.run
+			co.takeBaton()
 		}
 		// finish runs however fn ends: by returning, panicking (callFn
 		// recovers), or runtime.Goexit, which no recover stops: the

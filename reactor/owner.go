@@ -31,8 +31,9 @@ func (r *Reactor) Owned() bool { return r.holder.Load() == uintptr(gid.Current()
 // the caller owns the loop, otherwise queued (another goroutine owns it) or
 // run here, the caller taking ownership for the length of fn (nobody does).
 // A panic in fn is raised again in the caller. It returns ErrReactorClosed
-// after Close, and ErrOnLoop when the caller is the loop goroutine of another
-// reactor: waiting for this loop there could deadlock the two loops.
+// after Close, and ErrOnLoop when the caller owns another reactor's loop
+// (its loop goroutine, or a cooperative coroutine of it, which holds its
+// baton): waiting for this loop there could deadlock the two loops.
 func (r *Reactor) Exec(fn func()) error {
 	if r == nil || r.wake == nil {
 		return ErrZeroReactor
@@ -207,6 +208,8 @@ func (r *Reactor) acquire(me uintptr) error {
 
 // loopOwners maps the goroutine owning a reactor to it, so that a blocking
 // call from one reactor's loop into another's is refused, not deadlocked.
+// A cooperative coroutine is recorded for its whole life, as it runs only
+// while it holds the baton (until its reactor closes: see takeBaton).
 var loopOwners sync.Map // uintptr (gid) → *Reactor
 
 // signal wakes the loop if it is parked; wake-ups coalesce.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -231,5 +232,58 @@ func TestHoldKeepsRunGoing(t *testing.T) {
 	}
 	if got := r.Stats().Active; got != 0 {
 		t.Fatalf("Active after release = %d, want 0", got)
+	}
+}
+
+// A cooperative coroutine holding its reactor's baton is that loop's owner
+// for the deadlock guard too: a coroutine of a calling Exec on b while a
+// coroutine of b calls Exec on a would wait for each other's loop for ever.
+// Both are refused with ErrOnLoop. The deadline only turns a hang into a
+// failure.
+func TestExecBetweenCoroutinesOfTwoReactors(t *testing.T) {
+	rs := make([]*reactor.Reactor, 2)
+	stops := make([]func(), 2)
+	for i := range rs {
+		r, err := reactor.New(reactor.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs[i] = r
+		stops[i] = serve(t, r)
+	}
+	got := make(chan error, 2)
+	holding := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	for i, r := range rs {
+		other := rs[1-i]
+		_, err := reactor.Spawn(r, context.Background(), func(context.Context) (int, error) {
+			close(holding[i]) // this coroutine holds r's baton until it returns
+			<-holding[1-i]
+			err := other.Exec(func() {})
+			got <- err
+			return 0, err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.After(20 * time.Second)
+	for range rs {
+		select {
+		case err := <-got:
+			if !errors.Is(err, event.ErrOnLoop) {
+				t.Errorf("Exec on the other reactor from a coroutine = %v, want ErrOnLoop", err)
+			}
+		case <-deadline:
+			t.Fatal("the two coroutines deadlocked in Exec (the reactors are left running)")
+		}
+	}
+	for i, r := range rs {
+		stops[i]()
+		if err := r.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if s := r.Stats(); s.Coroutines != 0 || s.Timers != 0 {
+			t.Errorf("left alive after Close: %+v", s)
+		}
 	}
 }

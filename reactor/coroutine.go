@@ -188,10 +188,12 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 			f.Settle(v, err)
 			// The outcome first: the roll is updated after it (the queue is
 			// in order), so Run cannot end before the outcome is delivered.
-			r.Post(func() {
+			if r.Post(func() {
 				co.state = coDone
 				delete(r.coros.live, co)
-			})
+			}) != nil {
+				r.coroutineEndedAfterClose()
+			}
 			if coop {
 				co.giveBack() // for good
 			}
@@ -382,3 +384,12 @@ type closer struct{ co *coroutine }
 func (c closer) Abort(err error) { c.co.cancel(err) }
 func (c closer) Done() bool      { return false }
 func (c closer) Bounded() bool   { return false }
+
+// coroutineEndedAfterClose counts a coroutine that ended after its
+// reactor's Close (it ran on, blocked outside Await): the figures Stats
+// reports after Close must not keep it alive.
+func (r *Reactor) coroutineEndedAfterClose() {
+	r.mu.Lock()
+	r.endedAfterClose++
+	r.mu.Unlock()
+}

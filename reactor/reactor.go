@@ -78,22 +78,23 @@ type Reactor struct {
 
 	// mu guards the queue and the running state. While no goroutine runs
 	// the loop, an operation from any goroutine runs directly, with mu held.
-	mu        sync.Mutex
-	queue     []func()
-	spare     []func()      // loop-owned: the last drained queue, for reuse
-	pending   atomic.Bool   // queue or dropped may be non-empty
-	dropped   []eventref.ID // references collected without Close
-	owned     bool          // a goroutine owns the loop: Run, Close or a direct operation
-	serving   bool          // that owner is Run, RunOnce or Serve
-	closed    bool
-	closing   atomic.Bool    // Close has begun: constructors and Start refuse
-	shutdowns int            // Shutdowns in progress (under mu)
-	acquiring int            // Runs and Closes waiting for ownership (under mu)
-	free      *sync.Cond     // on mu: ownership was given up
-	holder    atomic.Uintptr // gid of the goroutine owning the loop now
-	wake      chan struct{}  // coalescing wake-up of a parked loop
-	stopReq   atomic.Bool
-	ctxDone   atomic.Bool // the context of the running Run is done
+	mu              sync.Mutex
+	queue           []func()
+	spare           []func()      // loop-owned: the last drained queue, for reuse
+	pending         atomic.Bool   // queue or dropped may be non-empty
+	dropped         []eventref.ID // references collected without Close
+	owned           bool          // a goroutine owns the loop: Run, Close or a direct operation
+	serving         bool          // that owner is Run, RunOnce or Serve
+	closed          bool
+	closing         atomic.Bool    // Close has begun: constructors and Start refuse
+	shutdowns       int            // Shutdowns in progress (under mu)
+	acquiring       int            // Runs and Closes waiting for ownership (under mu)
+	endedAfterClose int            // coroutines that ended after Close (under mu)
+	free            *sync.Cond     // on mu: ownership was given up
+	holder          atomic.Uintptr // gid of the goroutine owning the loop now
+	wake            chan struct{}  // coalescing wake-up of a parked loop
+	stopReq         atomic.Bool
+	ctxDone         atomic.Bool // the context of the running Run is done
 
 	// Loop state: touched only with ownership.
 	loop      *uvcgo.Loop
@@ -259,6 +260,8 @@ func (r *Reactor) Stats() Stats {
 	if err := r.Exec(func() { s = r.loopStats() }); errors.Is(err, ErrReactorClosed) {
 		r.mu.Lock()
 		s = r.final
+		s.Coroutines = max(0, s.Coroutines-r.endedAfterClose)
+		s.Waiting = min(s.Waiting, s.Coroutines) // an ended coroutine waits no more
 		r.mu.Unlock()
 	}
 	r.mu.Lock()

@@ -64,9 +64,9 @@ func TestBadInputAcrossKinds(t *testing.T) {
 				_, err := reactor.Go(r, nil, func(context.Context) (int, error) { return 0, nil }) //nolint:staticcheck
 				return err
 			},
-			"Spawn empty Args": func() error { _, err := uv.Spawn(r, uv.ProcessOptions{}); return err },
+			"Spawn empty Args": func() error { _, err := uv.StartProcess(r, uv.ProcessOptions{}); return err },
 			"Spawn bad Dir": func() error {
-				_, err := uv.Spawn(r, uv.ProcessOptions{Args: []string{"/bin/true"}, Dir: "/nonexistent/dir"})
+				_, err := uv.StartProcess(r, uv.ProcessOptions{Args: []string{"/bin/true"}, Dir: "/nonexistent/dir"})
 				return err
 			},
 			"NewExec empty":        func() error { _, err := uv.NewExec(r, "", uv.ExecOptions{}); return err },

@@ -34,7 +34,7 @@ func closeBounded(t *testing.T, r *reactor.Reactor) error {
 // context end (nil for kinds without one); cleanup ends what is left.
 var midflightKinds = map[string]func(t *testing.T, r *reactor.Reactor) (ev event.Event, cancelled chan struct{}, cleanup func()){
 	"process": func(t *testing.T, r *reactor.Reactor) (event.Event, chan struct{}, func()) {
-		p, err := uv.Spawn(r, uv.ProcessOptions{Args: []string{"/bin/sleep", "30"}})
+		p, err := uv.StartProcess(r, uv.ProcessOptions{Args: []string{"/bin/sleep", "30"}})
 		if err != nil {
 			t.Fatalf("Spawn: %v", err)
 		}
@@ -265,7 +265,7 @@ func TestSpawnMissingProgram(t *testing.T) {
 		r := newDriverReactor(t, d)
 		defer r.Close()
 		for _, args := range [][]string{{"/nonexistent/prog"}, {"no-such-program-xyz"}, {""}, nil} {
-			p, err := uv.Spawn(r, uv.ProcessOptions{Args: args})
+			p, err := uv.StartProcess(r, uv.ProcessOptions{Args: args})
 			if err == nil {
 				t.Errorf("Spawn(%q) = %v, nil; want an error", args, p)
 				p.Kill(syscall.SIGKILL)

@@ -227,6 +227,10 @@ func (p *Process) Kill(sig syscall.Signal) error {
 	if sig < 0 || sig > 64 {
 		return fmt.Errorf("uv: Process.Kill(%d): not a signal number: %w", int(sig), syscall.EINVAL)
 	}
+	if p == nil || p.pid <= 0 {
+		// A zero Process: kill(0, sig) would signal the caller's own group.
+		return fmt.Errorf("uv: Process.Kill: not a started process: %w", event.ErrNilEvent)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.reaped {
@@ -245,6 +249,9 @@ func (p *Process) Kill(sig syscall.Signal) error {
 // group id stays reserved as long as a member lives, and signalling an
 // empty group fails harmlessly with ESRCH.
 func (p *Process) killGroup(sig syscall.Signal) {
+	if p.pid <= 0 {
+		return // never -0: that is the caller's own group
+	}
 	if !p.group {
 		p.Kill(sig)
 		return

@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"weak"
 
 	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
@@ -125,7 +124,6 @@ type goTriggerOps goTrigger
 func newGoTrigger(r *reactor.Reactor) (*Trigger, error) {
 	e := &goTrigger{r: r}
 	event.Init(&e.Base, (*goTriggerOps)(e), true, event.GoOwned)
-	wp := weak.Make(e)
 	var err error
 	if x := r.Exec(func() {
 		host := kind.HostOf(r)
@@ -133,11 +131,11 @@ func newGoTrigger(r *reactor.Reactor) (*Trigger, error) {
 			err = reactor.ErrReactorClosed
 			return
 		}
-		e.forget = host.AddCloser(func() {
-			if e := wp.Value(); e != nil {
-				e.Close()
-			}
-		})
+		// The closer holds the event, not the Trigger: a dropped Trigger
+		// is still collected, and its cleanup closes the event (which
+		// unregisters this); if the reactor is closing by then, the closer
+		// closes it instead, so a started trigger never stays counted.
+		e.forget = host.AddCloser(func() { e.Close() })
 	}); x != nil {
 		return nil, x
 	}

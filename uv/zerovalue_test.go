@@ -67,7 +67,7 @@ func TestNilReactorIsRefused(t *testing.T) {
 		"NewSignal":  func() error { _, err := uv.NewSignal(r, 10); return err },
 		"NewIdle":    func() error { _, err := uv.NewIdle(r); return err },
 		"Spawn": func() error {
-			_, err := uv.Spawn(r, uv.ProcessOptions{Args: []string{"/bin/true"}})
+			_, err := uv.StartProcess(r, uv.ProcessOptions{Args: []string{"/bin/true"}})
 			return err
 		},
 		"NewExec": func() error { _, err := uv.NewExec(r, "true", uv.ExecOptions{}); return err },

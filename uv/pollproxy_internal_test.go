@@ -14,7 +14,6 @@ import (
 // started proxies' events; a readiness reaches the proxies it matches with
 // triggered & events; a disconnect or an error reaches them all.
 func TestPollProxyMaskAndDispatch(t *testing.T) {
-	UvtNeedsLibuv(t)
 	errBoom := errors.New("boom")
 	type out struct {
 		Told bool

@@ -48,6 +48,12 @@ func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
 			err = reactor.ErrReactorClosed
 			return
 		}
+		// A descriptor that is not open is refused before the poller is
+		// made: the set's own descriptor could take its number.
+		if _, err = unix.FcntlInt(uintptr(s.fd), unix.F_GETFD, 0); err != nil {
+			err = os.NewSyscallError("fcntl", err)
+			return
+		}
 		var pl *goPoller
 		if pl, err = pollerOf(r); err != nil {
 			return

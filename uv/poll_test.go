@@ -184,9 +184,15 @@ func TestPollBadInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer file.Close()
+		// Closed before the reactor has a poll: on the pure-Go driver the
+		// first poll makes the reactor's epoll descriptor, which must not
+		// take the number before it is checked.
+		early, _ := socketpair(t)
+		unix.Close(early)
+		if _, err := uv.NewPoll(u.Reactor, early, uv.Readable); !errors.Is(err, syscall.EBADF) {
+			t.Errorf("first poll, on a closed fd: %v, want EBADF", err)
+		}
 		taken := newPoll(t, u, a, uv.Readable)
-		// Closed after the first poll: on the pure-Go driver that poll
-		// made the reactor's epoll descriptor, which could take the number.
 		closed, _ := socketpair(t)
 		unix.Close(closed)
 		for _, tc := range []struct {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
@@ -137,4 +138,63 @@ func goPollPair(t *testing.T) [2]int {
 	UvtMust(t, err)
 	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
 	return fds
+}
+
+// Reactors driven by different goroutines make and close polls at the same
+// time: each has its own poller (run with -race).
+func TestGoPollersOfManyReactors(t *testing.T) {
+	const reactors, rounds = 4, 50
+	done := make(chan error, reactors)
+	var us []*UvtReactor
+	var stops []func()
+	for range reactors {
+		u := UvtNewReactorOn(t, reactor.DriverGo)
+		fds := goPollPair(t)
+		us, stops = append(us, u), append(stops, UvtServe(t, u))
+		go func() { done <- pollRounds(u, fds[0], rounds) }()
+	}
+	for range reactors {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	for i, u := range us {
+		stops[i]()
+		UvtShutdown(t, u, false)
+	}
+	goPollers.Lock()
+	left := len(goPollers.m)
+	goPollers.Unlock()
+	if left != 0 {
+		t.Errorf("%d pollers left with every reactor closed", left)
+	}
+}
+
+// pollRounds makes, fires and closes a poll for fd on u, rounds times.
+func pollRounds(u *UvtReactor, fd, rounds int) error {
+	for range rounds {
+		p, err := NewPoll(u.Reactor, fd, Writable)
+		if err != nil {
+			return err
+		}
+		fired := make(chan struct{}, 1)
+		event.Subscribe(p, func(ev event.Event, _ any, err error) {
+			if err == nil {
+				ev.Stop()
+				fired <- struct{}{}
+			}
+		})
+		if err := p.Start(); err != nil {
+			return err
+		}
+		select {
+		case <-fired:
+		case <-time.After(UvtSafety):
+			return errors.New("a started poll of a writable socket did not fire")
+		}
+		if err := p.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -35,10 +35,8 @@
 //
 // Each registration is an ordinary event of the reactor: a reactor.Timer
 // for Delay and Repeat, a uv.PollProxy (one uv.Poll per descriptor, a proxy
-// per direction) for OnReadable and OnWritable on the libuv driver, and on
-// the pure-Go driver an event of this package per direction (its Info is
-// "FDWatch(fd=7, r)"), a uv.Signal for OnSignal, an event.Future inside
-// async.Suspension. So they count in Stats, show their
+// per direction) for OnReadable and OnWritable, a uv.Signal for OnSignal,
+// an event.Future inside async.Suspension. So they count in Stats, show their
 // Info in deadlock reports, keep Run going while they are active, and are
 // closed by the reactor's Close. Loop.Reactor gives the reactor for every
 // other kind (processes, file watches, channels, coroutines).
@@ -49,15 +47,10 @@
 // program is built with cgo (reactor.DriverAuto, the default, or
 // DriverLibuv), the pure-Go driver when it is built with CGO_ENABLED=0 or
 // asked for (DriverGo). The interface behaves the same on both; one test
-// suite runs against each. On the pure-Go driver uv.Poll is not available
-// (it needs libuv), so OnReadable and OnWritable watch the descriptor with
-// Go's netpoller: a duplicate of the descriptor per direction is given to
-// the runtime as an *os.File, a goroutine waits in syscall.RawConn until
-// poll(2) says the level is ready, posts the callback to the loop, and
-// waits for it to have run before looking again. That keeps the libuv
-// driver's level-triggered behaviour; it costs a goroutine and a
-// descriptor per watched direction, and one hand-off from that goroutine
-// to the loop per readiness.
+// suite runs against each. The events it is built on work on both drivers:
+// on the pure-Go one a reactor's uv.Poll events are level-triggered members
+// of an epoll set of its own, which one goroutine watches through Go's
+// netpoller, handing the loop one pass over what is ready at a time.
 //
 // # Threading
 //

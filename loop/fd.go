@@ -20,20 +20,11 @@ const (
 
 func (d dir) String() string { return [...]string{"OnReadable", "OnWritable"}[d] }
 
-// fdEntry is what the loop knows of one watched descriptor: its watch
-// (over the driver's readiness source) and the callback of each direction.
+// fdEntry is what the loop knows of one watched descriptor: its watch and
+// the callback of each direction.
 type fdEntry struct {
-	w  watch
+	w  *pollWatch
 	fn [2]func(fd int)
-}
-
-// A watch reports the readiness of one descriptor in one or both
-// directions. Its methods run on the loop. Readiness is level-triggered:
-// fire is called again on a later turn while the condition holds.
-type watch interface {
-	start(d dir, fire func()) error
-	stop(d dir)
-	close()
 }
 
 // OnReadable calls fn(fd) on the loop goroutine whenever fd has data to
@@ -43,11 +34,10 @@ type watch interface {
 // same fd replaces the callback. The descriptor is made non-blocking and
 // stays the caller's: call OffReadable before closing it.
 //
-// On the libuv driver fd is watched by a uv.Poll shared by two
-// uv.PollProxy events (one per direction); on the pure-Go driver by Go's
-// netpoller on a duplicate of fd (see the package documentation). A
-// descriptor that is not open is refused with an error matching
-// syscall.EBADF, a nil fn with syscall.EINVAL.
+// fd is watched by a uv.Poll shared by two uv.PollProxy events (one per
+// direction). A descriptor that is not open is refused with an error
+// matching syscall.EBADF, one epoll cannot watch (a regular file) with
+// syscall.EPERM, a nil fn with syscall.EINVAL.
 func (l *Loop) OnReadable(fd int, fn func(fd int)) error { return l.onFD(fd, dirRead, fn) }
 
 // OnWritable calls fn(fd) on the loop goroutine whenever fd has room to
@@ -79,7 +69,7 @@ func (l *Loop) onFD(fd int, d dir, fn func(fd int)) error {
 		}
 		fresh := e == nil
 		if fresh {
-			w, err := l.newWatch(fd)
+			w, err := newPollWatch(l.r, fd)
 			if err != nil {
 				return fmt.Errorf("loop: %v(fd=%d): %w", d, fd, err)
 			}
@@ -117,17 +107,12 @@ func (l *Loop) offFD(fd int, d dir) bool {
 	return true
 }
 
-// newWatch makes the watch of fd for the reactor's driver.
-func (l *Loop) newWatch(fd int) (watch, error) {
-	if l.r.Driver() == reactor.DriverLibuv {
-		return newPollWatch(l.r, fd)
-	}
-	return l.newGoWatch(fd)
-}
-
-// pollWatch is the libuv driver's watch: one uv.Poll over the descriptor
-// and a uv.PollProxy per direction in use, so the poll's libuv mask is the
-// union of the directions watched.
+// pollWatch reports the readiness of one descriptor in one or both
+// directions, on either driver: one uv.Poll over the descriptor and a
+// uv.PollProxy per direction in use, so the poll polls for the union of the
+// directions watched. Its methods run on the loop. Readiness is
+// level-triggered: fire is called again on a later turn while the
+// condition holds.
 type pollWatch struct {
 	p  *uv.Poll
 	px [2]*uv.PollProxy

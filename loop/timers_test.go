@@ -244,9 +244,7 @@ func TestLoopOnGivenReactor(t *testing.T) {
 				t.Errorf("reactor after the loop's Close: Active=%d Timers=%d, want 1 and 1 (its own timer)", s.Active, s.Timers)
 			}
 			must(t, r.Close())
-			if n := loop.GoWatchers(); n != 0 {
-				t.Errorf("%d watcher goroutines left", n)
-			}
+			noPollerGoroutine(t)
 		})
 	}
 }

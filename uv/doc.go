@@ -25,16 +25,19 @@
 // # Descriptors, files and names
 //
 // Poll watches a descriptor for readiness; PollProxy shares one Poll among
-// several subscribers, each with its own events, the poll asking libuv for
-// the union of the started proxies' events. FSEvent watches a file or a
+// several subscribers, each with its own events, the poll polling for the
+// union of the started proxies' events. Both work on either driver: on the
+// pure-Go one, a reactor's polls are members of an epoll set of its own,
+// watched through Go's netpoller. FSEvent watches a file or a
 // directory (recursively, emulated on Linux with a watch per directory).
 // AddrInfo and NameInfo are getaddrinfo and getnameinfo lookups on libuv's
 // thread pool, as one-shot request events whose results are stored and
 // replayed; their errors match the Err* values of the EAI_* codes. What C
 // hands over (a file name, an address list) is copied to Go while its
-// record is delivered; results never point into C memory. These kinds need
-// the libuv driver: on the pure-Go one their constructors refuse with
-// reactor.ErrNoLibuv. docs/kinds.md says what each kind promises.
+// record is delivered; results never point into C memory. FSEvent, AddrInfo
+// and NameInfo need the libuv driver: on the pure-Go one their constructors
+// refuse with reactor.ErrNoLibuv. docs/kinds.md says what each kind
+// promises.
 //
 // Timers are Go-owned (no C memory): they live on the reactor's timer wheel,
 // which is why Timer is defined in package reactor.

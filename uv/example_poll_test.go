@@ -1,5 +1,3 @@
-//go:build cgo
-
 package uv_test
 
 import (
@@ -55,8 +53,8 @@ func ExampleNewPoll() {
 }
 
 // Two proxies share one poll: the reader hears only readability, the
-// writer only writability, and the poll asks libuv for the union of the
-// started proxies' events.
+// writer only writability, and the poll polls for the union of the started
+// proxies' events.
 func ExampleNewPollProxy() {
 	r, p, fds, done, err := examplePoll()
 	if err != nil {

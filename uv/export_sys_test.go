@@ -3,11 +3,11 @@ package uv
 // What the external tests of poll, poll proxy, dns and fs event need to
 // see.
 
-// UvtPolling returns the mask libuv polls p's descriptor for now (0:
+// UvtPolling returns the mask p's descriptor is polled for now (0:
 // stopped).
 func UvtPolling(p *Poll) PollEvents {
 	var m PollEvents
-	p.e.r.Exec(func() { m = p.e.polling })
+	p.e.drv.reactorOf().Exec(func() { m = p.e.polling })
 	return m
 }
 

@@ -57,13 +57,31 @@ func (u *UvtReactor) Reports() []UvtReport {
 	return append([]UvtReport(nil), u.reports...)
 }
 
-// UvtNewReactor returns a reactor whose reports are recorded. If the test
-// ends without calling UvtShutdown (a t.Fatal on the way), the reactor is
-// closed at cleanup all the same.
-func UvtNewReactor(t testing.TB) *UvtReactor {
+// UvtNewReactor returns a reactor on the build's default driver whose
+// reports are recorded. If the test ends without calling UvtShutdown (a
+// t.Fatal on the way), the reactor is closed at cleanup all the same.
+func UvtNewReactor(t testing.TB) *UvtReactor { return UvtNewReactorOn(t, reactor.DriverAuto) }
+
+// UvtEachDriver runs fn once per driver, as subtests, each on a fresh
+// reactor; the libuv driver is skipped, saying so, in a build without cgo.
+func UvtEachDriver(t *testing.T, fn func(t *testing.T, u *UvtReactor)) {
+	for _, d := range []reactor.Driver{reactor.DriverLibuv, reactor.DriverGo} {
+		t.Run(d.String(), func(t *testing.T) {
+			if probe, err := reactor.New(reactor.Options{Driver: d}); err != nil {
+				t.Skipf("the %v driver is not in this build: %v", d, err)
+			} else {
+				probe.Close()
+			}
+			fn(t, UvtNewReactorOn(t, d))
+		})
+	}
+}
+
+// UvtNewReactorOn is UvtNewReactor on driver d.
+func UvtNewReactorOn(t testing.TB, d reactor.Driver) *UvtReactor {
 	t.Helper()
 	u := &UvtReactor{}
-	r, err := reactor.New(reactor.Options{OnReport: func(ev event.Event, msg string, err error) {
+	r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(ev event.Event, msg string, err error) {
 		info := "<nil>"
 		if ev != nil {
 			info = ev.Info()
@@ -97,6 +115,9 @@ func UvtShutdown(t testing.TB, u *UvtReactor, reportsExpected bool) {
 	if s.CHandles != 0 || len(s.Handles) != 0 {
 		t.Errorf("after Close: CHandles=%d Handles=%v, want 0 and none", s.CHandles, s.Handles)
 	}
+	if pl := uvtPoller(u); pl != nil {
+		t.Errorf("after Close: the pure-Go driver's poller is left, with %d polls", len(pl.byFD))
+	}
 	if err := u.RunOnce(context.Background()); !errors.Is(err, reactor.ErrReactorClosed) {
 		t.Errorf("RunOnce after Close = %v, want ErrReactorClosed", err)
 	}
@@ -129,11 +150,20 @@ func UvtTurnUntil(t testing.TB, u *UvtReactor, what string, cond func() bool) {
 // a program that forgot Close relies on.
 func UvtCollectUntil(t testing.TB, u *UvtReactor, what string, cond func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), UvtSafety)
-	defer cancel()
+	deadline := time.Now().Add(UvtSafety)
 	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: still not done after %v", what, UvtSafety)
+		}
 		runtime.GC()
-		if err := u.RunOnce(ctx); err != nil {
+		// Each turn waits a little at most: the cleanups may have closed
+		// what they found before the turn began (Go-owned events close at
+		// once, without a turn), leaving it nothing to wait for. The bound
+		// only keeps the loop going; it decides nothing.
+		turn, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		err := u.RunOnce(turn)
+		cancel()
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("waiting for %s: RunOnce: %v", what, err)
 		}
 		if !cond() {
@@ -273,6 +303,13 @@ func (c *UvtCounter) Next(t testing.TB) UvtCall {
 // before the fence's. The fence is closed and its handle freed on return.
 func UvtFence(t testing.TB, u *UvtReactor) {
 	t.Helper()
+	// On the pure-Go driver, descriptors' readiness reaches the loop
+	// through the poller's goroutine: a pass now delivers what is ready.
+	u.Exec(func() {
+		if pl := uvtPoller(u); pl != nil {
+			pl.deliver()
+		}
+	})
 	before, _ := UvtCHandles(t, u)
 	f, err := NewTrigger(u.Reactor)
 	if err != nil {
@@ -291,6 +328,27 @@ func UvtFence(t testing.TB, u *UvtReactor) {
 		n, _ := UvtCHandles(t, u)
 		return n == before
 	})
+}
+
+// UvtPolls returns how many polls u has (made and not yet freed), on
+// either driver.
+func UvtPolls(u *UvtReactor) int {
+	if u.Driver() == reactor.DriverLibuv {
+		return u.Stats().Handles["poll"]
+	}
+	n := 0
+	u.Exec(func() {
+		if pl := uvtPoller(u); pl != nil {
+			n = len(pl.byFD)
+		}
+	})
+	return n
+}
+
+func uvtPoller(u *UvtReactor) *goPoller {
+	goPollers.Lock()
+	defer goPollers.Unlock()
+	return goPollers.m[u.Reactor]
 }
 
 // UvtMust fails the test at once if err is not nil.

@@ -50,30 +50,31 @@ func (ev PollEvents) String() string {
 	return b.String()
 }
 
-// A Poll watches a descriptor of any kind libuv can poll (a socket, a
-// pipe, an eventfd, a tty; not a regular file) with a uv_poll_t. Started, it
-// notifies its callbacks with the PollEvents that fired, on the loop
-// goroutine, as long as the condition holds (level-triggered): a callback
-// that does not consume the readiness is called again on the next turn.
+// A Poll watches a descriptor of any kind epoll can poll (a socket, a
+// pipe, an eventfd, a tty; not a regular file). Started, it notifies its
+// callbacks with the PollEvents that fired, on the loop goroutine, as long
+// as the condition holds (level-triggered): a callback that does not
+// consume the readiness is called again on the next turn.
 //
 // Errors: a descriptor that is not open is refused at creation (EBADF); an
 // error epoll reports on the descriptor while polling (POLLERR, which libuv
 // reports as EBADF) arrives as a Disconnect result; any other libuv error
-// arrives as an error. After either, libuv has stopped polling, so the
-// event is stopped (Start again to poll again).
+// arrives as an error. After either, polling has stopped, so the event is
+// stopped (Start again to poll again).
 //
-// libuv makes the descriptor non-blocking. The descriptor stays the
-// caller's unless the poll was made with the CloseFD option, in which case
-// it is closed when the poll is (after libuv stopped watching it). Two polls
-// on one descriptor in one reactor are refused (EEXIST): share one through
-// PollProxy.
+// The descriptor is made non-blocking. It stays the caller's unless the
+// poll was made with the CloseFD option, in which case it is closed when the
+// poll is (after polling stopped). Two polls on one descriptor in one
+// reactor are refused (EEXIST): share one through PollProxy.
 //
-// A Poll is an event reference (see Handle): the uv_poll_t is C memory,
-// freed in its uv_close callback, and dropping the Poll without Close is
-// safe.
+// On the libuv driver a Poll is a uv_poll_t and the Poll is an event
+// reference (see Handle): the handle is C memory, freed in its uv_close
+// callback, and dropping the Poll without Close is safe. On the pure-Go
+// driver it is a Go-owned event over an epoll set of the reactor's own
+// (poll_go.go), with the same masks, results, errors and lifetime.
 type Poll struct {
 	Handle
-	e *pollEvent
+	e *pollState
 }
 
 // A PollOption changes how NewPoll makes a poll.
@@ -83,19 +84,20 @@ type pollConfig struct{ closeFD bool }
 
 // CloseFD makes the poll own its descriptor: it is closed when the poll is
 // closed (explicitly, by Dispose, by the collector or by the reactor's
-// Close), after libuv has stopped watching it. The poll's flags include
+// Close), after polling has stopped. The poll's flags include
 // event.CloseFD. On a failed NewPoll the descriptor is left open.
 func CloseFD() PollOption { return func(c *pollConfig) { c.closeFD = true } }
 
-// pollEvent is the poll's event, reachable from the reactor's id table
-// until libuv's close callback ran. It never points back at its Poll.
-type pollEvent struct {
-	core
+// pollState is what a poll's event holds on either driver: the descriptor,
+// what is polled for, and the proxies over it. Its fields are touched on
+// the loop.
+type pollState struct {
+	drv     pollDriver // the event holding this state
 	fd      int
 	events  PollEvents // what the poll watches for without proxies
 	stream  bool       // a SOCK_STREAM socket: proxies verify readability
 	armed   bool       // started (by the user, or by started proxies)
-	polling PollEvents // the mask libuv polls for now (0: stopped)
+	polling PollEvents // the mask polled for now (0: stopped)
 
 	// The proxies over this poll (pollproxy.go): every one made and not
 	// closed, weakly (one dropped unstarted is collected), and the started
@@ -105,10 +107,26 @@ type pollEvent struct {
 	proxyHold bool // started proxies hold one Start of the poll
 }
 
+// pollDriver is a poll's event as the code both drivers share sees it.
+type pollDriver interface {
+	event.Event
+	reactorOf() *reactor.Reactor
+	// notify tells the poll's own callbacks.
+	notify(res PollEvents, err error)
+	// live reports whether the descriptor can still be polled (the event
+	// is not closing).
+	live() bool
+	// watch changes what the descriptor is polled for, from one mask to
+	// another; to 0 stops polling.
+	watch(from, to PollEvents) error
+}
+
 // NewPoll creates a poll on r watching fd for events (a non-empty set of
 // Readable, Writable, Disconnect, Prioritized). It is not started. A bad
-// descriptor is refused with an error matching syscall.EBADF, a bad event
-// set with syscall.EINVAL.
+// descriptor is refused with an error matching syscall.EBADF, one epoll
+// cannot watch (a regular file) with syscall.EPERM, a descriptor that has a
+// poll in r already with syscall.EEXIST, a bad event set with
+// syscall.EINVAL.
 func NewPoll(r *reactor.Reactor, fd int, events PollEvents, opts ...PollOption) (*Poll, error) {
 	if events == 0 || events&^allPollEvents != 0 {
 		return nil, fmt.Errorf("uv: NewPoll(fd=%d, events=%v): %w", fd, events, syscall.EINVAL)
@@ -117,10 +135,15 @@ func NewPoll(r *reactor.Reactor, fd int, events PollEvents, opts ...PollOption) 
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &pollEvent{fd: fd, events: events}
+	s := pollState{fd: fd, events: events}
 	if t, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE); err == nil && t == unix.SOCK_STREAM {
-		e.stream = true
+		s.stream = true
 	}
+	if r != nil && r.Driver() == reactor.DriverGo {
+		return newGoPoll(r, s, cfg)
+	}
+	e := &pollEvent{pollState: s}
+	e.drv = e
 	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
 		// libuv refuses a second poll on a descriptor only while the first
 		// is started; two started ones would corrupt its watcher table.
@@ -137,7 +160,7 @@ func NewPoll(r *reactor.Reactor, fd int, events PollEvents, opts ...PollOption) 
 	}); err != nil {
 		return nil, fmt.Errorf("uv: NewPoll(fd=%d): %w", fd, err)
 	}
-	p := &Poll{e: e}
+	p := &Poll{e: &e.pollState}
 	track(p, &p.Handle, &e.core)
 	return p, nil
 }
@@ -145,61 +168,52 @@ func NewPoll(r *reactor.Reactor, fd int, events PollEvents, opts ...PollOption) 
 // FD returns the descriptor the poll watches.
 func (p *Poll) FD() int { return p.e.fd }
 
-func (e *pollEvent) kindName() string { return "poll" }
-
-func (e *pollEvent) describe() string {
-	s := fmt.Sprintf("Poll(fd=%d, events=%v", e.fd, e.mask())
-	if n := e.proxyCount(); n > 0 {
-		s += fmt.Sprintf(", proxies=%d", n)
+func (s *pollState) describe() string {
+	d := fmt.Sprintf("Poll(fd=%d, events=%v", s.fd, s.mask())
+	if n := s.proxyCount(); n > 0 {
+		d += fmt.Sprintf(", proxies=%d", n)
 	}
-	return s + ")"
+	return d + ")"
 }
 
-// mask is what the poll asks libuv for when started: its own events, or,
-// while proxies exist, the union of the started proxies' events.
-func (e *pollEvent) mask() PollEvents {
-	if e.proxyCount() == 0 {
-		return e.events
+// mask is what the poll polls for when started: its own events, or, while
+// proxies exist, the union of the started proxies' events.
+func (s *pollState) mask() PollEvents {
+	if s.proxyCount() == 0 {
+		return s.events
 	}
-	return proxyMask(e.started)
+	return proxyMask(s.started)
 }
 
-func (e *pollEvent) arm() error {
-	e.armed = true
-	if err := e.apply(); err != nil {
-		e.armed = false
+func (s *pollState) arm() error {
+	s.armed = true
+	if err := s.apply(); err != nil {
+		s.armed = false
 		return err
 	}
 	return nil
 }
 
-func (e *pollEvent) disarm() {
-	e.armed = false
-	e.apply()
+func (s *pollState) disarm() {
+	s.armed = false
+	s.apply()
 }
 
-// apply brings libuv's mask to what the poll wants now: uv_poll_start with
-// the new mask when it changed, uv_poll_stop when it is empty.
-func (e *pollEvent) apply() error {
+// apply brings what the descriptor is polled for to what the poll wants
+// now: a new mask when it changed, nothing when it is empty.
+func (s *pollState) apply() error {
 	var want PollEvents
-	if e.armed && e.h != 0 {
-		want = e.mask()
+	if s.armed && s.drv.live() {
+		want = s.mask()
 	}
-	if want == e.polling {
+	if want == s.polling {
 		return nil
 	}
-	if want == 0 {
-		e.polling = 0
-		if e.h == 0 {
-			return nil // closing: uv_close stops it
-		}
-		return e.loop.StopPoll(e.h)
+	err := s.drv.watch(s.polling, want)
+	if err == nil || want == 0 {
+		s.polling = want
 	}
-	if err := e.loop.StartPoll(e.h, int(want)); err != nil {
-		return err
-	}
-	e.polling = want
-	return nil
+	return err
 }
 
 // pollOutcome turns libuv's report into the event's result: UV_EBADF (an
@@ -215,18 +229,21 @@ func pollOutcome(status int32, events int64) (PollEvents, error) {
 	return 0, uvcgo.ErrorOf("uv_poll", int(status))
 }
 
-func (e *pollEvent) completed(rec *uvcgo.Completion) {
-	res, err := pollOutcome(rec.Status, rec.N)
-	if rec.Status != 0 {
-		e.polling = 0 // libuv stopped the handle
+// report delivers a readiness report (libuv's status and events) to the
+// proxies, or to the poll's callbacks while it has none. A status other
+// than 0 means polling has stopped: the proxies and the poll are stopped.
+func (s *pollState) report(status int32, events int64) {
+	res, err := pollOutcome(status, events)
+	if status != 0 {
+		s.polling = 0
 	}
-	if e.proxyCount() > 0 {
-		e.notifyProxies(res, err)
+	if s.proxyCount() > 0 {
+		s.notifyProxies(res, err)
 	} else {
-		event.Notify(&e.Base, res, err)
+		s.drv.notify(res, err)
 	}
-	if rec.Status != 0 {
-		e.stopAll()
+	if status != 0 {
+		s.stopAll()
 	}
 }
 
@@ -234,35 +251,66 @@ func (e *pollEvent) completed(rec *uvcgo.Completion) {
 // confirms (another reader consumed the data since epoll reported it, such
 // as a proxy notified before in the same pass) is spurious. End of file and
 // socket errors are readiness.
-func (e *pollEvent) nothingToRead() bool {
+func (s *pollState) nothingToRead() bool {
 	var b [1]byte
-	_, _, err := unix.Recvfrom(e.fd, b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	_, _, err := unix.Recvfrom(s.fd, b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
 	return err == unix.EAGAIN
 }
 
-// stopAll stops the proxies and the poll, after libuv stopped the handle.
-func (e *pollEvent) stopAll() {
-	for _, p := range slices.Clone(e.started) {
+// stopAll stops the proxies and the poll, after polling stopped.
+func (s *pollState) stopAll() {
+	for _, p := range slices.Clone(s.started) {
 		for event.LoopRefs(p) > 0 {
 			p.Stop()
 		}
 	}
-	for event.LoopRefs(e) > 0 {
-		e.Stop()
+	for event.LoopRefs(s.drv) > 0 {
+		s.drv.Stop()
 	}
 }
 
-// closing closes the proxies (they cannot outlive the handle) and frees
-// the descriptor for another poll: uv_close, which follows, stops libuv
-// watching it at once.
-func (e *pollEvent) closing() {
-	pollFDs.remove(e.loop, e.fd)
-	for _, w := range slices.Clone(e.proxies) {
+// closeProxies closes the proxies of a closing poll: they cannot outlive
+// it.
+func (s *pollState) closeProxies() {
+	for _, w := range slices.Clone(s.proxies) {
 		if p := w.Value(); p != nil {
 			p.Close()
 		}
 	}
-	e.proxies, e.started = nil, nil
+	s.proxies, s.started = nil, nil
+}
+
+// pollEvent is the libuv driver's poll event, reachable from the reactor's
+// id table until libuv's close callback ran. It never points back at its
+// Poll.
+type pollEvent struct {
+	core
+	pollState
+}
+
+func (e *pollEvent) kindName() string             { return "poll" }
+func (e *pollEvent) describe() string             { return e.pollState.describe() }
+func (e *pollEvent) reactorOf() *reactor.Reactor  { return e.r }
+func (e *pollEvent) live() bool                   { return e.h != 0 }
+func (e *pollEvent) notify(r PollEvents, x error) { event.Notify(&e.Base, r, x) }
+
+func (e *pollEvent) watch(_, to PollEvents) error {
+	switch {
+	case to != 0:
+		return e.loop.StartPoll(e.h, int(to))
+	case e.h == 0:
+		return nil // closing: uv_close stops it
+	}
+	return e.loop.StopPoll(e.h)
+}
+
+func (e *pollEvent) completed(rec *uvcgo.Completion) { e.report(rec.Status, rec.N) }
+
+// closing closes the proxies and frees the descriptor for another poll:
+// uv_close, which follows, stops libuv watching it at once.
+func (e *pollEvent) closing() {
+	pollFDs.remove(e.loop, e.fd)
+	e.closeProxies()
 }
 
 // pollFDs records, per loop, the descriptors that have a poll. Loops are

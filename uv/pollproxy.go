@@ -12,29 +12,30 @@ import (
 )
 
 // A PollProxy is one subscriber's view of a shared Poll: many proxies over
-// one descriptor share the poll's single uv_poll_t, each with its own event
-// set, callbacks and Start/Stop. A goroutine that reads and one that writes
-// the same socket each hold a proxy.
+// one descriptor share the poll's single watch of it, each with its own
+// event set, callbacks and Start/Stop. A goroutine that reads and one that
+// writes the same socket each hold a proxy.
 //
 // The rules:
-//   - the poll's libuv mask is the union of the started proxies' events,
-//     recomputed on every proxy Start and Stop (and when a proxy closes or
-//     is collected); the first Start starts the poll, the last Stop stops
-//     it;
+//   - the mask the poll polls for is the union of the started proxies'
+//     events, recomputed on every proxy Start and Stop (and when a proxy
+//     closes or is collected); the first Start starts the poll, the last
+//     Stop stops it;
 //   - a readiness reaches only the started proxies whose events it
 //     matches, with the triggered events masked by the proxy's own
 //     (triggered & events);
 //   - a disconnect reaches every started proxy, with its full event set
 //     plus Disconnect, so that each tries its operation and sees the end;
 //     an error reaches every started proxy with its event set and the
-//     error, and stops them all (libuv stopped the poll);
+//     error, and stops them all (polling stopped);
 //   - while proxies exist, the poll's own callbacks are not notified;
 //   - on a stream socket a readable report is checked with a non-blocking
 //     peek before each delivery: a readiness another reader consumed since
 //     the kernel reported it (a proxy notified before in the same pass, or
 //     a goroutine reading meanwhile) is dropped.
 //
-// A PollProxy is a Go-owned event: it holds no C memory. It keeps its Poll
+// A PollProxy is a Go-owned event, the same on both drivers: it holds no C
+// memory. It keeps its Poll
 // reachable, so the poll outlives its proxies; a proxy dropped while
 // stopped is collected (and stops counting as existing), one dropped while
 // started goes on polling, like a started timer. Closing the poll closes
@@ -42,7 +43,7 @@ import (
 type PollProxy struct {
 	event.Base
 	poll   *Poll // keeps the reference, hence the handle, alive
-	e      *pollEvent
+	e      *pollState
 	events PollEvents
 }
 
@@ -59,8 +60,8 @@ func NewPollProxy(p *Poll, events PollEvents) (*PollProxy, error) {
 	x := &PollProxy{poll: p, e: p.e, events: events}
 	event.Init(&x.Base, (*pollProxyOps)(x), true, event.GoOwned)
 	var err error
-	if e := p.e.r.Exec(func() {
-		if p.e.Flags().Has(event.Closed) {
+	if e := p.e.drv.reactorOf().Exec(func() {
+		if p.e.drv.Flags().Has(event.Closed) {
 			err = event.ErrClosed
 			return
 		}
@@ -75,7 +76,7 @@ func NewPollProxy(p *Poll, events PollEvents) (*PollProxy, error) {
 	}
 	// A proxy collected without Close may have been the last: the poll
 	// then polls for its own events again.
-	runtime.AddCleanup(x, func(e *pollEvent) { e.r.Post(func() { e.apply() }) }, p.e)
+	runtime.AddCleanup(x, func(e *pollState) { e.drv.reactorOf().Post(func() { e.apply() }) }, p.e)
 	return x, nil
 }
 
@@ -85,7 +86,7 @@ func (x *PollProxy) Poll() *Poll { return x.poll }
 // Events returns the proxy's event set.
 func (x *PollProxy) Events() PollEvents { return x.events }
 
-func (o *pollProxyOps) Owner() event.Owner { return o.e.r }
+func (o *pollProxyOps) Owner() event.Owner { return o.e.drv.reactorOf() }
 func (o *pollProxyOps) Event() event.Event { return (*PollProxy)(o) }
 
 func (o *pollProxyOps) Describe() string {
@@ -96,10 +97,10 @@ func (o *pollProxyOps) Describe() string {
 // mask.
 func (o *pollProxyOps) Arm() error {
 	e := o.e
-	if e.host.Closing() {
+	if kindHostClosing(e.drv.reactorOf()) {
 		return reactor.ErrReactorClosed
 	}
-	if e.Flags().Has(event.Closed) {
+	if e.drv.Flags().Has(event.Closed) {
 		return event.ErrClosed
 	}
 	e.started = append(e.started, (*PollProxy)(o))
@@ -128,26 +129,26 @@ func (o *pollProxyOps) Free(bool) {
 	o.e.apply()
 }
 
-// proxyChanged recomputes the poll's libuv mask after a proxy started or
-// stopped, starting the poll for the first started proxy and stopping it
-// after the last.
-func (e *pollEvent) proxyChanged() error {
+// proxyChanged recomputes the mask the poll polls for after a proxy
+// started or stopped, starting the poll for the first started proxy and
+// stopping it after the last.
+func (e *pollState) proxyChanged() error {
 	switch {
 	case len(e.started) > 0 && !e.proxyHold:
-		if err := e.Start(); err != nil {
+		if err := e.drv.Start(); err != nil {
 			return err
 		}
 		e.proxyHold = true
 	case len(e.started) == 0 && e.proxyHold:
 		e.proxyHold = false
-		e.Stop() // the poll stays armed if its user started it too
+		e.drv.Stop() // the poll stays armed if its user started it too
 	}
 	return e.apply()
 }
 
 // proxyCount returns how many proxies exist (made, not closed, not
 // collected).
-func (e *pollEvent) proxyCount() int {
+func (e *pollState) proxyCount() int {
 	n := 0
 	for _, w := range e.proxies {
 		if w.Value() != nil {
@@ -192,7 +193,7 @@ func proxyOutcome(mask, triggered PollEvents, err error) (d proxyDelivery, ok bo
 // longer started when its turn comes. On a stream socket, a readiness is
 // checked with a peek before each delivery that is only about reading: a
 // reader notified earlier in the pass may have taken the data.
-func (e *pollEvent) notifyProxies(triggered PollEvents, err error) {
+func (e *pollState) notifyProxies(triggered PollEvents, err error) {
 	for _, p := range slices.Clone(e.started) {
 		if event.LoopRefs(p) == 0 || p.Flags().Has(event.Closed) {
 			continue

@@ -14,7 +14,6 @@ import (
 // started proxies' events; a readiness reaches the proxies it matches with
 // triggered & events; a disconnect or an error reaches them all.
 func TestPollProxyMaskAndDispatch(t *testing.T) {
-	UvtNeedsLibuv(t)
 	errBoom := errors.New("boom")
 	type out struct {
 		Told bool
@@ -67,7 +66,6 @@ func TestPollProxyMaskAndDispatch(t *testing.T) {
 // libuv's statuses as poll results: POLLERR (UV_EBADF) is a disconnect,
 // anything else an error.
 func TestPollOutcome(t *testing.T) {
-	UvtNeedsLibuv(t)
 	for _, tc := range []struct {
 		status  int32
 		events  int64
@@ -88,13 +86,12 @@ func TestPollOutcome(t *testing.T) {
 // The peek that drops a spurious readiness: no data is spurious, data or
 // the end of file is not.
 func TestPollPeek(t *testing.T) {
-	UvtNeedsLibuv(t)
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unix.Close(fds[0])
-	e := &pollEvent{fd: fds[0]}
+	e := &pollState{fd: fds[0]}
 	if !e.nothingToRead() {
 		t.Error("an empty socket reads as ready")
 	}

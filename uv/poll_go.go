@@ -1,0 +1,368 @@
+package uv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/kind"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// The pure-Go driver's poll. Each reactor with polls has an epoll set of
+// its own (a goPoller), made with its first poll and closed with its last.
+// Polls are level-triggered members of the set, added on Start and removed
+// on the last Stop, as libuv's watchers are in its epoll set. The set's
+// descriptor is in Go's netpoller; one goroutine waits there until the set
+// has something to report (poll(2) checks the level: the netpoller is
+// edge-triggered), queues one pass on the loop, and waits until the loop
+// has run it before looking again. The pass (epoll_wait with no timeout)
+// delivers what is ready to each poll, masked and reported the way libuv
+// reports it. Readiness nobody consumed is reported again on a later pass.
+
+// goPoll is the pure-Go driver's poll event. The reactor's poller holds it
+// until it closes; it never points back at its Poll.
+type goPoll struct {
+	event.Base
+	pollState
+	r  *reactor.Reactor
+	pl *goPoller // nil once closed
+}
+
+type goPollOps goPoll
+
+func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
+	e := &goPoll{pollState: s, r: r}
+	e.drv = e
+	event.Init(&e.Base, (*goPollOps)(e), true, event.GoOwned)
+	var err error
+	if x := r.Exec(func() {
+		if kindHostClosing(r) {
+			err = reactor.ErrReactorClosed
+			return
+		}
+		// A descriptor that is not open is refused before the poller is
+		// made: the set's own descriptor could take its number.
+		if _, err = unix.FcntlInt(uintptr(s.fd), unix.F_GETFD, 0); err != nil {
+			err = os.NewSyscallError("fcntl", err)
+			return
+		}
+		var pl *goPoller
+		if pl, err = pollerOf(r); err != nil {
+			return
+		}
+		if err = pl.add(e); err != nil {
+			pl.closeIfIdle()
+			return
+		}
+		e.pl = pl
+		event.AttachFD(&e.Base, e.fd, cfg.closeFD)
+	}); x != nil {
+		return nil, x
+	}
+	if err != nil {
+		return nil, fmt.Errorf("uv: NewPoll(fd=%d): %w", s.fd, err)
+	}
+	p := &Poll{e: &e.pollState}
+	p.target = e
+	// As on the libuv driver, a Poll dropped without Close is closed (so a
+	// started one stops counting as active, and CloseFD closes its
+	// descriptor).
+	p.cleanup = runtime.AddCleanup(p, func(e *goPoll) { e.r.Post(func() { e.Close() }) }, e)
+	return p, nil
+}
+
+func (e *goPoll) reactorOf() *reactor.Reactor  { return e.r }
+func (e *goPoll) live() bool                   { return e.pl != nil }
+func (e *goPoll) notify(r PollEvents, x error) { event.Notify(&e.Base, r, x) }
+
+func (e *goPoll) watch(from, to PollEvents) error {
+	switch {
+	case e.pl == nil:
+		return nil
+	case to == 0:
+		e.pl.ctl(unix.EPOLL_CTL_DEL, e.fd, 0)
+		return nil // gone already if the descriptor was closed: nothing to undo
+	case from == 0:
+		return e.pl.ctl(unix.EPOLL_CTL_ADD, e.fd, to)
+	}
+	return e.pl.ctl(unix.EPOLL_CTL_MOD, e.fd, to)
+}
+
+// fired delivers what epoll reported for the descriptor, on the loop: only
+// while the poll is started and open (a callback earlier in the pass may
+// have stopped or closed it), and masked by what it polls for now.
+func (e *goPoll) fired(events uint32) {
+	if e.pl == nil || event.LoopRefs(e) == 0 || e.Flags().Has(event.Closed) {
+		return
+	}
+	status, res, ok := epollReport(events, e.polling)
+	if !ok {
+		return
+	}
+	if status != 0 {
+		e.pl.ctl(unix.EPOLL_CTL_DEL, e.fd, 0) // libuv stops the watcher too
+	}
+	e.report(status, res)
+}
+
+func (o *goPollOps) Owner() event.Owner { return o.r }
+func (o *goPollOps) Event() event.Event { return (*goPoll)(o) }
+func (o *goPollOps) Describe() string   { return o.describe() }
+func (o *goPollOps) Disarm()            { o.disarm() }
+
+func (o *goPollOps) Arm() error {
+	if kindHostClosing(o.r) {
+		return reactor.ErrReactorClosed
+	}
+	return o.arm()
+}
+
+// Free closes the proxies and takes the descriptor out of the poller (it
+// is out of the epoll set already: Disarm ran), before CloseFD closes it.
+func (o *goPollOps) Free(bool) {
+	o.closeProxies()
+	if pl := o.pl; pl != nil {
+		o.pl = nil
+		delete(pl.byFD, o.fd)
+		pl.closeIfIdle()
+	}
+}
+
+// The epoll bits of the poll events (libuv's mapping).
+var epollBits = [...]struct {
+	ev  PollEvents
+	bit uint32
+}{
+	{Readable, unix.EPOLLIN},
+	{Prioritized, unix.EPOLLPRI},
+	{Writable, unix.EPOLLOUT},
+	{Disconnect, unix.EPOLLRDHUP},
+}
+
+func epollEvents(m PollEvents) uint32 {
+	var b uint32
+	for _, x := range epollBits {
+		if m&x.ev != 0 {
+			b |= x.bit
+		}
+	}
+	return b
+}
+
+// epollReport turns what epoll reported for a descriptor polled for
+// watching into libuv's report, by libuv's rules (uv__io_poll, uv__poll_io):
+// only what is polled for, plus error and hang-up; an error or hang-up
+// alone counts as every condition polled for; an error without priority
+// data is status EBADF (polling stops). ok is false when nothing is left
+// to report.
+func epollReport(events uint32, watching PollEvents) (status int32, res int64, ok bool) {
+	want := epollEvents(watching)
+	events &= want | unix.EPOLLERR | unix.EPOLLHUP
+	if events == 0 {
+		return 0, 0, false
+	}
+	if events == unix.EPOLLERR || events == unix.EPOLLHUP {
+		events |= want
+	}
+	if events&unix.EPOLLERR != 0 && events&unix.EPOLLPRI == 0 {
+		return -int32(syscall.EBADF), 0, true
+	}
+	var r PollEvents
+	for _, x := range epollBits {
+		if events&x.bit != 0 {
+			r |= x.ev
+		}
+	}
+	return 0, int64(r), true
+}
+
+// goPoller is a reactor's epoll set and the goroutine that watches it.
+// Its fields are touched on the loop, except those the goroutine uses,
+// which never change.
+type goPoller struct {
+	r       *reactor.Reactor
+	epfd    int      // owned by f
+	f       *os.File // the set's descriptor in Go's netpoller
+	byFD    map[int]*goPoll
+	forget  func()        // unregisters the reactor's closer
+	closed  bool          // set on the loop; a pass queued before is skipped
+	stopped chan struct{} // closed when the poller closes
+	rearm   chan struct{} // the loop ran a pass (capacity 1)
+	exited  chan struct{} // the goroutine has returned
+}
+
+// goPollers holds each reactor's poller. Reactors are driven by different
+// goroutines, hence the lock.
+var goPollers = struct {
+	sync.Mutex
+	m map[*reactor.Reactor]*goPoller
+}{m: map[*reactor.Reactor]*goPoller{}}
+
+// pollerOf returns r's poller, making it (and its goroutine) if r has
+// none. On the loop.
+func pollerOf(r *reactor.Reactor) (*goPoller, error) {
+	goPollers.Lock()
+	defer goPollers.Unlock()
+	if pl := goPollers.m[r]; pl != nil {
+		return pl, nil
+	}
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("epoll_create1", err)
+	}
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(epfd)
+		return nil, err
+	}
+	f := os.NewFile(uintptr(epfd), "uv poll epoll")
+	rc, err := f.SyscallConn()
+	if err == nil && f.SetDeadline(time.Time{}) != nil {
+		err = errors.New("the netpoller refused the epoll descriptor")
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	pl := &goPoller{
+		r:       r,
+		epfd:    epfd,
+		f:       f,
+		byFD:    map[int]*goPoll{},
+		stopped: make(chan struct{}),
+		rearm:   make(chan struct{}, 1),
+		exited:  make(chan struct{}),
+	}
+	pl.forget = kind.HostOf(r).AddCloser(pl.closeAll)
+	goPollers.m[r] = pl
+	go pl.run(rc, kind.HostOf(r))
+	return pl, nil
+}
+
+// add makes e's descriptor a member of the poller, not yet polled. It
+// checks that epoll can watch it (adding it to the set and taking it out
+// again, as libuv's uv_poll_init does) and makes it non-blocking.
+func (pl *goPoller) add(e *goPoll) error {
+	if _, dup := pl.byFD[e.fd]; dup {
+		return fmt.Errorf("descriptor %d has a poll in this reactor: %w", e.fd, syscall.EEXIST)
+	}
+	if err := pl.ctl(unix.EPOLL_CTL_ADD, e.fd, Readable); err != nil {
+		return err
+	}
+	pl.ctl(unix.EPOLL_CTL_DEL, e.fd, 0)
+	if err := unix.SetNonblock(e.fd, true); err != nil {
+		return os.NewSyscallError("fcntl", err)
+	}
+	pl.byFD[e.fd] = e
+	return nil
+}
+
+func (pl *goPoller) ctl(op, fd int, m PollEvents) error {
+	ev := unix.EpollEvent{Events: epollEvents(m), Fd: int32(fd)}
+	if err := unix.EpollCtl(pl.epfd, op, fd, &ev); err != nil {
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	return nil
+}
+
+// closeAll closes every poll of the reactor, when the reactor closes: the
+// last one closes the poller.
+func (pl *goPoller) closeAll() {
+	for _, e := range pl.byFD {
+		e.Close()
+	}
+	pl.closeIfIdle()
+}
+
+// closeIfIdle closes the poller once it has no poll: the goroutine ends
+// (closing the descriptor wakes it from the netpoller) and is waited for.
+func (pl *goPoller) closeIfIdle() {
+	if len(pl.byFD) > 0 || pl.closed {
+		return
+	}
+	pl.closed = true
+	goPollers.Lock()
+	delete(goPollers.m, pl.r)
+	goPollers.Unlock()
+	pl.forget()
+	close(pl.stopped)
+	pl.f.Close()
+	<-pl.exited
+}
+
+// run is the poller's goroutine.
+func (pl *goPoller) run(rc syscall.RawConn, host kind.Host) {
+	defer close(pl.exited)
+	for {
+		if err := rc.Read(epollReady); err != nil {
+			return // the descriptor was closed
+		}
+		select {
+		case <-pl.stopped:
+			return
+		default:
+		}
+		// Queue, not Post: the pass runs on a turn of the loop, never in
+		// this goroutine when nobody runs the loop.
+		if host.Queue(pl.pass) != nil {
+			return // the reactor is closed
+		}
+		select {
+		case <-pl.rearm:
+		case <-pl.stopped:
+			return
+		}
+	}
+}
+
+// epollReady is the RawConn callback: whether the set has something to
+// report now.
+func epollReady(fd uintptr) bool {
+	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(p, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return err != nil || n > 0
+	}
+}
+
+// pass delivers what is ready now to the polls, on the loop, then lets the
+// goroutine look again (even if a callback panicked or called
+// runtime.Goexit).
+func (pl *goPoller) pass() {
+	defer func() {
+		select {
+		case pl.rearm <- struct{}{}:
+		default:
+		}
+	}()
+	pl.deliver()
+}
+
+// deliver delivers what is ready now to the polls, on the loop.
+func (pl *goPoller) deliver() {
+	if pl.closed {
+		return
+	}
+	var evs [128]unix.EpollEvent
+	n, err := unix.EpollWait(pl.epfd, evs[:], 0)
+	for err == unix.EINTR {
+		n, err = unix.EpollWait(pl.epfd, evs[:], 0)
+	}
+	for _, ev := range evs[:max(n, 0)] {
+		// A callback earlier in the pass may have closed the poll, or
+		// every poll and the poller.
+		if e := pl.byFD[int(ev.Fd)]; e != nil && !pl.closed {
+			e.fired(ev.Events)
+		}
+	}
+}

@@ -45,6 +45,15 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(fn())
 	}
+	// The test process itself keeps a catch-all registration for the
+	// signals the in-process tests raise: a delivery that lands after a
+	// test's last Stop (kill(2) to a multi-threaded process may be handled
+	// on another thread a moment later) must not end the whole test binary
+	// with SIGUSR1's default action. It is also one more os/signal user
+	// beside the dispatcher, which must coexist with it. What the default
+	// disposition does once the dispatcher lets go is tested in child
+	// processes (TestSignalLastStopRestoresDefault and the storm).
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGUSR1, syscall.SIGUSR2)
 	os.Exit(m.Run())
 }
 

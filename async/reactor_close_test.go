@@ -11,25 +11,11 @@ import (
 
 	"github.com/uvevent/uvevent/async"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
 
 const closeSafety = 20 * time.Second
-
-func closeDrivers(t *testing.T, fn func(t *testing.T, d reactor.Driver)) {
-	for _, d := range []reactor.Driver{reactor.DriverLibuv, reactor.DriverGo} {
-		t.Run(d.String(), func(t *testing.T) {
-			r, err := reactor.New(reactor.Options{Driver: d})
-			if errors.Is(err, reactor.ErrNoLibuv) {
-				t.Skipf("driver %v not available: %v", d, err)
-			}
-			if err == nil {
-				r.Close()
-			}
-			fn(t, d)
-		})
-	}
-}
 
 // The reactor closes while goroutines wait on a channel's send and receive,
 // a pool's acquire, a group's Wait, a suspension and a timeout, with Serve
@@ -38,7 +24,7 @@ func closeDrivers(t *testing.T, fn func(t *testing.T, d reactor.Driver)) {
 // its own context, Close must return, and the pool's resources must be
 // destroyed (New's context ended).
 func TestReactorCloseEndsAsyncWaits(t *testing.T) {
-	closeDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(event.Event, string, error) {}})
 		if err != nil {
 			t.Fatal(err)

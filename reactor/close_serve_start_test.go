@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -16,7 +17,7 @@ import (
 // must return nil (never ErrRunning from a goroutine that is not the loop),
 // and the Serve must return.
 func TestCloseRacingServeStart(t *testing.T) {
-	ownDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		failures := 0
 		const rounds = 200
 		for round := 0; round < rounds; round++ {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -13,7 +14,7 @@ import (
 // cancelled by Close; once they have all ended, Stats must not count any
 // (Stats after Close is what a test checks to see nothing is left alive).
 func TestCoroutinesEndedAfterCloseAreNotCounted(t *testing.T) {
-	ownDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for _, how := range []string{"Go blocked on ctx", "Spawn awaiting a future", "Go awaiting a future"} {
 			t.Run(how, func(t *testing.T) {
 				r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(event.Event, string, error) {}})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -28,21 +29,6 @@ func onGoroutine(t *testing.T, what string, fn func()) {
 	}
 }
 
-func ownDrivers(t *testing.T, fn func(t *testing.T, d reactor.Driver)) {
-	for _, d := range []reactor.Driver{reactor.DriverLibuv, reactor.DriverGo} {
-		t.Run(d.String(), func(t *testing.T) {
-			r, err := reactor.New(reactor.Options{Driver: d})
-			if errors.Is(err, reactor.ErrNoLibuv) {
-				t.Skipf("driver %v not available: %v", d, err)
-			}
-			if err == nil {
-				r.Close()
-			}
-			fn(t, d)
-		})
-	}
-}
-
 // A goroutine that ends with runtime.Goexit while it owns the loop — in an
 // operation it runs directly (Exec, Post with no loop running), in a timer
 // callback inside RunOnce, or in a callback run by Close — must not leave
@@ -50,7 +36,7 @@ func ownDrivers(t *testing.T, fn func(t *testing.T, d reactor.Driver)) {
 // reuse the dead one's descriptor) must then be able to Exec and Close, and
 // Close must free everything and end waits.
 func TestGoexitWhileOwningReleasesOwnership(t *testing.T) {
-	ownDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		ways := map[string]func(t *testing.T, r *reactor.Reactor){
 			"Exec direct": func(t *testing.T, r *reactor.Reactor) {
 				onGoroutine(t, "Exec+Goexit", func() { r.Exec(runtime.Goexit) })

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -16,7 +17,7 @@ import (
 // a 1 ms timer fires under Run. Operations that re-post themselves from the
 // loop must not keep one turn going either.
 func TestPostFloodDoesNotStarveTheLoop(t *testing.T) {
-	ownDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for _, how := range []string{"other goroutines", "an op re-posting itself from a goroutine"} {
 			t.Run(how, func(t *testing.T) {
 				r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(event.Event, string, error) {}})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -16,7 +17,7 @@ import (
 // progress: from the Close's first moment, constructors and Start refuse
 // with ErrReactorClosed (rule 7), whatever another Shutdown does.
 func TestShutdownGivingUpDoesNotReopenDuringClose(t *testing.T) {
-	ownDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(event.Event, string, error) {}})
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -17,7 +18,7 @@ import (
 // DueIn must stay non-negative, and Close must end (it closes started
 // timers).
 func TestTimerHugeDurations(t *testing.T) {
-	ownDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		cases := []struct {
 			name            string
 			timeout, repeat time.Duration

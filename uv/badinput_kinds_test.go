@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -16,7 +17,7 @@ import (
 // (no panic, no hang), and the reactor keeps running afterwards (a trigger
 // still fires) with nothing left at Close.
 func TestBadInputAcrossKinds(t *testing.T) {
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		r := newDriverReactor(t, d)
 		defer r.Close()
 		closedTr, err := uv.NewTrigger(r)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -48,7 +49,7 @@ var faults = map[string]func(){
 // the other subscriber of the same pass must be called (for a panic), and
 // Close must return with nothing left.
 func TestFaultsInCallbacksAndHooks(t *testing.T) {
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for fname, fault := range faults {
 			for _, where := range []string{"callback", "hook"} {
 				for _, kindName := range []string{"trigger", "timer"} {
@@ -181,7 +182,7 @@ func openFDs(t *testing.T) int {
 // job: every event closed, a wait on the reactor ended with
 // ErrReactorClosed, the loop freed and its descriptors closed.
 func TestHookFaultDuringReactorClose(t *testing.T) {
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for fname, fault := range faults {
 			t.Run(fname, func(t *testing.T) {
 				fds := openFDs(t)
@@ -250,7 +251,7 @@ func TestHookFaultDuringReactorClose(t *testing.T) {
 // Await on typed nils, nil interfaces, closed events and no events at all:
 // errors, never a panic or a hang.
 func TestAwaitOddEvents(t *testing.T) {
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		r := newDriverReactor(t, d)
 		defer r.Close()
 		var nilTr *uv.Trigger

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -98,7 +99,7 @@ var midflightKinds = map[string]func(t *testing.T, r *reactor.Reactor) (ev event
 // function must see its context cancelled (as reactor.Go's does), and an
 // Await on it afterwards must return rather than wait for its context.
 func TestCloseWhileSystemEventsRun(t *testing.T) {
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for name, mk := range midflightKinds {
 			t.Run(name, func(t *testing.T) {
 				r := newDriverReactor(t, d)
@@ -162,7 +163,7 @@ func TestCloseWhileSystemEventsRun(t *testing.T) {
 // must be refused with ErrRunning, not deadlock waiting for the loop that
 // calls them.
 func TestCloseFromCallbackIsRefused(t *testing.T) {
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		r := newDriverReactor(t, d)
 		defer r.Close()
 		tr, err := uv.NewTrigger(r)
@@ -213,7 +214,7 @@ func TestCloseFromCallbackIsRefused(t *testing.T) {
 // coroutine: these are not the loop goroutine, so Close must work (or be
 // refused), and never deadlock.
 func TestCloseFromWorkerFunctions(t *testing.T) {
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for _, where := range []string{"task", "thread", "go", "spawn"} {
 			t.Run(where, func(t *testing.T) {
 				r := newDriverReactor(t, d)
@@ -261,7 +262,7 @@ func TestCloseFromWorkerFunctions(t *testing.T) {
 // A Process whose program does not exist must be refused with an error
 // matching fs.ErrNotExist (a path) or exec.ErrNotFound (a PATH lookup), and leave the reactor running.
 func TestSpawnMissingProgram(t *testing.T) {
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		r := newDriverReactor(t, d)
 		defer r.Close()
 		for _, args := range [][]string{{"/nonexistent/prog"}, {"no-such-program-xyz"}, {""}, nil} {

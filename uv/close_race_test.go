@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -44,26 +45,11 @@ func waitBounded(t *testing.T, what string, wg *sync.WaitGroup) bool {
 	}
 }
 
-func forDrivers(t *testing.T, fn func(t *testing.T, d reactor.Driver)) {
-	for _, d := range []reactor.Driver{reactor.DriverLibuv, reactor.DriverGo} {
-		t.Run(d.String(), func(t *testing.T) {
-			if d == reactor.DriverLibuv {
-				if r, err := reactor.New(reactor.Options{Driver: d}); errors.Is(err, reactor.ErrNoLibuv) {
-					t.Skipf("libuv driver not linked in: %v", err)
-				} else if err == nil {
-					r.Close()
-				}
-			}
-			fn(t, d)
-		})
-	}
-}
-
 // Close from one goroutine while others hammer the same triggers with every
 // method, with Serve running. Every call must return (an error is fine), the
 // Serve must end, and no C handle may remain.
 func TestCloseRacesTriggerOperations(t *testing.T) {
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		r := newDriverReactor(t, d)
 		defer r.Close()
 		const n = 16
@@ -159,7 +145,7 @@ func TestCloseRacesTriggerOperations(t *testing.T) {
 // and goroutines keep operating, then a final Close. Shutdown must either
 // succeed or return the context's error leaving the reactor usable for Close.
 func TestShutdownShortContexts(t *testing.T) {
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for round := 0; round < 20; round++ {
 			r := newDriverReactor(t, d)
 			tr, err := uv.NewTrigger(r)

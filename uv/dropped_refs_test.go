@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -35,7 +36,7 @@ func gcUntil(t *testing.T, r *reactor.Reactor, what string, cond func() bool) {
 // A started, subscribed trigger dropped without Close stops counting as
 // active once collected, on both drivers: Run can end.
 func TestDroppedStartedTriggerLetsRunEnd(t *testing.T) {
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		r := newDriverReactor(t, d)
 		defer r.Close()
 		var closed atomic.Int32
@@ -76,7 +77,7 @@ func TestG1MillionDroppedBothDrivers(t *testing.T) {
 		t.Logf("-short: %d events instead of a million", n)
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for _, what := range []string{"trigger", "timer"} {
 			t.Run(what, func(t *testing.T) {
 				r := newDriverReactor(t, d)
@@ -150,7 +151,7 @@ func TestG1MillionDroppedBothDrivers(t *testing.T) {
 // panic, Close returns, nothing is left, and later constructors refuse.
 func TestDroppedRefsRaceClose(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for round := 0; round < 10; round++ {
 			r := newDriverReactor(t, d)
 			serveDone := make(chan error, 1)
@@ -218,7 +219,7 @@ func TestDroppedRefsRaceClose(t *testing.T) {
 // never collected); the reactor's Close must still close and free it, and
 // its subscriber hear ErrClosed once.
 func TestSelfCapturingCallbackClosedByReactorClose(t *testing.T) {
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		r := newDriverReactor(t, d)
 		var closedN atomic.Int32
 		func() {
@@ -260,7 +261,7 @@ func TestSelfCapturingCallbackClosedByReactorClose(t *testing.T) {
 // subscriber hears ErrClosed once), only after the last Dispose, and extra
 // Disposes after that do nothing (no panic, no report of a negative count).
 func TestRetainDisposeFromManyGoroutines(t *testing.T) {
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		var reports atomic.Int32
 		r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(ev event.Event, msg string, err error) {
 			reports.Add(1)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -65,16 +66,7 @@ func UvtNewReactor(t testing.TB) *UvtReactor { return UvtNewReactorOn(t, reactor
 // UvtEachDriver runs fn once per driver, as subtests, each on a fresh
 // reactor; the libuv driver is skipped, saying so, in a build without cgo.
 func UvtEachDriver(t *testing.T, fn func(t *testing.T, u *UvtReactor)) {
-	for _, d := range []reactor.Driver{reactor.DriverLibuv, reactor.DriverGo} {
-		t.Run(d.String(), func(t *testing.T) {
-			if probe, err := reactor.New(reactor.Options{Driver: d}); err != nil {
-				t.Skipf("the %v driver is not in this build: %v", d, err)
-			} else {
-				probe.Close()
-			}
-			fn(t, UvtNewReactorOn(t, d))
-		})
-	}
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) { fn(t, UvtNewReactorOn(t, d)) })
 }
 
 // UvtNewReactorOn is UvtNewReactor on driver d.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -17,7 +18,7 @@ import (
 // turn must end, ctx must be honoured, and a timer must fire while the
 // trigger re-sends itself forever.
 func TestTriggerSelfSendEndsTheTurn(t *testing.T) {
-	forDrivers(t, func(t *testing.T, d reactor.Driver) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		r := newDriverReactor(t, d)
 		defer r.Close()
 		tr, err := uv.NewTrigger(r)

@@ -59,7 +59,24 @@ const safety = 30 * time.Second
 // skipped, saying so.
 func Run(t *testing.T, k Kind) {
 	t.Helper()
-	for _, d := range []reactor.Driver{reactor.DriverLibuv, reactor.DriverGo} {
+	EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		if d == reactor.DriverGo && k.NeedsLibuv {
+			refusesWithoutLibuv(t, k)
+			return
+		}
+		runOn(t, d, k)
+	})
+}
+
+// Drivers are the drivers every kind and every cross-driver test run on.
+var Drivers = []reactor.Driver{reactor.DriverLibuv, reactor.DriverGo}
+
+// EachDriver runs fn in a subtest per driver (named "libuv", "go"),
+// skipping, with the reason printed, a driver this build does not have
+// (libuv without cgo). It is the one way the test suites iterate drivers.
+func EachDriver(t *testing.T, fn func(t *testing.T, d reactor.Driver)) {
+	t.Helper()
+	for _, d := range Drivers {
 		t.Run(d.String(), func(t *testing.T) {
 			probe, err := reactor.New(reactor.Options{Driver: d})
 			if errors.Is(err, reactor.ErrNoLibuv) {
@@ -69,11 +86,7 @@ func Run(t *testing.T, k Kind) {
 				t.Fatal(err)
 			}
 			probe.Close()
-			if d == reactor.DriverGo && k.NeedsLibuv {
-				refusesWithoutLibuv(t, k)
-				return
-			}
-			runOn(t, d, k)
+			fn(t, d)
 		})
 	}
 }

@@ -247,8 +247,16 @@ func (b *Base) delCallback(cb *Callback) error {
 		return ErrNotSubscribed
 	}
 	b.cbs.remove(i, &b.iter)
-	cb.Release()
+	b.releaseCallback(cb)
 	return nil
+}
+
+// releaseCallback drops the event's reference to cb; a panicking OnDispose
+// is reported to the owner, never raised out of Close, Dispose or a run.
+func (b *Base) releaseCallback(cb *Callback) {
+	if err := cb.release(); err != nil {
+		b.owner().Report(b.ops.Event(), "callback's OnDispose panicked", err)
+	}
 }
 
 // Start activates the event. See Event.
@@ -355,7 +363,7 @@ func (b *Base) released() {
 		return
 	}
 	b.setFlags(freed)
-	b.cbs.clear((*Callback).Release)
+	b.cbs.clear(b.releaseCallback)
 	// The kind lets go first: a poll removes the descriptor from libuv's
 	// epoll set (uv_close), which it cannot do once the number is closed
 	// and perhaps reused.

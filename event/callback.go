@@ -1,6 +1,11 @@
 package event
 
-import "github.com/uvevent/uvevent/refcount"
+import (
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/uvevent/uvevent/refcount"
+)
 
 // CallbackFunc receives an event's notification: the event that fired, its
 // result, and its error. It runs on the event's loop goroutine and must not
@@ -38,11 +43,29 @@ func (c *Callback) OnDispose(f func()) *Callback {
 // Retain adds a reference.
 func (c *Callback) Retain() { c.refs.Retain() }
 
-// Release drops a reference; the last one runs the dispose function.
+// Release drops a reference; the last one runs the dispose function. A
+// panic in the dispose function is recovered, never raised: released by an
+// event, it is reported to the event's owner; released here, it is logged
+// (log/slog's default logger).
 func (c *Callback) Release() {
-	if c.refs.Release() && c.dispose != nil {
-		c.dispose()
+	if err := c.release(); err != nil {
+		LogReport(slog.Default(), nil, "callback's OnDispose panicked", err)
 	}
+}
+
+// release is Release returning a panic of the dispose function as a
+// *PanicError, for the event that releases c to report.
+func (c *Callback) release() (err error) {
+	if !c.refs.Release() || c.dispose == nil {
+		return nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	c.dispose()
+	return nil
 }
 
 // usable reports whether c can be subscribed: not nil, with a function.

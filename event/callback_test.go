@@ -47,3 +47,22 @@ func TestSubscribeClosed(t *testing.T) {
 		t.Errorf("Subscribe on a closed event = %v with %d refs, want ErrClosed and a released callback", err, cb.Refs())
 	}
 }
+
+// A panicking OnDispose is reported to the event's owner when the event
+// releases the callback, never raised out of Close.
+func TestPanickingOnDisposeIsReported(t *testing.T) {
+	var reports []string
+	s := &event.Serial{ReportFunc: func(_ event.Event, msg string, _ error) { reports = append(reports, msg) }}
+	f := event.NewFuture[int](s)
+	cb := event.NewCallback(func(event.Event, any, error) {}).OnDispose(func() { panic("dispose boom") })
+	if err := f.AddCallback(cb); err != nil {
+		t.Fatal(err)
+	}
+	cb.Release() // the event holds the last reference now
+	if err := f.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if len(reports) != 1 || reports[0] != "callback's OnDispose panicked" {
+		t.Fatalf("reports = %q, want the OnDispose panic", reports)
+	}
+}

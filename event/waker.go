@@ -100,14 +100,6 @@ type parker interface {
 	Done() <-chan struct{}
 }
 
-// WaitState is one running wait (see internal/waiting). It is named here
-// for package reactor's Close, which ends the waits on its events.
-type WaitState = waiting.State
-
-// WaitRegistry is implemented by owners that end the waits on their
-// events when they shut down (see internal/waiting).
-type WaitRegistry = waiting.Registry
-
 // Await waits until the events satisfy m, ctx is done, or m's timeout runs
 // out, then unsubscribes from every event and returns one Outcome per
 // event, at the event's position (Done tells which notified).
@@ -153,7 +145,7 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 		cover, _ := v.(interface{ Covers(Owner) bool })
 		for i := range w.slots {
 			o := w.owner(i)
-			reg, ok := o.(WaitRegistry)
+			reg, ok := o.(waiting.Registry)
 			if !ok || (cover != nil && cover.Covers(o)) || w.ownerBefore(i, o) {
 				continue
 			}
@@ -315,7 +307,7 @@ func (w *waker) disarm() {
 	}
 }
 
-// Done implements WaitState: a wait whose context is done is over, even
+// Done implements waiting.State: a wait whose context is done is over, even
 // before its goroutine has woken to see it.
 func (w *waker) Done() bool { return w.isDone() || w.ctx.Err() != nil }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
 	"github.com/uvevent/uvevent/internal/kind"
+	"github.com/uvevent/uvevent/internal/waiting"
 )
 
 // Errors of the reactor itself. Event errors (ErrClosed, ErrDeadlock, ...)
@@ -120,8 +121,8 @@ type Reactor struct {
 	watching bool
 	polling  bool // the watcher could not start: park at most 1 ms
 
-	final Stats                        // what Stats reports after Close
-	waits map[event.WaitState]struct{} // Awaits on this reactor's events (under mu)
+	final Stats                      // what Stats reports after Close
+	waits map[waiting.State]struct{} // Awaits on this reactor's events (under mu)
 
 	stats struct {
 		iterations, queued, wakeups atomic.Uint64
@@ -201,9 +202,10 @@ func (r *Reactor) Hold() (release func(), err error) {
 	return func() { once.Do(func() { r.Post(func() { r.active-- }) }) }, nil
 }
 
-// AddWait implements event.WaitRegistry: Close ends the waits still
+// AddWait implements the waiter registry event.Await looks for on an
+// owner (internal/waiting.Registry): Close ends the waits still
 // registered with ErrReactorClosed, so no waiter hangs on a closed reactor.
-func (r *Reactor) AddWait(w event.WaitState) (remove func()) {
+func (r *Reactor) AddWait(w waiting.State) (remove func()) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -211,7 +213,7 @@ func (r *Reactor) AddWait(w event.WaitState) (remove func()) {
 		return func() {}
 	}
 	if r.waits == nil {
-		r.waits = map[event.WaitState]struct{}{}
+		r.waits = map[waiting.State]struct{}{}
 	}
 	r.waits[w] = struct{}{}
 	r.mu.Unlock()

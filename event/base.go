@@ -380,8 +380,8 @@ func (b *Base) Retain() { b.refs.Retain() }
 // Dispose drops a reference; the last one closes and frees the event.
 // Disposing an event whose references are all gone does nothing.
 func (b *Base) Dispose() {
-	if b.refs.Load() <= 0 || !b.refs.Release() {
-		return
+	if last, _ := b.refs.TryRelease(); !last {
+		return // not the last reference, or released already (a no-op)
 	}
 	b.do((*Base).release)
 }

@@ -155,6 +155,15 @@ func (r *Reactor) take(me uintptr) {
 // Close, or else a goroutine started here for that, so that no queued
 // Exec waits for an owner that never comes.
 func (r *Reactor) release() {
+	gaveUp := false
+	defer func() {
+		if !gaveUp {
+			// runtime.Goexit in a drained operation is ending this
+			// goroutine: give up ownership all the same.
+			r.mu.Lock()
+			r.letGoLocked()
+		}
+	}()
 	for i := 0; ; i++ {
 		r.drainOnce()
 		r.mu.Lock()
@@ -163,6 +172,12 @@ func (r *Reactor) release() {
 		}
 		r.mu.Unlock()
 	}
+	gaveUp = true
+	r.letGoLocked()
+}
+
+// letGoLocked ends ownership; mu is held on entry and released on return.
+func (r *Reactor) letGoLocked() {
 	left := (len(r.queue) > 0 || len(r.dropped) > 0) && r.acquiring == 0 && !r.closed
 	loopOwners.CompareAndDelete(r.holder.Load(), r)
 	r.owned, r.serving = false, false
@@ -180,7 +195,7 @@ const releaseRounds = 64
 // takeOver takes ownership to run operations a bounded release left.
 func (r *Reactor) takeOver() {
 	r.mu.Lock()
-	if r.owned || r.closed || len(r.queue) == 0 && len(r.dropped) == 0 {
+	if r.owned || r.closed || r.acquiring > 0 || len(r.queue) == 0 && len(r.dropped) == 0 {
 		r.mu.Unlock()
 		return
 	}
@@ -259,7 +274,21 @@ func (r *Reactor) takeQueueLocked() []func() {
 // is reported and the rest still run.
 func (r *Reactor) runOps(q []func()) {
 	r.work += uint64(len(q))
-	for i, fn := range q {
+	i := 0
+	defer func() {
+		if i < len(q) {
+			// runtime.Goexit in q[i]: the rest still run, first, at the next drain.
+			rest := append([]func(){}, q[i+1:]...)
+			r.mu.Lock()
+			r.queue = append(rest, r.queue...)
+			if len(r.queue) > 0 {
+				r.pending.Store(true)
+			}
+			r.mu.Unlock()
+		}
+	}()
+	for ; i < len(q); i++ {
+		fn := q[i]
 		q[i] = nil
 		r.safely(fn)
 	}
@@ -299,9 +328,23 @@ func (r *Reactor) drainOnce() bool {
 	if len(q) == 0 && len(dropped) == 0 {
 		return false
 	}
-	for _, id := range dropped {
-		r.closeDropped(id)
+	started := false
+	j := 0
+	defer func() {
+		if !started {
+			// runtime.Goexit in a dropped event's close notification:
+			// the rest of the batch runs at the next drain.
+			r.mu.Lock()
+			r.dropped = append(r.dropped, dropped[min(j+1, len(dropped)):]...)
+			r.queue = append(append([]func(){}, q...), r.queue...)
+			r.pending.Store(true)
+			r.mu.Unlock()
+		}
+	}()
+	for ; j < len(dropped); j++ {
+		r.closeDropped(dropped[j])
 	}
+	started = true
 	r.runOps(q)
 	return true
 }

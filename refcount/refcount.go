@@ -52,6 +52,22 @@ func (c *Count) Release() bool {
 	return n == -1
 }
 
+// TryRelease drops a reference if one is left: ok is false, and nothing
+// changes, once the count is released. last reports whether this call
+// released it. For holders whose extra release is allowed to be a no-op
+// (an event's Dispose after it is gone), without a check-then-act race.
+func (c *Count) TryRelease() (last, ok bool) {
+	for {
+		n := c.extra.Load()
+		if n < 0 {
+			return false, false
+		}
+		if c.extra.CompareAndSwap(n, n-1) {
+			return n == 0, true
+		}
+	}
+}
+
 // Load returns the number of references held now (0 once released).
 func (c *Count) Load() int {
 	return int(c.extra.Load()) + 1

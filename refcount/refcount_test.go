@@ -77,3 +77,29 @@ func TestExactlyOnceUnderConcurrency(t *testing.T) {
 		}
 	}
 }
+
+// TryRelease from many goroutines: exactly one reports last, the rest
+// either drop a reference or find the count released, never a panic.
+func TestTryReleaseRace(t *testing.T) {
+	for range 200 {
+		var c Count
+		for range 3 {
+			c.Retain()
+		}
+		var lasts atomic.Int32
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if last, _ := c.TryRelease(); last {
+					lasts.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		if lasts.Load() != 1 {
+			t.Fatalf("%d calls reported the last release, want 1", lasts.Load())
+		}
+	}
+}

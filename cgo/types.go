@@ -10,7 +10,7 @@ import (
 	"unsafe"
 )
 
-// Completion kinds, mirrored from uvev.h (TestCompletionKindsMatchC
+// Completion kinds, mirrored from uvev.h (TestConstantsMatchC
 // checks the two lists agree).
 const (
 	CompletionClosed     = 1

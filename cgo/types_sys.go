@@ -3,7 +3,7 @@ package uvcgo
 // This file holds the constants and types of the poll, fs event and dns
 // kinds in pure Go, with the values of libuv and the C library on Linux,
 // so that packages above can use them in builds without cgo too. Files
-// that import "C" hold only functions (TestSysConstantsMatchC checks the
+// that import "C" hold only functions (TestConstantsMatchC checks the
 // values against C).
 
 import (

@@ -10,11 +10,13 @@ import (
 	"testing"
 )
 
-// The pure-Go constants of types.go mirror the C enums.
-func TestCompletionKindsMatchC(t *testing.T) {
-	for name, v := range cConstants() {
-		if v[0] != v[1] {
-			t.Errorf("%s: Go %d, C %d", name, v[0], v[1])
+// The pure-Go constants (types.go, types_io.go, types_sys.go) mirror C's.
+func TestConstantsMatchC(t *testing.T) {
+	for _, table := range []map[string][2]int{cConstants(), sysConstants()} {
+		for name, v := range table {
+			if v[0] != v[1] {
+				t.Errorf("%s: Go %d, C %d", name, v[0], v[1])
+			}
 		}
 	}
 }

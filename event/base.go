@@ -543,13 +543,23 @@ func (b *Base) notify(ev Event, result any, err error) error {
 // runHook calls the notify hook. A panicking hook is reported and the
 // notification passes on unchanged.
 func (b *Base) runHook(ev Event, result any, err error) (r any, e error, pass bool) {
+	finished := false
 	defer func() {
 		if p := recover(); p != nil {
 			b.owner().Report(ev, "notify hook panicked", &PanicError{Value: p, Stack: debug.Stack()})
 			r, e, pass = result, err, true
+		} else if !finished {
+			// runtime.Goexit in the hook: the notification ends here, and a
+			// closed event still lets go of what it holds (as pass does).
+			if b.has(Closed) {
+				b.released()
+			}
+			b.owner().Report(ev, "notify hook called runtime.Goexit", nil)
 		}
 	}()
-	return b.ext.hook(ev, result, err)
+	r, e, pass = b.ext.hook(ev, result, err)
+	finished = true
+	return r, e, pass
 }
 
 // pass calls the callbacks from b.iter on. One deferred recover serves the

@@ -444,14 +444,6 @@ func (r *Reactor) closeAll() {
 	if r.loop == nil {
 		return
 	}
-	// A close cut short (runtime.Goexit in a close notification) may have
-	// left an event closed whose C handle was never given to uv_close:
-	// give it now, or the wait below would never end.
-	r.handles.Each(func(_ eventref.ID, h kind.Handle) {
-		if a, ok := h.(interface{ Abandon() }); ok {
-			r.safely(a.Abandon)
-		}
-	})
 	r.loop.Shutdown()
 	idle := 0
 	for r.loop.Handles() > 0 || r.loop.Requests() > 0 {

@@ -307,18 +307,6 @@ func (o *coreOps) Free(bool) {
 	}
 }
 
-// Abandon closes the C handle of an event that closed without freeing it
-// (its close was cut short by runtime.Goexit): the reactor's Close calls it
-// so that every handle reaches uv_close.
-func (o *coreOps) Abandon() {
-	if !o.Flags().Has(event.Closed) {
-		return
-	}
-	if h := o.takeHandle(); h != 0 {
-		o.host.CloseHandle(h)
-	}
-}
-
 // takeHandle clears h; kinds whose calls come from other goroutines wrap it
 // in their own lock.
 func (o *coreOps) takeHandle() uvcgo.Handle {
@@ -329,7 +317,3 @@ func (o *coreOps) takeHandle() uvcgo.Handle {
 	o.h = 0
 	return h
 }
-
-// kindHostClosing reports whether r's Close has begun, for kinds built
-// without the kit (the pure-Go driver's).
-func kindHostClosing(r *reactor.Reactor) bool { return kind.HostOf(r).Closing() }

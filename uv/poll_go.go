@@ -44,8 +44,7 @@ func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
 	event.Init(&e.Base, (*goPollOps)(e), true, event.GoOwned)
 	var err error
 	if x := r.Exec(func() {
-		if kindHostClosing(r) {
-			err = reactor.ErrReactorClosed
+		if err = armable(r); err != nil {
 			return
 		}
 		// A descriptor that is not open is refused before the poller is
@@ -119,8 +118,8 @@ func (o *goPollOps) Describe() string   { return o.describe() }
 func (o *goPollOps) Disarm()            { o.disarm() }
 
 func (o *goPollOps) Arm() error {
-	if kindHostClosing(o.r) {
-		return reactor.ErrReactorClosed
+	if err := armable(o.r); err != nil {
+		return err
 	}
 	return o.arm()
 }

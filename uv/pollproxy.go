@@ -8,7 +8,6 @@ import (
 	"weak"
 
 	"github.com/uvevent/uvevent/event"
-	"github.com/uvevent/uvevent/reactor"
 )
 
 // A PollProxy is one subscriber's view of a shared Poll: many proxies over
@@ -97,8 +96,8 @@ func (o *pollProxyOps) Describe() string {
 // mask.
 func (o *pollProxyOps) Arm() error {
 	e := o.e
-	if kindHostClosing(e.drv.reactorOf()) {
-		return reactor.ErrReactorClosed
+	if err := armable(e.drv.reactorOf()); err != nil {
+		return err
 	}
 	if e.drv.Flags().Has(event.Closed) {
 		return event.ErrClosed

@@ -187,8 +187,8 @@ func (o *goTriggerOps) Free(bool) {
 	o.forget()
 }
 func (o *goTriggerOps) Arm() error {
-	if kindHostClosing(o.r) {
-		return reactor.ErrReactorClosed
+	if err := armable(o.r); err != nil {
+		return err
 	}
 	o.armed.Store(true)
 	return nil

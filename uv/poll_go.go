@@ -57,7 +57,7 @@ func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
 		if pl, err = pollerOf(r); err != nil {
 			return
 		}
-		if err = pl.add(e); err != nil {
+		if err = pl.add(e.fd, e); err != nil {
 			pl.closeIfIdle()
 			return
 		}
@@ -83,16 +83,10 @@ func (e *goPoll) live() bool                   { return e.pl != nil }
 func (e *goPoll) notify(r PollEvents, x error) { event.Notify(&e.Base, r, x) }
 
 func (e *goPoll) watch(from, to PollEvents) error {
-	switch {
-	case e.pl == nil:
+	if e.pl == nil {
 		return nil
-	case to == 0:
-		e.pl.ctl(unix.EPOLL_CTL_DEL, e.fd, 0)
-		return nil // gone already if the descriptor was closed: nothing to undo
-	case from == 0:
-		return e.pl.ctl(unix.EPOLL_CTL_ADD, e.fd, to)
 	}
-	return e.pl.ctl(unix.EPOLL_CTL_MOD, e.fd, to)
+	return e.pl.ctlMask(e.fd, epollEvents(from), epollEvents(to))
 }
 
 // fired delivers what epoll reported for the descriptor, on the loop: only
@@ -130,8 +124,7 @@ func (o *goPollOps) Free(bool) {
 	o.closeProxies()
 	if pl := o.pl; pl != nil {
 		o.pl = nil
-		delete(pl.byFD, o.fd)
-		pl.closeIfIdle()
+		pl.remove(o.fd)
 	}
 }
 
@@ -185,12 +178,14 @@ func epollReport(events uint32, watching PollEvents) (status int32, res int64, o
 
 // goPoller is a reactor's epoll set and the goroutine that watches it.
 // Its fields are touched on the loop, except those the goroutine uses,
-// which never change.
+// which never change. Its members are the pure-Go driver's events over
+// descriptors: polls, and the I/O kinds' sockets (io_go.go, listener_go.go,
+// udp_go.go).
 type goPoller struct {
 	r       *reactor.Reactor
 	epfd    int      // owned by f
 	f       *os.File // the set's descriptor in Go's netpoller
-	byFD    map[int]*goPoll
+	byFD    map[int]pollMember
 	forget  func()        // unregisters the reactor's closer
 	closed  bool          // set on the loop; a pass queued before is skipped
 	stopped chan struct{} // closed when the poller closes
@@ -234,7 +229,7 @@ func pollerOf(r *reactor.Reactor) (*goPoller, error) {
 		r:       r,
 		epfd:    epfd,
 		f:       f,
-		byFD:    map[int]*goPoll{},
+		byFD:    map[int]pollMember{},
 		stopped: make(chan struct{}),
 		rearm:   make(chan struct{}, 1),
 		exited:  make(chan struct{}),
@@ -245,21 +240,57 @@ func pollerOf(r *reactor.Reactor) (*goPoller, error) {
 	return pl, nil
 }
 
-// add makes e's descriptor a member of the poller, not yet polled. It
-// checks that epoll can watch it (adding it to the set and taking it out
-// again, as libuv's uv_poll_init does) and makes it non-blocking.
-func (pl *goPoller) add(e *goPoll) error {
-	if _, dup := pl.byFD[e.fd]; dup {
-		return fmt.Errorf("descriptor %d has a poll in this reactor: %w", e.fd, syscall.EEXIST)
+// pollMember is an event over a descriptor in a poller's set.
+type pollMember interface {
+	// fired delivers what epoll reported for the descriptor, on the loop.
+	fired(events uint32)
+	// Close closes the event (the reactor is closing).
+	Close() error
+}
+
+// add makes fd, the descriptor of m, a member of the poller, not yet
+// polled. It checks that epoll can watch it (adding it to the set and
+// taking it out again, as libuv's uv_poll_init does) and makes it
+// non-blocking.
+func (pl *goPoller) add(fd int, m pollMember) error {
+	if _, dup := pl.byFD[fd]; dup {
+		return fmt.Errorf("descriptor %d has a poll in this reactor: %w", fd, syscall.EEXIST)
 	}
-	if err := pl.ctl(unix.EPOLL_CTL_ADD, e.fd, Readable); err != nil {
+	if err := pl.ctl(unix.EPOLL_CTL_ADD, fd, Readable); err != nil {
 		return err
 	}
-	pl.ctl(unix.EPOLL_CTL_DEL, e.fd, 0)
-	if err := unix.SetNonblock(e.fd, true); err != nil {
+	pl.ctl(unix.EPOLL_CTL_DEL, fd, 0)
+	if err := unix.SetNonblock(fd, true); err != nil {
 		return os.NewSyscallError("fcntl", err)
 	}
-	pl.byFD[e.fd] = e
+	pl.byFD[fd] = m
+	return nil
+}
+
+// remove takes fd's member out of the poller (its descriptor is out of
+// the set already, or about to be closed); the last one closes the poller.
+func (pl *goPoller) remove(fd int) {
+	delete(pl.byFD, fd)
+	pl.closeIfIdle()
+}
+
+// ctlMask changes what fd is polled for, from one mask of epoll bits to
+// another (0: out of the set; taking out a descriptor that was closed
+// meanwhile is no error: it left the set with its close).
+func (pl *goPoller) ctlMask(fd int, from, to uint32) error {
+	op := unix.EPOLL_CTL_MOD
+	switch {
+	case from == to:
+		return nil
+	case to == 0:
+		op = unix.EPOLL_CTL_DEL
+	case from == 0:
+		op = unix.EPOLL_CTL_ADD
+	}
+	ev := unix.EpollEvent{Events: to, Fd: int32(fd)}
+	if err := unix.EpollCtl(pl.epfd, op, fd, &ev); err != nil && to != 0 {
+		return os.NewSyscallError("epoll_ctl", err)
+	}
 	return nil
 }
 

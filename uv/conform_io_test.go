@@ -71,8 +71,7 @@ func TestConformIO(t *testing.T) {
 		}
 	}()
 	conform.Run(t, conform.Kind{
-		NeedsLibuv: true,
-		Name:       "io",
+		Name: "io",
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			f, err := uv.DialAsync(r, "tcp4", nl.Addr().String())
 			if err != nil {
@@ -112,8 +111,7 @@ func TestConformPipe(t *testing.T) {
 	var mu sync.Mutex
 	others := map[weak.Pointer[uv.IO]]*uv.IO{}
 	conform.Run(t, conform.Kind{
-		NeedsLibuv: true,
-		Name:       "io",
+		Name: "io",
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			a, b, err := uv.Pipe(r)
 			if err != nil {

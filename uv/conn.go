@@ -71,8 +71,8 @@ func (a *addrCache) get(e *ioEvent) (local, remote net.Addr) {
 		return v[0], v[1]
 	}
 	e.exec(func() {
-		if e.h != 0 && !e.closed {
-			local, remote = e.addresses()
+		if e.t.open() && !e.closed {
+			local, remote = e.t.addresses()
 			a.p.Store(&[2]net.Addr{local, remote})
 		}
 	})

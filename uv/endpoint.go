@@ -6,6 +6,8 @@ import (
 	"net"
 	"weak"
 
+	"golang.org/x/sys/unix"
+
 	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
@@ -15,11 +17,15 @@ import (
 // transport: an endpoint says how to make the transport's handle, bind it
 // and connect it; Dial and DialAsync are here.
 
-// endpoint is an address to listen on or dial, with its transport's calls.
-// Its functions run on the loop.
+// endpoint is an address to listen on or dial, with its transport's calls
+// on the libuv driver and its socket address on the pure-Go one. Its
+// functions run on the loop.
 type endpoint struct {
 	transport string   // "tcp" or "unix": the IO's and Listener's transport
 	addr      net.Addr // the address asked for
+	family    int      // the socket's address family
+	sa        unix.Sockaddr
+	v6only    bool // an IPv6 socket that takes no IPv4 (network "tcp6")
 	newHandle func(l *uvcgo.Loop, id uint64, listener bool) (uvcgo.Handle, error)
 	bind      func(l *uvcgo.Loop, h uvcgo.Handle) error
 	connect   func(l *uvcgo.Loop, h uvcgo.Handle) error
@@ -46,13 +52,6 @@ func addrOf(transport string, l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Add
 	return nil, fmt.Errorf("uv: a %s has no address: %w", transport, errInvalid)
 }
 
-// addresses reads the local and peer addresses of the IO. On the loop.
-func (e *ioEvent) addresses() (local, remote net.Addr) {
-	local, _ = addrOf(e.transport, e.loop, e.h, false)
-	remote, _ = addrOf(e.transport, e.loop, e.h, true)
-	return local, remote
-}
-
 // DialAsync starts connecting to address over network ("tcp", "tcp4",
 // "tcp6", or "unix" for a socket path) and returns a request that
 // completes with the connected *IO, or the error (ECONNREFUSED, ENOENT,
@@ -66,11 +65,18 @@ func DialAsync(r *reactor.Reactor, network, address string) (*event.Future[*IO],
 	if r == nil {
 		return nil, fmt.Errorf("uv: nil reactor: %w", errInvalid)
 	}
-	e := &ioEvent{transport: ep.transport}
-	c := &IO{e: e}
+	c := &IO{}
 	f := event.NewFuture[*IO](r)
 	op := &ioOp{fut: futureOf[*IO]{f}, res: func(*ioOp) any { return c }}
-	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
+	if r.Driver() == reactor.DriverGo {
+		if err := dialGo(r, ep, c, op); err != nil {
+			return nil, &net.OpError{Op: "dial", Net: network, Addr: ep.addr, Err: err}
+		}
+		return f, nil
+	}
+	s := newUVStream(r, ep.transport)
+	c.e = &s.ioEvent
+	if err := newCore(r, &s.core, s, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
 		h, err := ep.newHandle(l, id, false)
 		if err != nil {
 			return 0, err
@@ -79,14 +85,14 @@ func DialAsync(r *reactor.Reactor, network, address string) (*event.Future[*IO],
 			l.CloseHandle(h)
 			return 0, err
 		}
-		e.conn = op
+		s.conn = op
 		r.ActiveDelta(1)
 		return h, nil
 	}); err != nil {
 		return nil, &net.OpError{Op: "dial", Net: network, Addr: ep.addr, Err: err}
 	}
-	e.ref = weak.Make(c)
-	track(c, &c.Handle, &e.core)
+	s.ref = weak.Make(c)
+	track(c, &c.Handle, &s.core)
 	return f, nil
 }
 

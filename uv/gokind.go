@@ -2,6 +2,7 @@ package uv
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"weak"
@@ -76,6 +77,14 @@ func (c *reactorCloser) forget() {
 		c.remove()
 		c.remove = nil
 	}
+}
+
+// trackGo makes h, held by user, the reference for ev, a Go-owned event of
+// r: as with the kit's track, dropping user without Close closes ev, on
+// the loop (a started one would otherwise count as active for ever).
+func trackGo[T any, E event.Event](user *T, h *Handle, r *reactor.Reactor, ev E) {
+	h.target = ev
+	h.cleanup = runtime.AddCleanup(user, func(ev E) { r.Post(func() { ev.Close() }) }, ev)
 }
 
 // outcome is the stored result of a one-shot Go-owned kind (Process, Exec,

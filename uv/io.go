@@ -3,12 +3,13 @@ package uv
 import (
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"sync/atomic"
 	"weak"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
 )
 
 // An IO is a byte stream over a libuv stream handle, the transport chosen
@@ -54,10 +55,16 @@ const (
 // maxWrite is the largest single libuv write (uv_buf_t's length is 32 bits).
 const maxWrite = 1 << 30
 
-// ioEvent is the IO's event. Every field is loop-owned except the counters
+// ioEvent is what an IO's event holds on either driver, and the stream
+// logic both share: buffering, parked operations, deadlines. The event is a
+// uvStream (io_uv.go: a libuv stream handle) or, on the pure-Go driver, a
+// goStream (io_go.go: a non-blocking descriptor in the reactor's epoll
+// set); t is that transport. Every field is loop-owned except the counters
 // and the cached addresses.
 type ioEvent struct {
-	core
+	r         *reactor.Reactor
+	base      *event.Base // the event's
+	t         streamTransport
 	transport string
 	ref       weak.Pointer[IO]
 
@@ -78,10 +85,34 @@ type ioEvent struct {
 	addrs          addrCache
 }
 
-// chunk is a read buffer taken from its record: b views the bytes not yet
-// consumed.
+// streamTransport is the stream under an IO, as the shared logic drives
+// it; on the loop. Writes queued by write complete in order through
+// ioEvent.wrote, a shutdown through shutDone, a connect through connected.
+type streamTransport interface {
+	// open reports whether the handle or descriptor is still there.
+	open() bool
+	readStart() error
+	readStop()
+	// tryWrite writes what the socket takes now, without queueing.
+	tryWrite(p []byte) (int, error)
+	// write queues a copy of p behind the earlier writes.
+	write(p []byte) error
+	// queueSize is the bytes queued and not yet written.
+	queueSize() int
+	// shutdown shuts the writing side down once the queue is out.
+	shutdown() error
+	// release frees a kept read buffer.
+	release(c chunk)
+	addresses() (local, remote net.Addr)
+	noDelay(on bool) error
+}
+
+// chunk is a read buffer kept for a reader to come: b views the bytes not
+// yet consumed. The buffer is C memory taken from its record (data and
+// release) on the libuv driver, a pooled Go buffer (buf) on the pure-Go one.
 type chunk struct {
 	data, release uintptr
+	buf           *[]byte
 	b             []byte
 }
 
@@ -147,10 +178,10 @@ func (op *ioOp) finish(n int, err error) {
 }
 
 // newIO makes the reference for e, once its core exists.
-func newIO(e *ioEvent) *IO {
-	c := &IO{e: e}
-	e.ref = weak.Make(c)
-	track(c, &c.Handle, &e.core)
+func newIO(s *uvStream) *IO {
+	c := &IO{e: &s.ioEvent}
+	s.ref = weak.Make(c)
+	track(c, &c.Handle, &s.core)
 	return c
 }
 
@@ -160,11 +191,14 @@ func IOOf(ev event.Event) *IO {
 	if c, ok := ev.(*IO); ok {
 		return c
 	}
-	if e, ok := ev.(*ioEvent); ok {
-		return e.ref.Value()
+	if s, ok := ev.(interface{ stream() *ioEvent }); ok {
+		return s.stream().ref.Value()
 	}
 	return nil
 }
+
+// stream gives IOOf the state of either driver's event.
+func (e *ioEvent) stream() *ioEvent { return e }
 
 func (e *ioEvent) kindName() string { return "io" }
 
@@ -232,65 +266,39 @@ func (e *ioEvent) readErr() error {
 	return nil
 }
 
-// wants: reads are wanted while a blocking Read or request waits, or reading
-// runs ahead for them, started or not.
-func (e *ioEvent) wants(rec *uvcgo.Completion) bool { return rec.Kind == uvcgo.CompletionRead }
-
 // updateReading starts or stops libuv's reading to match what is wanted.
 func (e *ioEvent) updateReading() {
-	want := !e.closed && e.h != 0 && e.rerr == nil &&
+	want := !e.closed && e.t.open() && e.rerr == nil &&
 		(e.started || len(e.readers) > 0 || e.reading && e.kept < readAhead && len(e.chunks) < readAheadChunks)
 	if want == e.reading {
 		return
 	}
 	if !want {
 		e.reading = false
-		e.loop.ReadStop(e.h)
+		e.t.readStop()
 		return
 	}
-	if err := e.loop.ReadStart(e.h); err != nil {
+	if err := e.t.readStart(); err != nil {
 		e.endReads(err)
 		return
 	}
 	e.reading = true
 }
 
-func (e *ioEvent) completed(rec *uvcgo.Completion) {
-	if e.closed {
-		return // closing told every waiter already
-	}
-	switch rec.Kind {
-	case uvcgo.CompletionRead:
-		e.onRead(rec)
-	case uvcgo.CompletionWrite:
-		e.onWrite(rec)
-	case uvcgo.CompletionShutdown:
-		if op := e.shut; op != nil {
-			e.shut = nil
-			op.finish(0, uvcgo.ErrorOf("uv_shutdown", int(rec.Status)))
-		}
-	case uvcgo.CompletionConnect:
-		if op := e.conn; op != nil {
-			e.conn = nil
-			e.r.ActiveDelta(-1)
-			op.finish(0, uvcgo.ErrorOf("connect", int(rec.Status)))
-		}
+// readFailed ends reading with err (io.EOF at the stream's end): the
+// parked readers get it, and so do the callbacks of a started IO.
+func (e *ioEvent) readFailed(err error) {
+	e.endReads(err)
+	if e.started {
+		event.Notify(e.base, nil, err)
 	}
 }
 
-func (e *ioEvent) onRead(rec *uvcgo.Completion) {
-	if rec.Status < 0 {
-		var err error = io.EOF
-		if rec.Status != uvcgo.EOF {
-			err = uvcgo.ErrorOf("read", int(rec.Status))
-		}
-		e.endReads(err)
-		if e.started {
-			event.Notify(&e.Base, nil, err)
-		}
-		return
-	}
-	p := rec.Bytes()
+// received hands bytes just read to the parked readers, then to the
+// callbacks of a started IO; what they did not take is kept, in the chunk
+// keep makes of it (keep is called at most once, and only then does the
+// IO own the buffer).
+func (e *ioEvent) received(p []byte, keep func(rest []byte) chunk) {
 	e.in.Add(uint64(len(p)))
 	e.reads.Add(1)
 	for len(p) > 0 && len(e.readers) > 0 {
@@ -300,10 +308,9 @@ func (e *ioEvent) onRead(rec *uvcgo.Completion) {
 	}
 	if len(p) > 0 {
 		if e.started && len(e.chunks) == 0 {
-			event.Notify(&e.Base, p, nil)
+			event.Notify(e.base, p, nil)
 		} else {
-			data, release := uvcgo.Take(rec)
-			e.chunks = append(e.chunks, chunk{data: data, release: release, b: p})
+			e.chunks = append(e.chunks, keep(p))
 			e.kept += len(p)
 			if e.started {
 				e.flush()
@@ -313,14 +320,31 @@ func (e *ioEvent) onRead(rec *uvcgo.Completion) {
 	e.updateReading()
 }
 
+// shutDone completes the shutdown in flight.
+func (e *ioEvent) shutDone(err error) {
+	if op := e.shut; op != nil {
+		e.shut = nil
+		op.finish(0, err)
+	}
+}
+
+// connected completes the connect in flight.
+func (e *ioEvent) connected(err error) {
+	if op := e.conn; op != nil {
+		e.conn = nil
+		e.r.ActiveDelta(-1)
+		op.finish(0, err)
+	}
+}
+
 // flush hands the kept reads to the callbacks, in order, while started.
 func (e *ioEvent) flush() {
 	for e.started && !e.closed && len(e.chunks) > 0 {
 		c := e.chunks[0]
 		e.chunks = e.chunks[1:]
 		e.kept -= len(c.b)
-		event.Notify(&e.Base, c.b, nil)
-		e.loop.Release(c.data, c.release)
+		event.Notify(e.base, c.b, nil)
+		e.t.release(c)
 	}
 	e.updateReading()
 }
@@ -375,7 +399,7 @@ func (e *ioEvent) consume(p []byte) int {
 		n += k
 		c.b = c.b[k:]
 		if len(c.b) == 0 {
-			e.loop.Release(c.data, c.release)
+			e.t.release(*c)
 			e.chunks[0] = chunk{}
 			e.chunks = e.chunks[1:]
 		}
@@ -399,7 +423,7 @@ func (e *ioEvent) write(p []byte, op *ioOp) (int, bool, error) {
 	n := 0
 	if len(e.writes) == 0 { // with writes queued, libuv refuses a try anyway
 		var err error
-		if n, err = e.loop.TryWrite(e.h, p); err != nil {
+		if n, err = e.t.tryWrite(p); err != nil {
 			e.werr = err
 			return 0, false, err
 		}
@@ -414,7 +438,7 @@ func (e *ioEvent) write(p []byte, op *ioOp) (int, bool, error) {
 	op.n = n
 	for rest := p[n:]; len(rest) > 0; {
 		k := min(len(rest), maxWrite)
-		if err := e.loop.Write(e.h, rest[:k]); err != nil {
+		if err := e.t.write(rest[:k]); err != nil {
 			if op.left == 0 {
 				e.werr = err
 				return n, false, err
@@ -429,20 +453,22 @@ func (e *ioEvent) write(p []byte, op *ioOp) (int, bool, error) {
 	return n, true, nil
 }
 
-func (e *ioEvent) onWrite(rec *uvcgo.Completion) {
+// wrote completes the oldest write queued in the transport: n bytes went
+// out, or it failed with err.
+func (e *ioEvent) wrote(n int, err error) {
 	if len(e.writes) == 0 {
 		return
 	}
 	op := e.writes[0]
 	op.left--
-	if rec.Status < 0 {
+	if err != nil {
 		if op.err == nil {
-			op.err = uvcgo.ErrorOf("write", int(rec.Status))
+			op.err = err
 		}
 		e.werr = op.err
 	} else {
-		op.n += int(rec.N)
-		e.out.Add(uint64(rec.N))
+		op.n += n
+		e.out.Add(uint64(n))
 	}
 	if op.left > 0 {
 		return
@@ -453,7 +479,7 @@ func (e *ioEvent) onWrite(rec *uvcgo.Completion) {
 	case op.ch != nil || op.fut != nil:
 		op.finish(op.n, op.err)
 	case op.err != nil && e.started:
-		event.Notify(&e.Base, nil, op.err) // a Send failed: the callbacks hear of it
+		event.Notify(e.base, nil, op.err) // a Send failed: the callbacks hear of it
 	}
 }
 
@@ -484,7 +510,7 @@ func (e *ioEvent) closing() {
 	}
 	e.shut, e.conn = nil, nil
 	for _, c := range e.chunks {
-		e.loop.Release(c.data, c.release)
+		e.t.release(c)
 	}
 	e.chunks, e.kept = nil, 0
 	e.dl.close()

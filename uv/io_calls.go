@@ -132,8 +132,8 @@ func (c *IO) Queued() int {
 	e := c.e
 	n := 0
 	e.exec(func() {
-		if e.h != 0 && !e.closed {
-			n = e.loop.WriteQueueSize(e.h)
+		if e.t.open() && !e.closed {
+			n = e.t.queueSize()
 		}
 	})
 	return n
@@ -155,7 +155,7 @@ func (c *IO) CloseWrite() error {
 		case e.shut != nil:
 			err = fmt.Errorf("uv: CloseWrite: a shutdown is in flight: %w", errInvalid)
 		default:
-			if err = e.loop.ShutdownStream(e.h); err == nil && wait {
+			if err = e.t.shutdown(); err == nil && wait {
 				e.shut = op
 			}
 		}

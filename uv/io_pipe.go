@@ -3,6 +3,7 @@ package uv
 import (
 	"fmt"
 	"net"
+	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -23,6 +24,8 @@ func unixEndpoint(path string) (endpoint, error) {
 	return endpoint{
 		transport: "unix",
 		addr:      &net.UnixAddr{Name: path, Net: "unix"},
+		family:    unix.AF_UNIX,
+		sa:        &unix.SockaddrUnix{Name: path},
 		newHandle: func(l *uvcgo.Loop, id uint64, listener bool) (uvcgo.Handle, error) {
 			return l.NewPipe(id, listener)
 		},
@@ -42,11 +45,14 @@ func unixAddrOf(l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
 
 // OpenPipe makes an IO of fd, a stream descriptor (a socket, a pipe's end,
 // a terminal's descriptor used as a plain stream): the IO owns fd from then
-// on and closes it when it closes (on error, fd stays the caller's). fd
-// should be non-blocking.
+// on and closes it when it closes (on error, fd stays the caller's). fd is
+// made non-blocking.
 func OpenPipe(r *reactor.Reactor, fd int) (*IO, error) {
-	e := &ioEvent{transport: "unix"}
-	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
+	if r != nil && r.Driver() == reactor.DriverGo {
+		return openGoIO(r, fd, "unix")
+	}
+	s := newUVStream(r, "unix")
+	if err := newCore(r, &s.core, s, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
 		h, err := l.NewPipe(id, false)
 		if err != nil {
 			return 0, err
@@ -59,16 +65,17 @@ func OpenPipe(r *reactor.Reactor, fd int) (*IO, error) {
 	}); err != nil {
 		return nil, err
 	}
-	return newIO(e), nil
+	return newIO(s), nil
 }
 
 // Pipe returns the two ends of a connected pair of Unix stream sockets
-// (uv_socketpair), each an IO: what one writes, the other reads.
+// (socketpair(2)), each an IO: what one writes, the other reads.
 func Pipe(r *reactor.Reactor) (a, b *IO, err error) {
-	fa, fb, err := uvcgo.SocketPair()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, os.NewSyscallError("socketpair", err)
 	}
+	fa, fb := fds[0], fds[1]
 	if a, err = OpenPipe(r, fa); err != nil {
 		unix.Close(fa)
 		unix.Close(fb)

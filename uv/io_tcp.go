@@ -86,6 +86,9 @@ func tcpEndpoint(network, address string) (endpoint, error) {
 	return endpoint{
 		transport: "tcp",
 		addr:      &net.TCPAddr{IP: net.IP(t.ip), Port: t.port},
+		family:    t.family,
+		sa:        t.sockaddr(),
+		v6only:    t.v6only,
 		newHandle: func(l *uvcgo.Loop, id uint64, listener bool) (uvcgo.Handle, error) {
 			family := 0
 			if listener { // the socket now, so that options can be set before bind
@@ -98,6 +101,18 @@ func tcpEndpoint(network, address string) (endpoint, error) {
 			return l.ConnectTCP(h, t.ip, t.port, t.zone)
 		},
 	}, nil
+}
+
+// sockaddr is the target as a socket address.
+func (t tcpTarget) sockaddr() unix.Sockaddr {
+	if t.family == afInet {
+		sa := &unix.SockaddrInet4{Port: t.port}
+		copy(sa.Addr[:], t.ip)
+		return sa
+	}
+	sa := &unix.SockaddrInet6{Port: t.port, ZoneId: t.zone}
+	copy(sa.Addr[:], t.ip)
+	return sa
 }
 
 // tcpAddrOf reads a TCP handle's local address, or its peer's.
@@ -113,5 +128,5 @@ func tcpAddrOf(l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
 // net) or on.
 func (c *IO) SetNoDelay(on bool) error {
 	e := c.e
-	return e.do(func() error { return e.loop.TCPNoDelay(e.h, on) })
+	return e.do(func() error { return e.t.noDelay(on) })
 }

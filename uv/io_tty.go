@@ -27,8 +27,8 @@ const (
 // shares stays as it was; fd remains the caller's to close, after the IO.
 // A descriptor that is not a terminal is refused (EINVAL or ENOTTY).
 func OpenTTY(r *reactor.Reactor, fd int) (*IO, error) {
-	e := &ioEvent{transport: "tty"}
-	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
+	s := newUVStream(r, "tty")
+	if err := newCore(r, &s.core, s, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
 		if !isTerminal(fd) {
 			return 0, fmt.Errorf("uv: OpenTTY(%d): not a terminal: %w", fd, errInvalid)
 		}
@@ -36,7 +36,7 @@ func OpenTTY(r *reactor.Reactor, fd int) (*IO, error) {
 	}); err != nil {
 		return nil, err
 	}
-	return newIO(e), nil
+	return newIO(s), nil
 }
 
 // SetMode sets the terminal's mode. ResetTTYMode restores the mode the
@@ -47,7 +47,8 @@ func (c *IO) SetMode(m TTYMode) error {
 		if e.transport != "tty" {
 			return fmt.Errorf("uv: SetMode on a %s IO: %w", e.transport, errInvalid)
 		}
-		return e.loop.SetTTYMode(e.h, int(m))
+		s := e.t.(*uvStream) // only the libuv driver makes terminals
+		return s.loop.SetTTYMode(s.h, int(m))
 	})
 }
 
@@ -58,7 +59,8 @@ func (c *IO) WindowSize() (width, height int, err error) {
 		if e.transport != "tty" {
 			return fmt.Errorf("uv: WindowSize on a %s IO: %w", e.transport, errInvalid)
 		}
-		width, height, err = e.loop.TTYWinSize(e.h)
+		s := e.t.(*uvStream)
+		width, height, err = s.loop.TTYWinSize(s.h)
 		return err
 	})
 	return width, height, err

@@ -182,18 +182,6 @@ func (e *listenEvent) acceptError(status int32) error {
 		Err: os.NewSyscallError("accept", syscall.Errno(-status))}
 }
 
-// adoptIO makes the IO of an accepted handle, on the loop.
-func adoptIO(r *reactor.Reactor, h uvcgo.Handle, transport string) (*IO, error) {
-	e := &ioEvent{transport: transport}
-	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
-		l.Adopt(h, id)
-		return h, nil
-	}); err != nil {
-		return nil, err
-	}
-	return newIO(e), nil
-}
-
 // closing ends the Accepts waiting, closes the connections queued for
 // Accept, and removes a Unix socket's file.
 func (e *listenEvent) closing() {

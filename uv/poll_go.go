@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -70,11 +69,10 @@ func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
 		return nil, fmt.Errorf("uv: NewPoll(fd=%d): %w", s.fd, err)
 	}
 	p := &Poll{e: &e.pollState}
-	p.target = e
 	// As on the libuv driver, a Poll dropped without Close is closed (so a
 	// started one stops counting as active, and CloseFD closes its
 	// descriptor).
-	p.cleanup = runtime.AddCleanup(p, func(e *goPoll) { e.r.Post(func() { e.Close() }) }, e)
+	trackGo(p, &p.Handle, r, e)
 	return p, nil
 }
 

@@ -1,0 +1,434 @@
+package uv
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"weak"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/kind"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// This file is an IO's pure-Go half: the event is a goStream, a
+// non-blocking stream descriptor that is a member of the reactor's epoll set
+// (poll_go.go), polled for input while reading is on and for output while
+// writes, a shutdown or a connect wait. What epoll reports feeds the logic
+// both drivers share (io.go), as libuv's records do on the other driver:
+// reads of up to 64 KiB into pooled buffers, writes in order, one
+// completion per queued write.
+
+// goStream is an IO's event on the pure-Go driver.
+type goStream struct {
+	event.Base
+	ioEvent
+	fd       int
+	pl       *goPoller // nil once closed
+	mask     uint32    // the epoll events polled for now
+	rd       bool      // reading is on
+	wq       []goWrite // writes queued, oldest first
+	queued   int       // their bytes not yet written
+	shutting bool      // a shutdown waits for the queue to empty
+	dialing  bool      // a connect is in flight
+}
+
+// goWrite is a queued write: a copy of the caller's bytes and how far it
+// went.
+type goWrite struct {
+	p   []byte
+	off int
+}
+
+// goReadSize is the size of a pure-Go read buffer, as libuv's are.
+const goReadSize = 64 << 10
+
+var goReadBufs = sync.Pool{New: func() any { b := make([]byte, goReadSize); return &b }}
+
+type goStreamOps goStream
+
+// newGoStream makes the event of an IO over fd on r, on the loop: fd joins
+// the reactor's epoll set and is made non-blocking. On error fd is left
+// open.
+func newGoStream(r *reactor.Reactor, fd int, transport string) (*goStream, error) {
+	if err := armable(r); err != nil {
+		return nil, err
+	}
+	pl, err := pollerOf(r)
+	if err != nil {
+		return nil, err
+	}
+	g := &goStream{fd: fd}
+	g.r, g.base, g.t, g.transport = r, &g.Base, g, transport
+	if err := pl.add(fd, g); err != nil {
+		pl.closeIfIdle()
+		return nil, err
+	}
+	g.pl = pl
+	event.Init(&g.Base, (*goStreamOps)(g), true, event.GoOwned)
+	return g, nil
+}
+
+// link makes c the reference for g: dropping c without Close closes g.
+func (g *goStream) link(c *IO) {
+	c.e = &g.ioEvent
+	g.ref = weak.Make(c)
+	trackGo(c, &c.Handle, g.r, g)
+}
+
+// goIO makes the IO of fd on the pure-Go driver, on the loop.
+func goIO(r *reactor.Reactor, fd int, transport string) (*IO, error) {
+	g, err := newGoStream(r, fd, transport)
+	if err != nil {
+		return nil, err
+	}
+	c := &IO{}
+	g.link(c)
+	return c, nil
+}
+
+// openGoIO is OpenPipe and the like on the pure-Go driver: the IO of fd,
+// made on the loop.
+func openGoIO(r *reactor.Reactor, fd int, transport string) (*IO, error) {
+	var c *IO
+	var err error
+	if x := r.Exec(func() {
+		if _, err = unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			err = os.NewSyscallError("fcntl", err)
+			return
+		}
+		c, err = goIO(r, fd, transport)
+	}); x != nil {
+		return nil, x
+	}
+	return c, err
+}
+
+// dialGo opens a socket for ep and starts connecting it, on the loop; c
+// becomes its IO, and op completes when the connect does.
+func dialGo(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
+	var err error
+	if x := r.Exec(func() {
+		if err = armable(r); err != nil {
+			return
+		}
+		fd, serr := unix.Socket(ep.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+		if serr != nil {
+			err = os.NewSyscallError("socket", serr)
+			return
+		}
+		g, gerr := newGoStream(r, fd, ep.transport)
+		if gerr != nil {
+			unix.Close(fd)
+			err = gerr
+			return
+		}
+		g.link(c)
+		g.conn = op
+		r.ActiveDelta(1)
+		cerr := unix.Connect(fd, ep.sa)
+		if cerr == unix.EINTR {
+			cerr = unix.EINPROGRESS // the connect goes on: its outcome comes as for any other
+		}
+		if cerr == unix.EINPROGRESS {
+			g.dialing = true
+			if cerr = g.apply(); cerr == nil {
+				return
+			}
+		}
+		// Settled now: the future still completes on a later turn, as
+		// libuv's connect callbacks do (a reactor closing closes g,
+		// which fails it).
+		kind.HostOf(r).Queue(func() { g.connected(errnoError("connect", cerr)) })
+	}); x != nil {
+		return x
+	}
+	return err
+}
+
+// errnoError makes err (nil, an errno or an error already) the error of
+// op, as package os does.
+func errnoError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(syscall.Errno); ok {
+		return os.NewSyscallError(op, err)
+	}
+	return err
+}
+
+func (o *goStreamOps) Owner() event.Owner { return o.r }
+func (o *goStreamOps) Event() event.Event { return (*goStream)(o) }
+func (o *goStreamOps) Describe() string   { return o.describe() }
+func (o *goStreamOps) Disarm()            { o.disarm() }
+
+func (o *goStreamOps) Arm() error {
+	if err := armable(o.r); err != nil {
+		return err
+	}
+	return o.arm()
+}
+
+// Free fails what waits (closing), then takes the descriptor out of the
+// epoll set and closes it.
+func (o *goStreamOps) Free(bool) {
+	g := (*goStream)(o)
+	g.closing()
+	g.wq, g.queued, g.shutting, g.dialing = nil, 0, false, false
+	if pl := g.pl; pl != nil {
+		pl.ctlMask(g.fd, g.mask, 0)
+		g.pl, g.mask = nil, 0
+		pl.remove(g.fd)
+		unix.Close(g.fd)
+	}
+}
+
+// apply polls the descriptor for what is wanted now.
+func (g *goStream) apply() error {
+	if g.pl == nil {
+		return nil
+	}
+	var m uint32
+	if g.rd {
+		m |= unix.EPOLLIN
+	}
+	if len(g.wq) > 0 || g.shutting || g.dialing {
+		m |= unix.EPOLLOUT
+	}
+	if err := g.pl.ctlMask(g.fd, g.mask, m); err != nil {
+		return err
+	}
+	g.mask = m
+	return nil
+}
+
+// fired handles what epoll reported, on the loop. A callback it runs may
+// close the IO: each step checks.
+func (g *goStream) fired(events uint32) {
+	const out = unix.EPOLLOUT | unix.EPOLLERR | unix.EPOLLHUP
+	if g.pl == nil || g.closed {
+		return
+	}
+	if g.dialing {
+		if events&out != 0 {
+			g.dialing = false
+			err := socketError(g.fd)
+			g.apply()
+			g.connected(errnoError("connect", err))
+		}
+		return
+	}
+	if g.rd && events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+		g.readReady()
+	}
+	if g.pl != nil && !g.closed && events&out != 0 && (len(g.wq) > 0 || g.shutting) {
+		g.writeReady()
+	}
+}
+
+// socketError is a socket's pending error (SO_ERROR): a connect's outcome.
+func socketError(fd int) error {
+	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err != nil {
+		return err
+	}
+	if v != 0 {
+		return syscall.Errno(v)
+	}
+	return nil
+}
+
+// readReady reads while there is input and reading is on, as libuv does:
+// a bounded number of full buffers per report, the rest on the next.
+func (g *goStream) readReady() {
+	for range 32 {
+		if !g.rd || g.pl == nil || g.closed {
+			return
+		}
+		bp := goReadBufs.Get().(*[]byte)
+		n, err := ignoringEINTR(func() (int, error) { return unix.Read(g.fd, *bp) })
+		switch {
+		case err == unix.EAGAIN:
+			goReadBufs.Put(bp)
+			return
+		case err != nil:
+			goReadBufs.Put(bp)
+			g.readFailed(os.NewSyscallError("read", err))
+			return
+		case n == 0:
+			goReadBufs.Put(bp)
+			g.readFailed(io.EOF)
+			return
+		}
+		kept := false
+		g.received((*bp)[:n], func(rest []byte) chunk {
+			kept = true
+			return chunk{buf: bp, b: rest}
+		})
+		if !kept {
+			goReadBufs.Put(bp)
+		}
+		if n < goReadSize {
+			return
+		}
+	}
+}
+
+// ignoringEINTR retries a system call interrupted by a signal.
+func ignoringEINTR(call func() (int, error)) (int, error) {
+	for {
+		n, err := call()
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
+
+// writeReady writes the queue while the socket takes it, completing each
+// write as it goes out, then a shutdown waiting for the queue.
+func (g *goStream) writeReady() {
+	for len(g.wq) > 0 {
+		w := &g.wq[0]
+		n, err := g.writeFD(w.p[w.off:])
+		if err != nil {
+			g.failWrites(err)
+			return
+		}
+		if n == 0 {
+			break // no room: wait for the next report
+		}
+		w.off += n
+		g.queued -= n
+		if w.off < len(w.p) {
+			continue
+		}
+		size := len(w.p)
+		g.wq[0] = goWrite{}
+		g.wq = g.wq[1:]
+		g.wrote(size, nil)
+		if g.pl == nil || g.closed {
+			return
+		}
+	}
+	if len(g.wq) == 0 && g.shutting {
+		g.shutting = false
+		err := unix.Shutdown(g.fd, unix.SHUT_WR)
+		g.apply()
+		g.shutDone(errnoError("shutdown", err))
+		return
+	}
+	g.apply()
+}
+
+// failWrites fails every queued write, and a shutdown waiting for them,
+// with err.
+func (g *goStream) failWrites(err error) {
+	wq := g.wq
+	g.wq, g.queued = nil, 0
+	for range wq {
+		g.wrote(0, err)
+		if g.pl == nil || g.closed {
+			return
+		}
+	}
+	if g.shutting {
+		g.shutting = false
+		g.shutDone(err)
+	}
+	g.apply()
+}
+
+// The transport, for the shared logic.
+
+func (g *goStream) open() bool { return g.pl != nil }
+
+func (g *goStream) readStart() error {
+	g.rd = true
+	if err := g.apply(); err != nil {
+		g.rd = false
+		return err
+	}
+	return nil
+}
+
+func (g *goStream) readStop() {
+	g.rd = false
+	g.apply()
+}
+
+func (g *goStream) tryWrite(p []byte) (int, error) {
+	if len(g.wq) > 0 {
+		return 0, nil // behind the queue
+	}
+	return g.writeFD(p)
+}
+
+// writeFD writes what the socket takes now (0 when it has no room).
+func (g *goStream) writeFD(p []byte) (int, error) {
+	n, err := ignoringEINTR(func() (int, error) { return unix.Write(g.fd, p) })
+	if err == unix.EAGAIN {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, os.NewSyscallError("write", err)
+	}
+	return n, nil
+}
+
+func (g *goStream) write(p []byte) error {
+	g.wq = append(g.wq, goWrite{p: append([]byte(nil), p...)})
+	g.queued += len(p)
+	return g.apply()
+}
+
+func (g *goStream) queueSize() int { return g.queued }
+
+func (g *goStream) shutdown() error {
+	g.shutting = true
+	return g.apply()
+}
+
+func (g *goStream) release(c chunk) { goReadBufs.Put(c.buf) }
+
+func (g *goStream) noDelay(on bool) error {
+	if g.transport != "tcp" {
+		return fmt.Errorf("uv: SetNoDelay on a %s IO: %w", g.transport, errInvalid)
+	}
+	v := 0
+	if on {
+		v = 1
+	}
+	return errnoError("setsockopt TCP_NODELAY", unix.SetsockoptInt(g.fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, v))
+}
+
+func (g *goStream) addresses() (local, remote net.Addr) {
+	return socketAddr(g.fd, false), socketAddr(g.fd, true)
+}
+
+// socketAddr reads a stream socket's local address, or its peer's, as
+// package net gives it (nil when it cannot be read).
+func socketAddr(fd int, peer bool) net.Addr {
+	get := unix.Getsockname
+	if peer {
+		get = unix.Getpeername
+	}
+	sa, err := get(fd)
+	if err != nil {
+		return nil
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return tcpAddr(append([]byte(nil), a.Addr[:]...), a.Port, 0)
+	case *unix.SockaddrInet6:
+		return tcpAddr(append([]byte(nil), a.Addr[:]...), a.Port, a.ZoneId)
+	case *unix.SockaddrUnix:
+		return &net.UnixAddr{Name: a.Name, Net: "unix"}
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package uv
+
+import (
+	"io"
+	"net"
+
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// This file is an IO's libuv half: the event is a uvStream, a libuv stream
+// handle (uv_tcp_t, uv_pipe_t, uv_tty_t) made with the kind kit, whose
+// records feed the logic both drivers share (io.go).
+
+// uvStream is an IO's event on the libuv driver.
+type uvStream struct {
+	core
+	ioEvent
+}
+
+// newUVStream makes the event of an IO over transport on r; newCore then
+// makes its handle.
+func newUVStream(r *reactor.Reactor, transport string) *uvStream {
+	s := &uvStream{}
+	s.r, s.base, s.t, s.transport = r, &s.Base, s, transport
+	return s
+}
+
+// adoptIO makes the IO of an accepted handle, on the loop.
+func adoptIO(r *reactor.Reactor, h uvcgo.Handle, transport string) (*IO, error) {
+	s := newUVStream(r, transport)
+	if err := newCore(r, &s.core, s, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
+		l.Adopt(h, id)
+		return h, nil
+	}); err != nil {
+		return nil, err
+	}
+	return newIO(s), nil
+}
+
+// wants: reads are wanted while a blocking Read or request waits, or reading
+// runs ahead for them, started or not.
+func (s *uvStream) wants(rec *uvcgo.Completion) bool { return rec.Kind == uvcgo.CompletionRead }
+
+func (s *uvStream) completed(rec *uvcgo.Completion) {
+	if s.closed {
+		return // closing told every waiter already
+	}
+	switch rec.Kind {
+	case uvcgo.CompletionRead:
+		if rec.Status < 0 {
+			var err error = io.EOF
+			if rec.Status != uvcgo.EOF {
+				err = uvcgo.ErrorOf("read", int(rec.Status))
+			}
+			s.readFailed(err)
+			return
+		}
+		s.received(rec.Bytes(), func(rest []byte) chunk {
+			data, release := uvcgo.Take(rec)
+			return chunk{data: data, release: release, b: rest}
+		})
+	case uvcgo.CompletionWrite:
+		s.wrote(int(rec.N), statusError("write", rec.Status))
+	case uvcgo.CompletionShutdown:
+		s.shutDone(statusError("uv_shutdown", rec.Status))
+	case uvcgo.CompletionConnect:
+		s.connected(statusError("connect", rec.Status))
+	}
+}
+
+// statusError is the error of a record's status: nil for success.
+func statusError(op string, status int32) error {
+	if status < 0 {
+		return uvcgo.ErrorOf(op, int(status))
+	}
+	return nil
+}
+
+func (s *uvStream) open() bool                     { return s.h != 0 }
+func (s *uvStream) readStart() error               { return s.loop.ReadStart(s.h) }
+func (s *uvStream) readStop()                      { s.loop.ReadStop(s.h) }
+func (s *uvStream) tryWrite(p []byte) (int, error) { return s.loop.TryWrite(s.h, p) }
+func (s *uvStream) write(p []byte) error           { return s.loop.Write(s.h, p) }
+func (s *uvStream) queueSize() int                 { return s.loop.WriteQueueSize(s.h) }
+func (s *uvStream) shutdown() error                { return s.loop.ShutdownStream(s.h) }
+func (s *uvStream) release(c chunk)                { s.loop.Release(c.data, c.release) }
+func (s *uvStream) noDelay(on bool) error          { return s.loop.TCPNoDelay(s.h, on) }
+
+// addresses reads the local and peer addresses of the IO. On the loop.
+func (s *uvStream) addresses() (local, remote net.Addr) {
+	local, _ = addrOf(s.transport, s.loop, s.h, false)
+	remote, _ = addrOf(s.transport, s.loop, s.h, true)
+	return local, remote
+}

@@ -97,9 +97,11 @@ const (
 	PhaseIdle    Phase = 3
 )
 
-// ErrNoLibuv: the program was built without cgo, so libuv is not linked
-// in; a reactor uses the pure-Go driver, and kinds that need libuv refuse.
-var ErrNoLibuv = errors.New("uvcgo: libuv is not available (built without cgo)")
+// ErrNoLibuv: libuv is not there for the caller. Either the program was
+// built without cgo (libuv is not linked in; a reactor uses the pure-Go
+// driver), or the reactor runs the pure-Go driver: kinds that need libuv
+// refuse with it.
+var ErrNoLibuv = errors.New("uvcgo: libuv is not available")
 
 // Error is a libuv error: the operation that failed and libuv's code.
 // errors.Is(err, syscall.EINVAL) and friends work through Unwrap.

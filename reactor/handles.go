@@ -41,6 +41,8 @@ func (h *host) DropHandle(id eventref.ID) {
 
 func (h *host) EveryTurn(delta int) { h.everyTurn += delta }
 
+func (h *host) CountHandle(k string, delta int) { h.byKind[k] += delta }
+
 func (h *host) CloseHandle(c uvcgo.Handle) { h.loop.CloseHandle(c) }
 
 func (h *host) AddCloser(fn func()) (remove func()) {

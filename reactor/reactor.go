@@ -237,7 +237,7 @@ func (r *Reactor) abortWaits() {
 
 // Stats is a snapshot of a reactor's counters.
 type Stats struct {
-	Handles    map[string]int // live C handles by kind
+	Handles    map[string]int // live handles by kind: C handles, and the pure-Go driver's descriptors
 	CHandles   int            // handles the C shim has allocated and not freed
 	Active     int            // active, non-hidden events
 	Timers     int            // timers queued on the wheel (hidden ones too)

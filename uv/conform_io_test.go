@@ -26,8 +26,7 @@ func TestConformListener(t *testing.T) {
 		}
 	}()
 	conform.Run(t, conform.Kind{
-		NeedsLibuv: true,
-		Name:       "listener",
+		Name: "listener",
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			return uv.Listen(r, "tcp4", "127.0.0.1:0")
 		},

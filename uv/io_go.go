@@ -112,21 +112,10 @@ func openGoIO(r *reactor.Reactor, fd int, transport string) (*IO, error) {
 // dialGo opens a socket for ep and starts connecting it, on the loop; c
 // becomes its IO, and op completes when the connect does.
 func dialGo(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
-	var err error
-	if x := r.Exec(func() {
-		if err = armable(r); err != nil {
-			return
-		}
-		fd, serr := unix.Socket(ep.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-		if serr != nil {
-			err = os.NewSyscallError("socket", serr)
-			return
-		}
-		g, gerr := newGoStream(r, fd, ep.transport)
-		if gerr != nil {
-			unix.Close(fd)
-			err = gerr
-			return
+	return onLoopWithSocket(r, ep.family, func(fd int) error {
+		g, err := newGoStream(r, fd, ep.transport)
+		if err != nil {
+			return err
 		}
 		g.link(c)
 		g.conn = op
@@ -138,13 +127,34 @@ func dialGo(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 		if cerr == unix.EINPROGRESS {
 			g.dialing = true
 			if cerr = g.apply(); cerr == nil {
-				return
+				return nil
 			}
 		}
 		// Settled now: the future still completes on a later turn, as
 		// libuv's connect callbacks do (a reactor closing closes g,
 		// which fails it).
 		kind.HostOf(r).Queue(func() { g.connected(errnoError("connect", cerr)) })
+		return nil
+	})
+}
+
+// onLoopWithSocket runs fn on the loop with a new non-blocking stream
+// socket of family; when fn fails, the socket is closed. A closing reactor
+// is refused.
+func onLoopWithSocket(r *reactor.Reactor, family int, fn func(fd int) error) error {
+	var err error
+	if x := r.Exec(func() {
+		if err = armable(r); err != nil {
+			return
+		}
+		fd, serr := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+		if serr != nil {
+			err = os.NewSyscallError("socket", serr)
+			return
+		}
+		if err = fn(fd); err != nil {
+			unix.Close(fd)
+		}
 	}); x != nil {
 		return x
 	}

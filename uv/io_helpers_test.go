@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"testing"
 
+	"github.com/uvevent/uvevent/internal/conform"
+	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -16,11 +18,11 @@ type ioEnv struct {
 	stop    func()
 }
 
-// newIOEnv starts a reactor serving on its own goroutine and a listener on
-// network's loopback address.
-func newIOEnv(t *testing.T, network string) *ioEnv {
+// newIOEnv starts a reactor on driver d serving on its own goroutine and a
+// listener on network's loopback address.
+func newIOEnv(t *testing.T, d reactor.Driver, network string) *ioEnv {
 	t.Helper()
-	u := uv.UvtNewReactor(t)
+	u := uv.UvtNewReactorOn(t, d)
 	stop := uv.UvtServe(t, u)
 	addr := "127.0.0.1:0"
 	if network == "tcp6" {
@@ -69,15 +71,33 @@ func (v *ioEnv) finish(t *testing.T, closers ...interface{ Close() error }) {
 	uv.UvtShutdown(t, v.u, false)
 }
 
+// handlesLeft counts what the reactor holds: C handles, and the live
+// handles of every kind (the pure-Go driver's descriptors among them).
+func handlesLeft(u *uv.UvtReactor) int {
+	s := u.Stats()
+	n := s.CHandles
+	for _, k := range s.Handles {
+		n += k
+	}
+	return n
+}
+
 // debugGC sets GOGC to pct and returns the function restoring it.
 func debugGC(pct int) func() {
 	old := debug.SetGCPercent(pct)
 	return func() { debug.SetGCPercent(old) }
 }
 
-// eachNetwork runs f as a subtest over IPv4 and over IPv6 loopback.
+// ioEachDriver runs f on each driver, as subtests, with a listener on
+// network's loopback address.
+func ioEachDriver(t *testing.T, network string, f func(t *testing.T, v *ioEnv)) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) { f(t, newIOEnv(t, d, network)) })
+}
+
+// eachNetwork runs f as a subtest on each driver, over IPv4 and over IPv6
+// loopback.
 func eachNetwork(t *testing.T, f func(t *testing.T, v *ioEnv)) {
 	for _, network := range []string{"tcp4", "tcp6"} {
-		t.Run(network, func(t *testing.T) { f(t, newIOEnv(t, network)) })
+		t.Run(network, func(t *testing.T) { ioEachDriver(t, network, f) })
 	}
 }

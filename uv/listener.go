@@ -46,8 +46,14 @@ type ListenConfig struct {
 	ReusePort bool
 }
 
+// listenEvent is what a listener's event holds on either driver, and what
+// both share: Accept's side, the counters, Info. The event is a uvListener
+// (below: a libuv stream handle) or, on the pure-Go driver, a goListener
+// (listener_go.go: a listening socket in the reactor's epoll set).
 type listenEvent struct {
-	core
+	r         *reactor.Reactor
+	self      event.Event // the event
+	base      *event.Base // its Base
 	network   string
 	transport string
 	addr      net.Addr
@@ -93,13 +99,41 @@ func (lc ListenConfig) Listen(r *reactor.Reactor, network, address string) (*Lis
 	if backlog <= 0 {
 		backlog = 511
 	}
-	e := &listenEvent{network: network, transport: ep.transport, backlog: backlog}
+	ln := &Listener{}
+	if r != nil && r.Driver() == reactor.DriverGo {
+		err = listenGo(r, ln, network, ep, lc.ReusePort, backlog)
+	} else {
+		err = listenUV(r, ln, network, ep, lc.ReusePort, backlog)
+	}
+	if err != nil {
+		return nil, &net.OpError{Op: "listen", Net: network, Addr: ep.addr, Err: err}
+	}
+	return ln, nil
+}
+
+// init sets the shared part of a listener's event, self, whose Base is
+// base.
+func (e *listenEvent) init(r *reactor.Reactor, self event.Event, base *event.Base, network string, ep endpoint, backlog int) {
+	e.r, e.self, e.base = r, self, base
+	e.network, e.transport, e.backlog = network, ep.transport, backlog
+}
+
+// uvListener is a listener's event on the libuv driver.
+type uvListener struct {
+	core
+	listenEvent
+}
+
+// listenUV makes ln a listener over a libuv handle.
+func listenUV(r *reactor.Reactor, ln *Listener, network string, ep endpoint, reusePort bool, backlog int) error {
+	e := &uvListener{}
+	e.init(r, e, &e.Base, network, ep, backlog)
 	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
 		h, err := ep.newHandle(l, id, true)
 		if err != nil {
 			return 0, err
 		}
-		if err = listenOn(l, h, ep, lc.ReusePort, backlog); err == nil {
+		if err = listenOn(l, h, ep, reusePort, backlog); err == nil {
 			e.addr, err = addrOf(ep.transport, l, h, false)
 		}
 		if err != nil {
@@ -111,11 +145,11 @@ func (lc ListenConfig) Listen(r *reactor.Reactor, network, address string) (*Lis
 		}
 		return h, nil
 	}); err != nil {
-		return nil, &net.OpError{Op: "listen", Net: network, Addr: ep.addr, Err: err}
+		return err
 	}
-	ln := &Listener{e: e}
+	ln.e = &e.listenEvent
 	track(ln, &ln.Handle, &e.core)
-	return ln, nil
+	return nil
 }
 
 // listenOn sets the socket's options, binds it and listens, paused: the
@@ -146,18 +180,17 @@ func (e *listenEvent) describe() string {
 	return fmt.Sprintf("Listener(%s %s, accepted=%d, failed=%d)", e.network, e.addr, e.accepted.Load(), e.failed.Load())
 }
 
-func (e *listenEvent) arm() error { return e.loop.ListenerStart(e.h, e.backlog) }
+func (e *uvListener) arm() error { return e.loop.ListenerStart(e.h, e.backlog) }
 
-func (e *listenEvent) disarm() {
+func (e *uvListener) disarm() {
 	if e.h != 0 {
 		e.loop.ListenerStop(e.h)
 	}
 }
 
-func (e *listenEvent) completed(rec *uvcgo.Completion) {
+func (e *uvListener) completed(rec *uvcgo.Completion) {
 	if rec.Status < 0 {
-		e.failed.Add(1)
-		event.Notify(&e.Base, nil, e.acceptError(rec.Status))
+		e.accept(nil, e.acceptError(syscall.Errno(-rec.Status)))
 		return
 	}
 	data, _ := uvcgo.Take(rec)
@@ -165,21 +198,29 @@ func (e *listenEvent) completed(rec *uvcgo.Completion) {
 	c, err := adoptIO(e.r, h, e.transport)
 	if err != nil {
 		e.loop.CloseHandle(h)
+	}
+	e.accept(c, err)
+}
+
+// accept counts an accepted connection, or a failed accept, and notifies
+// the callbacks of it.
+func (e *listenEvent) accept(c *IO, err error) {
+	if err != nil {
 		e.failed.Add(1)
-		event.Notify(&e.Base, nil, err)
+		event.Notify(e.base, nil, err)
 		return
 	}
 	e.accepted.Add(1)
-	event.Notify(&e.Base, c, nil)
+	event.Notify(e.base, c, nil)
 }
 
 // acceptError is the error result of a failed accept: ENFILE, or EMFILE
-// when libuv could not drop the connection itself (see docs/io.md). It is
-// temporary, as package net's accept errors are, so http.Serve backs off
-// and goes on.
-func (e *listenEvent) acceptError(status int32) error {
+// when the connection could not be dropped for want of a descriptor (see
+// docs/io.md). It is temporary, as package net's accept errors are, so
+// http.Serve backs off and goes on.
+func (e *listenEvent) acceptError(errno syscall.Errno) error {
 	return &net.OpError{Op: "accept", Net: e.network, Addr: e.addr,
-		Err: os.NewSyscallError("accept", syscall.Errno(-status))}
+		Err: os.NewSyscallError("accept", errno)}
 }
 
 // closing ends the Accepts waiting, closes the connections queued for
@@ -230,7 +271,7 @@ func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 	}
 	if x := e.r.Exec(func() {
 		switch {
-		case e.Flags().Has(event.Closed):
+		case e.self.Flags().Has(event.Closed):
 			err = ErrClosed
 		case len(e.queue) > 0:
 			w.c = e.queue[0]
@@ -239,11 +280,11 @@ func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 		default:
 			if e.acceptCB == nil {
 				e.acceptCB = event.NewCallback(e.onAccept)
-				if err = e.AddCallback(e.acceptCB); err != nil {
+				if err = e.self.AddCallback(e.acceptCB); err != nil {
 					return
 				}
 				e.acceptCB.Release()
-				if err = e.Start(); err != nil {
+				if err = e.self.Start(); err != nil {
 					return
 				}
 			}

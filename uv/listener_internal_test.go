@@ -1,5 +1,3 @@
-//go:build cgo
-
 package uv
 
 import (
@@ -13,7 +11,7 @@ import (
 // is a temporary net.Error, which http.Serve retries after a pause.
 func TestAcceptErrorTemporary(t *testing.T) {
 	e := &listenEvent{network: "tcp4", addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}}
-	err := e.acceptError(-int32(syscall.EMFILE))
+	err := e.acceptError(syscall.EMFILE)
 	var ne net.Error
 	if !errors.Is(err, syscall.EMFILE) || !errors.As(err, &ne) || !ne.Temporary() { //nolint:staticcheck // http.Serve relies on it
 		t.Errorf("acceptError(EMFILE) = %#v, want a temporary net.Error matching EMFILE", err)

@@ -1,5 +1,3 @@
-//go:build cgo
-
 package uv_test
 
 import (
@@ -14,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -64,57 +63,59 @@ func TestListenerCallbacks(t *testing.T) {
 }
 
 func TestListenerReusePort(t *testing.T) {
-	v := newIOEnv(t, "tcp4")
-	addr := v.ln.Addr().String()
-	if _, err := uv.Listen(v.u.Reactor, "tcp4", addr); !errors.Is(err, syscall.EADDRINUSE) {
-		t.Errorf("second Listen on %s = %v, want EADDRINUSE", addr, err)
-	}
-	lc := uv.ListenConfig{ReusePort: true, Backlog: 16}
-	a, err := lc.Listen(v.u.Reactor, "tcp4", "127.0.0.1:0")
-	uv.UvtMust(t, err)
-	b, err := lc.Listen(v.u.Reactor, "tcp4", a.Addr().String())
-	if err != nil {
-		t.Fatalf("two listeners with ReusePort on one port: %v", err)
-	}
-	if a.Addr().String() != b.Addr().String() {
-		t.Errorf("addresses %s and %s differ", a.Addr(), b.Addr())
-	}
-	v.finish(t, a, b)
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		addr := v.ln.Addr().String()
+		if _, err := uv.Listen(v.u.Reactor, "tcp4", addr); !errors.Is(err, syscall.EADDRINUSE) {
+			t.Errorf("second Listen on %s = %v, want EADDRINUSE", addr, err)
+		}
+		lc := uv.ListenConfig{ReusePort: true, Backlog: 16}
+		a, err := lc.Listen(v.u.Reactor, "tcp4", "127.0.0.1:0")
+		uv.UvtMust(t, err)
+		b, err := lc.Listen(v.u.Reactor, "tcp4", a.Addr().String())
+		if err != nil {
+			t.Fatalf("two listeners with ReusePort on one port: %v", err)
+		}
+		if a.Addr().String() != b.Addr().String() {
+			t.Errorf("addresses %s and %s differ", a.Addr(), b.Addr())
+		}
+		v.finish(t, a, b)
+	})
 }
 
 func TestListenerBadInput(t *testing.T) {
-	v := newIOEnv(t, "tcp4")
-	for _, tc := range []struct{ network, addr string }{
-		{"udp", "127.0.0.1:0"},
-		{"tcp", "no-port"},
-		{"tcp4", "[::1]:0"},
-		{"tcp4", "192.0.2.1:0"}, // not a local address: EADDRNOTAVAIL
-	} {
-		if l, err := uv.Listen(v.u.Reactor, tc.network, tc.addr); err == nil {
-			t.Errorf("Listen(%q, %q) succeeded", tc.network, tc.addr)
-			l.Close()
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		for _, tc := range []struct{ network, addr string }{
+			{"udp", "127.0.0.1:0"},
+			{"tcp", "no-port"},
+			{"tcp4", "[::1]:0"},
+			{"tcp4", "192.0.2.1:0"}, // not a local address: EADDRNOTAVAIL
+		} {
+			if l, err := uv.Listen(v.u.Reactor, tc.network, tc.addr); err == nil {
+				t.Errorf("Listen(%q, %q) succeeded", tc.network, tc.addr)
+				l.Close()
+			}
 		}
-	}
-	if _, err := uv.Listen(nil, "tcp", "127.0.0.1:0"); !errors.Is(err, syscall.EINVAL) {
-		t.Errorf("Listen(nil reactor) = %v, want EINVAL", err)
-	}
-	// The reactor goes on: the env's listener still accepts.
-	c, s := v.pair(t)
-	// Accept on a closed listener fails with ErrClosed, as does a waiting one.
-	errs := make(chan error, 1)
-	go func() {
-		_, err := v.ln.Accept()
-		errs <- err
-	}()
-	uv.UvtWaitFor(t, "Accept to wait", func() bool { return event.LoopRefs(v.ln) > 0 })
-	uv.UvtMust(t, v.ln.Close())
-	if err := uv.UvtRecv(t, errs, "Accept's end"); !errors.Is(err, net.ErrClosed) {
-		t.Errorf("Accept waiting at Close = %v, want net.ErrClosed", err)
-	}
-	if _, err := v.ln.Accept(); !errors.Is(err, net.ErrClosed) {
-		t.Errorf("Accept after Close = %v, want net.ErrClosed", err)
-	}
-	v.finish(t, c, s)
+		if _, err := uv.Listen(nil, "tcp", "127.0.0.1:0"); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("Listen(nil reactor) = %v, want EINVAL", err)
+		}
+		// The reactor goes on: the env's listener still accepts.
+		c, s := v.pair(t)
+		// Accept on a closed listener fails with ErrClosed, as does a waiting one.
+		errs := make(chan error, 1)
+		go func() {
+			_, err := v.ln.Accept()
+			errs <- err
+		}()
+		uv.UvtWaitFor(t, "Accept to wait", func() bool { return event.LoopRefs(v.ln) > 0 })
+		uv.UvtMust(t, v.ln.Close())
+		if err := uv.UvtRecv(t, errs, "Accept's end"); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("Accept waiting at Close = %v, want net.ErrClosed", err)
+		}
+		if _, err := v.ln.Accept(); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("Accept after Close = %v, want net.ErrClosed", err)
+		}
+		v.finish(t, c, s)
+	})
 }
 
 // TestListenerEMFILE: with no descriptor left, libuv accepts a new
@@ -123,59 +124,60 @@ func TestListenerBadInput(t *testing.T) {
 // listener has nothing to report. The connections it has keep working, and
 // once descriptors are free again it accepts anew.
 func TestListenerEMFILE(t *testing.T) {
-	v := newIOEnv(t, "tcp4")
-	c, s := v.pair(t)
-	cs := uv.UvtSubscribe(t, v.ln, v.u.Owned)
-	uv.UvtMust(t, v.ln.Start())
-	// The client's socket exists before the descriptors run out:
-	// connecting it needs none.
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	uv.UvtMust(t, err)
-	defer unix.Close(fd)
-	uv.UvtMust(t, unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: int64(uv.UvtSafety.Seconds())}))
-	var old unix.Rlimit
-	uv.UvtMust(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &old))
-	low := old
-	low.Cur = min(old.Cur, 4096)
-	uv.UvtMust(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &low))
-	give := useAllFDs(t)
-	restored := false
-	restore := func() {
-		if !restored {
-			restored = true
-			give()
-			unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c, s := v.pair(t)
+		cs := uv.UvtSubscribe(t, v.ln, v.u.Owned)
+		uv.UvtMust(t, v.ln.Start())
+		// The client's socket exists before the descriptors run out:
+		// connecting it needs none.
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		uv.UvtMust(t, err)
+		defer unix.Close(fd)
+		uv.UvtMust(t, unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: int64(uv.UvtSafety.Seconds())}))
+		var old unix.Rlimit
+		uv.UvtMust(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &old))
+		low := old
+		low.Cur = min(old.Cur, 4096)
+		uv.UvtMust(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &low))
+		give := useAllFDs(t)
+		restored := false
+		restore := func() {
+			if !restored {
+				restored = true
+				give()
+				unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+			}
 		}
-	}
-	defer restore()
-	port := v.ln.Addr().(*net.TCPAddr).Port
-	uv.UvtMust(t, unix.Connect(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}))
-	if n, err := unix.Read(fd, make([]byte, 1)); n != 0 && !errors.Is(err, syscall.ECONNRESET) {
-		t.Errorf("read on the connection accepted with no descriptor left = %d, %v; want its end", n, err)
-	}
-	// The connection held is still served.
-	go io.Copy(s, s)
-	if _, err := c.Write([]byte("ping")); err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 4)
-	if _, err := io.ReadFull(c, b); err != nil || string(b) != "ping" {
-		t.Errorf("echo on the held connection = %q, %v", b, err)
-	}
-	restore()
-	nc, err := net.Dial("tcp4", v.ln.Addr().String())
-	uv.UvtMust(t, err)
-	defer nc.Close()
-	call := cs.Next(t)
-	x, ok := call.Result.(*uv.IO)
-	if !ok {
-		t.Fatalf("after descriptors came back: %v, %v; want a connection", call.Result, call.Err)
-	}
-	x.Close()
-	if n := cs.N(); n != 1 {
-		t.Errorf("%d notifications, want 1: %v", n, cs.Calls())
-	}
-	v.finish(t, c, s)
+		defer restore()
+		port := v.ln.Addr().(*net.TCPAddr).Port
+		uv.UvtMust(t, unix.Connect(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}))
+		if n, err := unix.Read(fd, make([]byte, 1)); n != 0 && !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("read on the connection accepted with no descriptor left = %d, %v; want its end", n, err)
+		}
+		// The connection held is still served.
+		go io.Copy(s, s)
+		if _, err := c.Write([]byte("ping")); err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 4)
+		if _, err := io.ReadFull(c, b); err != nil || string(b) != "ping" {
+			t.Errorf("echo on the held connection = %q, %v", b, err)
+		}
+		restore()
+		nc, err := net.Dial("tcp4", v.ln.Addr().String())
+		uv.UvtMust(t, err)
+		defer nc.Close()
+		call := cs.Next(t)
+		x, ok := call.Result.(*uv.IO)
+		if !ok {
+			t.Fatalf("after descriptors came back: %v, %v; want a connection", call.Result, call.Err)
+		}
+		x.Close()
+		if n := cs.N(); n != 1 {
+			t.Errorf("%d notifications, want 1: %v", n, cs.Calls())
+		}
+		v.finish(t, c, s)
+	})
 }
 
 // useAllFDs takes every descriptor the current limit allows and returns
@@ -202,34 +204,37 @@ func useAllFDs(t *testing.T) (release func()) {
 
 // TestIODroppedWithoutClose: listeners, connections, UDP sockets and pipes
 // dropped without Close, under GOGC=10, are closed by the collector; no C
-// handle is left.
+// handle (on the pure-Go driver, no descriptor) is left.
 func TestIODroppedWithoutClose(t *testing.T) {
 	defer debugGC(10)()
-	v := newIOEnv(t, "tcp4")
-	v.stop()
-	base := v.u.Stats().CHandles
-	// The env's listener drops what it accepts; the dials' connections are
-	// dropped too, once connected.
-	_, err := event.Subscribe(v.ln, func(event.Event, any, error) {})
-	uv.UvtMust(t, err)
-	uv.UvtMust(t, v.ln.Start())
-	func() {
-		for range 20 {
-			_, err := uv.Listen(v.u.Reactor, "tcp4", "127.0.0.1:0")
-			uv.UvtMust(t, err)
-			f, err := uv.DialAsync(v.u.Reactor, "tcp4", v.ln.Addr().String())
-			uv.UvtMust(t, err)
-			f.SetObject(nil)
-			_, err = uv.ListenUDP(v.u.Reactor, "udp4", "127.0.0.1:0")
-			uv.UvtMust(t, err)
-			_, _, err = uv.Pipe(v.u.Reactor)
-			uv.UvtMust(t, err)
-		}
-	}()
-	uv.UvtCollectUntil(t, v.u, "the dropped listeners' and connections' handles", func() bool {
-		return v.u.Stats().CHandles == base
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		v.stop()
+		base := handlesLeft(v.u)
+		// The env's listener drops what it accepts; the dials' connections are
+		// dropped too, once connected.
+		_, err := event.Subscribe(v.ln, func(event.Event, any, error) {})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, v.ln.Start())
+		func() {
+			for range 20 {
+				_, err := uv.Listen(v.u.Reactor, "tcp4", "127.0.0.1:0")
+				uv.UvtMust(t, err)
+				f, err := uv.DialAsync(v.u.Reactor, "tcp4", v.ln.Addr().String())
+				uv.UvtMust(t, err)
+				f.SetObject(nil)
+				if v.u.Reactor.Driver() == reactor.DriverLibuv { // UDP on the pure-Go driver: udp_go.go, next
+					_, err = uv.ListenUDP(v.u.Reactor, "udp4", "127.0.0.1:0")
+					uv.UvtMust(t, err)
+				}
+				_, _, err = uv.Pipe(v.u.Reactor)
+				uv.UvtMust(t, err)
+			}
+		}()
+		uv.UvtCollectUntil(t, v.u, "the dropped listeners' and connections' handles", func() bool {
+			return handlesLeft(v.u) == base
+		})
+		runtime.KeepAlive(v)
+		v.ln.Close()
+		uv.UvtShutdown(t, v.u, false)
 	})
-	runtime.KeepAlive(v)
-	v.ln.Close()
-	uv.UvtShutdown(t, v.u, false)
 }

@@ -76,6 +76,7 @@ func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
 	return p, nil
 }
 
+func (e *goPoll) kindName() string             { return "poll" }
 func (e *goPoll) reactorOf() *reactor.Reactor  { return e.r }
 func (e *goPoll) live() bool                   { return e.pl != nil }
 func (e *goPoll) notify(r PollEvents, x error) { event.Notify(&e.Base, r, x) }
@@ -240,6 +241,8 @@ func pollerOf(r *reactor.Reactor) (*goPoller, error) {
 
 // pollMember is an event over a descriptor in a poller's set.
 type pollMember interface {
+	// kindName names the member's kind in Stats().Handles.
+	kindName() string
 	// fired delivers what epoll reported for the descriptor, on the loop.
 	fired(events uint32)
 	// Close closes the event (the reactor is closing).
@@ -262,12 +265,16 @@ func (pl *goPoller) add(fd int, m pollMember) error {
 		return os.NewSyscallError("fcntl", err)
 	}
 	pl.byFD[fd] = m
+	kind.HostOf(pl.r).CountHandle(m.kindName(), 1)
 	return nil
 }
 
 // remove takes fd's member out of the poller (its descriptor is out of
 // the set already, or about to be closed); the last one closes the poller.
 func (pl *goPoller) remove(fd int) {
+	if m := pl.byFD[fd]; m != nil {
+		kind.HostOf(pl.r).CountHandle(m.kindName(), -1)
+	}
 	delete(pl.byFD, fd)
 	pl.closeIfIdle()
 }

@@ -43,6 +43,10 @@ type Host interface {
 	// CloseHandle starts closing a C handle; its id is retired when the
 	// close callback has reported.
 	CloseHandle(h uvcgo.Handle)
+	// CountHandle adds delta to the live handles of kind k in Stats: a
+	// Go-owned event standing for a descriptor (the pure-Go driver's polls
+	// and sockets) counts there as a C handle does. With ownership.
+	CountHandle(k string, delta int)
 	// EveryTurn adds delta to the number of started hooks that need libuv
 	// turned on every loop iteration (prepare and check handles).
 	EveryTurn(delta int)

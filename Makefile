@@ -49,6 +49,7 @@ bench:
 	  'm1-uvevent={go:m1}' \
 	  'e1-uvevent={go:e1load} -impl uvevent {go:e1uv}' \
 	  'e1-uvevent-conn={go:e1load} -impl uvevent-conn {go:e1uv} -conn' \
+	  'e1-uvevent-go={go:e1load} -impl uvevent-go {go:e1uv} -driver go' \
 	  's1-uvevent={go:s1}' \
 	  'd1-uvevent={go:d1uv}' \
 	  'l1-uvevent={go:l1}' \

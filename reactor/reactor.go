@@ -57,6 +57,18 @@ func (d Driver) String() string {
 	return "auto"
 }
 
+// Set sets d from its name ("libuv", "go" or "auto"), so that a Driver is a
+// flag.Value: flag.Var(&opts.Driver, "driver", "libuv, go or auto").
+func (d *Driver) Set(name string) error {
+	for _, x := range []Driver{DriverAuto, DriverLibuv, DriverGo} {
+		if x.String() == name {
+			*d = x
+			return nil
+		}
+	}
+	return fmt.Errorf("reactor: unknown driver %q (want libuv, go or auto)", name)
+}
+
 // Options configure a reactor. The zero value is fine.
 type Options struct {
 	// Driver chooses the loop's driver; the zero value picks libuv when

@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	e1uv [-conn] [-cpuprofile FILE] [port]
+//	e1uv [-conn] [-driver libuv|go] [-cpuprofile FILE] [port]
 //
 // It listens on 127.0.0.1 (port 0 or none: the kernel picks one), prints
 // "listening 127.0.0.1:PORT" on stdout once it accepts connections, and
@@ -35,23 +35,25 @@ import (
 func main() {
 	conn := flag.Bool("conn", false, "serve each connection as a net.Conn on a goroutine")
 	prof := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	opts := reactor.Options{Driver: reactor.DriverLibuv}
+	flag.Var(&opts.Driver, "driver", "the reactor's driver: libuv or go")
 	flag.Parse()
 	port := "0"
 	if flag.NArg() > 1 {
-		fmt.Fprintln(os.Stderr, "usage: e1uv [-conn] [-cpuprofile FILE] [port]")
+		fmt.Fprintln(os.Stderr, "usage: e1uv [-conn] [-driver libuv|go] [-cpuprofile FILE] [port]")
 		os.Exit(2)
 	}
 	if flag.NArg() == 1 {
 		port = flag.Arg(0)
 	}
-	if err := run(port, *conn, *prof); err != nil {
+	if err := run(opts, port, *conn, *prof); err != nil {
 		fmt.Fprintln(os.Stderr, "e1uv:", err)
 		os.Exit(1)
 	}
 }
 
-func run(port string, conn bool, prof string) error {
-	r, err := reactor.New(reactor.Options{})
+func run(opts reactor.Options, port string, conn bool, prof string) error {
+	r, err := reactor.New(opts)
 	if err != nil {
 		return err
 	}

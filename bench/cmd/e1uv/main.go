@@ -28,6 +28,7 @@ import (
 	"syscall"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/bench/internal/driverflag"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -35,8 +36,7 @@ import (
 func main() {
 	conn := flag.Bool("conn", false, "serve each connection as a net.Conn on a goroutine")
 	prof := flag.String("cpuprofile", "", "write a CPU profile to this file")
-	opts := reactor.Options{Driver: reactor.DriverLibuv}
-	flag.Var(&opts.Driver, "driver", "the reactor's driver: libuv or go")
+	driver := driverflag.Var()
 	flag.Parse()
 	port := "0"
 	if flag.NArg() > 1 {
@@ -46,7 +46,7 @@ func main() {
 	if flag.NArg() == 1 {
 		port = flag.Arg(0)
 	}
-	if err := run(opts, port, *conn, *prof); err != nil {
+	if err := run(reactor.Options{Driver: *driver}, port, *conn, *prof); err != nil {
 		fmt.Fprintln(os.Stderr, "e1uv:", err)
 		os.Exit(1)
 	}

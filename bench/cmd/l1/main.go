@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/bench/internal/driverflag"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -23,7 +24,7 @@ import (
 func main() {
 	n := flag.Int("n", 10000, "timers")
 	maxTimeout := flag.Duration("max", 20*time.Millisecond, "timeouts are uniform in [0, max)")
-	driver := flag.String("driver", "libuv", "the reactor's driver: libuv or go")
+	driver := driverflag.Var()
 	flag.Parse()
 	if err := run(*n, *maxTimeout, *driver); err != nil {
 		fmt.Fprintln(os.Stderr, "l1:", err)
@@ -31,12 +32,9 @@ func main() {
 	}
 }
 
-func run(n int, maxTimeout time.Duration, driver string) error {
-	opts, impl := reactor.Options{Driver: reactor.DriverLibuv}, "uvevent"
-	if driver == "go" {
-		opts, impl = reactor.Options{Driver: reactor.DriverGo}, "uvevent-go"
-	}
-	r, err := reactor.New(opts)
+func run(n int, maxTimeout time.Duration, driver reactor.Driver) error {
+	impl := driverflag.Impl(driver)
+	r, err := reactor.New(reactor.Options{Driver: driver})
 	if err != nil {
 		return err
 	}

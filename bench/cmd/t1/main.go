@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/bench/internal/driverflag"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -22,7 +23,7 @@ func main() {
 	n := flag.Int("n", 1_000_000, "timers")
 	seed := flag.Uint64("seed", 1, "PRNG seed")
 	prof := flag.String("cpuprofile", "", "write a CPU profile here")
-	driver := flag.String("driver", "libuv", "the reactor's driver: libuv or go")
+	driver := driverflag.Var()
 	flag.Parse()
 	if *prof != "" {
 		f, err := os.Create(*prof)
@@ -42,9 +43,9 @@ func main() {
 	}
 }
 
-func run(n int, seed uint64, driver string) error {
-	opts, impl := driverOptions(driver)
-	r, err := reactor.New(opts)
+func run(n int, seed uint64, driver reactor.Driver) error {
+	impl := driverflag.Impl(driver)
+	r, err := reactor.New(reactor.Options{Driver: driver})
 	if err != nil {
 		return err
 	}
@@ -85,10 +86,3 @@ func run(n int, seed uint64, driver string) error {
 	return nil
 }
 
-// driverOptions maps -driver to reactor options and the row's name.
-func driverOptions(name string) (reactor.Options, string) {
-	if name == "go" {
-		return reactor.Options{Driver: reactor.DriverGo}, "uvevent-go"
-	}
-	return reactor.Options{Driver: reactor.DriverLibuv}, "uvevent"
-}

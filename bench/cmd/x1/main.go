@@ -18,12 +18,13 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/bench/internal/driverflag"
 	"github.com/uvevent/uvevent/reactor"
 )
 
 func main() {
 	n := flag.Int("n", 200_000, "round trips")
-	driver := flag.String("driver", "libuv", "the reactor's driver: libuv or go")
+	driver := driverflag.Var()
 	flag.Parse()
 	if err := run(*n, *driver); err != nil {
 		fmt.Fprintln(os.Stderr, "x1:", err)
@@ -31,12 +32,9 @@ func main() {
 	}
 }
 
-func run(n int, driver string) error {
-	opts, impl := reactor.Options{Driver: reactor.DriverLibuv}, "uvevent"
-	if driver == "go" {
-		opts, impl = reactor.Options{Driver: reactor.DriverGo}, "uvevent-go"
-	}
-	r, err := reactor.New(opts)
+func run(n int, driver reactor.Driver) error {
+	impl := driverflag.Impl(driver)
+	r, err := reactor.New(reactor.Options{Driver: driver})
 	if err != nil {
 		return err
 	}
@@ -77,7 +75,7 @@ func run(n int, driver string) error {
 	}
 	fmt.Printf("X1 %s rtt_ns=%d rounds=%d\n", impl, rtt.Nanoseconds(), n)
 	fmt.Printf("X1 %s-await rtt_ns=%d rounds=%d\n", impl, artt.Nanoseconds(), n)
-	if driver == "go" {
+	if driver == reactor.DriverGo {
 		return nil // the probe below is libuv's own driving mode
 	}
 

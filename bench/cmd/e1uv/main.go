@@ -27,8 +27,8 @@ import (
 	"runtime/pprof"
 	"syscall"
 
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/bench/internal/driverflag"
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )

@@ -15,8 +15,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/bench/internal/driverflag"
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )

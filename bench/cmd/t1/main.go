@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/bench/internal/driverflag"
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -85,4 +85,3 @@ func run(n int, seed uint64, driver reactor.Driver) error {
 	fmt.Printf("T1 %s wall_ns=%d peak_rss_kib=%d fired=%d\n", impl, wall.Nanoseconds(), ru.Maxrss, fired)
 	return nil
 }
-

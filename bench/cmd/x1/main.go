@@ -17,8 +17,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/bench/internal/driverflag"
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 )
 

@@ -333,7 +333,18 @@ func (e *ioEvent) connected(err error) {
 	if op := e.conn; op != nil {
 		e.conn = nil
 		e.r.ActiveDelta(-1)
+		if err == nil {
+			e.connReady()
+		}
 		op.finish(0, err)
+	}
+}
+
+// connReady sets up a connection that just came to be (connected or
+// accepted): TCP's go without Nagle's delay, as package net's do.
+func (e *ioEvent) connReady() {
+	if e.transport == "tcp" {
+		e.t.noDelay(true)
 	}
 }
 

@@ -124,8 +124,9 @@ func tcpAddrOf(l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
 	return tcpAddr(ip, port, zone), nil
 }
 
-// SetNoDelay turns Nagle's algorithm off (true, the default, as in package
-// net) or on.
+// SetNoDelay turns Nagle's algorithm off (true: the default for every TCP
+// connection dialled or accepted, as in package net) or on (false: small
+// writes wait to be coalesced while data is unacknowledged).
 func (c *IO) SetNoDelay(on bool) error {
 	e := c.e
 	return e.do(func() error { return e.t.noDelay(on) })

@@ -211,6 +211,7 @@ func (e *listenEvent) accept(c *IO, err error) {
 		return
 	}
 	e.accepted.Add(1)
+	c.e.connReady()
 	event.Notify(e.base, c, nil)
 }
 

@@ -1,0 +1,65 @@
+package uv
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/internal/conform"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// TestTCPNoDelayByDefault: dialled and accepted TCP connections have
+// TCP_NODELAY set, as package net's do, on both drivers; SetNoDelay(false)
+// clears it.
+func TestTCPNoDelayByDefault(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		u := UvtNewReactorOn(t, d)
+		stop := UvtServe(t, u)
+		ln, err := Listen(u.Reactor, "tcp4", "127.0.0.1:0")
+		UvtMust(t, err)
+		acc := make(chan *IO, 1)
+		go func() {
+			c, err := ln.AcceptIO(t.Context())
+			if err != nil {
+				t.Errorf("AcceptIO: %v", err)
+			}
+			acc <- c
+		}()
+		c, err := Dial(t.Context(), u.Reactor, "tcp4", ln.Addr().String())
+		UvtMust(t, err)
+		s := UvtRecv(t, acc, "accepted connection")
+		for _, x := range []*IO{c, s} {
+			if got := noDelayOf(t, x); got != 1 {
+				t.Errorf("%s: TCP_NODELAY = %d, want 1", x.Info(), got)
+			}
+		}
+		UvtMust(t, c.SetNoDelay(false))
+		if got := noDelayOf(t, c); got != 0 {
+			t.Errorf("after SetNoDelay(false): TCP_NODELAY = %d, want 0", got)
+		}
+		c.Close()
+		s.Close()
+		ln.Close()
+		stop()
+		UvtShutdown(t, u, false)
+	})
+}
+
+// noDelayOf reads the IO's TCP_NODELAY from its descriptor.
+func noDelayOf(t *testing.T, c *IO) int {
+	t.Helper()
+	e := c.e
+	fd := -1
+	UvtMust(t, e.r.Exec(func() {
+		switch s := e.t.(type) {
+		case *goStream:
+			fd = s.fd
+		case *uvStream:
+			fd, _ = s.loop.Fileno(s.h)
+		}
+	}))
+	v, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
+	UvtMust(t, err)
+	return v
+}

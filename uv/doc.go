@@ -22,6 +22,17 @@
 // reference keeps it reachable, so it is never collected: in callbacks, use
 // the event they are given.
 //
+// # Two drivers
+//
+// On the pure-Go driver (reactor.DriverGo, or any build without cgo) the
+// same constructors make Go-owned events with the same methods, results,
+// errors and lifetime: polls, Listener, IO (TCP, Unix domain sockets,
+// pipes), UDP and File among them. Sockets are members of an epoll set of
+// the reactor's own, watched through Go's netpoller, and read into pooled Go
+// buffers; they count in Stats().Handles as libuv's handles do. What is
+// libuv's own (OpenTTY, Phase, FSEvent, AddrInfo, NameInfo) refuses there
+// with reactor.ErrNoLibuv.
+//
 // # Descriptors, files and names
 //
 // Poll watches a descriptor for readiness; PollProxy shares one Poll among

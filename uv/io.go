@@ -12,15 +12,17 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// An IO is a byte stream over a libuv stream handle, the transport chosen
-// at creation: a TCP connection or a Unix domain one (Dial, or accepted by
+// An IO is a byte stream over a libuv stream handle (on the pure-Go
+// driver, a non-blocking descriptor in the reactor's epoll set), the
+// transport chosen at creation: a TCP connection or a Unix domain one (Dial, or accepted by
 // a Listener), one end of a socket pair (Pipe), a descriptor opened as a
 // stream (OpenPipe). It can be used three ways, which may be mixed:
 //
 //   - as an event: Start it and its callbacks get every read as a []byte
 //     result (io.EOF, or the error, when the stream ends). The bytes are a
-//     view of the C buffer libuv read into: valid only during the callback,
-//     copy them to keep them. A callback answers with Send, which never
+//     view of the buffer the read went into (C memory on the libuv driver,
+//     a pooled Go buffer on the pure-Go one): valid only during the
+//     callback, copy them to keep them. A callback answers with Send, which never
 //     blocks;
 //   - through one-shot requests: ReadAsync and WriteAsync return futures,
 //     which event.Await (or callbacks) can wait for;

@@ -16,7 +16,8 @@ import (
 )
 
 // A Listener is the listen event: a TCP server socket (uv_tcp_t), or a Unix
-// domain one (uv_pipe_t, network "unix"). Started,
+// domain one (uv_pipe_t, network "unix"); on the pure-Go driver, a
+// listening socket in the reactor's epoll set. Started,
 // it notifies its callbacks of each accepted connection, as an *IO result
 // that the callback owns (Close it, or keep it); an accept that failed is
 // an error result (EMFILE when descriptors ran out: libuv dropped that

@@ -45,13 +45,3 @@ int uvev_pipe_connect(uvev_loop *l, uintptr_t h, const char *name) {
 int uvev_pipe_name(uintptr_t h, int peer, char *buf, size_t *len) {
   return peer ? uv_pipe_getpeername((uv_pipe_t *)h, buf, len) : uv_pipe_getsockname((uv_pipe_t *)h, buf, len);
 }
-
-/* Two connected, non-blocking Unix stream sockets, close-on-exec. */
-int uvev_socketpair(int *fd0, int *fd1) {
-  uv_os_sock_t fds[2];
-  int err = uv_socketpair(SOCK_STREAM, 0, fds, UV_NONBLOCK_PIPE, UV_NONBLOCK_PIPE);
-  if (err != 0) return err;
-  *fd0 = fds[0];
-  *fd1 = fds[1];
-  return 0;
-}

@@ -59,12 +59,3 @@ func (l *Loop) PipeName(h Handle, peer bool) (string, error) {
 	}
 	return C.GoStringN(&buf[0], C.int(n)), nil
 }
-
-// SocketPair returns two connected non-blocking Unix stream sockets.
-func SocketPair() (int, int, error) {
-	var a, b C.int
-	if rc := C.uvev_socketpair(&a, &b); rc != 0 {
-		return -1, -1, errorOf("uv_socketpair", int(rc))
-	}
-	return int(a), int(b), nil
-}

@@ -35,13 +35,11 @@ int uvev_pipe_open(uintptr_t h, int fd);
 int uvev_pipe_bind(uintptr_t h, const char *name);
 int uvev_pipe_connect(uvev_loop *l, uintptr_t h, const char *name);
 int uvev_pipe_name(uintptr_t h, int peer, char *buf, size_t *len);
-int uvev_socketpair(int *fd0, int *fd1);
 
 /* tty.c */
 int uvev_tty_new(uvev_loop *l, uint64_t id, int fd, uintptr_t *out);
 int uvev_tty_set_mode(uintptr_t h, int mode);
 int uvev_tty_winsize(uintptr_t h, int *width, int *height);
-int uvev_tty_reset_mode(void);
 
 /* The listening side shared by tcp.c and pipe.c: a server handle is a
  * uvev__server (the libuv handle first), so uvev__on_close frees it whole. */

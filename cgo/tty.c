@@ -18,7 +18,3 @@ int uvev_tty_new(uvev_loop *l, uint64_t id, int fd, uintptr_t *out) {
 int uvev_tty_set_mode(uintptr_t h, int mode) { return uv_tty_set_mode((uv_tty_t *)h, (uv_tty_mode_t)mode); }
 
 int uvev_tty_winsize(uintptr_t h, int *width, int *height) { return uv_tty_get_winsize((uv_tty_t *)h, width, height); }
-
-/* Safe from any thread (libuv's contract): restores the mode the first
- * uv_tty_set_mode found. */
-int uvev_tty_reset_mode(void) { return uv_tty_reset_mode(); }

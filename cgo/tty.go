@@ -30,7 +30,3 @@ func (l *Loop) TTYWinSize(h Handle) (width, height int, err error) {
 	}
 	return int(w), int(ht), nil
 }
-
-// ResetTTYMode restores the terminal mode saved by the first SetTTYMode of
-// the process. Safe from any goroutine.
-func ResetTTYMode() error { return errorOf("uv_tty_reset_mode", int(C.uvev_tty_reset_mode())) }

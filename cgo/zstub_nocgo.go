@@ -126,9 +126,6 @@ func (*Loop) ConnectPipe(Handle, string) error { return ErrNoLibuv }
 // PipeName is unavailable without cgo.
 func (*Loop) PipeName(Handle, bool) (string, error) { return "", ErrNoLibuv }
 
-// SocketPair is unavailable without cgo.
-func SocketPair() (int, int, error) { return 0, 0, ErrNoLibuv }
-
 // NewPoll is unavailable without cgo.
 func (*Loop) NewPoll(uint64, int) (Handle, error) { return 0, ErrNoLibuv }
 
@@ -209,9 +206,6 @@ func (*Loop) SetTTYMode(Handle, int) error { return ErrNoLibuv }
 
 // TTYWinSize is unavailable without cgo.
 func (*Loop) TTYWinSize(Handle) (int, int, error) { return 0, 0, ErrNoLibuv }
-
-// ResetTTYMode is unavailable without cgo.
-func ResetTTYMode() error { return ErrNoLibuv }
 
 // NewUDP is unavailable without cgo.
 func (*Loop) NewUDP(uint64, int) (Handle, error) { return 0, ErrNoLibuv }

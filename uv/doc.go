@@ -27,11 +27,11 @@
 // On the pure-Go driver (reactor.DriverGo, or any build without cgo) the
 // same constructors make Go-owned events with the same methods, results,
 // errors and lifetime: polls, Listener, IO (TCP, Unix domain sockets,
-// pipes), UDP and File among them. Sockets are members of an epoll set of
+// pipes, terminals), UDP and File among them. Sockets are members of an epoll set of
 // the reactor's own, watched through Go's netpoller, and read into pooled Go
 // buffers; they count in Stats().Handles as libuv's handles do. What is
-// libuv's own (OpenTTY, Phase, FSEvent, AddrInfo, NameInfo) refuses there
-// with reactor.ErrNoLibuv.
+// libuv's own (Phase, FSEvent, AddrInfo, NameInfo) refuses there with
+// reactor.ErrNoLibuv.
 //
 // # Descriptors, files and names
 //

@@ -36,6 +36,7 @@ type goStream struct {
 	queued   int       // their bytes not yet written
 	shutting bool      // a shutdown waits for the queue to empty
 	dialing  bool      // a connect is in flight
+	term     *goTerm   // a terminal's mode (io_tty_go.go); nil for sockets
 }
 
 // goWrite is a queued write: a copy of the caller's bytes and how far it
@@ -195,6 +196,9 @@ func (o *goStreamOps) Free(bool) {
 		pl.ctlMask(g.fd, g.mask, 0)
 		g.pl, g.mask = nil, 0
 		pl.remove(g.fd)
+		if g.term != nil {
+			forgetTTY(g.fd)
+		}
 		unix.Close(g.fd)
 	}
 }

@@ -2,6 +2,7 @@ package uv
 
 import (
 	"fmt"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -23,10 +24,14 @@ const (
 )
 
 // OpenTTY makes an IO of the terminal fd (os.Stdin.Fd(), a pty's end).
-// libuv reopens the terminal where it can, so the descriptor other code
-// shares stays as it was; fd remains the caller's to close, after the IO.
+// The terminal is reopened where it can be (as libuv does, on either
+// driver), so the descriptor other code shares stays as it was; fd remains
+// the caller's to close, after the IO.
 // A descriptor that is not a terminal is refused (EINVAL or ENOTTY).
 func OpenTTY(r *reactor.Reactor, fd int) (*IO, error) {
+	if r != nil && r.Driver() == reactor.DriverGo {
+		return openGoTTY(r, fd)
+	}
 	s := newUVStream(r, "tty")
 	if err := newCore(r, &s.core, s, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
 		if !isTerminal(fd) {
@@ -47,8 +52,7 @@ func (c *IO) SetMode(m TTYMode) error {
 		if e.transport != "tty" {
 			return fmt.Errorf("uv: SetMode on a %s IO: %w", e.transport, errInvalid)
 		}
-		s := e.t.(*uvStream) // only the libuv driver makes terminals
-		return s.loop.SetTTYMode(s.h, int(m))
+		return e.t.(terminal).setTTYMode(m)
 	})
 }
 
@@ -59,16 +63,85 @@ func (c *IO) WindowSize() (width, height int, err error) {
 		if e.transport != "tty" {
 			return fmt.Errorf("uv: WindowSize on a %s IO: %w", e.transport, errInvalid)
 		}
-		s := e.t.(*uvStream)
-		width, height, err = s.loop.TTYWinSize(s.h)
+		width, height, err = e.t.(terminal).ttyWinSize()
 		return err
 	})
 	return width, height, err
 }
 
-// ResetTTYMode restores the terminal mode the process's first SetMode
-// found. Safe from any goroutine, also from a signal handler's goroutine.
-func ResetTTYMode() error { return uvcgo.ResetTTYMode() }
+// ResetTTYMode restores the settings the terminal had before the
+// process's first SetMode away from TTYNormal, on either driver. It
+// restores them while that terminal's IO is open: closing the IO forgets
+// them (its descriptor goes, and its number may be reused), and the next
+// SetMode saves anew; with none saved it does nothing. Safe from any
+// goroutine, also from a signal handler's goroutine.
+func ResetTTYMode() error {
+	ttySaved.Lock()
+	defer ttySaved.Unlock()
+	if ttySaved.fd < 0 {
+		return nil
+	}
+	return errnoError("tcsetattr", unix.IoctlSetTermios(ttySaved.fd, unix.TCSETSW, &ttySaved.orig))
+}
+
+// ttySaved is what ResetTTYMode restores: the settings the first mode
+// change found, and the descriptor of the terminal IO that made it (-1:
+// none saved). It is kept here rather than by libuv (uv_tty_reset_mode),
+// whose record outlives the terminal's descriptor.
+var ttySaved = struct {
+	sync.Mutex
+	fd   int
+	orig unix.Termios
+}{fd: -1}
+
+// saveTTY saves orig, the settings of the terminal IO whose descriptor is
+// fd, for ResetTTYMode, unless settings are saved already.
+func saveTTY(fd int, orig *unix.Termios) {
+	ttySaved.Lock()
+	if ttySaved.fd < 0 {
+		ttySaved.fd, ttySaved.orig = fd, *orig
+	}
+	ttySaved.Unlock()
+}
+
+// forgetTTY drops the saved settings when the terminal IO they belong to
+// closes, before its descriptor goes.
+func forgetTTY(fd int) {
+	ttySaved.Lock()
+	if ttySaved.fd == fd {
+		ttySaved.fd = -1
+	}
+	ttySaved.Unlock()
+}
+
+// terminal is a terminal IO's transport, on either driver.
+type terminal interface {
+	setTTYMode(m TTYMode) error
+	ttyWinSize() (width, height int, err error)
+}
+
+func (s *uvStream) setTTYMode(m TTYMode) error {
+	if m != TTYNormal { // save what the terminal has now, if it is the first change
+		if fd, err := s.loop.Fileno(s.h); err == nil {
+			if cur, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+				saveTTY(fd, cur)
+			}
+		}
+	}
+	return s.loop.SetTTYMode(s.h, int(m))
+}
+
+// closing forgets a terminal's saved settings before its handle closes.
+func (s *uvStream) closing() {
+	if s.transport == "tty" && s.h != 0 {
+		if fd, err := s.loop.Fileno(s.h); err == nil {
+			forgetTTY(fd)
+		}
+	}
+	s.ioEvent.closing()
+}
+
+func (s *uvStream) ttyWinSize() (int, int, error) { return s.loop.TTYWinSize(s.h) }
 
 // isTerminal reports whether fd is a terminal.
 func isTerminal(fd int) bool {

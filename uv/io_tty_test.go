@@ -1,5 +1,3 @@
-//go:build cgo
-
 package uv_test
 
 import (
@@ -49,9 +47,12 @@ func openPTY(t *testing.T) (ptm, pts *os.File) {
 // TestTTY: a terminal as an IO: its window size, its mode, and bytes both
 // ways through the pseudo-terminal.
 func TestTTY(t *testing.T) {
+	uv.UvtEachDriver(t, testTTY)
+}
+
+func testTTY(t *testing.T, u *uv.UvtReactor) {
 	ptm, pts := openPTY(t)
 	uv.UvtMust(t, unix.IoctlSetWinsize(int(ptm.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80}))
-	u := uv.UvtNewReactor(t)
 	stop := uv.UvtServe(t, u)
 	tty, err := uv.OpenTTY(u.Reactor, int(pts.Fd()))
 	uv.UvtMust(t, err)
@@ -90,7 +91,10 @@ func TestTTY(t *testing.T) {
 }
 
 func TestTTYBadInput(t *testing.T) {
-	u := uv.UvtNewReactor(t)
+	uv.UvtEachDriver(t, testTTYBadInput)
+}
+
+func testTTYBadInput(t *testing.T, u *uv.UvtReactor) {
 	r, w, err := os.Pipe()
 	uv.UvtMust(t, err)
 	defer r.Close()
@@ -116,8 +120,7 @@ func TestTTYBadInput(t *testing.T) {
 func TestConformTTY(t *testing.T) {
 	ptm, pts := openPTY(t)
 	conform.Run(t, conform.Kind{
-		NeedsLibuv: true,
-		Name:       "io",
+		Name: "io",
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			return uv.OpenTTY(r, int(pts.Fd()))
 		},

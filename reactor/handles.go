@@ -43,6 +43,10 @@ func (h *host) EveryTurn(delta int) { h.everyTurn += delta }
 
 func (h *host) CountHandle(k string, delta int) { h.byKind[k] += delta }
 
+func (h *host) AddTurnHook(which uvcgo.Phase, fn func()) (remove func()) {
+	return h.hooks.add(which, fn)
+}
+
 func (h *host) CloseHandle(c uvcgo.Handle) { h.loop.CloseHandle(c) }
 
 func (h *host) AddCloser(fn func()) (remove func()) {

@@ -120,6 +120,7 @@ type Reactor struct {
 	uvDue     int64                   // libuv's next timeout as a loop-clock deadline (ms, -1 none)
 	uvDirty   bool                    // libuv has something to do: turn it
 	everyTurn int                     // started prepare/check hooks: turn libuv every iteration
+	hooks     turnHooks               // the pure-Go driver's phase hooks
 	closers   map[*closeHook]struct{} // Go-owned events to close at Close (AddCloser)
 	work      uint64                  // operations, timer firings and completions run so far
 	active    int

@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	uvcgo "github.com/uvevent/uvevent/cgo"
+
 	"github.com/uvevent/uvevent/event"
 )
 
@@ -206,7 +208,15 @@ func (r *Reactor) turn() {
 	}
 	r.drainOnce()
 	if r.loop == nil {
-		return // the pure-Go driver: no libuv to turn
+		// The pure-Go driver: no libuv to turn. Its hooks run where the
+		// libuv driver's run, in the turn of libuv that ends each
+		// iteration (uv_run without waiting: idle, prepare, a poll that
+		// does not block, check); the I/O of the turn came with the
+		// queued work.
+		r.work += r.hooks.run(uvcgo.PhaseIdle)
+		r.work += r.hooks.run(uvcgo.PhasePrepare)
+		r.work += r.hooks.run(uvcgo.PhaseCheck)
+		return
 	}
 	if r.fdReady.Swap(false) || r.loop.Dirty() || r.everyTurn > 0 || r.uvDue >= 0 && r.now() >= r.uvDue {
 		r.uvDirty = true
@@ -299,7 +309,7 @@ func (r *Reactor) wait(ctx context.Context) error {
 	if r.polling && (d < 0 || d > time.Millisecond) {
 		d = time.Millisecond // no watcher: look at libuv every millisecond
 	}
-	if d == 0 || r.uvDirty || r.loop != nil && r.loop.Dirty() || r.stopReq.Load() {
+	if d == 0 || r.uvDirty || r.loop != nil && r.loop.Dirty() || r.stopReq.Load() || r.hooks.spinning() {
 		return nil
 	}
 	if d < 0 {

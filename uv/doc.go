@@ -30,8 +30,9 @@
 // pipes, terminals), UDP and File among them. Sockets are members of an epoll set of
 // the reactor's own, watched through Go's netpoller, and read into pooled Go
 // buffers; they count in Stats().Handles as libuv's handles do. What is
-// libuv's own (Phase, FSEvent, AddrInfo, NameInfo) refuses there with
-// reactor.ErrNoLibuv.
+// libuv's own (FSEvent, AddrInfo, NameInfo) refuses there with
+// reactor.ErrNoLibuv. Phase hooks run in the same order around the
+// pure-Go loop's iterations.
 //
 // # Descriptors, files and names
 //

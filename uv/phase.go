@@ -20,10 +20,12 @@ import (
 // the hooks), so a started Prepare or Check costs one cgo call per
 // iteration. A started hook is an active event: it keeps Run going.
 //
+// On the pure-Go driver the hooks run in the same order around the loop's
+// wait (phase_go.go), with no libuv to turn.
+//
 // A Phase is an event reference (see Handle).
 type Phase struct {
 	Handle
-	e *phaseEvent
 }
 
 type phaseEvent struct {
@@ -44,13 +46,16 @@ func NewCheck(r *reactor.Reactor) (*Phase, error) { return newPhase(r, uvcgo.Pha
 func NewIdle(r *reactor.Reactor) (*Phase, error) { return newPhase(r, uvcgo.PhaseIdle) }
 
 func newPhase(r *reactor.Reactor, which uvcgo.Phase) (*Phase, error) {
+	if r != nil && r.Driver() == reactor.DriverGo {
+		return newGoPhase(r, which)
+	}
 	e := &phaseEvent{which: which}
 	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
 		return l.NewPhase(which, id)
 	}); err != nil {
 		return nil, err
 	}
-	p := &Phase{e: e}
+	p := &Phase{}
 	track(p, &p.Handle, &e.core)
 	return p, nil
 }

@@ -18,8 +18,10 @@ import (
 // started. Stopping hooks in a callback holds back their records of the same
 // turn: the last iteration delivers the idle hook only.
 func TestPhaseOrderAndIdle(t *testing.T) {
-	uv.UvtNeedsLibuv(t)
-	u := uv.UvtNewReactor(t)
+	uv.UvtEachDriver(t, testPhaseOrderAndIdle)
+}
+
+func testPhaseOrderAndIdle(t *testing.T, u *uv.UvtReactor) {
 	var order []string
 	prep, err := uv.NewPrepare(u.Reactor)
 	if err != nil {
@@ -70,10 +72,9 @@ func TestConformPhases(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			conform.Run(t, conform.Kind{
-				Name:       "phase",
-				New:        func(r *reactor.Reactor) (event.Event, error) { return mk(r) },
-				Info:       regexp.MustCompile(`^` + name + `\(runs=\d+\)$`),
-				NeedsLibuv: true,
+				Name: "phase",
+				New:  func(r *reactor.Reactor) (event.Event, error) { return mk(r) },
+				Info: regexp.MustCompile(`^` + name + `\(runs=\d+\)$`),
 			})
 		})
 	}

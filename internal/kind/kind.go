@@ -50,6 +50,12 @@ type Host interface {
 	// EveryTurn adds delta to the number of started hooks that need libuv
 	// turned on every loop iteration (prepare and check handles).
 	EveryTurn(delta int)
+	// AddTurnHook runs fn in every loop iteration of the pure-Go driver, at
+	// the phase which names, in libuv's order (idle, prepare, check) after
+	// the iteration's timers and queued work, where the libuv driver turns
+	// libuv. While an idle hook is there the loop does not block. A hook removed (remove) during an iteration does not run in
+	// the rest of it. With ownership; the libuv driver has its own hooks.
+	AddTurnHook(which uvcgo.Phase, fn func()) (remove func())
 	// Queue runs fn on the loop's next turn, never in the caller, even when
 	// no goroutine runs the loop (unlike Post). Safe from any goroutine; it
 	// fails with event.ErrLoopClosed once the reactor is closed.

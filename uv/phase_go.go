@@ -1,0 +1,66 @@
+package uv
+
+import (
+	"fmt"
+
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/kind"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// This file is a Phase on the pure-Go driver: a Go-owned event whose Start
+// adds a hook to the reactor's iterations (kind.Host.AddTurnHook), in
+// libuv's order: idle and prepare before the loop waits, check after.
+
+// goPhase is a Phase's event on the pure-Go driver; loop-owned.
+type goPhase struct {
+	event.Base
+	r      *reactor.Reactor
+	which  uvcgo.Phase
+	runs   uint64
+	remove func() // the hook, while started
+	closer reactorCloser
+}
+
+type goPhaseOps goPhase
+
+func newGoPhase(r *reactor.Reactor, which uvcgo.Phase) (*Phase, error) {
+	if err := checkReactor("New"+phaseNames[which], r); err != nil {
+		return nil, err
+	}
+	e := &goPhase{r: r, which: which}
+	event.Init(&e.Base, (*goPhaseOps)(e), true, event.GoOwned)
+	p := &Phase{}
+	trackGo(p, &p.Handle, r, e)
+	return p, nil
+}
+
+func (e *goPhase) fire() {
+	e.runs++
+	event.Notify(&e.Base, nil, nil)
+}
+
+func (o *goPhaseOps) Owner() event.Owner { return o.r }
+func (o *goPhaseOps) Event() event.Event { return (*goPhase)(o) }
+
+func (o *goPhaseOps) Describe() string {
+	return fmt.Sprintf("%s(runs=%d)", phaseNames[o.which], o.runs)
+}
+
+func (o *goPhaseOps) Arm() error {
+	if err := onReactorClose(&o.closer, o.r, (*goPhase)(o)); err != nil {
+		return err
+	}
+	o.remove = kind.HostOf(o.r).AddTurnHook(o.which, (*goPhase)(o).fire)
+	return nil
+}
+
+func (o *goPhaseOps) Disarm() {
+	if o.remove != nil {
+		o.remove()
+		o.remove = nil
+	}
+}
+
+func (o *goPhaseOps) Free(bool) { o.closer.forget() }

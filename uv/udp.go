@@ -25,9 +25,11 @@ import (
 //     copied and queued (Queued counts them).
 //
 // Datagrams that arrive while it is not started and no ReadFrom waits are
-// kept, up to udpKept; later ones are dropped, as a full socket buffer
-// would. Closing fails a waiting ReadFrom with ErrClosed, and drops the
-// datagrams still queued.
+// kept, up to udpKept; then receiving pauses and later ones wait in the
+// socket's buffer, which drops what does not fit (on the libuv driver,
+// datagrams libuv had read already when the keep filled are dropped, and
+// counted in Info). Closing fails a waiting ReadFrom with ErrClosed, and
+// drops the datagrams still queued.
 //
 // On the libuv driver a UDP is a uv_udp_t, received into C buffers. On the
 // pure-Go driver it is a Go-owned event over a non-blocking socket in the

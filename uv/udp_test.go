@@ -36,6 +36,11 @@ func eachUDPPair(t *testing.T, network string, f func(t *testing.T, u *uv.UvtRea
 		uv.UvtMust(t, err)
 		b, err := uv.ListenUDP(u.Reactor, network, addr)
 		uv.UvtMust(t, err)
+		// A datagram lost would make a ReadFrom wait for ever: the safety
+		// deadline turns that into a failure.
+		for _, x := range []*uv.UDP{a, b} {
+			uv.UvtMust(t, x.SetReadDeadline(time.Now().Add(uv.UvtSafety)))
+		}
 		f(t, u, a, b)
 		a.Close()
 		b.Close()
@@ -355,6 +360,38 @@ func TestUDPBadInput(t *testing.T) {
 		if n, _, err := b.ReadFrom(buf); err != nil || string(buf[:n]) != "after" {
 			t.Errorf("ReadFrom after the refusals = %q, %v", buf[:n], err)
 		}
+	})
+}
+
+// TestUDPV6Only: a udp6 socket takes IPv6 only (IPV6_V6ONLY), so an IPv4
+// socket can have its port; a "udp" one on an IPv6 address takes both
+// families (with the kernel's default, bindv6only=0), so it cannot.
+func TestUDPV6Only(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		portOf := func(x *uv.UDP) string { return strconv.Itoa(x.LocalAddr().(*net.UDPAddr).Port) }
+		v6, err := uv.ListenUDP(u.Reactor, "udp6", "[::]:0")
+		uv.UvtMust(t, err)
+		v4, err := uv.ListenUDP(u.Reactor, "udp4", "0.0.0.0:"+portOf(v6))
+		if err != nil {
+			t.Errorf("udp4 on the port of a udp6 socket: %v, want it free (IPV6_V6ONLY)", err)
+		} else {
+			v4.Close()
+		}
+		if b, _ := os.ReadFile("/proc/sys/net/ipv6/bindv6only"); string(b) == "0\n" {
+			dual, err := uv.ListenUDP(u.Reactor, "udp", "[::]:0")
+			uv.UvtMust(t, err)
+			if x, err := uv.ListenUDP(u.Reactor, "udp4", "0.0.0.0:"+portOf(dual)); !errors.Is(err, syscall.EADDRINUSE) {
+				t.Errorf("udp4 on the port of a dual-stack socket = %v, want EADDRINUSE", err)
+				if err == nil {
+					x.Close()
+				}
+			}
+			dual.Close()
+		} else {
+			t.Logf("bindv6only is %q: the dual-stack half is not checked", b)
+		}
+		v6.Close()
+		udpShutdown(t, u)
 	})
 }
 

@@ -229,25 +229,29 @@ func (e *goUDP) send(p []byte, t tcpTarget) error {
 		return err
 	}
 	if len(e.queue) == 0 {
-		if err, again := e.sendTo(p, to); !again {
+		if sent, err := e.sendTo(p, to); sent || err != nil {
 			return err
 		}
 	}
 	e.queue = append(e.queue, goDatagram{bytes.Clone(p), to})
-	return e.watch()
+	if err := e.watch(); err != nil {
+		e.queue = e.queue[:len(e.queue)-1] // refused: nothing would send it
+		return err
+	}
+	return nil
 }
 
-// sendTo sends one datagram; again reports that the socket would block
-// (libuv counts ENOBUFS as that too).
-func (e *goUDP) sendTo(p []byte, to unix.Sockaddr) (err error, again bool) {
+// sendTo sends one datagram: not sent and no error means the socket would
+// block (libuv counts ENOBUFS as that too).
+func (e *goUDP) sendTo(p []byte, to unix.Sockaddr) (sent bool, err error) {
 	switch err := unix.Sendto(e.fd, p, 0, to); err {
 	case nil:
 		e.out.Add(1)
-		return nil, false
+		return true, nil
 	case unix.EAGAIN, unix.ENOBUFS, unix.EINTR:
-		return nil, true
+		return false, nil
 	default:
-		return os.NewSyscallError("sendto", err), false
+		return false, os.NewSyscallError("sendto", err)
 	}
 }
 
@@ -256,8 +260,8 @@ func (e *goUDP) sendTo(p []byte, to unix.Sockaddr) (err error, again bool) {
 func (e *goUDP) sendQueued() {
 	for len(e.queue) > 0 {
 		q := e.queue[0]
-		err, again := e.sendTo(q.p, q.to)
-		if again {
+		sent, err := e.sendTo(q.p, q.to)
+		if !sent && err == nil {
 			return
 		}
 		e.queue[0] = goDatagram{}

@@ -190,18 +190,19 @@ func (e *goUDP) receiveBurst() {
 		if e.gone() || !e.receiving {
 			return
 		}
-		n, _, flags, from, err := unix.Recvmsg(e.fd, buf[:], nil, 0)
+		// With MSG_TRUNC, n is the datagram's own length, not what fit.
+		n, from, err := unix.Recvfrom(e.fd, buf[:], unix.MSG_TRUNC)
 		switch err {
 		case nil:
 		case unix.EAGAIN, unix.EINTR:
 			return
 		default:
-			e.recvFailed(os.NewSyscallError("recvmsg", err))
+			e.recvFailed(os.NewSyscallError("recvfrom", err))
 			return
 		}
-		d := Datagram{Addr: udpAddrOf(from), Truncated: flags&unix.MSG_TRUNC != 0}
+		d := Datagram{Addr: udpAddrOf(from), Truncated: n > len(buf)}
 		if n > 0 { // an empty datagram has no Data, as on libuv
-			d.Data = buf[:n]
+			d.Data = buf[:min(n, len(buf))]
 		}
 		if e.received(&d) {
 			d.Data = bytes.Clone(d.Data) // the buffer is reused

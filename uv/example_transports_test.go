@@ -13,19 +13,6 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// serving runs r's loop on a goroutine until the returned function stops
-// it and closes r.
-func serving(r *reactor.Reactor) (done func()) {
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- r.Serve(ctx) }()
-	return func() {
-		stop()
-		<-served
-		r.Close()
-	}
-}
-
 // Two ends of a socket pair: what one writes, the other reads.
 func ExamplePipe() {
 	r, _ := reactor.New(reactor.Options{})
@@ -41,26 +28,6 @@ func ExamplePipe() {
 	b.Close()
 	// Output:
 	// through the pipe <nil>
-}
-
-// A datagram and its answer, with the addresses they came from.
-func ExampleListenUDP() {
-	r, _ := reactor.New(reactor.Options{})
-	defer serving(r)()
-	a, _ := uv.ListenUDP(r, "udp4", "127.0.0.1:0")
-	b, _ := uv.ListenUDP(r, "udp4", "127.0.0.1:0")
-	a.WriteTo([]byte("ping"), b.LocalAddr())
-	buf := make([]byte, 64)
-	n, from, _ := b.ReadFrom(buf)
-	fmt.Println(string(buf[:n]), from.String() == a.LocalAddr().String())
-	b.WriteTo([]byte("pong"), from)
-	n, _, _ = a.ReadFrom(buf)
-	fmt.Println(string(buf[:n]))
-	a.Close()
-	b.Close()
-	// Output:
-	// ping true
-	// pong
 }
 
 // A file written and read back through libuv's file requests.

@@ -83,11 +83,15 @@ func tcpEndpoint(network, address string) (endpoint, error) {
 	if err != nil {
 		return endpoint{}, err
 	}
+	sa, err := t.sockaddr()
+	if err != nil {
+		return endpoint{}, err
+	}
 	return endpoint{
 		transport: "tcp",
 		addr:      &net.TCPAddr{IP: net.IP(t.ip), Port: t.port},
 		family:    t.family,
-		sa:        t.sockaddr(),
+		sa:        sa,
 		v6only:    t.v6only,
 		newHandle: func(l *uvcgo.Loop, id uint64, listener bool) (uvcgo.Handle, error) {
 			family := 0
@@ -103,16 +107,21 @@ func tcpEndpoint(network, address string) (endpoint, error) {
 	}, nil
 }
 
-// sockaddr is the target as a socket address.
-func (t tcpTarget) sockaddr() unix.Sockaddr {
-	if t.family == afInet {
+// sockaddr is the target as a socket address: an IPv4 one for 4 bytes of
+// address, an IPv6 one for 16; anything else is EINVAL, as libuv refuses
+// it.
+func (t tcpTarget) sockaddr() (unix.Sockaddr, error) {
+	switch len(t.ip) {
+	case 4:
 		sa := &unix.SockaddrInet4{Port: t.port}
 		copy(sa.Addr[:], t.ip)
-		return sa
+		return sa, nil
+	case 16:
+		sa := &unix.SockaddrInet6{Port: t.port, ZoneId: t.zone}
+		copy(sa.Addr[:], t.ip)
+		return sa, nil
 	}
-	sa := &unix.SockaddrInet6{Port: t.port, ZoneId: t.zone}
-	copy(sa.Addr[:], t.ip)
-	return sa
+	return nil, errInvalid
 }
 
 // tcpAddrOf reads a TCP handle's local address, or its peer's.

@@ -3,6 +3,7 @@ package uv
 import (
 	"fmt"
 	"net"
+	"strconv"
 	"sync/atomic"
 	"time"
 	"weak"
@@ -12,32 +13,39 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// A UDP is a UDP socket (uv_udp_t): the datagram side of I/O. Its own type
-// rather than an IO, because a datagram is a message with an address, not
-// part of a byte stream. Like an IO it can be used three ways:
+// A UDP is a UDP socket: the datagram side of I/O. Its own type rather than
+// an IO, because a datagram is a message with an address, not part of a
+// byte stream. Like an IO it can be used three ways:
 //
 //   - as an event: Start it and its callbacks get each datagram as a
-//     *Datagram result, whose Data is a view of the C buffer libuv received
-//     into: valid only during the callback;
+//     *Datagram result, whose Data is a view of the buffer the datagram was
+//     received into: valid only during the callback;
 //   - goroutine-blocking: it is a net.PacketConn (ReadFrom, WriteTo,
 //     deadlines);
 //   - WriteTo never waits: a datagram the socket does not take at once is
 //     copied and queued (Queued counts them).
 //
 // Datagrams that arrive while it is not started and no ReadFrom waits are
-// kept, up to udpKept; later ones are dropped, as a full socket buffer
-// would. Closing fails a waiting ReadFrom with ErrClosed.
+// kept, up to udpKept; then receiving pauses and later ones wait in the
+// socket's buffer, which drops what does not fit (on the libuv driver,
+// datagrams libuv had read already when the keep filled are dropped, and
+// counted in Info). Closing fails a waiting ReadFrom with ErrClosed, and
+// drops the datagrams still queued.
 //
-// A UDP is an event reference (see Handle): dropping it without Close is
+// On the libuv driver a UDP is a uv_udp_t, received into C buffers. On the
+// pure-Go driver it is a Go-owned event over a non-blocking socket in the
+// reactor's epoll set (udp_go.go), received into a Go buffer reused after
+// the callback, with the same results, errors and lifetime. Either way the
+// UDP is an event reference (see Handle): dropping it without Close is
 // safe.
 type UDP struct {
 	Handle
-	e *udpEvent
+	e *udpState
 }
 
 // Datagram is one datagram received.
 type Datagram struct {
-	Data      []byte       // in a callback: a view of C memory, valid during the callback
+	Data      []byte       // in a callback: a view of the receive buffer, valid during the callback
 	Addr      *net.UDPAddr // the sender
 	Truncated bool         // larger than the receive buffer (64 KiB): Data holds its start
 }
@@ -45,8 +53,13 @@ type Datagram struct {
 // udpKept bounds the datagrams kept for readers to come.
 const udpKept = 64
 
-type udpEvent struct {
-	core
+// udpState is what a UDP's event holds on either driver, and the logic
+// both share: the datagrams kept for readers to come, the waiting
+// ReadFroms, the read deadline and the counters. Its fields are touched on
+// the loop, except the counters.
+type udpState struct {
+	drv     udpDriver // the event holding this state
+	r       *reactor.Reactor
 	network string
 	addr    *net.UDPAddr
 	ref     weak.Pointer[UDP]
@@ -54,11 +67,25 @@ type udpEvent struct {
 	started, receiving, closed bool
 	readers                    []*udpRead
 	kept                       []keptDatagram
-	sending                    int // datagrams queued in libuv
 	dl                         deadline
 	werr                       error // a queued send that failed, for the next WriteTo
 
 	in, out, dropped atomic.Uint64
+}
+
+// udpDriver is a UDP's event as the code both drivers share sees it.
+type udpDriver interface {
+	// notify tells the UDP's callbacks.
+	notify(res any, err error)
+	// receive starts or stops receiving (udpState.receiving says which).
+	receive(on bool) error
+	// send sends p to t at once, or queues a copy for when the socket
+	// takes it; out counts what was sent.
+	send(p []byte, t tcpTarget) error
+	// queued returns the datagrams waiting for the socket.
+	queued() int
+	// release gives back the memory of a kept datagram.
+	release(k *keptDatagram)
 }
 
 type udpRead struct {
@@ -69,6 +96,8 @@ type udpRead struct {
 	ch   chan struct{}
 }
 
+// keptDatagram is a datagram kept for readers to come: on the libuv driver
+// its Data is a view of the C buffer data, given back with release.
 type keptDatagram struct {
 	data, release uintptr
 	d             Datagram
@@ -83,30 +112,16 @@ func ListenUDP(r *reactor.Reactor, network, address string) (*UDP, error) {
 	if err != nil {
 		return nil, &net.OpError{Op: "listen", Net: network, Err: err}
 	}
-	e := &udpEvent{network: network}
-	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
-		h, err := l.NewUDP(id, t.family)
-		if err != nil {
-			return 0, err
-		}
-		if err = l.BindUDP(h, t.ip, t.port, t.zone, false, t.v6only); err == nil {
-			var ip []byte
-			var port int
-			var zone uint32
-			ip, port, zone, err = l.UDPAddr(h)
-			e.addr = &net.UDPAddr{IP: net.IP(ip), Port: port, Zone: tcpAddr(ip, port, zone).Zone}
-		}
-		if err != nil {
-			l.CloseHandle(h)
-			return 0, err
-		}
-		return h, nil
-	}); err != nil {
+	var u *UDP
+	if r != nil && r.Driver() == reactor.DriverGo {
+		u, err = listenGoUDP(r, network, t)
+	} else {
+		u, err = listenUvUDP(r, network, t)
+	}
+	if err != nil {
 		return nil, &net.OpError{Op: "listen", Net: network, Err: err}
 	}
-	u := &UDP{e: e}
-	e.ref = weak.Make(u)
-	track(u, &u.Handle, &e.core)
+	u.e.ref = weak.Make(u)
 	return u, nil
 }
 
@@ -120,118 +135,125 @@ func resolveUDP(network, address string) (tcpTarget, error) {
 	return resolveTCP("tcp"+network[3:], address)
 }
 
+// udpAddr makes a *net.UDPAddr of an address as the socket gave it.
+func udpAddr(ip []byte, port int, zone uint32) *net.UDPAddr {
+	return &net.UDPAddr{IP: net.IP(ip), Port: port, Zone: zoneName(zone)}
+}
+
+// zoneName is an IPv6 zone as an address gives it: the interface index
+// ("" for none).
+func zoneName(zone uint32) string {
+	if zone == 0 {
+		return ""
+	}
+	return strconv.FormatUint(uint64(zone), 10)
+}
+
 // UDPOf returns the UDP whose event ev is (as callbacks receive it), or
 // nil.
 func UDPOf(ev event.Event) *UDP {
 	if u, ok := ev.(*UDP); ok {
 		return u
 	}
-	if e, ok := ev.(*udpEvent); ok {
-		return e.ref.Value()
+	if e, ok := ev.(interface{ udp() *udpState }); ok {
+		return e.udp().ref.Value()
 	}
 	return nil
 }
 
-func (e *udpEvent) kindName() string { return "udp" }
-
-func (e *udpEvent) describe() string {
-	return fmt.Sprintf("UDP(%s %s, in=%d, out=%d, dropped=%d)", e.network, e.addr, e.in.Load(), e.out.Load(), e.dropped.Load())
+func (s *udpState) init(drv udpDriver, r *reactor.Reactor, network string) {
+	s.drv, s.r, s.network = drv, r, network
 }
 
-func (e *udpEvent) arm() error {
-	e.started = true
-	if len(e.kept) > 0 {
-		go e.r.Post(e.flush) // not inside Start: see ioEvent.arm
+func (s *udpState) udp() *udpState { return s }
+
+func (s *udpState) describe() string {
+	return fmt.Sprintf("UDP(%s %s, in=%d, out=%d, dropped=%d)", s.network, s.addr, s.in.Load(), s.out.Load(), s.dropped.Load())
+}
+
+// received hands a datagram to the first waiting ReadFrom, else to the
+// callbacks while started and nothing is kept, else reports that it must
+// be kept (the driver makes it last and calls keep), else drops it.
+func (s *udpState) received(d *Datagram) (keep bool) {
+	s.in.Add(1)
+	switch {
+	case len(s.readers) > 0:
+		rd := s.readers[0]
+		s.readers = s.readers[1:]
+		s.r.ActiveDelta(-1)
+		rd.finish(copy(rd.p, d.Data), d.Addr, nil)
+	case s.started && len(s.kept) == 0:
+		s.drv.notify(d, nil)
+	case len(s.kept) < udpKept:
+		return true
+	default:
+		s.dropped.Add(1)
 	}
-	return e.update()
+	return false
 }
 
-func (e *udpEvent) disarm() {
-	e.started = false
-	e.update()
+// keep keeps a datagram for readers to come, or for the callbacks once
+// those before it are delivered.
+func (s *udpState) keep(k keptDatagram) {
+	s.kept = append(s.kept, k)
+	if s.started {
+		s.flush()
+	}
 }
 
-// wants: datagrams are wanted for a waiting ReadFrom, started or not.
-func (e *udpEvent) wants(rec *uvcgo.Completion) bool { return rec.Kind == uvcgo.CompletionUDPRecv }
+// recvFailed fails the waiting ReadFroms with err, and tells the
+// callbacks while started.
+func (s *udpState) recvFailed(err error) {
+	for _, rd := range s.takeReaders() {
+		rd.finish(0, nil, err)
+	}
+	if s.started {
+		s.drv.notify(nil, err)
+	}
+}
+
+func (s *udpState) arm() error {
+	s.started = true
+	if len(s.kept) > 0 {
+		go s.r.Post(s.flush) // not inside Start: see ioEvent.arm
+	}
+	return s.update()
+}
+
+func (s *udpState) disarm() {
+	s.started = false
+	s.update()
+}
 
 // update starts or stops receiving to match what is wanted.
-func (e *udpEvent) update() error {
-	want := !e.closed && e.h != 0 && (e.started || len(e.readers) > 0 || e.receiving && len(e.kept) < udpKept)
-	if want == e.receiving {
+func (s *udpState) update() error {
+	want := !s.closed && (s.started || len(s.readers) > 0 || s.receiving && len(s.kept) < udpKept)
+	if want == s.receiving {
 		return nil
 	}
-	e.receiving = want
-	if !want {
-		return e.loop.UDPRecvStop(e.h)
+	s.receiving = want
+	err := s.drv.receive(want)
+	if err != nil && want {
+		s.receiving = false
 	}
-	if err := e.loop.UDPRecvStart(e.h); err != nil {
-		e.receiving = false
-		return err
-	}
-	return nil
-}
-
-func (e *udpEvent) completed(rec *uvcgo.Completion) {
-	if e.closed {
-		return
-	}
-	if rec.Kind == uvcgo.CompletionUDPSend {
-		e.sending--
-		if rec.Status < 0 && rec.Status != uvcgo.ECANCELED {
-			e.werr = uvcgo.ErrorOf("uv_udp_send", int(rec.Status))
-		} else {
-			e.out.Add(1)
-		}
-		return
-	}
-	if rec.Status < 0 {
-		err := uvcgo.ErrorOf("recv", int(rec.Status))
-		for _, rd := range e.takeReaders() {
-			rd.finish(0, nil, err)
-		}
-		if e.started {
-			event.Notify(&e.Base, nil, err)
-		}
-		return
-	}
-	e.in.Add(1)
-	p, ip, port, zone, trunc := uvcgo.Datagram(rec)
-	d := Datagram{Data: p, Addr: &net.UDPAddr{IP: net.IP(ip), Port: port, Zone: tcpAddr(ip, port, zone).Zone}, Truncated: trunc}
-	switch {
-	case len(e.readers) > 0:
-		rd := e.readers[0]
-		e.readers = e.readers[1:]
-		e.r.ActiveDelta(-1)
-		rd.finish(copy(rd.p, p), d.Addr, nil)
-	case e.started && len(e.kept) == 0:
-		event.Notify(&e.Base, &d, nil)
-	case len(e.kept) < udpKept:
-		data, release := uvcgo.Take(rec)
-		e.kept = append(e.kept, keptDatagram{data, release, d})
-		if e.started {
-			e.flush()
-		}
-	default:
-		e.dropped.Add(1)
-	}
-	e.update()
+	return err
 }
 
 // flush hands the kept datagrams to the callbacks while started.
-func (e *udpEvent) flush() {
-	for e.started && !e.closed && len(e.kept) > 0 {
-		k := e.kept[0]
-		e.kept = e.kept[1:]
-		event.Notify(&e.Base, &k.d, nil)
-		e.loop.Release(k.data, k.release)
+func (s *udpState) flush() {
+	for s.started && !s.closed && len(s.kept) > 0 {
+		k := s.kept[0]
+		s.kept = s.kept[1:]
+		s.drv.notify(&k.d, nil)
+		s.drv.release(&k)
 	}
-	e.update()
+	s.update()
 }
 
-func (e *udpEvent) takeReaders() []*udpRead {
-	rs := e.readers
-	e.readers = nil
-	e.r.ActiveDelta(-len(rs))
+func (s *udpState) takeReaders() []*udpRead {
+	rs := s.readers
+	s.readers = nil
+	s.r.ActiveDelta(-len(rs))
 	return rs
 }
 
@@ -240,19 +262,21 @@ func (rd *udpRead) finish(n int, addr *net.UDPAddr, err error) {
 	rd.ch <- struct{}{}
 }
 
-func (e *udpEvent) closing() {
-	if e.closed {
+// closing fails the waiting ReadFroms with ErrClosed and gives back the
+// kept datagrams, when the event closes.
+func (s *udpState) closing() {
+	if s.closed {
 		return
 	}
-	e.closed = true
-	for _, rd := range e.takeReaders() {
+	s.closed = true
+	for _, rd := range s.takeReaders() {
 		rd.finish(0, nil, ErrClosed)
 	}
-	for _, k := range e.kept {
-		e.loop.Release(k.data, k.release)
+	for i := range s.kept {
+		s.drv.release(&s.kept[i])
 	}
-	e.kept = nil
-	e.dl.close()
+	s.kept = nil
+	s.dl.close()
 }
 
 // ReadFrom waits for the next datagram, copies it into p (a longer one is
@@ -273,7 +297,7 @@ func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 			k := e.kept[0]
 			e.kept = e.kept[1:]
 			rd.finish(copy(p, k.d.Data), k.d.Addr, nil)
-			e.loop.Release(k.data, k.release)
+			e.drv.release(&k)
 			e.update()
 		case e.dl.expired:
 			err = errTimeout
@@ -316,19 +340,8 @@ func (u *UDP) WriteTo(p []byte, addr net.Addr) (int, error) {
 			err = ErrClosed
 		case e.werr != nil:
 			err, e.werr = e.werr, nil
-		case e.sending == 0:
-			var sent bool
-			if sent, err = e.loop.UDPTrySend(e.h, p, t.ip, t.port, t.zone); sent || err != nil {
-				if sent {
-					e.out.Add(1)
-				}
-				return
-			}
-			fallthrough
 		default:
-			if err = e.loop.UDPSend(e.h, p, t.ip, t.port, t.zone); err == nil {
-				e.sending++
-			}
+			err = e.drv.send(p, t)
 		}
 	}); x != nil {
 		err = ErrClosed
@@ -339,10 +352,10 @@ func (u *UDP) WriteTo(p []byte, addr net.Addr) (int, error) {
 	return len(p), nil
 }
 
-// Queued returns the datagrams waiting in libuv for the socket.
+// Queued returns the datagrams waiting for the socket to take them.
 func (u *UDP) Queued() int {
 	n := 0
-	u.e.r.Exec(func() { n = u.e.sending })
+	u.e.r.Exec(func() { n = u.e.drv.queued() })
 	return n
 }
 
@@ -378,4 +391,101 @@ func (u *UDP) SetReadDeadline(t time.Time) error {
 
 func (u *UDP) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: u.e.network, Addr: u.e.addr, Err: err}
+}
+
+// udpEvent is the libuv driver's UDP event, a uv_udp_t, reachable from the
+// reactor's id table until libuv's close callback ran. It never points
+// back at its UDP.
+type udpEvent struct {
+	core
+	udpState
+	sending int // datagrams queued in libuv
+}
+
+func listenUvUDP(r *reactor.Reactor, network string, t tcpTarget) (*UDP, error) {
+	e := &udpEvent{}
+	e.udpState.init(e, r, network)
+	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
+		h, err := l.NewUDP(id, t.family)
+		if err != nil {
+			return 0, err
+		}
+		if err = l.BindUDP(h, t.ip, t.port, t.zone, false, t.v6only); err == nil {
+			var ip []byte
+			var port int
+			var zone uint32
+			ip, port, zone, err = l.UDPAddr(h)
+			e.addr = udpAddr(ip, port, zone)
+		}
+		if err != nil {
+			l.CloseHandle(h)
+			return 0, err
+		}
+		return h, nil
+	}); err != nil {
+		return nil, err
+	}
+	u := &UDP{e: &e.udpState}
+	track(u, &u.Handle, &e.core)
+	return u, nil
+}
+
+func (e *udpEvent) kindName() string          { return "udp" }
+func (e *udpEvent) notify(res any, err error) { event.Notify(&e.Base, res, err) }
+func (e *udpEvent) queued() int               { return e.sending }
+func (e *udpEvent) release(k *keptDatagram)   { e.loop.Release(k.data, k.release) }
+
+// wants: datagrams are wanted for a waiting ReadFrom, started or not.
+func (e *udpEvent) wants(rec *uvcgo.Completion) bool { return rec.Kind == uvcgo.CompletionUDPRecv }
+
+func (e *udpEvent) receive(on bool) error {
+	if !on {
+		return e.loop.UDPRecvStop(e.h)
+	}
+	return e.loop.UDPRecvStart(e.h)
+}
+
+func (e *udpEvent) completed(rec *uvcgo.Completion) {
+	if e.closed {
+		return
+	}
+	if rec.Kind == uvcgo.CompletionUDPSend {
+		e.sending--
+		if rec.Status < 0 && rec.Status != uvcgo.ECANCELED {
+			e.werr = uvcgo.ErrorOf("uv_udp_send", int(rec.Status))
+		} else {
+			e.out.Add(1)
+		}
+		return
+	}
+	if rec.Status < 0 {
+		e.recvFailed(uvcgo.ErrorOf("recv", int(rec.Status)))
+		return
+	}
+	p, ip, port, zone, trunc := uvcgo.Datagram(rec)
+	d := Datagram{Data: p, Addr: udpAddr(ip, port, zone), Truncated: trunc}
+	if e.received(&d) {
+		data, release := uvcgo.Take(rec)
+		e.keep(keptDatagram{data, release, d})
+	}
+	e.update()
+}
+
+// send tries the socket (uv_udp_try_send) while nothing is queued, and
+// queues a copy in libuv otherwise.
+func (e *udpEvent) send(p []byte, t tcpTarget) error {
+	if e.sending == 0 {
+		sent, err := e.loop.UDPTrySend(e.h, p, t.ip, t.port, t.zone)
+		if sent {
+			e.out.Add(1)
+		}
+		if sent || err != nil {
+			return err
+		}
+	}
+	if err := e.loop.UDPSend(e.h, p, t.ip, t.port, t.zone); err != nil {
+		return err
+	}
+	e.sending++
+	return nil
 }

@@ -1,11 +1,12 @@
-//go:build cgo
-
 package uv_test
 
 import (
 	"errors"
 	"net"
+	"os"
 	"regexp"
+	"runtime/debug"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -18,25 +19,61 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// udpPair serves a new reactor and opens two UDP sockets on network's
-// loopback; finish closes them and checks the reactor shuts down clean.
-func udpPair(t *testing.T, network string) (u *uv.UvtReactor, a, b *uv.UDP, finish func()) {
-	t.Helper()
-	u = uv.UvtNewReactor(t)
-	stop := uv.UvtServe(t, u)
-	addr := "127.0.0.1:0"
-	if network == "udp6" {
-		addr = "[::1]:0"
-	}
-	a, err := uv.ListenUDP(u.Reactor, network, addr)
-	uv.UvtMust(t, err)
-	b, err = uv.ListenUDP(u.Reactor, network, addr)
-	uv.UvtMust(t, err)
-	return u, a, b, func() {
+// Every test here runs on both drivers: the UDP's results, errors and
+// lifetime are the same on each.
+
+// eachUDPPair runs f on each driver with two UDP sockets on network's
+// loopback, on a new reactor, served; then it closes them and checks the
+// reactor shuts down clean.
+func eachUDPPair(t *testing.T, network string, f func(t *testing.T, u *uv.UvtReactor, a, b *uv.UDP)) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		addr := "127.0.0.1:0"
+		if network == "udp6" {
+			addr = "[::1]:0"
+		}
+		a, err := uv.ListenUDP(u.Reactor, network, addr)
+		uv.UvtMust(t, err)
+		b, err := uv.ListenUDP(u.Reactor, network, addr)
+		uv.UvtMust(t, err)
+		// A datagram lost would make a ReadFrom wait for ever: the safety
+		// deadline turns that into a failure.
+		for _, x := range []*uv.UDP{a, b} {
+			uv.UvtMust(t, x.SetReadDeadline(time.Now().Add(uv.UvtSafety)))
+		}
+		f(t, u, a, b)
 		a.Close()
 		b.Close()
 		stop()
-		uv.UvtShutdown(t, u, false)
+		udpShutdown(t, u)
+	})
+}
+
+// udpShutdown closes the reactor as UvtShutdown does, and checks that no
+// UDP socket is left on either driver.
+func udpShutdown(t *testing.T, u *uv.UvtReactor) {
+	t.Helper()
+	uv.UvtShutdown(t, u, false)
+	if n := uv.UvtUDPs(u); n != 0 {
+		t.Errorf("after Close: %d UDP sockets left", n)
+	}
+}
+
+// udpTimeout checks err is a net.Error timeout matching
+// os.ErrDeadlineExceeded, as package net's are.
+func udpTimeout(t *testing.T, what string, err error) {
+	t.Helper()
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("%s = %v, want a net.Error timeout matching os.ErrDeadlineExceeded", what, err)
+	}
+}
+
+// writeTo sends p from a to b's address, failing the test on an error.
+func writeTo(t *testing.T, a, b *uv.UDP, p string) {
+	t.Helper()
+	if _, err := a.WriteTo([]byte(p), b.LocalAddr()); err != nil {
+		t.Fatalf("WriteTo(%q): %v", p, err)
 	}
 }
 
@@ -45,97 +82,434 @@ func udpPair(t *testing.T, network string) (u *uv.UvtReactor, a, b *uv.UDP, fini
 func TestUDPRoundTrip(t *testing.T) {
 	for _, network := range []string{"udp4", "udp6"} {
 		t.Run(network, func(t *testing.T) {
-			_, a, b, finish := udpPair(t, network)
-			if _, err := a.WriteTo([]byte("ping"), b.LocalAddr()); err != nil {
-				t.Fatal(err)
-			}
-			buf := make([]byte, 100)
-			n, from, err := b.ReadFrom(buf)
-			if err != nil || string(buf[:n]) != "ping" || from.String() != a.LocalAddr().String() {
-				t.Fatalf("ReadFrom = %q from %v, %v; want ping from %v", buf[:n], from, err, a.LocalAddr())
-			}
-			if _, err := b.WriteTo([]byte("pong"), from); err != nil {
-				t.Fatal(err)
-			}
-			n, from, err = a.ReadFrom(buf)
-			if err != nil || string(buf[:n]) != "pong" || from.String() != b.LocalAddr().String() {
-				t.Errorf("reply = %q from %v, %v", buf[:n], from, err)
-			}
-			re := regexp.MustCompile(`^UDP\(` + network + ` \S+, in=1, out=1, dropped=0\)$`)
-			if !re.MatchString(a.Info()) {
-				t.Errorf("Info = %q, want %s", a.Info(), re)
-			}
-			finish()
+			eachUDPPair(t, network, func(t *testing.T, _ *uv.UvtReactor, a, b *uv.UDP) {
+				writeTo(t, a, b, "ping")
+				buf := make([]byte, 100)
+				n, from, err := b.ReadFrom(buf)
+				if err != nil || string(buf[:n]) != "ping" || from.String() != a.LocalAddr().String() {
+					t.Fatalf("ReadFrom = %q from %v, %v; want ping from %v", buf[:n], from, err, a.LocalAddr())
+				}
+				if _, err := b.WriteTo([]byte("pong"), from); err != nil {
+					t.Fatal(err)
+				}
+				n, from, err = a.ReadFrom(buf)
+				if err != nil || string(buf[:n]) != "pong" || from.String() != b.LocalAddr().String() {
+					t.Errorf("reply = %q from %v, %v", buf[:n], from, err)
+				}
+				// A datagram longer than the buffer is cut to it, as in
+				// package net.
+				writeTo(t, a, b, "too long")
+				n, _, err = b.ReadFrom(buf[:3])
+				if err != nil || string(buf[:n]) != "too" {
+					t.Errorf("ReadFrom into 3 bytes = %q, %v; want \"too\"", buf[:n], err)
+				}
+				re := regexp.MustCompile(`^UDP\(` + network + ` \S+, in=1, out=2, dropped=0\)$`)
+				if !re.MatchString(a.Info()) {
+					t.Errorf("Info = %q, want %s", a.Info(), re)
+				}
+				if got := a.Queued(); got != 0 {
+					t.Errorf("Queued = %d after sends the socket took, want 0", got)
+				}
+			})
 		})
 	}
 }
 
-// TestUDPCallbacks: a started UDP notifies each datagram, its bytes a view
-// valid during the callback.
-func TestUDPCallbacks(t *testing.T) {
-	_, a, b, finish := udpPair(t, "udp4")
-	type got struct {
-		Data string
-		From string
-	}
-	ch := make(chan got, 3)
-	_, err := event.Subscribe(b, func(_ event.Event, res any, err error) {
-		d, ok := res.(*uv.Datagram)
-		if !ok {
-			return // the close
+// TestUDPLifecycle: a started UDP notifies each datagram on the loop, its
+// bytes a view valid during the callback; stopped, datagrams are kept and
+// reach the callbacks when it starts again; it stores no result to replay;
+// closed, its subscriber hears ErrClosed and it refuses Start; a UDP whose
+// last reference is disposed closes.
+func TestUDPLifecycle(t *testing.T) {
+	eachUDPPair(t, "udp4", func(t *testing.T, u *uv.UvtReactor, a, b *uv.UDP) {
+		type got struct {
+			Data   string
+			From   string
+			OnLoop bool
+			Err    string
 		}
-		ch <- got{string(d.Data), d.Addr.String()} // copied: the view ends with the callback
+		ch := make(chan got, 8)
+		_, err := event.Subscribe(b, func(ev event.Event, res any, err error) {
+			g := got{OnLoop: u.Owned()}
+			switch {
+			case errors.Is(err, event.ErrClosed):
+				g.Err = "ErrClosed"
+			case err != nil:
+				g.Err = err.Error()
+			}
+			if dg, ok := res.(*uv.Datagram); ok {
+				g.Data, g.From = string(dg.Data), dg.Addr.String() // copied: the view ends with the callback
+			}
+			if uv.UDPOf(ev) != b {
+				g.Err = "UDPOf(the callback's event) is not the UDP"
+			}
+			ch <- g
+		})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, b.Start())
+		from := a.LocalAddr().String()
+		var want, all []got
+		for _, m := range []string{"one", "two", "three"} {
+			writeTo(t, a, b, m)
+			want = append(want, got{m, from, true, ""})
+			all = append(all, uv.UvtRecv(t, ch, "datagram"))
+		}
+		uv.UvtMust(t, b.Stop())
+		writeTo(t, a, b, "kept")
+		uv.UvtWaitFor(t, "the datagram sent while stopped", func() bool { return udpIn(t, b) == 4 })
+		select {
+		case g := <-ch:
+			t.Fatalf("a stopped UDP notified %+v", g)
+		default:
+		}
+		uv.UvtMust(t, b.Start())
+		want = append(want, got{"kept", from, true, ""})
+		all = append(all, uv.UvtRecv(t, ch, "the kept datagram"))
+		if diff := cmp.Diff(want, all); diff != "" {
+			t.Errorf("datagrams (-want +got):\n%s", diff)
+		}
+		cb := event.NewCallback(func(event.Event, any, error) {})
+		if err := b.Replay(cb); !errors.Is(err, event.ErrNotReplayable) {
+			t.Errorf("Replay = %v, want ErrNotReplayable", err)
+		}
+		cb.Release()
+		uv.UvtMust(t, b.Close())
+		if g := uv.UvtRecv(t, ch, "the close notification"); g.Err != "ErrClosed" {
+			t.Errorf("close notification %+v, want ErrClosed", g)
+		}
+		if err := b.Start(); !errors.Is(err, event.ErrClosed) {
+			t.Errorf("Start after Close = %v, want ErrClosed", err)
+		}
+		c, err := uv.ListenUDP(u.Reactor, "udp4", "127.0.0.1:0")
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, c.Start())
+		c.Dispose()
+		if !c.Flags().Has(event.Closed) {
+			t.Error("a UDP whose last reference was disposed is not closed")
+		}
 	})
-	uv.UvtMust(t, err)
-	uv.UvtMust(t, b.Start())
-	var want []got
-	for _, m := range []string{"one", "two", "three"} {
-		if _, err := a.WriteTo([]byte(m), b.LocalAddr()); err != nil {
+}
+
+// udpIn reads the in counter of a UDP's Info.
+func udpIn(t *testing.T, u *uv.UDP) int {
+	t.Helper()
+	m := regexp.MustCompile(`in=(\d+)`).FindStringSubmatch(u.Info())
+	if m == nil {
+		t.Fatalf("Info = %q, want in=N", u.Info())
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// TestUDPKept: datagrams that come while nobody reads are kept, in order;
+// past udpKept the UDP stops receiving and the rest waits in the socket's
+// buffer (libuv may have read a few already: those are dropped, counted).
+// Every datagram is read or counted as dropped, in the order sent.
+func TestUDPKept(t *testing.T) {
+	const n = 120 // more than udpKept and a burst of reads past it
+	eachUDPPair(t, "udp4", func(t *testing.T, u *uv.UvtReactor, a, b *uv.UDP) {
+		uv.UvtMust(t, b.Start()) // receiving once: it goes on until the keep is full
+		uv.UvtMust(t, b.Stop())
+		for i := range n {
+			writeTo(t, a, b, strconv.Itoa(i))
+		}
+		writeTo(t, a, b, "end")
+		uv.UvtWaitFor(t, "a full keep", func() bool { return udpIn(t, b) >= 64 })
+		var got []int
+		buf := make([]byte, 16)
+		for {
+			k, _, err := b.ReadFrom(buf)
+			uv.UvtMust(t, err)
+			if string(buf[:k]) == "end" {
+				break
+			}
+			i, _ := strconv.Atoi(string(buf[:k]))
+			if len(got) > 0 && i <= got[len(got)-1] {
+				t.Fatalf("datagram %d after %d", i, got[len(got)-1])
+			}
+			got = append(got, i)
+		}
+		m := regexp.MustCompile(`in=(\d+), out=\d+, dropped=(\d+)`).FindStringSubmatch(b.Info())
+		in, _ := strconv.Atoi(m[1])
+		dropped, _ := strconv.Atoi(m[2])
+		if len(got)+dropped != n || in != n+1 || len(got) < 64 {
+			t.Errorf("read %d, dropped %d, in=%d; want %d read or dropped, at least 64 read, in=%d", len(got), dropped, in, n, n+1)
+		}
+		if u.Driver() == reactor.DriverGo && dropped != 0 {
+			t.Errorf("the pure-Go driver dropped %d datagrams: it stops reading when the keep is full", dropped)
+		}
+	})
+}
+
+// datagramSize is what TestUDPTruncated checks of a datagram.
+type datagramSize struct {
+	Len       int
+	Nil       bool // no Data at all
+	Truncated bool
+}
+
+// TestUDPTruncated: a datagram larger than the receive buffer arrives
+// truncated to it, the same size on both drivers; an empty one has no
+// Data.
+func TestUDPTruncated(t *testing.T) {
+	eachUDPPair(t, "udp4", func(t *testing.T, u *uv.UvtReactor, a, b *uv.UDP) {
+		ch := make(chan datagramSize, 3)
+		event.Subscribe(b, func(_ event.Event, res any, _ error) {
+			if dg, ok := res.(*uv.Datagram); ok {
+				ch <- datagramSize{len(dg.Data), dg.Data == nil, dg.Truncated}
+			}
+		})
+		uv.UvtMust(t, b.Start())
+		const maxUDP4 = 65535 - 20 - 8 // the largest IPv4 UDP payload
+		big := make([]byte, maxUDP4)
+		if _, err := a.WriteTo(big, b.LocalAddr()); err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, got{m, a.LocalAddr().String()})
-	}
-	var all []got
-	for range want {
-		all = append(all, uv.UvtRecv(t, ch, "datagram"))
-	}
-	if diff := cmp.Diff(want, all); diff != "" {
-		t.Errorf("datagrams (-want +got):\n%s", diff)
-	}
-	finish()
+		writeTo(t, a, b, "")
+		writeTo(t, a, b, "small")
+		var all []datagramSize
+		for range 3 {
+			all = append(all, uv.UvtRecv(t, ch, "datagram"))
+		}
+		want := []datagramSize{{uv.UvtUDPRoom, false, true}, {0, true, false}, {5, false, false}}
+		if diff := cmp.Diff(want, all); diff != "" {
+			t.Errorf("datagrams (-want +got):\n%s", diff)
+		}
+	})
 }
 
 // TestUDPDeadlineAndClose: a ReadFrom past its deadline fails with a
-// timeout; one waiting at Close fails with ErrClosed.
+// timeout; one waiting at Close fails with ErrClosed, and so does every
+// call after it.
 func TestUDPDeadlineAndClose(t *testing.T) {
-	u, a, b, finish := udpPair(t, "udp4")
-	uv.UvtMust(t, a.SetReadDeadline(time.Now().Add(20*time.Millisecond)))
-	_, _, err := a.ReadFrom(make([]byte, 10))
-	checkTimeout(t, "ReadFrom", err)
-	uv.UvtMust(t, a.SetReadDeadline(time.Time{}))
-	errs := make(chan error, 1)
-	go func() {
+	eachUDPPair(t, "udp4", func(t *testing.T, u *uv.UvtReactor, a, b *uv.UDP) {
+		uv.UvtMust(t, a.SetReadDeadline(time.Now().Add(20*time.Millisecond)))
 		_, _, err := a.ReadFrom(make([]byte, 10))
-		errs <- err
-	}()
-	uv.UvtWaitFor(t, "ReadFrom to wait", func() bool { return event.LoopRefs(a) == 0 && u.Stats().Active > 0 })
-	uv.UvtMust(t, a.Close())
-	if err := uv.UvtRecv(t, errs, "ReadFrom's end"); !errors.Is(err, net.ErrClosed) {
-		t.Errorf("ReadFrom waiting at Close = %v, want ErrClosed", err)
-	}
-	if _, err := a.WriteTo([]byte("x"), b.LocalAddr()); !errors.Is(err, net.ErrClosed) {
-		t.Errorf("WriteTo after Close = %v", err)
-	}
-	if _, err := b.WriteTo([]byte("x"), &net.TCPAddr{}); !errors.Is(err, syscall.EINVAL) {
-		t.Errorf("WriteTo a TCP address = %v, want EINVAL", err)
-	}
-	for _, tc := range []struct{ network, addr string }{{"tcp", "127.0.0.1:0"}, {"udp4", "[::1]:0"}, {"udp", "nonsense"}} {
-		if x, err := uv.ListenUDP(u.Reactor, tc.network, tc.addr); err == nil {
-			t.Errorf("ListenUDP(%q, %q) succeeded", tc.network, tc.addr)
-			x.Close()
+		udpTimeout(t, "ReadFrom", err)
+		_, _, err = a.ReadFrom(make([]byte, 10))
+		udpTimeout(t, "ReadFrom past the deadline", err)
+		uv.UvtMust(t, a.SetDeadline(time.Time{}))
+		uv.UvtMust(t, a.SetWriteDeadline(time.Now()))
+		errs := make(chan error, 1)
+		go func() {
+			_, _, err := a.ReadFrom(make([]byte, 10))
+			errs <- err
+		}()
+		uv.UvtWaitFor(t, "ReadFrom to wait", func() bool { return event.LoopRefs(a) == 0 && u.Stats().Active > 0 })
+		uv.UvtMust(t, a.Close())
+		if err := uv.UvtRecv(t, errs, "ReadFrom's end"); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("ReadFrom waiting at Close = %v, want ErrClosed", err)
 		}
-	}
-	finish()
+		if _, err := a.WriteTo([]byte("x"), b.LocalAddr()); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("WriteTo after Close = %v", err)
+		}
+		if _, _, err := a.ReadFrom(make([]byte, 10)); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("ReadFrom after Close = %v", err)
+		}
+		if err := a.SetReadDeadline(time.Now()); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("SetReadDeadline after Close = %v", err)
+		}
+		if got := u.Stats().Active; got != 0 {
+			t.Errorf("Active = %d with nothing started or waiting", got)
+		}
+	})
+}
+
+// TestUDPBadInput: bad addresses, networks and reactors are refused with
+// clear errors; the reactor goes on working and nothing is left.
+func TestUDPBadInput(t *testing.T) {
+	eachUDPPair(t, "udp4", func(t *testing.T, u *uv.UvtReactor, a, b *uv.UDP) {
+		if _, err := b.WriteTo([]byte("x"), &net.TCPAddr{}); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("WriteTo a TCP address = %v, want EINVAL", err)
+		}
+		if _, err := b.WriteTo([]byte("x"), &net.UDPAddr{Port: 9}); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("WriteTo an address without IP = %v, want EINVAL", err)
+		}
+		for _, tc := range []struct {
+			network, addr string
+			want          error
+		}{
+			{"tcp", "127.0.0.1:0", net.UnknownNetworkError("tcp")},
+			{"udp4", "[::1]:0", nil},
+			{"udp", "nonsense", nil},
+			{"udp4", a.LocalAddr().String(), syscall.EADDRINUSE},
+		} {
+			x, err := uv.ListenUDP(u.Reactor, tc.network, tc.addr)
+			var oe *net.OpError
+			switch {
+			case err == nil:
+				t.Errorf("ListenUDP(%q, %q) succeeded", tc.network, tc.addr)
+				x.Close()
+			case !errors.As(err, &oe) || oe.Op != "listen":
+				t.Errorf("ListenUDP(%q, %q) = %v, want a *net.OpError of listen", tc.network, tc.addr, err)
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Errorf("ListenUDP(%q, %q) = %v, want %v", tc.network, tc.addr, err, tc.want)
+			}
+		}
+		if _, err := uv.ListenUDP(nil, "udp4", "127.0.0.1:0"); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("ListenUDP(nil reactor) = %v, want EINVAL", err)
+		}
+		var onLoop error
+		u.Exec(func() { _, _, onLoop = a.ReadFrom(make([]byte, 1)) })
+		if !errors.Is(onLoop, event.ErrOnLoop) {
+			t.Errorf("ReadFrom on the loop = %v, want ErrOnLoop", onLoop)
+		}
+		// The reactor and the sockets still work.
+		writeTo(t, a, b, "after")
+		buf := make([]byte, 10)
+		if n, _, err := b.ReadFrom(buf); err != nil || string(buf[:n]) != "after" {
+			t.Errorf("ReadFrom after the refusals = %q, %v", buf[:n], err)
+		}
+	})
+}
+
+// TestUDPV6Only: a udp6 socket takes IPv6 only (IPV6_V6ONLY), so an IPv4
+// socket can have its port; a "udp" one on an IPv6 address takes both
+// families (with the kernel's default, bindv6only=0), so it cannot.
+func TestUDPV6Only(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		portOf := func(x *uv.UDP) string { return strconv.Itoa(x.LocalAddr().(*net.UDPAddr).Port) }
+		v6, err := uv.ListenUDP(u.Reactor, "udp6", "[::]:0")
+		uv.UvtMust(t, err)
+		v4, err := uv.ListenUDP(u.Reactor, "udp4", "0.0.0.0:"+portOf(v6))
+		if err != nil {
+			t.Errorf("udp4 on the port of a udp6 socket: %v, want it free (IPV6_V6ONLY)", err)
+		} else {
+			v4.Close()
+		}
+		if b, _ := os.ReadFile("/proc/sys/net/ipv6/bindv6only"); string(b) == "0\n" {
+			dual, err := uv.ListenUDP(u.Reactor, "udp", "[::]:0")
+			uv.UvtMust(t, err)
+			if x, err := uv.ListenUDP(u.Reactor, "udp4", "0.0.0.0:"+portOf(dual)); !errors.Is(err, syscall.EADDRINUSE) {
+				t.Errorf("udp4 on the port of a dual-stack socket = %v, want EADDRINUSE", err)
+				if err == nil {
+					x.Close()
+				}
+			}
+			dual.Close()
+		} else {
+			t.Logf("bindv6only is %q: the dual-stack half is not checked", b)
+		}
+		v6.Close()
+		udpShutdown(t, u)
+	})
+}
+
+// TestUDPReactorClose: the reactor's Close closes its UDPs, started or
+// not: the subscriber hears ErrClosed, a waiting ReadFrom fails with it,
+// and no socket is left.
+func TestUDPReactorClose(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		started, err := uv.ListenUDP(u.Reactor, "udp4", "127.0.0.1:0")
+		uv.UvtMust(t, err)
+		idle, err := uv.ListenUDP(u.Reactor, "udp6", "[::1]:0")
+		uv.UvtMust(t, err)
+		var heard error
+		event.Subscribe(started, func(_ event.Event, _ any, err error) { heard = err })
+		uv.UvtMust(t, started.Start())
+		errs := make(chan error, 1)
+		go func() {
+			_, _, err := idle.ReadFrom(make([]byte, 10))
+			errs <- err
+		}()
+		uv.UvtWaitFor(t, "ReadFrom to wait", func() bool { return u.Stats().Active == 2 })
+		udpShutdown(t, u)
+		if !errors.Is(heard, event.ErrClosed) {
+			t.Errorf("the started UDP's subscriber heard %v, want ErrClosed", heard)
+		}
+		if err := uv.UvtRecv(t, errs, "ReadFrom's end"); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("ReadFrom waiting at the reactor's Close = %v, want ErrClosed", err)
+		}
+		for _, x := range []*uv.UDP{started, idle} {
+			if !x.Flags().Has(event.Closed) {
+				t.Errorf("%s is open after the reactor's Close", x.Info())
+			}
+		}
+		if _, err := uv.ListenUDP(u.Reactor, "udp4", "127.0.0.1:0"); !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("ListenUDP after the reactor's Close = %v, want ErrReactorClosed", err)
+		}
+	})
+}
+
+// TestUDPDroppedWithoutClose: UDPs dropped without Close under GOGC=10,
+// started, stopped with kept datagrams or idle, are closed by the
+// collector: no socket is left and nothing counts as active.
+func TestUDPDroppedWithoutClose(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		sender, err := net.ListenPacket("udp4", "127.0.0.1:0")
+		uv.UvtMust(t, err)
+		defer sender.Close()
+		func() {
+			for i := range 30 {
+				x, err := uv.ListenUDP(u.Reactor, "udp4", "127.0.0.1:0")
+				uv.UvtMust(t, err)
+				switch i % 3 {
+				case 0:
+					uv.UvtMust(t, x.Start())
+				case 1:
+					uv.UvtMust(t, x.Start())
+					uv.UvtMust(t, x.Stop())
+				}
+				if _, err := sender.WriteTo([]byte("x"), x.LocalAddr()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}()
+		uv.UvtCollectUntil(t, u, "the dropped UDPs closed", func() bool {
+			return uv.UvtUDPs(u) == 0 && u.Stats().Active == 0
+		})
+		udpShutdown(t, u)
+	})
+}
+
+// TestUDPConcurrent: goroutines write to one UDP while others read it
+// (run with -race). Once the UDP has received every datagram, a deadline
+// ends the readers when they have drained what is kept: every datagram
+// was read or counted as dropped.
+func TestUDPConcurrent(t *testing.T) {
+	const writers, each, readers = 4, 25, 2
+	eachUDPPair(t, "udp4", func(t *testing.T, u *uv.UvtReactor, a, b *uv.UDP) {
+		reads := make(chan int, readers)
+		for range readers {
+			go func() {
+				n, buf := 0, make([]byte, 4)
+				for {
+					if _, _, err := b.ReadFrom(buf); err != nil {
+						reads <- n
+						return
+					}
+					n++
+				}
+			}()
+		}
+		errs := make(chan error, writers)
+		for range writers {
+			go func() {
+				for range each {
+					if _, err := a.WriteTo([]byte("d"), b.LocalAddr()); err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range writers {
+			uv.UvtMust(t, uv.UvtRecv(t, errs, "a writer's end"))
+		}
+		uv.UvtWaitFor(t, "every datagram received", func() bool { return udpIn(t, b) == writers*each })
+		uv.UvtMust(t, b.SetReadDeadline(time.Now()))
+		total := 0
+		for range readers {
+			total += uv.UvtRecv(t, reads, "a reader's end")
+		}
+		m := regexp.MustCompile(`dropped=(\d+)`).FindStringSubmatch(b.Info())
+		dropped, _ := strconv.Atoi(m[1])
+		if total+dropped != writers*each {
+			t.Errorf("read %d, dropped %d; want %d in all", total, dropped, writers*each)
+		}
+	})
 }
 
 func TestConformUDP(t *testing.T) {
@@ -143,8 +517,7 @@ func TestConformUDP(t *testing.T) {
 	uv.UvtMust(t, err)
 	defer sender.Close()
 	conform.Run(t, conform.Kind{
-		NeedsLibuv: true,
-		Name:       "udp",
+		Name: "udp",
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			return uv.ListenUDP(r, "udp4", "127.0.0.1:0")
 		},

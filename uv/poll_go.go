@@ -190,6 +190,7 @@ type goPoller struct {
 	stopped chan struct{} // closed when the poller closes
 	rearm   chan struct{} // the loop ran a pass (capacity 1)
 	exited  chan struct{} // the goroutine has returned
+	passFn  func()        // pass, as a func made once (a method value allocates)
 }
 
 // goPollers holds each reactor's poller. Reactors are driven by different
@@ -233,6 +234,7 @@ func pollerOf(r *reactor.Reactor) (*goPoller, error) {
 		rearm:   make(chan struct{}, 1),
 		exited:  make(chan struct{}),
 	}
+	pl.passFn = pl.pass
 	pl.forget = kind.HostOf(r).AddCloser(pl.closeAll)
 	goPollers.m[r] = pl
 	go pl.run(rc, kind.HostOf(r))
@@ -346,7 +348,7 @@ func (pl *goPoller) run(rc syscall.RawConn, host kind.Host) {
 		}
 		// Queue, not Post: the pass runs on a turn of the loop, never in
 		// this goroutine when nobody runs the loop.
-		if host.Queue(pl.pass) != nil {
+		if host.Queue(pl.passFn) != nil {
 			return // the reactor is closed
 		}
 		select {

@@ -105,10 +105,9 @@ func TestConformFS(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f")
 	uv.UvtMust(t, os.WriteFile(path, []byte("conformance"), 0o600))
 	conform.Run(t, conform.Kind{
-		NeedsLibuv: true,
-		Name:       "fs",
-		OneShot:    true,
-		NoStart:    true,
+		Name:    "fs",
+		OneShot: true,
+		NoStart: true,
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			f, err := os.Open(path)
 			if err != nil {

@@ -17,11 +17,13 @@ import (
 // event whose operation is a job of DefaultTaskPool (libuv's pool model,
 // with goroutines for threads, shared with QueueTask as libuv's pool is
 // shared with uv_queue_work). The job makes the system call libuv's worker
-// would make, by libuv's rules (uv__fs_work), and queues the outcome for
-// the loop's next turn, never delivering it in the worker, as libuv
-// delivers only inside uv_run. While the job is queued or running it is an
-// active Task, so Run waits for it, as it waits for libuv's requests in
-// flight. The request is registered with the reactor's Close, which closes
+// would make, by libuv's rules (uv__fs_work), and hands the outcome to the
+// loop, which delivers it on its next turn (a timer due at once): as libuv
+// delivers only inside uv_run, a request completes only while the loop
+// runs, never in the worker or in another goroutine's operation on a loop
+// nobody runs. While the job is queued or running it is an active Task,
+// and then its timer is active, so Run waits for it, as it waits for
+// libuv's requests in flight. The request is registered with the reactor's Close, which closes
 // it (its waiters hear event.ErrClosed) and takes back its job if that has
 // not started; a job that has started runs to the end, and an outcome
 // nobody takes any more is let go (a descriptor an open gave is closed).
@@ -51,7 +53,7 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 			if errno != 0 {
 				res, ferr = nil, q.failure(-int(errno))
 			}
-			if host.Queue(func() { q.landed(res, ferr) }) != nil {
+			if host.Queue(func() { q.landNextTurn(res, ferr) }) != nil {
 				q.unclaimed(res) // the reactor has closed, and q with it
 			}
 			return nil, nil
@@ -63,6 +65,30 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 		return x
 	}
 	return err
+}
+
+// landNextTurn delivers the outcome of q's job on the loop's next turn,
+// from a timer due at once; if that timer is closed first (the reactor's
+// Close), at its close; if the reactor is closing already, now. On the
+// loop.
+func (q *FSRequest) landNextTurn(res any, err error) {
+	done := false // the outcome is let go of once: a descriptor is closed once
+	land := func() {
+		if !done {
+			done = true
+			q.landed(res, err)
+		}
+	}
+	tm, terr := q.r.NewTimer(0, 0)
+	if terr == nil {
+		_, terr = event.Subscribe(tm, func(event.Event, any, error) { land() })
+	}
+	if terr == nil {
+		terr = tm.Start()
+	}
+	if terr != nil {
+		land()
+	}
 }
 
 // landed delivers the outcome of q's job, on the loop: to q's waiters, or,

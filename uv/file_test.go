@@ -219,8 +219,7 @@ func TestFileErrors(t *testing.T) {
 // closed. Its requests are refused with ErrReactorClosed, and Close gives
 // its descriptor back all the same.
 func TestFileAfterReactorClose(t *testing.T) {
-	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
-		_, fds := uv.UvtBaseline(t)
+	eachDriverCounted(t, func(t *testing.T, u *uv.UvtReactor, _, fds int) {
 		stop := uv.UvtServe(t, u)
 		f, err := uv.OpenFile(context.Background(), u.Reactor, filepath.Join(t.TempDir(), "f"), os.O_RDWR|os.O_CREATE, 0o600)
 		uv.UvtMust(t, err)

@@ -19,14 +19,8 @@ func ExampleFile_ReadAsync() {
 	if err != nil {
 		panic(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- r.Serve(ctx) }()
-	defer func() {
-		stop()
-		<-served
-		r.Close()
-	}()
+	go r.Serve(context.Background())
+	defer r.Close() // stops Serve and waits for it
 	dir, _ := os.MkdirTemp("", "uvevent")
 	defer os.RemoveAll(dir)
 	f, err := uv.OpenFile(context.Background(), r, filepath.Join(dir, "note"), os.O_RDWR|os.O_CREATE, 0o600)

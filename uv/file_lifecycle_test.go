@@ -301,3 +301,41 @@ func TestFileConcurrent(t *testing.T) {
 		uv.UvtShutdown(t, u, false)
 	})
 }
+
+// TestFSRequestInCoroutine awaits file requests from a cooperative
+// coroutine on each driver: while one is in flight the reactor has work
+// pending, so the coroutine's waits are never taken for a deadlock.
+func TestFSRequestInCoroutine(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		path := filepath.Join(t.TempDir(), "f")
+		uv.UvtMust(t, os.WriteFile(path, []byte("from a coroutine"), 0o600))
+		osf, err := os.OpenFile(path, os.O_RDWR, 0)
+		uv.UvtMust(t, err)
+		defer osf.Close()
+		co, err := reactor.Spawn(u.Reactor, context.Background(), func(ctx context.Context) (string, error) {
+			var got []byte
+			for range 3 { // one wait after another
+				q, err := uv.UvtFSRead(u.Reactor, osf.Fd()) // 64 bytes at 0
+				if err != nil {
+					return "", err
+				}
+				out, err := event.Await(ctx, event.Any(), q)
+				if err == nil {
+					err = out[0].Err
+				}
+				if err != nil {
+					return "", err
+				}
+				got = out[0].Result.([]byte)
+			}
+			return string(got), nil
+		})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, u.Run(context.Background()))
+		got, err := event.AwaitValue[string](context.Background(), co)
+		if got != "from a coroutine" || err != nil {
+			t.Errorf("the coroutine returned %q, %v", got, err)
+		}
+		uv.UvtShutdown(t, u, false)
+	})
+}

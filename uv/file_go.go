@@ -138,6 +138,9 @@ func (op *fsOp) run() (any, syscall.Errno) {
 		if errno != 0 {
 			return nil, errno
 		}
+		if n < len(buf)/2 {
+			return bytes.Clone(buf[:n]), 0 // what libuv's path gives: no more memory than the bytes read
+		}
 		return buf[:n:n], 0
 	case "write":
 		return op.writeAll()

@@ -339,3 +339,33 @@ func TestFSRequestInCoroutine(t *testing.T) {
 		uv.UvtShutdown(t, u, false)
 	})
 }
+
+// BenchmarkFileReadAt reads 4 KiB blocks through File.ReadAt on each
+// driver, from a goroutine other than the loop's: the round trip of one
+// request (submission, the pool, delivery on a loop turn).
+func BenchmarkFileReadAt(b *testing.B) {
+	for _, d := range conform.Drivers {
+		b.Run(d.String(), func(b *testing.B) {
+			r, err := reactor.New(reactor.Options{Driver: d})
+			if errors.Is(err, reactor.ErrNoLibuv) {
+				b.Skipf("the %s driver is not in this build (no cgo)", d)
+			}
+			uv.UvtMust(b, err)
+			defer r.Close()
+			go r.Serve(context.Background())
+			path := filepath.Join(b.TempDir(), "f")
+			uv.UvtMust(b, os.WriteFile(path, bytes.Repeat([]byte("x"), 1<<20), 0o600))
+			f, err := uv.OpenFile(context.Background(), r, path, os.O_RDONLY, 0)
+			uv.UvtMust(b, err)
+			defer f.Close()
+			buf := make([]byte, 4096)
+			b.SetBytes(int64(len(buf)))
+			b.ResetTimer()
+			for i := range b.N {
+				if _, err := f.ReadAt(buf, int64(i%256)*4096); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -48,8 +48,9 @@
 // hands over (a file name, an address list) is copied to Go while its
 // record is delivered; results never point into C memory. FSEvent, AddrInfo
 // and NameInfo need the libuv driver: on the pure-Go one their constructors
-// refuse with reactor.ErrNoLibuv. docs/kinds.md says what each kind
-// promises.
+// refuse with reactor.ErrNoLibuv. File works on either driver: its
+// operations run on libuv's thread pool, or on DefaultTaskPool's
+// goroutines. docs/kinds.md says what each kind promises.
 //
 // Timers are Go-owned (no C memory): they live on the reactor's timer wheel,
 // which is why Timer is defined in package reactor.

@@ -16,15 +16,20 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// A File is a file opened through libuv (uv_fs_* requests on its thread
-// pool): the file side of I/O. Every operation is a one-shot request event
-// (an *FSRequest: ReadAsync, WriteAsync), and the goroutine-blocking
-// methods (ReadAt, WriteAt, Read, Write, Close) wait for one; the reactor
-// must be running. Files are not streams: no handle watches them, so a
-// File is no IO; it holds only a descriptor, which Close releases (and the
-// collector, should the File be dropped open). Close it only once its
-// requests have completed: a descriptor closed under a request in flight
-// may be reused by the time it runs.
+// A File is a file whose operations run off the loop, on a thread pool:
+// the file side of I/O. Every operation is a one-shot request event (an
+// *FSRequest: ReadAsync, WriteAsync), and the goroutine-blocking methods
+// (ReadAt, WriteAt, Read, Write, Close) wait for one; the reactor must be
+// running. Files are not streams: no handle watches them, so a File is no
+// IO; it holds only a descriptor, which Close releases (and the collector,
+// should the File be dropped open). Close it only once its requests have
+// completed: a descriptor closed under a request in flight may be reused by
+// the time it runs.
+//
+// On the libuv driver the operations are uv_fs_* requests on libuv's thread
+// pool; on the pure-Go driver they are system calls run by DefaultTaskPool's
+// goroutines (file_go.go), libuv's model, with the same results, errors and
+// lifetime.
 type File struct {
 	r    *reactor.Reactor
 	name string
@@ -37,13 +42,49 @@ type File struct {
 
 // An FSRequest is one file operation in flight, as an event: it completes
 // with the operation's result (the bytes read, a []byte the receiver owns;
-// the count written, an int; the descriptor opened, an int) or its error.
-// Closing it before it completes cancels it where libuv still can; its
-// waiters get event.ErrClosed either way.
+// the count written, an int; the descriptor opened, an int) or its error,
+// whose Op names libuv's call (uv_fs_read, ...) on either driver. It runs
+// from its submission (Start and Stop do nothing) and counts as work in
+// flight until it completes, so Run waits for it. Closing it before it
+// completes cancels it if it has not started; its waiters get
+// event.ErrClosed either way, and a descriptor an open cancelled too late
+// gives is closed.
 type FSRequest struct {
 	reqCore
 	op string
 	fs *File // the file, for Info
+
+	// The pure-Go driver's (file_go.go): the pool job running the
+	// operation, and the registration with the reactor's Close.
+	job    *Task
+	closer reactorCloser
+}
+
+// fsOp is one file operation with its arguments, as either driver runs it:
+// submitted to libuv (submit, here) or run by a pool goroutine (run,
+// file_go.go).
+type fsOp struct {
+	name string // open, read, write, close
+	path string // open
+	flag int    // open
+	mode int    // open
+	fd   int    // read, write, close
+	n    int    // read
+	p    []byte // write
+	off  int64  // read, write: -1 for the descriptor's position
+}
+
+// submit submits the operation to libuv, for the request of id.
+func (op *fsOp) submit(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
+	switch op.name {
+	case "open":
+		return l.FSOpen(id, op.path, op.flag, op.mode)
+	case "read":
+		return l.FSRead(id, op.fd, op.n, op.off)
+	case "write":
+		return l.FSWrite(id, op.fd, op.p, op.off)
+	}
+	return l.FSClose(id, op.fd)
 }
 
 func (q *FSRequest) kindName() string { return "fs" }
@@ -58,21 +99,46 @@ func (q *FSRequest) describe() string {
 
 func (q *FSRequest) done(rec *uvcgo.Completion) (any, error) {
 	if rec.Status < 0 {
-		return nil, uvcgo.ErrorOf("uv_fs_"+q.op, int(rec.Status))
+		return nil, q.failure(int(rec.Status))
 	}
+	var res any = int(rec.N)
 	if q.op == "read" {
-		return append([]byte{}, rec.Bytes()...), nil
+		res = append([]byte{}, rec.Bytes()...)
 	}
-	return int(rec.N), nil
+	if q.Flags().Has(event.Closed) {
+		q.unclaimed(res) // reqCore.settle drops it
+	}
+	return res, nil
+}
+
+// failure is the error of an operation that failed with status, a negated
+// errno (libuv's convention), the same on both drivers.
+func (q *FSRequest) failure(status int) error {
+	return uvcgo.ErrorOf("uv_fs_"+q.op, status)
+}
+
+// unclaimed lets go of the result of an operation whose request closed
+// first: a descriptor an open gave is closed, since nobody will.
+func (q *FSRequest) unclaimed(res any) {
+	if fd, ok := res.(int); ok && q.op == "open" {
+		unix.Close(fd)
+	}
 }
 
 func (q *FSRequest) cancel(req uvcgo.Request) { q.loop.CancelFS(req) }
 
-// submitFS makes and submits one request.
-func submitFS(r *reactor.Reactor, f *File, op string, submit func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error)) (*FSRequest, error) {
-	q := &FSRequest{op: op, fs: f}
-	if err := submitReq(r, &q.reqCore, q, submit); err != nil {
-		return nil, &os.PathError{Op: op, Path: f.name, Err: err}
+// submitFS makes one request for op on f's reactor r and submits it, to
+// libuv or, on the pure-Go driver, to the pool (submitGo).
+func submitFS(r *reactor.Reactor, f *File, op fsOp) (*FSRequest, error) {
+	q := &FSRequest{op: op.name, fs: f}
+	var err error
+	if r != nil && r.Driver() == reactor.DriverGo {
+		err = q.submitGo(r, op)
+	} else {
+		err = submitReq(r, &q.reqCore, q, op.submit)
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: op.name, Path: f.name, Err: err}
 	}
 	return q, nil
 }
@@ -87,13 +153,12 @@ func (q *FSRequest) await(ctx context.Context) (any, error) {
 	return out[0].Result, out[0].Err
 }
 
-// OpenFile opens name with os.OpenFile's flags and permissions, on libuv's
-// thread pool, and waits for it (or ctx).
+// OpenFile opens name with os.OpenFile's flags and permissions, on the
+// thread pool, and waits for it (or ctx: the open is then cancelled, and a
+// descriptor it gives all the same is closed).
 func OpenFile(ctx context.Context, r *reactor.Reactor, name string, flag int, perm os.FileMode) (*File, error) {
 	f := &File{r: r, name: name, fd: -1}
-	q, err := submitFS(r, f, "open", func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
-		return l.FSOpen(id, name, flag|unix.O_CLOEXEC, int(perm.Perm()))
-	})
+	q, err := submitFS(r, f, fsOp{name: "open", path: name, flag: flag | unix.O_CLOEXEC, mode: int(perm.Perm())})
 	if err != nil {
 		return nil, err
 	}
@@ -121,38 +186,49 @@ func (f *File) descriptor() (int, error) {
 }
 
 // ReadAsync reads up to n bytes at off (-1: at the descriptor's position)
-// and completes with them (an empty []byte at the end of the file).
+// and completes with them (an empty []byte at the end of the file). A
+// closed File is refused with an error matching os.ErrClosed; n < 1 or an
+// offset below -1 with one matching syscall.EINVAL.
 func (f *File) ReadAsync(n int, off int64) (*FSRequest, error) {
-	fd, err := f.descriptor()
+	fd, err := f.usable("read", n > 0, off)
 	if err != nil {
-		return nil, &os.PathError{Op: "read", Path: f.name, Err: err}
+		return nil, err
 	}
-	if n <= 0 {
-		return nil, &os.PathError{Op: "read", Path: f.name, Err: syscall.EINVAL}
-	}
-	return submitFS(f.r, f, "read", func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
-		return l.FSRead(id, fd, n, off)
-	})
+	return submitFS(f.r, f, fsOp{name: "read", fd: fd, n: n, off: off})
 }
 
 // WriteAsync writes p at off (-1: at the descriptor's position) and
-// completes with the count written. p is copied: reuse it at once.
+// completes with the count written. p is copied: reuse it at once. It is
+// refused as ReadAsync is, and an empty p with syscall.EINVAL.
 func (f *File) WriteAsync(p []byte, off int64) (*FSRequest, error) {
-	fd, err := f.descriptor()
+	fd, err := f.usable("write", len(p) > 0, off)
 	if err != nil {
-		return nil, &os.PathError{Op: "write", Path: f.name, Err: err}
+		return nil, err
 	}
-	if len(p) == 0 {
-		return nil, &os.PathError{Op: "write", Path: f.name, Err: syscall.EINVAL}
+	return submitFS(f.r, f, fsOp{name: "write", fd: fd, p: p, off: off})
+}
+
+// usable checks an operation's arguments (ok: the caller found them
+// right) and returns the descriptor, or the error refusing it.
+func (f *File) usable(op string, ok bool, off int64) (int, error) {
+	fd, err := f.descriptor()
+	if err == nil && (!ok || off < -1) {
+		err = syscall.EINVAL
 	}
-	return submitFS(f.r, f, "write", func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
-		return l.FSWrite(id, fd, p, off)
-	})
+	if err != nil {
+		return -1, &os.PathError{Op: op, Path: f.name, Err: err}
+	}
+	return fd, nil
 }
 
 // ReadAt reads len(p) bytes at off, as io.ReaderAt: fewer only at the end
-// of the file (with io.EOF) or on an error.
+// of the file (with io.EOF) or on an error. A closed File is refused with
+// an error matching os.ErrClosed, a negative off (as *os.File refuses it)
+// with one matching syscall.EINVAL.
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	if _, err := f.usable("read", off >= 0, off); err != nil {
+		return 0, err
+	}
 	n := 0
 	for n < len(p) {
 		q, err := f.ReadAsync(len(p)-n, off+int64(n))
@@ -172,8 +248,12 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// WriteAt writes p at off, as io.WriterAt.
+// WriteAt writes p at off, as io.WriterAt; a negative off is refused as
+// ReadAt refuses it.
 func (f *File) WriteAt(p []byte, off int64) (int, error) {
+	if _, err := f.usable("write", off >= 0, off); err != nil {
+		return 0, err
+	}
 	n := 0
 	for n < len(p) {
 		q, err := f.WriteAsync(p[n:], off+int64(n))
@@ -227,8 +307,9 @@ func (f *File) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Close closes the descriptor (uv_fs_close) and waits for it. Closing
-// twice returns an error matching os.ErrClosed, as *os.File does.
+// Close closes the descriptor (uv_fs_close, or close(2) on the pure-Go
+// driver) and waits for it. Closing twice returns an error matching
+// os.ErrClosed, as *os.File does.
 func (f *File) Close() error {
 	f.mu.Lock()
 	fd := f.fd
@@ -238,9 +319,7 @@ func (f *File) Close() error {
 		return &os.PathError{Op: "close", Path: f.name, Err: os.ErrClosed}
 	}
 	f.clean.Stop()
-	q, err := submitFS(f.r, f, "close", func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
-		return l.FSClose(id, fd)
-	})
+	q, err := submitFS(f.r, f, fsOp{name: "close", fd: fd})
 	if err != nil {
 		unix.Close(fd) // the reactor is gone: close it here
 		return err

@@ -69,12 +69,20 @@ func (o *reqCoreOps) Stored() (any, error, bool) { return o.res, o.err, o.over }
 func (o *reqCoreOps) Completed(rec *uvcgo.Completion) {
 	o.req = 0
 	o.host.DropHandle(o.id)
-	res, err := o.k.done(rec)
-	if o.Flags().Has(event.Closed) {
-		return
+	(*reqCore)(o).settle(o.k.done(rec))
+}
+
+// settle completes the request's event with its outcome, stored for late
+// subscribers, unless it closed first (Close, Dispose, reactor Close): its
+// subscribers were told ErrClosed then, and the outcome is nobody's. It
+// reports whether the outcome was delivered. On the loop.
+func (c *reqCore) settle(res any, err error) bool {
+	if c.Flags().Has(event.Closed) {
+		return false
 	}
-	o.res, o.err, o.over = res, err, true
-	event.Complete(&o.Base, res, err)
+	c.res, c.err, c.over = res, err, true
+	event.Complete(&c.Base, res, err)
+	return true
 }
 
 // Free runs when the event closed: a request still in flight is cancelled

@@ -1,0 +1,194 @@
+package uv
+
+import (
+	"bytes"
+	"context"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/kind"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// The pure-Go driver's file requests. libuv runs a uv_fs_* request on its
+// thread pool and reports it to the loop; here an FSRequest is a Go-owned
+// event whose operation is a job of DefaultTaskPool (libuv's pool model,
+// with goroutines for threads, shared with QueueTask as libuv's pool is
+// shared with uv_queue_work). The job makes the system call libuv's worker
+// would make, by libuv's rules (uv__fs_work), and hands the outcome to the
+// loop, which delivers it on its next turn (a timer due at once): as libuv
+// delivers only inside uv_run, a request completes only while the loop
+// runs, never in the worker or in another goroutine's operation on a loop
+// nobody runs. While the job is queued or running it is an active Task,
+// and then its timer is active, so Run waits for it, as it waits for
+// libuv's requests in flight. The request is registered with the reactor's Close, which closes
+// it (its waiters hear event.ErrClosed) and takes back its job if that has
+// not started; a job that has started runs to the end, and an outcome
+// nobody takes any more is let go (a descriptor an open gave is closed).
+// Nothing holds a request but its job and the queued outcome, so one
+// dropped in flight is collected once it has completed.
+
+// goFSOps implements event.Ops for an FSRequest on the pure-Go driver.
+type goFSOps FSRequest
+
+// submitGo makes q the pure-Go driver's request for op and queues op's job,
+// on the loop; it refuses a closing reactor with ErrReactorClosed.
+func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
+	// WriteAsync's caller may reuse p at once (libuv's path copies it into
+	// the request's C memory).
+	op.p = bytes.Clone(op.p)
+	host := kind.HostOf(r)
+	q.entry = entry{r: r, host: host, ev: q}
+	event.Init(&q.Base, (*goFSOps)(q), false, event.GoOwned)
+	var err error
+	if x := r.Exec(func() {
+		if err = onReactorClose(&q.closer, r, q); err != nil {
+			return
+		}
+		q.job, err = DefaultTaskPool.Queue(r, func(context.Context) (any, error) {
+			res, errno := op.run()
+			var ferr error
+			if errno != 0 {
+				res, ferr = nil, q.failure(-int(errno))
+			}
+			if host.Queue(func() { q.landNextTurn(res, ferr) }) != nil {
+				q.unclaimed(res) // the reactor has closed, and q with it
+			}
+			return nil, nil
+		})
+		if err != nil {
+			q.closer.forget()
+		}
+	}); x != nil {
+		return x
+	}
+	return err
+}
+
+// landNextTurn delivers the outcome of q's job on the loop's next turn,
+// from a timer due at once; if that timer is closed first (the reactor's
+// Close), at its close; if the reactor is closing already, now. On the
+// loop.
+func (q *FSRequest) landNextTurn(res any, err error) {
+	done := false // the outcome is let go of once: a descriptor is closed once
+	land := func() {
+		if !done {
+			done = true
+			q.landed(res, err)
+		}
+	}
+	tm, terr := q.r.NewTimer(0, 0)
+	if terr == nil {
+		_, terr = event.Subscribe(tm, func(event.Event, any, error) { land() })
+	}
+	if terr == nil {
+		terr = tm.Start()
+	}
+	if terr != nil {
+		land()
+	}
+}
+
+// landed delivers the outcome of q's job, on the loop: to q's waiters, or,
+// if q closed first, to nobody.
+func (q *FSRequest) landed(res any, err error) {
+	if !q.settle(res, err) {
+		q.unclaimed(res)
+	}
+}
+
+func (o *goFSOps) Owner() event.Owner         { return o.r }
+func (o *goFSOps) Event() event.Event         { return (*FSRequest)(o) }
+func (o *goFSOps) Arm() error                 { return nil }
+func (o *goFSOps) Disarm()                    {}
+func (o *goFSOps) Describe() string           { return (*FSRequest)(o).describe() }
+func (o *goFSOps) Stored() (any, error, bool) { return (*reqCoreOps)(&o.reqCore).Stored() }
+
+// Free runs when the request has closed (completed, or closed first by
+// Close, Dispose or the reactor's Close): a job that has not started is
+// taken back; one that has runs on, and its outcome is let go (landed).
+func (o *goFSOps) Free(bool) {
+	o.closer.forget()
+	if o.job != nil {
+		o.job.Cancel()
+	}
+}
+
+// run makes the operation's system call, as libuv's worker does: a read
+// or write at a negative offset uses the descriptor's position (read,
+// write) rather than pread and pwrite; a write is repeated until all of p
+// is written or it fails; calls interrupted by a signal are repeated,
+// except close (the descriptor is gone whatever close(2) returned). It
+// returns the result (the descriptor, the bytes read, the count written)
+// or the errno.
+func (op *fsOp) run() (any, syscall.Errno) {
+	switch op.name {
+	case "open":
+		return retried(func() (int, error) { return unix.Open(op.path, op.flag, uint32(op.mode)) })
+	case "read":
+		buf := make([]byte, op.n)
+		n, errno := retried(func() (int, error) {
+			if op.off < 0 {
+				return unix.Read(op.fd, buf)
+			}
+			return unix.Pread(op.fd, buf, op.off)
+		})
+		if errno != 0 {
+			return nil, errno
+		}
+		if n < len(buf)/2 {
+			return bytes.Clone(buf[:n]), 0 // what libuv's path gives: no more memory than the bytes read
+		}
+		return buf[:n:n], 0
+	case "write":
+		return op.writeAll()
+	}
+	return 0, errnoOf(unix.Close(op.fd))
+}
+
+// writeAll writes op.p whole, as uv__fs_write_all does: a short write is
+// followed by another with the rest; an error after some bytes were
+// written ends it with their count, an error before any is the outcome.
+func (op *fsOp) writeAll() (any, syscall.Errno) {
+	done := 0
+	for done < len(op.p) {
+		k, errno := retried(func() (int, error) {
+			if op.off < 0 {
+				return unix.Write(op.fd, op.p[done:])
+			}
+			return unix.Pwrite(op.fd, op.p[done:], op.off+int64(done))
+		})
+		if errno != 0 && done == 0 {
+			return nil, errno
+		}
+		if errno != 0 || k == 0 {
+			break
+		}
+		done += k
+	}
+	return done, 0
+}
+
+// retried calls call until it is not interrupted by a signal (EINTR).
+func retried(call func() (int, error)) (int, syscall.Errno) {
+	for {
+		n, err := call()
+		if err != unix.EINTR {
+			return n, errnoOf(err)
+		}
+	}
+}
+
+// errnoOf returns err's errno: 0 for nil; the x/sys/unix calls return
+// nothing else.
+func errnoOf(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	if errno, ok := err.(syscall.Errno); ok {
+		return errno
+	}
+	return syscall.EIO
+}

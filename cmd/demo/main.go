@@ -12,12 +12,17 @@
 //  5. the reactor's Stats.
 //
 // It is bounded (every wait has a safety timer) and exits 0, in well under
-// a second. Run it with `make demo`; build it with CGO_ENABLED=0 to see the
-// pure-Go driver (the file watch, which needs libuv, says so).
+// a second. Run it with `make demo`; `go run ./cmd/demo -driver go` (or any
+// build with CGO_ENABLED=0) takes the same tour on the pure-Go driver.
+//
+// Usage:
+//
+//	demo [-driver libuv|go|auto]
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -27,7 +32,10 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	var driver reactor.Driver // auto: libuv when built with cgo
+	flag.Var(&driver, "driver", "the reactor's driver: libuv, go or auto")
+	flag.Parse()
+	if err := run(driver); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
@@ -46,12 +54,12 @@ func say(format string, args ...any) {
 	fmt.Printf("   %s  %s\n", stamp(), fmt.Sprintf(format, args...))
 }
 
-func run() error {
+func run(driver reactor.Driver) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// Reports (the deadlock below, for one) are shown by the tour itself.
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 1}))
-	r, err := reactor.New(reactor.Options{Logger: quiet})
+	r, err := reactor.New(reactor.Options{Logger: quiet, Driver: driver})
 	if err != nil {
 		return err
 	}

@@ -29,9 +29,10 @@
 // errors and lifetime: polls, Listener, IO (TCP, Unix domain sockets,
 // pipes, terminals), UDP and File among them. Sockets are members of an epoll set of
 // the reactor's own, watched through Go's netpoller, and read into pooled Go
-// buffers; they count in Stats().Handles as libuv's handles do. What is
-// libuv's own (Phase, FSEvent, AddrInfo, NameInfo) refuses there with
-// reactor.ErrNoLibuv.
+// buffers; they count in Stats().Handles as libuv's handles do. FSEvent
+// is libuv's inotify code again in Go, with one inotify descriptor per
+// reactor in the same epoll set. What is libuv's own (Phase, AddrInfo,
+// NameInfo) refuses there with reactor.ErrNoLibuv.
 //
 // # Descriptors, files and names
 //
@@ -45,8 +46,9 @@
 // thread pool, as one-shot request events whose results are stored and
 // replayed; their errors match the Err* values of the EAI_* codes. What C
 // hands over (a file name, an address list) is copied to Go while its
-// record is delivered; results never point into C memory. FSEvent, AddrInfo
-// and NameInfo need the libuv driver: on the pure-Go one their constructors
+// record is delivered; results never point into C memory. FSEvent works on
+// either driver, reporting the same names and events; AddrInfo and
+// NameInfo need the libuv driver: on the pure-Go one their constructors
 // refuse with reactor.ErrNoLibuv. docs/kinds.md says what each kind
 // promises.
 //

@@ -18,6 +18,7 @@ import (
 
 	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -167,6 +168,9 @@ func TestFSEventShared(t *testing.T) {
 		if n := u.Stats().Handles["fsevent"]; n != 2 {
 			t.Errorf(`Stats().Handles["fsevent"] = %d, want 2`, n)
 		}
+		if n := u.Stats().Handles["inotify"]; u.Driver() == reactor.DriverGo && n != 1 {
+			t.Errorf(`pure-Go driver: Stats().Handles["inotify"] = %d, want the one descriptor`, n)
+		}
 		mustWrite(t, filepath.Join(dir, "x"), "")
 		uv.UvtTurnUntil(t, u, "x in both", func() bool { return fc.seen("x", uv.Rename) && gc.seen("x", uv.Rename) })
 
@@ -313,6 +317,37 @@ func TestFSEventCloseWhileBusy(t *testing.T) {
 	})
 }
 
+// A callback that closes every watch while records pour in: the rest of
+// the records reach nobody, nothing is left, and a new watch works (on the
+// pure-Go driver, on a new inotify descriptor).
+func TestFSEventCloseAllFromCallback(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		dir := t.TempDir()
+		f, fc := watchFS(t, u, dir)
+		g, gc := watchFS(t, u, dir)
+		event.Subscribe(f, func(event.Event, any, error) {
+			f.Close()
+			g.Close()
+		})
+		uv.UvtMust(t, f.Start())
+		uv.UvtMust(t, g.Start())
+		for i := range 20 {
+			mustWrite(t, filepath.Join(dir, fmt.Sprint(i)), "x")
+		}
+		uv.UvtTurnUntil(t, u, "the closes", func() bool { return g.Flags().Has(event.Closed) })
+		uv.UvtTurnUntil(t, u, "nothing left", func() bool { return uv.UvtFSHandles(u) == 0 && len(u.Stats().Handles) == 0 })
+		uv.UvtFence(t, u)
+		if len(fc.got) != 1 || len(gc.got) != 0 {
+			t.Errorf("reports after the closes: f %v, g %v; want f's first only", fc.got, gc.got)
+		}
+		h, hc := watchFS(t, u, dir)
+		uv.UvtMust(t, h.Start())
+		mustWrite(t, filepath.Join(dir, "again"), "")
+		uv.UvtTurnUntil(t, u, "a new watch", func() bool { return hc.seen("again", uv.Rename) })
+		closeAndFinish(t, u, h)
+	})
+}
+
 // Watches dropped without Close under GOGC=10, some started recursive
 // ones, leave no handle: no C handle on the libuv driver, no watch and no
 // inotify descriptor on the pure-Go one.
@@ -408,10 +443,11 @@ func watchLimitChild(t *testing.T, u *uv.UvtReactor) {
 		t.Errorf("Active after the failed Start = %d", s.Active)
 	}
 	uv.UvtTurnUntil(t, u, "the partial watches' close callbacks", func() bool { return uv.UvtFSHandles(u) == 1 })
-	UvtMustClose(t, f)
 
-	// Within the limit at Start (3 watches); a fourth directory fits, a
-	// fifth is reported as an error notification.
+	// The failed Start gave its watches back (f lives on, and with it the
+	// reactor's inotify descriptor): within the limit at Start (3
+	// watches); a fourth directory fits, a fifth is reported as an error
+	// notification.
 	small := t.TempDir()
 	for i := range 2 {
 		uv.UvtMust(t, os.Mkdir(filepath.Join(small, fmt.Sprint("s", i)), 0o700))
@@ -429,5 +465,5 @@ func watchLimitChild(t *testing.T, u *uv.UvtReactor) {
 	if !c.seen("n2", uv.Rename) {
 		t.Error("n2's creation was not reported with the error")
 	}
-	closeAndFinish(t, u, g)
+	closeAndFinish(t, u, f, g)
 }

@@ -13,7 +13,7 @@
 //
 // It is bounded (every wait has a safety timer) and exits 0, in well under
 // a second. Run it with `make demo`; build it with CGO_ENABLED=0 to see the
-// pure-Go driver (the file watch, which needs libuv, says so).
+// pure-Go driver.
 package main
 
 import (

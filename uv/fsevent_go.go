@@ -78,8 +78,11 @@ func (e *goFSEvent) notify(res any, err error)   { event.Notify(&e.Base, res, er
 
 func (e *goFSEvent) watchRoot() error {
 	w, err := e.in.watch(e, e.path, false)
+	if err != nil {
+		return err
+	}
 	e.root = w
-	return err
+	return nil
 }
 
 func (e *goFSEvent) unwatchRoot() {
@@ -208,7 +211,11 @@ func (in *inotify) watch(ev *goFSEvent, path string, child bool) (*inWatcher, er
 	}
 	w := &inWatcher{ev: ev, child: child, list: l}
 	l.watchers = append(l.watchers, w)
-	return w, in.poll()
+	if err := in.poll(); err != nil {
+		in.unwatch(w)
+		return nil, err
+	}
+	return w, nil
 }
 
 // unwatch removes a watcher; the last of its list removes the kernel's

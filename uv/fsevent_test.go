@@ -287,6 +287,46 @@ func TestFSEventRecursive(t *testing.T) {
 	})
 }
 
+// A recursive watch's reports, in full, on both drivers: names are paths
+// below the root, a directory made later is watched once its creation is
+// seen, and a directory's own end (named by its base name in libuv's
+// record) is not reported twice: its parent's watch reports it.
+func TestFSEventRecursiveReports(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		root := t.TempDir()
+		uv.UvtMust(t, os.Mkdir(filepath.Join(root, "s"), 0o700))
+		f, c := watchFS(t, u, root, uv.Recursive())
+		uv.UvtMust(t, f.Start())
+		in := func(p ...string) string { return filepath.Join(append([]string{root}, p...)...) }
+
+		mustWrite(t, in("s", "f"), "1")
+		uv.UvtMust(t, os.Mkdir(in("s", "t"), 0o700))
+		uv.UvtTurnUntil(t, u, "s/t", func() bool { return c.seen(filepath.Join("s", "t"), uv.Rename) })
+		mustWrite(t, in("s", "t", "g"), "1")
+		uv.UvtMust(t, os.Remove(in("s", "t", "g")))
+		uv.UvtMust(t, os.Remove(in("s", "t")))
+		uv.UvtMust(t, os.Mkdir(in("end"), 0o700))
+		uv.UvtTurnUntil(t, u, "end", func() bool { return c.seen("end", uv.Rename) })
+		uv.UvtFence(t, u)
+
+		r, ch := uv.Rename, uv.Change
+		sf, st, stg := filepath.Join("s", "f"), filepath.Join("s", "t"), filepath.Join("s", "t", "g")
+		want := []uv.FSEventResult{
+			{sf, r}, {sf, ch}, {st, r}, {stg, r}, {stg, ch}, {stg, r}, {st, r}, {"end", r},
+		}
+		if diff := cmp.Diff(want, c.got); diff != "" {
+			t.Errorf("reports (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"end", "s"}, uv.UvtWatchedDirs(f)); diff != "" {
+			t.Errorf("watched (-want +got):\n%s", diff)
+		}
+		if len(c.errs) != 0 {
+			t.Errorf("errors: %v", c.errs)
+		}
+		closeAndFinish(t, u, f)
+	})
+}
+
 // Close while busy: a recursive watch closed from its callback while
 // changes pour in, another by the reactor's Close.
 func TestFSEventCloseWhileBusy(t *testing.T) {

@@ -29,10 +29,11 @@
 // errors and lifetime: polls, Listener, IO (TCP, Unix domain sockets,
 // pipes, terminals), UDP and File among them. Sockets are members of an epoll set of
 // the reactor's own, watched through Go's netpoller, and read into pooled Go
-// buffers; they count in Stats().Handles as libuv's handles do. What is
-// libuv's own (FSEvent, AddrInfo, NameInfo) refuses there with
-// reactor.ErrNoLibuv. Phase hooks run in the same order around the
-// pure-Go loop's iterations.
+// buffers; they count in Stats().Handles as libuv's handles do. FSEvent
+// keeps libuv's inotify semantics, with one inotify descriptor per reactor
+// in the same epoll set. Phase hooks run in the same order around
+// the pure-Go loop's iterations. What is libuv's own (AddrInfo, NameInfo)
+// refuses there with reactor.ErrNoLibuv.
 //
 // # Descriptors, files and names
 //
@@ -46,8 +47,9 @@
 // thread pool, as one-shot request events whose results are stored and
 // replayed; their errors match the Err* values of the EAI_* codes. What C
 // hands over (a file name, an address list) is copied to Go while its
-// record is delivered; results never point into C memory. FSEvent, AddrInfo
-// and NameInfo need the libuv driver: on the pure-Go one their constructors
+// record is delivered; results never point into C memory. FSEvent works on
+// either driver, reporting the same names and events; AddrInfo and
+// NameInfo need the libuv driver: on the pure-Go one their constructors
 // refuse with reactor.ErrNoLibuv. File works on either driver: its
 // operations run on libuv's thread pool, or on DefaultTaskPool's
 // goroutines. docs/kinds.md says what each kind promises.

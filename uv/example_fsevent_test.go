@@ -1,23 +1,33 @@
-//go:build cgo
-
 package uv_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
 
 // A recursive watch names changes by their path below the root. A path
 // that does not exist is an error matching fs.ErrNotExist.
 func ExampleNewFSEvent() {
-	r, ctx, done := exampleServing()
-	defer done()
+	// The default driver: libuv, or the pure-Go one in a build without
+	// cgo; FSEvent reports the same on both.
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer r.Close()
+	ctx, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	go r.Serve(ctx)
 	root, _ := os.MkdirTemp("", "fsevent")
 	defer os.RemoveAll(root)
 	os.MkdirAll(filepath.Join(root, "logs", "old"), 0o700)

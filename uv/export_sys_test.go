@@ -1,5 +1,7 @@
 package uv
 
+import "github.com/uvevent/uvevent/reactor"
+
 // What the external tests of poll, poll proxy, dns and fs event need to
 // see.
 
@@ -17,8 +19,35 @@ func UvtEAIErrors() map[int]error { return eaiErrors }
 // UvtWatchedDirs lists the directories below f's root that have a watch.
 func UvtWatchedDirs(f *FSEvent) []string {
 	var dirs []string
-	f.e.r.Exec(func() { dirs = f.e.watchedDirs() })
+	f.e.drv.reactorOf().Exec(func() { dirs = f.e.watchedDirs() })
 	return dirs
+}
+
+// UvtFSHandles counts what u's fs events hold the way libuv counts their
+// C handles: one per FSEvent made and not yet freed, one per child watch
+// of a recursive one. On the libuv driver it is Stats().CHandles; on the
+// pure-Go driver, the FSEvents in Stats().Handles and the child watchers
+// on the reactor's inotify descriptor.
+func UvtFSHandles(u *UvtReactor) int {
+	s := u.Stats()
+	if u.Driver() == reactor.DriverLibuv {
+		return s.CHandles
+	}
+	n := s.Handles["fsevent"]
+	u.Exec(func() {
+		in, ok := inotifies.Load(u.Reactor)
+		if !ok {
+			return
+		}
+		for _, l := range in.(*inotify).byWD {
+			for _, w := range l.watchers {
+				if w.child {
+					n++
+				}
+			}
+		}
+	})
+	return n
 }
 
 // UvtWatchError is the error a watch that cannot be added reports.

@@ -56,11 +56,10 @@ type FSEventResult struct {
 // namespace, or watch less).
 var ErrWatchLimit = errors.New("inotify watch limit reached (fs.inotify.max_user_watches; user.max_inotify_watches in a user namespace)")
 
-// An FSEvent watches a file or a directory with a uv_fs_event_t (inotify
-// on Linux). Started, it notifies its callbacks with an FSEventResult for
-// each change libuv reports; the name is copied to Go while the record is
-// delivered. Watching starts at Start and ends at Stop: changes made while
-// stopped are not reported.
+// An FSEvent watches a file or a directory with inotify. Started, it
+// notifies its callbacks with an FSEventResult for each change reported;
+// the name is copied to Go before the callbacks see it. Watching starts at
+// Start and ends at Stop: changes made while stopped are not reported.
 //
 // A path that does not exist is an error at creation, matching
 // fs.ErrNotExist (and syscall.ENOENT); at Start, if it was removed since.
@@ -75,25 +74,53 @@ var ErrWatchLimit = errors.New("inotify watch limit reached (fs.inotify.max_user
 // its watch is set up (between its creation and the turn that sees it) are
 // not reported.
 //
-// An FSEvent is an event reference (see Handle): its watches are C memory,
-// freed in their uv_close callbacks, and dropping it without Close is safe.
+// On the libuv driver each watch is a uv_fs_event_t and the FSEvent is an
+// event reference (see Handle): its watches are C memory, freed in their
+// uv_close callbacks. On the pure-Go driver (fsevent_go.go) the reactor has
+// one inotify descriptor, a member of its epoll set, that every FSEvent of
+// the reactor shares, as libuv's loop does; the watches, masks, results
+// and errors are libuv's. On either, dropping an FSEvent without Close is
+// safe.
 type FSEvent struct {
 	Handle
-	e *fsEvent
+	e *fsState
 }
 
 // An FSEventOption changes how NewFSEvent watches.
-type FSEventOption func(*fsEvent)
+type FSEventOption func(*fsState)
 
 // Recursive makes the watch cover every directory below the root.
-func Recursive() FSEventOption { return func(e *fsEvent) { e.recursive = true } }
+func Recursive() FSEventOption { return func(s *fsState) { s.recursive = true } }
 
-// fsEvent is the watch's event; it never points back at its FSEvent.
-type fsEvent struct {
-	core
+// fsState is what a watch's event holds on either driver; it never points
+// back at its FSEvent. Its fields are touched on the loop.
+type fsState struct {
+	drv       fsDriver
 	path      string // as given, cleaned
 	recursive bool
-	children  map[string]uvcgo.Handle // directory path below the root → its watch
+	children  map[string]func() // directory path below the root → what closes its watch
+}
+
+// fsDriver is a watch's event as the code both drivers share sees it.
+type fsDriver interface {
+	event.Event
+	reactorOf() *reactor.Reactor
+	// notify tells the watch's callbacks.
+	notify(res any, err error)
+	// watchRoot and unwatchRoot start and stop the watch of the path.
+	watchRoot() error
+	unwatchRoot()
+	// watchChild watches the directory path for a recursive watch; its
+	// reports name the file by path joined with the name, and close ends
+	// the watch.
+	watchChild(path string) (close func(), err error)
+}
+
+// fsEvent is the libuv driver's watch: a uv_fs_event_t for the path, and
+// one more per directory below it for a recursive watch.
+type fsEvent struct {
+	core
+	fsState
 }
 
 // NewFSEvent creates a watch of path on r. It is not started. A path that
@@ -106,16 +133,21 @@ func NewFSEvent(r *reactor.Reactor, path string, opts ...FSEventOption) (*FSEven
 	if _, err := os.Lstat(path); err != nil {
 		return nil, fmt.Errorf("uv: NewFSEvent: %w", err)
 	}
-	e := &fsEvent{path: filepath.Clean(path)}
+	s := fsState{path: filepath.Clean(path)}
 	for _, o := range opts {
-		o(e)
+		o(&s)
 	}
+	if r != nil && r.Driver() == reactor.DriverGo {
+		return newGoFSEvent(r, s)
+	}
+	e := &fsEvent{fsState: s}
+	e.drv = e
 	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
 		return l.NewFSEvent(id)
 	}); err != nil {
 		return nil, err
 	}
-	f := &FSEvent{e: e}
+	f := &FSEvent{e: &e.fsState}
 	track(f, &f.Handle, &e.core)
 	return f, nil
 }
@@ -123,17 +155,46 @@ func NewFSEvent(r *reactor.Reactor, path string, opts ...FSEventOption) (*FSEven
 // Path returns the watched path.
 func (f *FSEvent) Path() string { return f.e.path }
 
-func (e *fsEvent) kindName() string { return "fsevent" }
+func (e *fsEvent) kindName() string            { return "fsevent" }
+func (e *fsEvent) reactorOf() *reactor.Reactor { return e.r }
+func (e *fsEvent) notify(res any, err error)   { event.Notify(&e.Base, res, err) }
 
-func (e *fsEvent) describe() string {
-	if !e.recursive {
-		return fmt.Sprintf("FSEvent(path=%q)", e.path)
+func (e *fsEvent) watchRoot() error { return e.loop.StartFSEvent(e.h, e.path) }
+
+func (e *fsEvent) unwatchRoot() {
+	if e.h != 0 {
+		e.loop.StopFSEvent(e.h)
 	}
-	n := len(e.children)
-	if event.LoopRefs(e) > 0 {
+}
+
+func (e *fsEvent) watchChild(path string) (func(), error) {
+	h, err := e.loop.NewFSEventChild(uint64(e.id), path)
+	if err != nil {
+		return nil, err
+	}
+	return func() { e.loop.CloseFSEventChild(h) }, nil
+}
+
+// closing drops the child watches before the kit closes the root.
+func (e *fsEvent) closing() { e.unwatch("") }
+
+func (e *fsEvent) completed(rec *uvcgo.Completion) {
+	if rec.Status != 0 {
+		e.notify(nil, watchError(e.path, uvcgo.ErrorOf("uv_fs_event", int(rec.Status))))
+		return
+	}
+	e.reported(string(rec.Bytes()), FSEvents(rec.Aux)&(Rename|Change), rec.Aux&uvcgo.FSEventChild != 0)
+}
+
+func (s *fsState) describe() string {
+	if !s.recursive {
+		return fmt.Sprintf("FSEvent(path=%q)", s.path)
+	}
+	n := len(s.children)
+	if event.LoopRefs(s.drv) > 0 {
 		n++ // the root's own watch
 	}
-	return fmt.Sprintf("FSEvent(path=%q, recursive, watches=%d)", e.path, n)
+	return fmt.Sprintf("FSEvent(path=%q, recursive, watches=%d)", s.path, n)
 }
 
 // watchError says which path failed, and names the inotify limit.
@@ -145,32 +206,27 @@ func watchError(path string, err error) error {
 }
 
 // arm starts the root watch and, if recursive, one per directory below.
-func (e *fsEvent) arm() error {
-	if err := e.loop.StartFSEvent(e.h, e.path); err != nil {
-		return watchError(e.path, err)
+func (s *fsState) arm() error {
+	if err := s.drv.watchRoot(); err != nil {
+		return watchError(s.path, err)
 	}
-	if e.recursive {
-		if err := e.watchTree(e.path); err != nil {
-			e.disarm()
+	if s.recursive {
+		if err := s.watchTree(s.path); err != nil {
+			s.disarm()
 			return err
 		}
 	}
 	return nil
 }
 
-func (e *fsEvent) disarm() {
-	if e.h != 0 {
-		e.loop.StopFSEvent(e.h)
-	}
-	e.unwatch("")
+func (s *fsState) disarm() {
+	s.drv.unwatchRoot()
+	s.unwatch("")
 }
-
-// closing drops the child watches before the kit closes the root.
-func (e *fsEvent) closing() { e.unwatch("") }
 
 // watchTree adds a watch for every directory from dir down (dir itself
 // too, unless it is the root) that has none yet.
-func (e *fsEvent) watchTree(dir string) error {
+func (s *fsState) watchTree(dir string) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -178,80 +234,79 @@ func (e *fsEvent) watchTree(dir string) error {
 			}
 			return err
 		}
-		if !d.IsDir() || p == e.path {
+		if !d.IsDir() || p == s.path {
 			return nil
 		}
-		if _, ok := e.children[p]; ok {
+		if _, ok := s.children[p]; ok {
 			return nil
 		}
-		h, err := e.loop.NewFSEventChild(uint64(e.id), p)
+		closeFn, err := s.drv.watchChild(p)
 		if err != nil {
 			if errors.Is(err, syscall.ENOENT) {
 				return nil
 			}
 			return watchError(p, err)
 		}
-		if e.children == nil {
-			e.children = map[string]uvcgo.Handle{}
+		if s.children == nil {
+			s.children = map[string]func(){}
 		}
-		e.children[p] = h
+		s.children[p] = closeFn
 		return nil
 	})
 }
 
 // unwatch closes the child watches of dir and everything below it; "" is
 // every child.
-func (e *fsEvent) unwatch(dir string) {
-	for p, h := range e.children {
+func (s *fsState) unwatch(dir string) {
+	for p, closeFn := range s.children {
 		if dir == "" || p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) {
-			e.loop.CloseFSEventChild(h)
-			delete(e.children, p)
+			closeFn()
+			delete(s.children, p)
 		}
 	}
 }
 
-func (e *fsEvent) completed(rec *uvcgo.Completion) {
-	if rec.Status != 0 {
-		event.Notify(&e.Base, nil, watchError(e.path, uvcgo.ErrorOf("uv_fs_event", int(rec.Status))))
-		return
-	}
-	name := string(rec.Bytes())
-	events := FSEvents(rec.Aux) & (Rename | Change)
-	full := filepath.Join(e.path, name)
-	if rec.Aux&uvcgo.FSEventChild != 0 {
+// reported delivers what a watch reported, on either driver, as libuv
+// reports it: the name of the file (a watch of a file, or a directory's
+// own end, gives the base name of the watched path), the events, and
+// whether a child watch of a recursive one reported it (then the name is
+// the child's directory joined with the file's name).
+func (s *fsState) reported(name string, events FSEvents, child bool) {
+	full := filepath.Join(s.path, name)
+	if child {
 		full = name
 		dir := filepath.Dir(full)
 		if filepath.Base(full) == filepath.Base(dir) && !exists(dir) {
 			// The directory's own end (libuv names it by its base name):
 			// its parent's watch reports it.
-			e.unwatch(dir)
+			s.unwatch(dir)
 			return
 		}
-		rel, err := filepath.Rel(e.path, full)
+		rel, err := filepath.Rel(s.path, full)
 		if err != nil {
 			return
 		}
 		name = rel
 	}
 	var watchErr error
-	if e.recursive && events&Rename != 0 {
-		watchErr = e.follow(full)
+	if s.recursive && events&Rename != 0 {
+		watchErr = s.follow(full)
 	}
-	event.Notify(&e.Base, FSEventResult{Name: name, Events: events}, nil)
+	s.drv.notify(FSEventResult{Name: name, Events: events}, nil)
 	if watchErr != nil {
-		event.Notify(&e.Base, nil, watchErr)
+		s.drv.notify(nil, watchErr)
 	}
 }
 
 // follow keeps the recursive watch in step with a rename of path: a new
 // directory (and what it holds) is watched, a gone one is dropped.
-func (e *fsEvent) follow(path string) error {
+func (s *fsState) follow(path string) error {
 	st, err := os.Lstat(path)
 	switch {
 	case err != nil:
-		e.unwatch(path)
+		s.unwatch(path)
 	case st.IsDir():
-		return e.watchTree(path)
+		return s.watchTree(path)
 	}
 	return nil
 }
@@ -263,10 +318,10 @@ func exists(path string) bool {
 
 // watchedDirs lists the directories below the root that have a watch,
 // relative to the root, sorted (for tests).
-func (e *fsEvent) watchedDirs() []string {
+func (s *fsState) watchedDirs() []string {
 	var dirs []string
-	for p := range e.children {
-		if rel, err := filepath.Rel(e.path, p); err == nil {
+	for p := range s.children {
+		if rel, err := filepath.Rel(s.path, p); err == nil {
 			dirs = append(dirs, rel)
 		}
 	}

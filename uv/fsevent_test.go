@@ -18,6 +18,7 @@ import (
 
 	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -59,196 +60,374 @@ func mustWrite(t testing.TB, path, data string) {
 // Create, start, a file appears and changes, stop (nothing seen), restart,
 // close.
 func TestFSEventLifecycle(t *testing.T) {
-	uv.UvtNeedsLibuv(t)
-	u := uv.UvtNewReactor(t)
-	dir := t.TempDir()
-	f, c := watchFS(t, u, dir)
-	if got, want := f.Info(), fmt.Sprintf("FSEvent(path=%q)", dir); got != want {
-		t.Errorf("Info = %q, want %q", got, want)
-	}
-	if err := f.Replay(event.NewCallback(func(event.Event, any, error) {})); !errors.Is(err, event.ErrNotReplayable) {
-		t.Errorf("Replay = %v, want ErrNotReplayable (a watch stores no result)", err)
-	}
-	uv.UvtMust(t, f.Start())
-	mustWrite(t, filepath.Join(dir, "a"), "1")
-	uv.UvtTurnUntil(t, u, "a's creation and write", func() bool { return c.seen("a", uv.Rename) && c.seen("a", uv.Change) })
-	uv.UvtMust(t, f.Stop())
-	n := len(c.got)
-	mustWrite(t, filepath.Join(dir, "b"), "1")
-	uv.UvtFence(t, u)
-	if len(c.got) != n {
-		t.Errorf("a stopped watch reported %v", c.got[n:])
-	}
-	uv.UvtMust(t, f.Start())
-	mustWrite(t, filepath.Join(dir, "c"), "1")
-	uv.UvtTurnUntil(t, u, "c after restart", func() bool { return c.seen("c", uv.Rename) })
-	if c.seen("b", 0) {
-		t.Error("a change made while stopped was reported after restart")
-	}
-	uv.UvtMust(t, f.Close())
-	if len(c.errs) != 1 || !errors.Is(c.errs[0], event.ErrClosed) {
-		t.Errorf("errors %v, want the close", c.errs)
-	}
-	closeAndFinish(t, u)
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		dir := t.TempDir()
+		f, c := watchFS(t, u, dir)
+		if got, want := f.Info(), fmt.Sprintf("FSEvent(path=%q)", dir); got != want {
+			t.Errorf("Info = %q, want %q", got, want)
+		}
+		if err := f.Replay(event.NewCallback(func(event.Event, any, error) {})); !errors.Is(err, event.ErrNotReplayable) {
+			t.Errorf("Replay = %v, want ErrNotReplayable (a watch stores no result)", err)
+		}
+		uv.UvtMust(t, f.Start())
+		mustWrite(t, filepath.Join(dir, "a"), "1")
+		uv.UvtTurnUntil(t, u, "a's creation and write", func() bool { return c.seen("a", uv.Rename) && c.seen("a", uv.Change) })
+		uv.UvtMust(t, f.Stop())
+		n := len(c.got)
+		mustWrite(t, filepath.Join(dir, "b"), "1")
+		uv.UvtFence(t, u)
+		if len(c.got) != n {
+			t.Errorf("a stopped watch reported %v", c.got[n:])
+		}
+		uv.UvtMust(t, f.Start())
+		mustWrite(t, filepath.Join(dir, "c"), "1")
+		uv.UvtTurnUntil(t, u, "c after restart", func() bool { return c.seen("c", uv.Rename) })
+		if c.seen("b", 0) {
+			t.Error("a change made while stopped was reported after restart")
+		}
+		uv.UvtMust(t, f.Close())
+		if len(c.errs) != 1 || !errors.Is(c.errs[0], event.ErrClosed) {
+			t.Errorf("errors %v, want the close", c.errs)
+		}
+		closeAndFinish(t, u)
+	})
 }
 
 // A watched file reports changes under its own name.
 func TestFSEventFile(t *testing.T) {
-	uv.UvtNeedsLibuv(t)
-	u := uv.UvtNewReactor(t)
-	path := filepath.Join(t.TempDir(), "watched")
-	mustWrite(t, path, "1")
-	f, c := watchFS(t, u, path)
-	uv.UvtMust(t, f.Start())
-	mustWrite(t, path, "2")
-	uv.UvtTurnUntil(t, u, "the change", func() bool { return c.seen("watched", uv.Change) })
-	closeAndFinish(t, u, f)
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		path := filepath.Join(t.TempDir(), "watched")
+		mustWrite(t, path, "1")
+		f, c := watchFS(t, u, path)
+		uv.UvtMust(t, f.Start())
+		mustWrite(t, path, "2")
+		uv.UvtTurnUntil(t, u, "the change", func() bool { return c.seen("watched", uv.Change) })
+		closeAndFinish(t, u, f)
+	})
+}
+
+// What a watch reports is libuv's mapping of inotify's records, on both
+// drivers: a write or an attribute change is Change, any other record
+// Rename, so an attribute change of a directory (inotify marks it IN_ISDIR)
+// is both; a move is reported at both ends; a watched file is named by its
+// own base name, also when it moves away.
+func TestFSEventReports(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		dir := t.TempDir()
+		file := filepath.Join(t.TempDir(), "watched")
+		mustWrite(t, file, "0")
+		d, dc := watchFS(t, u, dir)
+		f, fc := watchFS(t, u, file)
+		uv.UvtMust(t, d.Start())
+		uv.UvtMust(t, f.Start())
+
+		a, b, sub := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "sub")
+		mustWrite(t, a, "1")
+		uv.UvtMust(t, os.Chmod(a, 0o640))
+		uv.UvtMust(t, os.Rename(a, b))
+		uv.UvtMust(t, os.Mkdir(sub, 0o700))
+		uv.UvtMust(t, os.Chmod(sub, 0o750))
+		uv.UvtMust(t, os.Remove(b))
+		uv.UvtMust(t, os.Remove(sub))
+		uv.UvtMust(t, os.Mkdir(filepath.Join(dir, "end"), 0o700))
+
+		mustWrite(t, file, "1")
+		uv.UvtMust(t, os.Chmod(file, 0o640))
+		uv.UvtMust(t, os.Rename(file, file+".old"))
+
+		uv.UvtTurnUntil(t, u, "the last reports", func() bool { return dc.seen("end", uv.Rename) && fc.seen("watched", uv.Rename) })
+		uv.UvtFence(t, u)
+		r, c := uv.Rename, uv.Change
+		want := []uv.FSEventResult{
+			{"a", r}, {"a", c}, {"a", c}, {"a", r}, {"b", r},
+			{"sub", r}, {"sub", r | c}, {"b", r}, {"sub", r}, {"end", r},
+		}
+		if diff := cmp.Diff(want, dc.got); diff != "" {
+			t.Errorf("the directory's reports (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]uv.FSEventResult{{"watched", c}, {"watched", c}, {"watched", r}}, fc.got); diff != "" {
+			t.Errorf("the file's reports (-want +got):\n%s", diff)
+		}
+		if len(dc.errs)+len(fc.errs) != 0 {
+			t.Errorf("errors: %v %v", dc.errs, fc.errs)
+		}
+		closeAndFinish(t, u, d, f)
+	})
+}
+
+// Two watches of one directory (one inotify watch on the pure-Go driver,
+// as in libuv): each reports; stopping one, or closing it from the other's
+// callback, leaves the other reporting.
+func TestFSEventShared(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		dir := t.TempDir()
+		f, fc := watchFS(t, u, dir)
+		g, gc := watchFS(t, u, dir)
+		uv.UvtMust(t, f.Start())
+		uv.UvtMust(t, g.Start())
+		if n := u.Stats().Handles["fsevent"]; n != 2 {
+			t.Errorf(`Stats().Handles["fsevent"] = %d, want 2`, n)
+		}
+		if n := u.Stats().Handles["inotify"]; u.Driver() == reactor.DriverGo && n != 1 {
+			t.Errorf(`pure-Go driver: Stats().Handles["inotify"] = %d, want the one descriptor`, n)
+		}
+		mustWrite(t, filepath.Join(dir, "x"), "")
+		uv.UvtTurnUntil(t, u, "x in both", func() bool { return fc.seen("x", uv.Rename) && gc.seen("x", uv.Rename) })
+
+		uv.UvtMust(t, f.Stop())
+		mustWrite(t, filepath.Join(dir, "y"), "")
+		uv.UvtTurnUntil(t, u, "y in the one started", func() bool { return gc.seen("y", uv.Rename) })
+		uv.UvtFence(t, u)
+		if fc.seen("y", 0) {
+			t.Error("the stopped watch reported y")
+		}
+
+		uv.UvtMust(t, f.Start())
+		closed := 0
+		event.Subscribe(g, func(event.Event, any, error) {
+			if closed++; closed == 1 {
+				f.Close()
+			}
+		})
+		mustWrite(t, filepath.Join(dir, "z"), "")
+		uv.UvtTurnUntil(t, u, "z in g", func() bool { return gc.seen("z", uv.Rename) })
+		mustWrite(t, filepath.Join(dir, "w"), "")
+		uv.UvtTurnUntil(t, u, "w in g", func() bool { return gc.seen("w", uv.Rename) })
+		uv.UvtFence(t, u)
+		if fc.seen("w", 0) || len(fc.errs) != 1 || !errors.Is(fc.errs[0], event.ErrClosed) {
+			t.Errorf("the watch closed by the other's callback: reports %v, errors %v; want only the close", fc.got, fc.errs)
+		}
+		closeAndFinish(t, u, g)
+	})
 }
 
 // A path that does not exist is refused (fs.ErrNotExist), at creation or,
 // when removed since, at Start; the reactor goes on.
 func TestFSEventBadInput(t *testing.T) {
-	uv.UvtNeedsLibuv(t)
-	u := uv.UvtNewReactor(t)
-	dir := t.TempDir()
-	for _, p := range []string{filepath.Join(dir, "missing"), filepath.Join(dir, "missing", "deeper")} {
-		if f, err := uv.NewFSEvent(u.Reactor, p); !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, syscall.ENOENT) || f != nil {
-			t.Errorf("NewFSEvent(%s) = %v, %v; want ErrNotExist", p, f, err)
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		dir := t.TempDir()
+		for _, p := range []string{filepath.Join(dir, "missing"), filepath.Join(dir, "missing", "deeper")} {
+			if f, err := uv.NewFSEvent(u.Reactor, p); !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, syscall.ENOENT) || f != nil {
+				t.Errorf("NewFSEvent(%s) = %v, %v; want ErrNotExist", p, f, err)
+			}
 		}
-	}
-	if _, err := uv.NewFSEvent(u.Reactor, ""); !errors.Is(err, syscall.EINVAL) {
-		t.Errorf("empty path: %v", err)
-	}
-	gone := filepath.Join(dir, "gone")
-	uv.UvtMust(t, os.Mkdir(gone, 0o700))
-	f, _ := watchFS(t, u, gone)
-	uv.UvtMust(t, os.Remove(gone))
-	if err := f.Start(); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("Start on a removed path = %v, want ErrNotExist", err)
-	}
-	if s := u.Stats(); s.Active != 0 {
-		t.Errorf("Active after a failed Start = %d", s.Active)
-	}
-	g, c := watchFS(t, u, dir)
-	uv.UvtMust(t, g.Start())
-	mustWrite(t, filepath.Join(dir, "x"), "")
-	uv.UvtTurnUntil(t, u, "a working watch after the failures", func() bool { return c.seen("x", uv.Rename) })
-	closeAndFinish(t, u, f, g)
+		if _, err := uv.NewFSEvent(u.Reactor, ""); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("empty path: %v", err)
+		}
+		gone := filepath.Join(dir, "gone")
+		uv.UvtMust(t, os.Mkdir(gone, 0o700))
+		f, _ := watchFS(t, u, gone)
+		uv.UvtMust(t, os.Remove(gone))
+		if err := f.Start(); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Start on a removed path = %v, want ErrNotExist", err)
+		}
+		if s := u.Stats(); s.Active != 0 {
+			t.Errorf("Active after a failed Start = %d", s.Active)
+		}
+		g, c := watchFS(t, u, dir)
+		uv.UvtMust(t, g.Start())
+		mustWrite(t, filepath.Join(dir, "x"), "")
+		uv.UvtTurnUntil(t, u, "a working watch after the failures", func() bool { return c.seen("x", uv.Rename) })
+		closeAndFinish(t, u, f, g)
+	})
 }
 
-// The error past the inotify limit, as built (TestFSEventWatchLimit
-// reaches the limit for real where user namespaces can be made).
+// The error past the inotify limit, as each driver builds it
+// (TestFSEventWatchLimit reaches the limit for real where user namespaces
+// can be made).
 func TestFSEventWatchLimitError(t *testing.T) {
-	uv.UvtNeedsLibuv(t)
-	err := uv.UvtWatchError("/some/dir", uvcgo.ErrorOf("uv_fs_event_start", -int(syscall.ENOSPC)))
-	if !errors.Is(err, uv.ErrWatchLimit) || !errors.Is(err, syscall.ENOSPC) {
-		t.Errorf("%v: want ErrWatchLimit and ENOSPC", err)
+	for _, cause := range []error{
+		uvcgo.ErrorOf("uv_fs_event_start", -int(syscall.ENOSPC)), // libuv's
+		os.NewSyscallError("inotify_add_watch", syscall.ENOSPC),  // the pure-Go driver's
+	} {
+		err := uv.UvtWatchError("/some/dir", cause)
+		if !errors.Is(err, uv.ErrWatchLimit) || !errors.Is(err, syscall.ENOSPC) {
+			t.Errorf("%v: want ErrWatchLimit and ENOSPC", err)
+		}
+		t.Logf("past the limit: %v", err)
 	}
-	t.Logf("past the limit: %v", err)
 }
 
 // Recursive: changes below the root are named by their path; a directory
 // made later is watched too, one removed is dropped.
 func TestFSEventRecursive(t *testing.T) {
-	uv.UvtNeedsLibuv(t)
-	u := uv.UvtNewReactor(t)
-	root := t.TempDir()
-	uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "s1", "s2"), 0o700))
-	f, c := watchFS(t, u, root, uv.Recursive())
-	uv.UvtMust(t, f.Start())
-	if diff := cmp.Diff([]string{"s1", filepath.Join("s1", "s2")}, uv.UvtWatchedDirs(f)); diff != "" {
-		t.Errorf("watched (-want +got):\n%s", diff)
-	}
-	if got, want := f.Info(), fmt.Sprintf("FSEvent(path=%q, recursive, watches=3)", root); got != want {
-		t.Errorf("Info = %q, want %q", got, want)
-	}
-	deep := filepath.Join("s1", "s2", "f")
-	mustWrite(t, filepath.Join(root, deep), "1")
-	uv.UvtTurnUntil(t, u, deep, func() bool { return c.seen(deep, uv.Rename) })
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		root := t.TempDir()
+		uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "s1", "s2"), 0o700))
+		f, c := watchFS(t, u, root, uv.Recursive())
+		uv.UvtMust(t, f.Start())
+		if diff := cmp.Diff([]string{"s1", filepath.Join("s1", "s2")}, uv.UvtWatchedDirs(f)); diff != "" {
+			t.Errorf("watched (-want +got):\n%s", diff)
+		}
+		if got, want := f.Info(), fmt.Sprintf("FSEvent(path=%q, recursive, watches=3)", root); got != want {
+			t.Errorf("Info = %q, want %q", got, want)
+		}
+		deep := filepath.Join("s1", "s2", "f")
+		mustWrite(t, filepath.Join(root, deep), "1")
+		uv.UvtTurnUntil(t, u, deep, func() bool { return c.seen(deep, uv.Rename) })
 
-	uv.UvtMust(t, os.Mkdir(filepath.Join(root, "new"), 0o700))
-	uv.UvtTurnUntil(t, u, "new", func() bool { return c.seen("new", uv.Rename) })
-	later := filepath.Join("new", "g")
-	mustWrite(t, filepath.Join(root, later), "1")
-	uv.UvtTurnUntil(t, u, later, func() bool { return c.seen(later, uv.Rename) })
+		uv.UvtMust(t, os.Mkdir(filepath.Join(root, "new"), 0o700))
+		uv.UvtTurnUntil(t, u, "new", func() bool { return c.seen("new", uv.Rename) })
+		later := filepath.Join("new", "g")
+		mustWrite(t, filepath.Join(root, later), "1")
+		uv.UvtTurnUntil(t, u, later, func() bool { return c.seen(later, uv.Rename) })
 
-	uv.UvtMust(t, os.RemoveAll(filepath.Join(root, "s1")))
-	uv.UvtTurnUntil(t, u, "s1's removal", func() bool { return c.seen("s1", uv.Rename) && len(uv.UvtWatchedDirs(f)) == 1 })
-	if diff := cmp.Diff([]string{"new"}, uv.UvtWatchedDirs(f)); diff != "" {
-		t.Errorf("watched after the removal (-want +got):\n%s", diff)
-	}
-	if len(c.errs) != 0 {
-		t.Errorf("errors: %v", c.errs)
-	}
-	// Stop drops the child watches; their handles are freed.
-	uv.UvtMust(t, f.Stop())
-	uv.UvtTurnUntil(t, u, "the children's close callbacks", func() bool { return u.Stats().CHandles == 1 })
-	closeAndFinish(t, u, f)
+		uv.UvtMust(t, os.RemoveAll(filepath.Join(root, "s1")))
+		uv.UvtTurnUntil(t, u, "s1's removal", func() bool { return c.seen("s1", uv.Rename) && len(uv.UvtWatchedDirs(f)) == 1 })
+		if diff := cmp.Diff([]string{"new"}, uv.UvtWatchedDirs(f)); diff != "" {
+			t.Errorf("watched after the removal (-want +got):\n%s", diff)
+		}
+		if len(c.errs) != 0 {
+			t.Errorf("errors: %v", c.errs)
+		}
+		// Stop drops the child watches; their handles are freed.
+		uv.UvtMust(t, f.Stop())
+		uv.UvtTurnUntil(t, u, "the children's close callbacks", func() bool { return uv.UvtFSHandles(u) == 1 })
+		closeAndFinish(t, u, f)
+	})
+}
+
+// A recursive watch's reports, in full, on both drivers: names are paths
+// below the root, a directory made later is watched once its creation is
+// seen, and a directory's own end (named by its base name in libuv's
+// record) is not reported twice: its parent's watch reports it.
+func TestFSEventRecursiveReports(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		root := t.TempDir()
+		uv.UvtMust(t, os.Mkdir(filepath.Join(root, "s"), 0o700))
+		f, c := watchFS(t, u, root, uv.Recursive())
+		uv.UvtMust(t, f.Start())
+		in := func(p ...string) string { return filepath.Join(append([]string{root}, p...)...) }
+
+		mustWrite(t, in("s", "f"), "1")
+		uv.UvtMust(t, os.Mkdir(in("s", "t"), 0o700))
+		uv.UvtTurnUntil(t, u, "s/t", func() bool { return c.seen(filepath.Join("s", "t"), uv.Rename) })
+		mustWrite(t, in("s", "t", "g"), "1")
+		uv.UvtMust(t, os.Remove(in("s", "t", "g")))
+		uv.UvtMust(t, os.Remove(in("s", "t")))
+		uv.UvtMust(t, os.Mkdir(in("end"), 0o700))
+		uv.UvtTurnUntil(t, u, "end", func() bool { return c.seen("end", uv.Rename) })
+		uv.UvtFence(t, u)
+
+		r, ch := uv.Rename, uv.Change
+		sf, st, stg := filepath.Join("s", "f"), filepath.Join("s", "t"), filepath.Join("s", "t", "g")
+		want := []uv.FSEventResult{
+			{sf, r}, {sf, ch}, {st, r}, {stg, r}, {stg, ch}, {stg, r}, {st, r}, {"end", r},
+		}
+		if diff := cmp.Diff(want, c.got); diff != "" {
+			t.Errorf("reports (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"end", "s"}, uv.UvtWatchedDirs(f)); diff != "" {
+			t.Errorf("watched (-want +got):\n%s", diff)
+		}
+		if len(c.errs) != 0 {
+			t.Errorf("errors: %v", c.errs)
+		}
+		closeAndFinish(t, u, f)
+	})
 }
 
 // Close while busy: a recursive watch closed from its callback while
 // changes pour in, another by the reactor's Close.
 func TestFSEventCloseWhileBusy(t *testing.T) {
-	uv.UvtNeedsLibuv(t)
-	u := uv.UvtNewReactor(t)
-	root := t.TempDir()
-	uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "a", "b"), 0o700))
-	f, err := uv.NewFSEvent(u.Reactor, root, uv.Recursive())
-	uv.UvtMust(t, err)
-	calls := 0
-	event.Subscribe(f, func(ev event.Event, _ any, err error) {
-		calls++
-		ev.Close()
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		root := t.TempDir()
+		uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "a", "b"), 0o700))
+		f, err := uv.NewFSEvent(u.Reactor, root, uv.Recursive())
+		uv.UvtMust(t, err)
+		calls := 0
+		event.Subscribe(f, func(ev event.Event, _ any, err error) {
+			calls++
+			ev.Close()
+		})
+		uv.UvtMust(t, f.Start())
+		g, gc := watchFS(t, u, root, uv.Recursive())
+		uv.UvtMust(t, g.Start())
+		for i := range 20 {
+			mustWrite(t, filepath.Join(root, "a", "b", fmt.Sprint(i)), "x")
+		}
+		uv.UvtTurnUntil(t, u, "the self-close", func() bool { return f.Flags().Has(event.Closed) })
+		if calls != 1 {
+			t.Errorf("the closing callback ran %d times, want once", calls)
+		}
+		uv.UvtShutdown(t, u, false)
+		if len(gc.errs) != 1 || !errors.Is(gc.errs[0], event.ErrClosed) {
+			t.Errorf("the other watch's errors: %v, want the reactor's close", gc.errs)
+		}
 	})
-	uv.UvtMust(t, f.Start())
-	g, gc := watchFS(t, u, root, uv.Recursive())
-	uv.UvtMust(t, g.Start())
-	for i := range 20 {
-		mustWrite(t, filepath.Join(root, "a", "b", fmt.Sprint(i)), "x")
-	}
-	uv.UvtTurnUntil(t, u, "the self-close", func() bool { return f.Flags().Has(event.Closed) })
-	if calls != 1 {
-		t.Errorf("the closing callback ran %d times, want once", calls)
-	}
-	uv.UvtShutdown(t, u, false)
-	if len(gc.errs) != 1 || !errors.Is(gc.errs[0], event.ErrClosed) {
-		t.Errorf("the other watch's errors: %v, want the reactor's close", gc.errs)
-	}
+}
+
+// A callback that closes every watch while records pour in: the rest of
+// the records reach nobody, nothing is left, and a new watch works (on the
+// pure-Go driver, on a new inotify descriptor).
+func TestFSEventCloseAllFromCallback(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		dir := t.TempDir()
+		f, fc := watchFS(t, u, dir)
+		g, gc := watchFS(t, u, dir)
+		event.Subscribe(f, func(event.Event, any, error) {
+			f.Close()
+			g.Close()
+		})
+		uv.UvtMust(t, f.Start())
+		uv.UvtMust(t, g.Start())
+		for i := range 20 {
+			mustWrite(t, filepath.Join(dir, fmt.Sprint(i)), "x")
+		}
+		uv.UvtTurnUntil(t, u, "the closes", func() bool { return g.Flags().Has(event.Closed) })
+		uv.UvtTurnUntil(t, u, "nothing left", func() bool { return uv.UvtFSHandles(u) == 0 && len(u.Stats().Handles) == 0 })
+		uv.UvtFence(t, u)
+		if len(fc.got) != 1 || len(gc.got) != 0 {
+			t.Errorf("reports after the closes: f %v, g %v; want f's first only", fc.got, gc.got)
+		}
+		h, hc := watchFS(t, u, dir)
+		uv.UvtMust(t, h.Start())
+		mustWrite(t, filepath.Join(dir, "again"), "")
+		uv.UvtTurnUntil(t, u, "a new watch", func() bool { return hc.seen("again", uv.Rename) })
+		closeAndFinish(t, u, h)
+	})
 }
 
 // Watches dropped without Close under GOGC=10, some started recursive
-// ones, leave no C handle.
+// ones, leave no handle: no C handle on the libuv driver, no watch and no
+// inotify descriptor on the pure-Go one.
 func TestFSEventDroppedWithoutClose(t *testing.T) {
-	uv.UvtNeedsLibuv(t)
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	u := uv.UvtNewReactor(t)
-	root := t.TempDir()
-	uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "a", "b"), 0o700))
-	uv.UvtMust(t, u.Exec(func() {
-		for i := range 300 {
-			var opts []uv.FSEventOption
-			if i%2 == 0 {
-				opts = append(opts, uv.Recursive())
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		root := t.TempDir()
+		uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "a", "b"), 0o700))
+		var held []*uv.FSEvent // until counted
+		uv.UvtMust(t, u.Exec(func() {
+			for i := range 300 {
+				var opts []uv.FSEventOption
+				if i%2 == 0 {
+					opts = append(opts, uv.Recursive())
+				}
+				f, err := uv.NewFSEvent(u.Reactor, root, opts...)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if i%3 == 0 {
+					f.Start()
+				}
+				held = append(held, f)
 			}
-			f, err := uv.NewFSEvent(u.Reactor, root, opts...)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if i%3 == 0 {
-				f.Start()
-			}
+		}))
+		if n := uv.UvtFSHandles(u); n <= 300 {
+			t.Errorf("fs handles = %d, want the roots and the children", n)
 		}
-	}))
-	if n := u.Stats().CHandles; n <= 300 {
-		t.Errorf("CHandles = %d, want the roots and the children", n)
-	}
-	runtime.GC()
-	uv.UvtCollectUntil(t, u, "every dropped watch's handles", func() bool {
-		s := u.Stats()
-		return s.CHandles == 0 && s.Active == 0
+		if s := u.Stats(); s.Active != 100 {
+			t.Errorf("Active = %d, want the 100 started", s.Active)
+		}
+		runtime.KeepAlive(held)
+		runtime.GC()
+		uv.UvtCollectUntil(t, u, "every dropped watch's handles", func() bool {
+			s := u.Stats()
+			return uv.UvtFSHandles(u) == 0 && s.Active == 0 && len(s.Handles) == 0
+		})
+		uv.UvtShutdown(t, u, false)
 	})
-	uv.UvtShutdown(t, u, false)
 }
 
 // The inotify limit, reached for real: the test binary runs itself again
@@ -256,9 +435,11 @@ func TestFSEventDroppedWithoutClose(t *testing.T) {
 // (/proc/sys/user/max_inotify_watches, counted per namespace) can be set
 // to 4 without touching the machine's.
 func TestFSEventWatchLimit(t *testing.T) {
-	uv.UvtNeedsLibuv(t)
 	if os.Getenv("UVEVENT_INOTIFY_LIMIT_CHILD") == "1" {
-		watchLimitChild(t)
+		if err := os.WriteFile("/proc/sys/user/max_inotify_watches", []byte("4"), 0); err != nil {
+			t.Skipf("cannot set this namespace's limit: %v", err)
+		}
+		uv.UvtEachDriver(t, watchLimitChild)
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFSEventWatchLimit$", "-test.count=1", "-test.v")
@@ -272,10 +453,10 @@ func TestFSEventWatchLimit(t *testing.T) {
 	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) {
 		t.Skipf("cannot make a user namespace here (%v): the limit is checked only by TestFSEventWatchLimitError", err)
 	}
-	if strings.Contains(string(out), "--- SKIP: TestFSEventWatchLimit") {
+	if strings.Contains(string(out), "--- SKIP: TestFSEventWatchLimit (") {
 		t.Skipf("the run in a user namespace skipped:\n%s", out)
 	}
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestFSEventWatchLimit") {
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestFSEventWatchLimit (") {
 		t.Fatalf("the run in a user namespace: %v\n%s", err, out)
 	}
 	for _, line := range strings.Split(string(out), "\n") {
@@ -285,12 +466,9 @@ func TestFSEventWatchLimit(t *testing.T) {
 	}
 }
 
-// watchLimitChild runs in the user namespace: at most 4 watches.
-func watchLimitChild(t *testing.T) {
-	if err := os.WriteFile("/proc/sys/user/max_inotify_watches", []byte("4"), 0); err != nil {
-		t.Skipf("cannot set this namespace's limit: %v", err)
-	}
-	u := uv.UvtNewReactor(t)
+// watchLimitChild runs in the user namespace, at most 4 watches, on each
+// driver in turn (the watches of one are gone with its reactor).
+func watchLimitChild(t *testing.T, u *uv.UvtReactor) {
 	big := t.TempDir()
 	for i := range 6 {
 		uv.UvtMust(t, os.Mkdir(filepath.Join(big, fmt.Sprint("d", i)), 0o700))
@@ -304,11 +482,12 @@ func watchLimitChild(t *testing.T) {
 	if s := u.Stats(); s.Active != 0 {
 		t.Errorf("Active after the failed Start = %d", s.Active)
 	}
-	uv.UvtTurnUntil(t, u, "the partial watches' close callbacks", func() bool { return u.Stats().CHandles == 1 })
-	UvtMustClose(t, f)
+	uv.UvtTurnUntil(t, u, "the partial watches' close callbacks", func() bool { return uv.UvtFSHandles(u) == 1 })
 
-	// Within the limit at Start (3 watches); a fourth directory fits, a
-	// fifth is reported as an error notification.
+	// The failed Start gave its watches back (f lives on, and with it the
+	// reactor's inotify descriptor): within the limit at Start (3
+	// watches); a fourth directory fits, a fifth is reported as an error
+	// notification.
 	small := t.TempDir()
 	for i := range 2 {
 		uv.UvtMust(t, os.Mkdir(filepath.Join(small, fmt.Sprint("s", i)), 0o700))
@@ -326,5 +505,5 @@ func watchLimitChild(t *testing.T) {
 	if !c.seen("n2", uv.Rename) {
 		t.Error("n2's creation was not reported with the error")
 	}
-	closeAndFinish(t, u, g)
+	closeAndFinish(t, u, f, g)
 }

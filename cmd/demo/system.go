@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"time"
@@ -36,8 +35,6 @@ func tourSystem(ctx context.Context, r *reactor.Reactor) error {
 	defer os.RemoveAll(dir)
 	w, err := uv.NewFSEvent(r, dir)
 	switch {
-	case errors.Is(err, reactor.ErrNoLibuv):
-		say("the file watch needs the libuv driver: %v", err)
 	case err != nil:
 		return err
 	default:

@@ -84,11 +84,12 @@ func TestConformFSEvent(t *testing.T) {
 }
 
 func TestConformAddrInfo(t *testing.T) {
+	g := newGatedResolver(t)
 	conform.Run(t, conform.Kind{
-		Name: "addrinfo",
 		New: func(r *reactor.Reactor) (event.Event, error) {
-			return uv.NewAddrInfo(r, "localhost", "", uv.AddrInfoHints{})
+			return gate[*uv.AddrInfo](g, r)(uv.NewAddrInfo(r, "localhost", "", uv.AddrInfoHints{}))
 		},
+		Fire:    g.fire,
 		Info:    regexp.MustCompile(`^AddrInfo\(host="localhost", service="", network=ip, (pending|closed|addrs=\d+)\)$`),
 		OneShot: true,
 		NoStart: true,
@@ -96,11 +97,12 @@ func TestConformAddrInfo(t *testing.T) {
 }
 
 func TestConformNameInfo(t *testing.T) {
+	g := newGatedResolver(t)
 	conform.Run(t, conform.Kind{
-		Name: "nameinfo",
 		New: func(r *reactor.Reactor) (event.Event, error) {
-			return uv.NewNameInfo(r, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{})
+			return gate[*uv.NameInfo](g, r)(uv.NewNameInfo(r, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{}))
 		},
+		Fire:    g.fire,
 		Info:    regexp.MustCompile(`^NameInfo\(addr=127\.0\.0\.1:80, (pending|closed|host=".*", service=".*")\)$`),
 		OneShot: true,
 		NoStart: true,

@@ -297,6 +297,9 @@ func (q addrQuery) noHost() []netip.Addr {
 // one to four parts, decimal, octal (a leading 0) or hex (0x), the last
 // filling the remaining bytes ("127.1", "0x7f000001").
 func parseLiteral(s string) (netip.Addr, bool) {
+	if !strings.Contains(s, ":") && (s == "" || s[0] < '0' || s[0] > '9') {
+		return netip.Addr{}, false // a name: IPv6 has colons, IPv4 begins with a digit
+	}
 	if ip, err := netip.ParseAddr(s); err == nil {
 		return ip, true
 	}

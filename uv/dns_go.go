@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +23,8 @@ import (
 // goroutine of its own, with a context its Close cancels; the answer is
 // queued on the loop (kind.Host.Queue, never run in the resolving
 // goroutine), which completes the event on its next turn, as libuv's
-// callback does. A goroutine rather than a bounded pool: Go's resolver
+// callback does (with no loop running, an Exec that takes the loop runs
+// what was queued, so a completion may come there too). A goroutine rather than a bounded pool: Go's resolver
 // waits in the netpoller, not on a thread, and bounds its own cgo lookups.
 //
 // From submission until it completes or closes, a lookup counts as active
@@ -243,7 +245,7 @@ func (q addrQuery) addrs(ctx context.Context, rs resolver) ([]netip.Addr, int, e
 	// them, then keep each address of the family once, in order.
 	ips := make([]netip.Addr, 0, len(found))
 	for _, ip := range found {
-		if ip = ip.Unmap(); q.wants(ip) && !contains(ips, ip) {
+		if ip = ip.Unmap(); q.wants(ip) && !slices.Contains(ips, ip) {
 			ips = append(ips, ip)
 		}
 	}
@@ -251,15 +253,6 @@ func (q addrQuery) addrs(ctx context.Context, rs resolver) ([]netip.Addr, int, e
 		return nil, uvcgo.EAINoName, nil
 	}
 	return ips, 0, nil
-}
-
-func contains(ips []netip.Addr, ip netip.Addr) bool {
-	for _, x := range ips {
-		if x == ip {
-			return true
-		}
-	}
-	return false
 }
 
 // wants reports whether ip is of the family asked for.

@@ -52,6 +52,7 @@ bench:
 	  'e1-uvevent-go={go:e1load} -impl uvevent-go {go:e1uv} -driver go' \
 	  's1-uvevent={go:s1}' \
 	  'd1-uvevent={go:d1uv}' \
+	  'd1-uvevent-go={go:d1uv} -driver go' \
 	  'l1-uvevent={go:l1}' \
 	  'l1-uvevent-go={go:l1} -driver go'
 

@@ -28,7 +28,8 @@ var (
 )
 
 // ErrNoLibuv: the libuv driver was asked for in a program built without
-// cgo, or a kind that needs libuv was created on the pure-Go driver.
+// cgo, or a kind that has no pure-Go implementation was created on the
+// pure-Go driver (every kind of package uv has one).
 var ErrNoLibuv = uvcgo.ErrNoLibuv
 
 // A Driver is what turns a reactor's loop: libuv, or pure Go.
@@ -40,9 +41,10 @@ const (
 	DriverAuto Driver = iota
 	// DriverLibuv is libuv's loop, through the C shim.
 	DriverLibuv
-	// DriverGo is the pure-Go driver: timers, triggers, futures,
-	// coroutines, signals, processes and Go-owned kinds, with Go's netpoller
-	// for descriptors; kinds that need libuv refuse with ErrNoLibuv.
+	// DriverGo is the pure-Go driver: every kind of package uv, with Go's
+	// netpoller for descriptors (an epoll set per reactor) and goroutines
+	// for blocking work; a kind with no pure-Go implementation refuses with
+	// ErrNoLibuv.
 	DriverGo
 )
 

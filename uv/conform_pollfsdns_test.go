@@ -83,25 +83,27 @@ func TestConformFSEvent(t *testing.T) {
 }
 
 func TestConformAddrInfo(t *testing.T) {
+	g := newGatedResolver(t)
 	conform.Run(t, conform.Kind{
 		New: func(r *reactor.Reactor) (event.Event, error) {
-			return uv.NewAddrInfo(r, "localhost", "", uv.AddrInfoHints{})
+			return gate[*uv.AddrInfo](g, r)(uv.NewAddrInfo(r, "localhost", "", uv.AddrInfoHints{}))
 		},
-		Info:       regexp.MustCompile(`^AddrInfo\(host="localhost", service="", network=ip, (pending|closed|addrs=\d+)\)$`),
-		OneShot:    true,
-		NoStart:    true,
-		NeedsLibuv: true,
+		Fire:    g.fire,
+		Info:    regexp.MustCompile(`^AddrInfo\(host="localhost", service="", network=ip, (pending|closed|addrs=\d+)\)$`),
+		OneShot: true,
+		NoStart: true,
 	})
 }
 
 func TestConformNameInfo(t *testing.T) {
+	g := newGatedResolver(t)
 	conform.Run(t, conform.Kind{
 		New: func(r *reactor.Reactor) (event.Event, error) {
-			return uv.NewNameInfo(r, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{})
+			return gate[*uv.NameInfo](g, r)(uv.NewNameInfo(r, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{}))
 		},
-		Info:       regexp.MustCompile(`^NameInfo\(addr=127\.0\.0\.1:80, (pending|closed|host=".*", service=".*")\)$`),
-		OneShot:    true,
-		NoStart:    true,
-		NeedsLibuv: true,
+		Fire:    g.fire,
+		Info:    regexp.MustCompile(`^NameInfo\(addr=127\.0\.0\.1:80, (pending|closed|host=".*", service=".*")\)$`),
+		OneShot: true,
+		NoStart: true,
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -34,31 +35,40 @@ var (
 	ErrSockType   = errors.New("uv: socket type not supported (EAI_SOCKTYPE)")
 )
 
-// eaiErrors maps libuv's UV_EAI_* codes to the errors above: the one list.
-var eaiErrors = map[int]error{
-	uvcgo.EAIAddrFamily: ErrAddrFamily,
-	uvcgo.EAIAgain:      ErrTryAgain,
-	uvcgo.EAIBadFlags:   ErrBadFlags,
-	uvcgo.EAIBadHints:   ErrBadHints,
-	uvcgo.EAICanceled:   ErrCanceled,
-	uvcgo.EAIFail:       ErrFail,
-	uvcgo.EAIFamily:     ErrFamily,
-	uvcgo.EAIMemory:     ErrNoMemory,
-	uvcgo.EAINoData:     ErrNoData,
-	uvcgo.EAINoName:     ErrNoName,
-	uvcgo.EAIOverflow:   ErrOverflow,
-	uvcgo.EAIProtocol:   ErrProtocol,
-	uvcgo.EAIService:    ErrService,
-	uvcgo.EAISockType:   ErrSockType,
+// eaiCodes is the one list of libuv's UV_EAI_* codes: the error each
+// maps to, its name and libuv's message for it (uv_err_name, uv_strerror),
+// so that a DNSError reads the same on both drivers.
+var eaiCodes = map[int]struct {
+	err           error
+	name, message string
+}{
+	uvcgo.EAIAddrFamily: {ErrAddrFamily, "EAI_ADDRFAMILY", "address family not supported"},
+	uvcgo.EAIAgain:      {ErrTryAgain, "EAI_AGAIN", "temporary failure"},
+	uvcgo.EAIBadFlags:   {ErrBadFlags, "EAI_BADFLAGS", "bad ai_flags value"},
+	uvcgo.EAIBadHints:   {ErrBadHints, "EAI_BADHINTS", "invalid value for hints"},
+	uvcgo.EAICanceled:   {ErrCanceled, "EAI_CANCELED", "request canceled"},
+	uvcgo.EAIFail:       {ErrFail, "EAI_FAIL", "permanent failure"},
+	uvcgo.EAIFamily:     {ErrFamily, "EAI_FAMILY", "ai_family not supported"},
+	uvcgo.EAIMemory:     {ErrNoMemory, "EAI_MEMORY", "out of memory"},
+	uvcgo.EAINoData:     {ErrNoData, "EAI_NODATA", "no address"},
+	uvcgo.EAINoName:     {ErrNoName, "EAI_NONAME", "unknown node or service"},
+	uvcgo.EAIOverflow:   {ErrOverflow, "EAI_OVERFLOW", "argument buffer overflow"},
+	uvcgo.EAIProtocol:   {ErrProtocol, "EAI_PROTOCOL", "resolved protocol is unknown"},
+	uvcgo.EAIService:    {ErrService, "EAI_SERVICE", "service not available for socket type"},
+	uvcgo.EAISockType:   {ErrSockType, "EAI_SOCKTYPE", "socket type not supported"},
 }
 
 // DNSError is a failed lookup: the operation, what was looked up, and
 // libuv's code. errors.Is matches it against the Err* values above for
-// EAI_* codes, and against syscall.Errno values for the others.
+// EAI_* codes, and against syscall.Errno values for the others. On the
+// pure-Go driver Code is the UV_EAI_* code closest to what Go's resolver
+// reported (see dns_go.go and docs/kinds.md for the mapping) and Err is
+// the resolver's own error (a *net.DNSError, say); on libuv Err is nil.
 type DNSError struct {
-	Op   string // "uv_getaddrinfo" or "uv_getnameinfo"
+	Op   string // "uv_getaddrinfo" or "uv_getnameinfo", on either driver
 	Name string // the host (and service) or the address looked up
 	Code int    // libuv's negative code, e.g. UV_EAI_NONAME
+	Err  error  // the pure-Go driver's resolver error, if one caused it
 }
 
 func dnsError(op, name string, code int) error {
@@ -69,71 +79,99 @@ func dnsError(op, name string, code int) error {
 }
 
 // Error says what failed and how: `uv_getaddrinfo "x": EAI_NONAME (unknown
-// node or service)`.
+// node or service)`, the same on both drivers.
 func (e *DNSError) Error() string {
-	name, msg := uvcgo.ErrorName(e.Code)
-	return fmt.Sprintf("%s %q: %s (%s)", e.Op, e.Name, name, msg)
+	c, ok := eaiCodes[e.Code]
+	if !ok {
+		c.name, c.message = uvcgo.ErrorName(e.Code)
+	}
+	return fmt.Sprintf("%s %q: %s (%s)", e.Op, e.Name, c.name, c.message)
 }
 
 // Unwrap returns the EAI_* error, or, for other codes, the libuv error
 // (which unwraps to its syscall.Errno).
 func (e *DNSError) Unwrap() error {
-	if err, ok := eaiErrors[e.Code]; ok {
-		return err
+	if c, ok := eaiCodes[e.Code]; ok {
+		return c.err
 	}
 	return uvcgo.ErrorOf(e.Op, e.Code)
 }
 
-// AddrInfoHints shape an AddrInfo lookup.
+// AddrInfoHints shape an AddrInfo lookup. Every hint is honoured on both
+// drivers.
 type AddrInfoHints struct {
 	// Network is "ip" (the default when empty: every address once),
 	// "ip4", "ip6", "tcp", "tcp4", "tcp6", "udp", "udp4" or "udp6": the
-	// family (4, 6 or both) and socket type the addresses are for.
+	// family (4, 6 or both) and socket type the addresses are for (the
+	// socket type decides whether a service name is TCP's or UDP's).
 	Network string
 	// NumericHost (AI_NUMERICHOST): the host must be a literal address;
 	// nothing is looked up, and a name fails with ErrNoName.
 	NumericHost bool
-	// NumericService (AI_NUMERICSERV): the service must be a port number.
+	// NumericService (AI_NUMERICSERV): the service must be a port number;
+	// a name fails with ErrNoName.
 	NumericService bool
 	// Passive (AI_PASSIVE): with no host, the wildcard address (to bind)
 	// instead of the loopback one.
 	Passive bool
 }
 
-// An AddrInfo is a getaddrinfo lookup (uv_getaddrinfo, on libuv's thread
-// pool) as a one-shot event: its result is the []netip.AddrPort of the
-// answer, in the resolver's order (the port is the service's, or 0); its
-// error a *DNSError. The result is stored and replayed to late
-// subscribers; callbacks must not modify the slice.
+// The longest host and service getaddrinfo takes (NI_MAXHOST and
+// NI_MAXSERV, less the terminating NUL).
+const (
+	maxHost    = 1024
+	maxService = 31
+)
+
+// An AddrInfo is a getaddrinfo lookup as a one-shot event: its result is
+// the []netip.AddrPort of the answer, in the resolver's order (the port is
+// the service's, or 0); its error a *DNSError. The result is stored and
+// replayed to late subscribers; callbacks must not modify the slice.
 //
+// On the libuv driver the lookup is uv_getaddrinfo on libuv's thread pool.
 // The answer is copied out of libuv's addrinfo list in the C callback,
 // which frees the list at once (uv_freeaddrinfo) and hands Go one flat
 // array; Go converts it to netip values while the record is delivered, and
-// the array is freed after that loop turn.
+// the array is freed after that loop turn. On the pure-Go driver it is
+// Go's resolver (package net) in a goroutine of its own, whose answer
+// completes the event on the loop (dns_go.go); the hints, results and
+// errors are the same.
 //
 // A lookup in flight counts as active: it keeps Run going and is no
-// deadlock. Closing or disposing it before it completes cancels it where
-// libuv can (a lookup a pool thread already runs completes unseen); its C
-// memory is freed exactly once, by libuv's callback, and no callback hears
-// of the answer. An AddrInfo is a Go-owned event: dropping it without Close
-// is safe (the request completes and frees itself).
+// deadlock. Closing or disposing it before it completes (or the reactor's
+// Close) tells its subscribers event.ErrClosed and cancels the lookup
+// where it can: libuv's uv_cancel (a lookup a pool thread already runs
+// completes unseen; its C memory is freed exactly once, by libuv's
+// callback), or the context Go's resolver was given. No callback hears of
+// the answer then. An AddrInfo is a Go-owned event: dropping it without
+// Close is safe (the lookup completes and frees itself).
 type AddrInfo struct {
 	reqCore
+	g                      *goLookup // the pure-Go driver's lookup; nil on libuv
 	host, service, network string
-	n                      int // addresses in the answer, for Info
 }
 
 // NewAddrInfo starts looking up host and service (either may be empty, not
-// both) on r. Bad hints are refused with an error matching
-// syscall.EINVAL.
+// both) on r. Bad hints, a NUL byte, a host longer than 1024 bytes, a
+// service longer than 31 or a port number above 65535 are refused with an
+// error matching syscall.EINVAL.
 func NewAddrInfo(r *reactor.Reactor, host, service string, hints AddrInfoHints) (*AddrInfo, error) {
 	network := hints.Network
 	if network == "" {
 		network = "ip"
 	}
 	family, sockType, ok := addrInfoNetwork(network)
-	if !ok || host == "" && service == "" || strings.IndexByte(host+service, 0) >= 0 {
+	if !ok || host == "" && service == "" || strings.IndexByte(host+service, 0) >= 0 ||
+		len(host) > maxHost || len(service) > maxService || !portInRange(service) {
 		return nil, fmt.Errorf("uv: NewAddrInfo(%q, %q, %q): %w", host, service, network, syscall.EINVAL)
+	}
+	a := &AddrInfo{host: host, service: service, network: network}
+	if r != nil && r.Driver() == reactor.DriverGo {
+		q := addrQuery{name: a.errName(), host: host, service: service, family: family, sockType: sockType, hints: hints}
+		if err := submitGo(r, &a.reqCore, &a.g, a, q.lookup); err != nil {
+			return nil, err
+		}
+		return a, nil
 	}
 	var flags int
 	for _, f := range []struct {
@@ -144,13 +182,22 @@ func NewAddrInfo(r *reactor.Reactor, host, service string, hints AddrInfoHints) 
 			flags |= f.flag
 		}
 	}
-	a := &AddrInfo{host: host, service: service, network: network}
 	if err := submitReq(r, &a.reqCore, a, func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
 		return l.GetAddrInfo(id, host, service, family, sockType, flags)
 	}); err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// portInRange refuses a service that is a number too large for a port
+// (glibc's getaddrinfo would take 70000 for 4464).
+func portInRange(service string) bool {
+	if service == "" || strings.Trim(service, "0123456789") != "" {
+		return true
+	}
+	_, err := strconv.ParseUint(service, 10, 16)
+	return err == nil
 }
 
 // addrInfoNetwork turns a network name into getaddrinfo's family and
@@ -202,7 +249,7 @@ func (a *AddrInfo) describe() string {
 	if st := a.reqCore.state(); st != "" {
 		return s + ", " + st + ")"
 	}
-	return s + fmt.Sprintf(", addrs=%d)", a.n)
+	return s + fmt.Sprintf(", addrs=%d)", len(a.res.([]netip.AddrPort)))
 }
 
 // state names a request's state for its Info line: "pending", "closed"
@@ -221,7 +268,7 @@ func (c *reqCore) state() string {
 
 func (a *AddrInfo) done(rec *uvcgo.Completion) (any, error) {
 	if rec.Status != 0 {
-		return nil, dnsError("uv_getaddrinfo", a.host+a.colonService(), int(rec.Status))
+		return nil, dnsError("uv_getaddrinfo", a.errName(), int(rec.Status))
 	}
 	entries := uvcgo.AddrInfoEntries(rec) // C memory, read now
 	addrs := make([]netip.AddrPort, 0, len(entries))
@@ -238,26 +285,28 @@ func (a *AddrInfo) done(rec *uvcgo.Completion) (any, error) {
 		}
 		addrs = append(addrs, netip.AddrPortFrom(ip, e.Port))
 	}
-	a.n = len(addrs)
 	return addrs, nil
 }
 
-func (a *AddrInfo) colonService() string {
+// errName is what a failed lookup's DNSError names: the host, and the
+// service after a colon.
+func (a *AddrInfo) errName() string {
 	if a.service == "" {
-		return ""
+		return a.host
 	}
-	return ":" + a.service
+	return a.host + ":" + a.service
 }
 
 func (a *AddrInfo) cancel(req uvcgo.Request) { a.loop.CancelDNS(req) }
 
-// NameInfoHints shape a NameInfo lookup (getnameinfo's NI_* flags).
+// NameInfoHints shape a NameInfo lookup (getnameinfo's NI_* flags). Every
+// hint is honoured on both drivers.
 type NameInfoHints struct {
 	NumericHost    bool // NI_NUMERICHOST: the address as text, no lookup
 	NumericService bool // NI_NUMERICSERV: the port as a number
 	NameRequired   bool // NI_NAMEREQD: fail (ErrNoName) rather than give the address as text
 	Datagram       bool // NI_DGRAM: the service name for UDP, not TCP
-	NoFQDN         bool // NI_NOFQDN: only the host part of a local name
+	NoFQDN         bool // NI_NOFQDN: only the host part of a name in the local domain
 }
 
 // NameInfoResult is the answer of a NameInfo lookup.
@@ -266,17 +315,22 @@ type NameInfoResult struct {
 	Service string
 }
 
-// A NameInfo is a getnameinfo lookup (uv_getnameinfo, on libuv's thread
-// pool) of an address and port as a one-shot event: its result is a
-// NameInfoResult, its error a *DNSError. Everything AddrInfo says of
-// storing, cancelling and lifetime holds for it too.
+// A NameInfo is a getnameinfo lookup of an address and port as a one-shot
+// event: its result is a NameInfoResult, its error a *DNSError. On the
+// libuv driver it is uv_getnameinfo on libuv's thread pool; on the pure-Go
+// driver, Go's resolver for the host and the services file
+// (/etc/services) for the service, as glibc's getnameinfo reads it.
+// Everything AddrInfo says of storing, cancelling and lifetime holds for
+// it too.
 type NameInfo struct {
 	reqCore
+	g    *goLookup // the pure-Go driver's lookup; nil on libuv
 	addr netip.AddrPort
 }
 
 // NewNameInfo starts looking up the host and service names of addr on r.
-// An invalid address is refused with an error matching syscall.EINVAL.
+// An invalid address, or a zone naming no interface, is refused with an
+// error matching syscall.EINVAL.
 func NewNameInfo(r *reactor.Reactor, addr netip.AddrPort, hints NameInfoHints) (*NameInfo, error) {
 	ip := addr.Addr()
 	if !ip.IsValid() {
@@ -293,6 +347,14 @@ func NewNameInfo(r *reactor.Reactor, addr netip.AddrPort, hints NameInfoHints) (
 			}
 			zone = uint32(ifi.Index)
 		}
+	}
+	n := &NameInfo{addr: addr}
+	if r != nil && r.Driver() == reactor.DriverGo {
+		q := nameQuery{addr: addr, hints: hints}
+		if err := submitGo(r, &n.reqCore, &n.g, n, q.lookup); err != nil {
+			return nil, err
+		}
+		return n, nil
 	}
 	var flags int
 	for _, f := range []struct {
@@ -313,7 +375,6 @@ func NewNameInfo(r *reactor.Reactor, addr netip.AddrPort, hints NameInfoHints) (
 	} else {
 		raw = ip.As16()
 	}
-	n := &NameInfo{addr: addr}
 	if err := submitReq(r, &n.reqCore, n, func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
 		return l.GetNameInfo(id, family, raw, int(addr.Port()), zone, flags)
 	}); err != nil {

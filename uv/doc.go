@@ -31,9 +31,9 @@
 // the reactor's own, watched through Go's netpoller, and read into pooled Go
 // buffers; they count in Stats().Handles as libuv's handles do. FSEvent
 // keeps libuv's inotify semantics, with one inotify descriptor per reactor
-// in the same epoll set. Phase hooks run in the same order around
-// the pure-Go loop's iterations. What is libuv's own (AddrInfo, NameInfo)
-// refuses there with reactor.ErrNoLibuv.
+// in the same epoll set. Phase hooks run in the same order around the
+// pure-Go loop's iterations. AddrInfo and NameInfo run on Go's resolver
+// there. Every kind works on either driver.
 //
 // # Descriptors, files and names
 //
@@ -43,16 +43,16 @@
 // pure-Go one, a reactor's polls are members of an epoll set of its own,
 // watched through Go's netpoller. FSEvent watches a file or a
 // directory (recursively, emulated on Linux with a watch per directory).
-// AddrInfo and NameInfo are getaddrinfo and getnameinfo lookups on libuv's
-// thread pool, as one-shot request events whose results are stored and
-// replayed; their errors match the Err* values of the EAI_* codes. What C
-// hands over (a file name, an address list) is copied to Go while its
-// record is delivered; results never point into C memory. FSEvent works on
-// either driver, reporting the same names and events; AddrInfo and
-// NameInfo need the libuv driver: on the pure-Go one their constructors
-// refuse with reactor.ErrNoLibuv. File works on either driver: its
-// operations run on libuv's thread pool, or on DefaultTaskPool's
-// goroutines. docs/kinds.md says what each kind promises.
+// AddrInfo and NameInfo are getaddrinfo and getnameinfo lookups, as
+// one-shot request events whose results are stored and replayed; their
+// errors match the Err* values of the EAI_* codes. They run on libuv's
+// thread pool, or on the pure-Go driver on Go's resolver in a goroutine per
+// lookup, with the same hints, results and errors (a DNSError's Err then
+// holds Go's own error). What C hands over (a file name, an address list)
+// is copied to Go while its record is delivered; results never point into
+// C memory. FSEvent and File work on either driver too (File's operations
+// run on libuv's thread pool, or on DefaultTaskPool's goroutines).
+// docs/kinds.md says what each kind promises.
 //
 // Timers are Go-owned (no C memory): they live on the reactor's timer wheel,
 // which is why Timer is defined in package reactor.

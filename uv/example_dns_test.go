@@ -1,11 +1,10 @@
-//go:build cgo
-
 package uv_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"time"
 
@@ -13,9 +12,10 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// A lookup runs on libuv's thread pool while the reactor serves; Wait
+// A lookup runs off the loop while the reactor serves (on libuv's thread
+// pool, or on the pure-Go driver in a goroutine over Go's resolver); Wait
 // blocks a goroutine until the answer is in. Errors match the EAI_* values
-// with errors.Is.
+// with errors.Is, and read the same on both drivers.
 func ExampleNewAddrInfo() {
 	r, ctx, done := exampleServing()
 	defer done()
@@ -54,6 +54,34 @@ func ExampleNewNameInfo() {
 
 	// Output:
 	// {Host:127.0.0.1 Service:https} <nil>
+}
+
+// On the pure-Go driver (reactor.DriverGo, or any build without cgo) the
+// same lookups answer alike; a failure also keeps Go's resolver's error.
+func ExampleNewAddrInfo_pureGo() {
+	r, err := reactor.New(reactor.Options{Driver: reactor.DriverGo})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go r.Serve(ctx)
+
+	a, _ := uv.NewAddrInfo(r, "", "8080", uv.AddrInfoHints{Passive: true})
+	addrs, err := a.Wait(ctx)
+	fmt.Println(addrs, err)
+
+	b, _ := uv.NewAddrInfo(r, "bad..name", "", uv.AddrInfoHints{})
+	_, err = b.Wait(ctx)
+	var dnsErr *uv.DNSError
+	var goErr *net.DNSError
+	fmt.Println(errors.Is(err, uv.ErrNoName), errors.As(err, &dnsErr) && errors.As(dnsErr.Err, &goErr) && goErr.IsNotFound)
+
+	// Output:
+	// [0.0.0.0:8080 [::]:8080] <nil>
+	// true true
 }
 
 // exampleServing makes a reactor served by a goroutine, and a context

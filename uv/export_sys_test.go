@@ -14,7 +14,13 @@ func UvtPolling(p *Poll) PollEvents {
 }
 
 // UvtEAIErrors returns the UV_EAI_* codes and their errors.
-func UvtEAIErrors() map[int]error { return eaiErrors }
+func UvtEAIErrors() map[int]error {
+	m := map[int]error{}
+	for code, c := range eaiCodes {
+		m[code] = c.err
+	}
+	return m
+}
 
 // UvtWatchedDirs lists the directories below f's root that have a watch.
 func UvtWatchedDirs(f *FSEvent) []string {

@@ -2,12 +2,14 @@
 // "localhost" with uv.AddrInfo -n times, at most -inflight at a time, and
 // prints
 //
-//	D1 uvevent lookups_per_s=N
+//	D1 uvevent lookups_per_s=N      (or uvevent-go with -driver go)
 //
 // over the wall clock from the first lookup to the last answer, as
 // bench/c/d1_getaddrinfo.c does for raw libuv: the same hints (AF_UNSPEC,
 // SOCK_STREAM: network "tcp"), libuv's thread pool at its default size, and
 // each answer's callback, on the loop goroutine, starting the next lookup.
+// With -driver go the reactor runs the pure-Go driver, whose lookups go to
+// Go's resolver, each in a goroutine of its own.
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/uvevent/uvevent/bench/internal/driverflag"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -27,18 +30,19 @@ import (
 func main() {
 	n := flag.Int("n", 10000, "lookups")
 	inFlight := flag.Int("inflight", 64, "lookups in flight at once")
+	driver := driverflag.Var()
 	flag.Parse()
-	if err := run(*n, *inFlight); err != nil {
+	if err := run(*n, *inFlight, *driver); err != nil {
 		fmt.Fprintln(os.Stderr, "d1uv:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, inFlight int) error {
+func run(n, inFlight int, driver reactor.Driver) error {
 	if n <= 0 || inFlight <= 0 {
 		return fmt.Errorf("-n and -inflight must be positive")
 	}
-	r, err := reactor.New(reactor.Options{})
+	r, err := reactor.New(reactor.Options{Driver: driver})
 	if err != nil {
 		return err
 	}
@@ -91,6 +95,6 @@ func run(n, inFlight int) error {
 	if done != n {
 		return fmt.Errorf("%d of %d lookups completed", done, n)
 	}
-	fmt.Printf("D1 uvevent lookups_per_s=%d\n", int64(n)*int64(time.Second)/int64(wall))
+	fmt.Printf("D1 %s lookups_per_s=%d\n", driverflag.Impl(driver), int64(n)*int64(time.Second)/int64(wall))
 	return nil
 }

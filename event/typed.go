@@ -21,11 +21,21 @@ func AwaitValue[T any](ctx context.Context, ev Typed[T]) (T, error) {
 	if isNil(ev) {
 		return zero, ErrNilEvent
 	}
-	outs, err := Await(ctx, Any(), ev)
+	if ctx == nil {
+		return zero, errNilContext
+	}
+	o, err, ok := awaitOne(ctx, ev)
+	if !ok {
+		var outs []Outcome
+		outs, err = await(ctx, Any(), []Event{ev})
+		if outs != nil {
+			o = outs[0]
+		}
+	}
 	if err != nil {
 		return zero, err
 	}
-	return ValueOf[T](outs[0])
+	return ValueOf[T](o)
 }
 
 // AwaitAll waits for every event and returns their values in the order of

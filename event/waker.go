@@ -100,6 +100,8 @@ type parker interface {
 	Done() <-chan struct{}
 }
 
+var errNilContext = errors.New("event: Await with a nil context")
+
 // Await waits until the events satisfy m, ctx is done, or m's timeout runs
 // out, then unsubscribes from every event and returns one Outcome per
 // event, at the event's position (Done tells which notified).
@@ -115,17 +117,27 @@ type parker interface {
 // it would stall the loop that has to wake it.
 func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 	if ctx == nil {
-		return nil, errors.New("event: Await with a nil context")
+		return nil, errNilContext
 	}
 	if err := m.check(events); err != nil {
 		return nil, err
 	}
+	if len(events) == 1 && m == Any() {
+		if o, err, ok := awaitOne(ctx, events[0]); ok {
+			return []Outcome{o}, err
+		}
+	}
+	return await(ctx, m, events)
+}
+
+// await is Await past its checks and its fast path.
+func await(ctx context.Context, m Mode, events []Event) ([]Outcome, error) {
 	v, _ := waiting.From(ctx).(waiter)
 	pk, _ := v.(parker)
 	if pk != nil && !pk.Parks() {
 		pk = nil
 	}
-	w := newWaker(ctx, m, events, pk == nil)
+	w := newWaker(ctx, m, len(events), pk == nil)
 	for i, ev := range events {
 		if isNil(ev) {
 			return nil, fmt.Errorf("event: Await: event %d: %w", i, ErrNilEvent)
@@ -164,16 +176,18 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 		}
 	}
 	w.unsubscribe()
+	w.cbv.Release()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.outs, w.err
 }
 
-// newWaker makes the waker of one Await. Waits on one or two events, the
-// common case, keep their per-event state inside the waker itself.
-func newWaker(ctx context.Context, m Mode, events []Event, blocking bool) *waker {
+// newWaker makes the waker of one Await on n events. Waits on one or two
+// events, the common case, keep their per-event state inside the waker
+// itself.
+func newWaker(ctx context.Context, m Mode, n int, blocking bool) *waker {
 	w := &waker{mode: m, ctx: ctx}
-	if n := len(events); n <= len(w.inline.outs) {
+	if n <= len(w.inline.outs) {
 		w.outs, w.slots = w.inline.outs[:n], w.inline.slots[:n]
 	} else {
 		w.outs, w.slots = make([]Outcome, n), make([]slot, n)
@@ -395,7 +409,6 @@ func (w *waker) unsubscribe() {
 			b.exec(func() { w.unsubscribeOne(s) })
 		}
 	}
-	w.cbv.Release()
 }
 
 func (w *waker) unsubscribeOne(s *slot) {

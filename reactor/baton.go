@@ -34,6 +34,11 @@ func (w *coopWaiter) Done() <-chan struct{} { return w.done }
 // Covers: see coWaiter.Covers.
 func (w *coopWaiter) Covers(o event.Owner) bool { return (*coWaiter)(w).Covers(o) }
 
+// Spare keeps the state of the coroutine's last wait for its next one
+// (package event's fast path for a wait on one event): a cooperative
+// coroutine waits on one thing at a time, from its own goroutine.
+func (w *coopWaiter) Spare() *waiting.Spare { return &w.spare }
+
 // Parks reports whether the caller is the coroutine itself, holding the
 // baton: only then does Await park through it.
 func (w *coopWaiter) Parks() bool {
@@ -73,10 +78,13 @@ func (co *coroutine) giveBack() {
 	c := &r.coros
 	c.mu.Lock()
 	var next *coroutine
-	if len(c.ready) > 0 && c.passes < maxSteps {
-		next = c.ready[0]
-		c.ready[0] = nil
-		c.ready = c.ready[1:]
+	if c.head < len(c.ready) && c.passes < maxSteps {
+		next = c.ready[c.head]
+		c.ready[c.head] = nil
+		c.head++
+		if c.head == len(c.ready) { // empty: schedule appends from the start again
+			c.ready, c.head = c.ready[:0], 0
+		}
 		c.passes++
 	}
 	c.mu.Unlock()
@@ -139,7 +147,7 @@ func (r *Reactor) runReady(_ event.Event, _ any, err error) {
 	c.mu.Unlock()
 	for {
 		c.mu.Lock()
-		ready := c.ready
+		ready := c.ready[c.head:]
 		if len(ready) == 0 || c.passes >= maxSteps {
 			c.armed = false
 			c.mu.Unlock()
@@ -148,7 +156,7 @@ func (r *Reactor) runReady(_ event.Event, _ any, err error) {
 			}
 			return
 		}
-		c.ready, c.spare = c.spare[:0], nil // the two slices take turns
+		c.ready, c.spare, c.head = c.spare[:0], nil, 0 // the two slices take turns
 		c.passes += len(ready)
 		c.mu.Unlock()
 		for i, co := range ready {
@@ -172,7 +180,7 @@ const maxSteps = 256
 func (r *Reactor) armAgain() {
 	c := &r.coros
 	c.mu.Lock()
-	arm := !c.armed && len(c.ready) > 0
+	arm := !c.armed && len(c.ready) > c.head
 	c.armed = c.armed || arm
 	c.mu.Unlock()
 	if arm {

@@ -72,6 +72,7 @@ type coroutine struct {
 	run   chan bool     // true: the loop lends the baton; false: run on without one (closed)
 	yield chan struct{} // its goroutine has started (Spawn waits for it)
 	lent  bool          // it holds a lent baton (touched by its goroutine only)
+	spare waiting.Spare // its last wait's state, reused (touched by its goroutine only)
 }
 
 type coState uint8
@@ -93,7 +94,8 @@ type coroutines struct {
 	live    map[*coroutine]struct{} // len is their number
 
 	mu     sync.Mutex
-	ready  []*coroutine
+	ready  []*coroutine // ready[head:] are ready (giveBack takes from the front)
+	head   int
 	spare  []*coroutine // the last ready list, for reuse
 	armed  bool         // a hidden timer will run the ready ones
 	passes int          // steps in this pass of runReady (see pass)

@@ -6,8 +6,9 @@
 //
 // The waiter a context carries (With) is checked by package event against
 // its own interfaces: BeginWait([]event.Event, State) and EndWait(), and,
-// for a cooperative coroutine, Parks() bool, Park(w interface{ Arm(resume func()) })
-// and Done() <-chan struct{} (see the waker in package event).
+// for a cooperative coroutine, Parks() bool, Park(w interface{ Arm(resume func()) }),
+// Done() <-chan struct{} and, optionally, Spare() *Spare (see the waker in
+// package event).
 package waiting
 
 import "context"
@@ -43,3 +44,21 @@ func With(ctx context.Context, w any) context.Context {
 
 // From returns the waiter ctx carries, or nil.
 func From(ctx context.Context) any { return ctx.Value(key{}) }
+
+// Spare keeps the state of a waiter's last wait for its next one. A waiter
+// that waits on one thing at a time from one goroutine (a cooperative
+// coroutine) offers one, through a method Spare() *Spare, so that its
+// waits need not allocate; package event decides what it keeps there. Only
+// the waiter's own goroutine touches it.
+type Spare struct{ v any }
+
+// Take returns what is kept and empties the spare (nil when empty): a wait
+// in progress owns it.
+func (s *Spare) Take() any {
+	v := s.v
+	s.v = nil
+	return v
+}
+
+// Put keeps v for the next wait.
+func (s *Spare) Put(v any) { s.v = v }

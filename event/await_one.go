@@ -2,6 +2,7 @@ package event
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/uvevent/uvevent/internal/waiting"
 )
@@ -12,82 +13,190 @@ import (
 // of Await: the event is started and stopped, a closed one is replayed (and
 // a wait that this satisfies returns without giving the baton back), the
 // wait ends on the owner, and the coroutine's reactor knows the wait
-// (BeginWait, EndWait). It skips what cannot apply: the reactor ends the
-// coroutine's waits itself when it closes (no registration), the
-// coroutine watches its own context (nothing to arm), and there is no
-// bound. Its waker is the one of the coroutine's previous wait, kept in the
-// coroutine's spare, so that the wait allocates nothing.
+// (BeginWait, EndWait). It leaves out what cannot apply: the reactor ends
+// the coroutine's waits itself when it closes (no registration), the
+// coroutine watches its own context (nothing to arm), there is no bound and
+// one outcome. Its state, a parked, is the one of the coroutine's previous
+// wait, kept in the coroutine's spare: the wait allocates nothing.
 
-// reuser is a parker that keeps a waker between its waits: it waits on one
-// thing at a time, from one goroutine.
+// reuser is a parker that keeps a wait's state between its waits: it waits
+// on one thing at a time, from one goroutine. Its waits on one event of its
+// own reactor go through ParkOne instead of BeginWait, Park and EndWait.
 type reuser interface {
 	parker
 	Covers(o Owner) bool
 	Spare() *waiting.Spare
+	// Wake returns the function that makes the coroutine ready again.
+	Wake() func()
+	// ParkOne records the wait ws on events (for the deadlock check, and
+	// for the end of the coroutine's context, which aborts it), gives the
+	// baton back until the wait has called Wake's function and the baton
+	// is lent again, and ends the record.
+	ParkOne(events []Event, ws waiting.State)
+}
+
+// parked is the state of a fast-path wait. Wait number n ends when ended
+// goes from n-1 to n: whoever does that — the event's callback, an Abort —
+// writes the outcome, takes the wait off its event if it holds the owner,
+// and resumes the coroutine; everyone else finds the wait over. The
+// coroutine reads the outcome after it has resumed (the baton's hand-off
+// orders it after those writes). The event, the callback and the flags
+// saying what the wait did to the event (subbed, started) are touched with
+// the owner held only.
+type parked struct {
+	cb      Callback // pinned: subscribed without a reference count
+	targets [1]Event // the event, as the coroutine's record of the wait gets it
+	// What an Abort reads: set before the wait is recorded, and changed
+	// only when the state is reused, which no Abort can reach (see awaitOne).
+	owner  Owner
+	ctx    context.Context
+	n      uint32
+	resume func() // nil while the coroutine has not parked: it runs on
+	ended  atomic.Uint32
+
+	subbed  bool // cb is in the event's callbacks
+	started bool // the wait started the event (a counted Start)
+	out     Outcome
+	err     error
 }
 
 // awaitOne is Await(ctx, Any(), ev) when the fast path applies; ok is false
-// when it does not, and then nothing has happened: Await does the wait.
+// when it does not, and then nothing has happened: Await does the wait. The
+// caller has checked that ctx and ev are not nil.
 func awaitOne(ctx context.Context, ev Event) (o Outcome, err error, ok bool) {
-	if ctx == nil || isNil(ev) {
-		return o, nil, false
-	}
 	pk, _ := waiting.From(ctx).(reuser)
 	if pk == nil || ctx.Done() != pk.Done() || !pk.Parks() {
 		return o, nil, false
 	}
-	t := Deref(ev)
-	if isNil(t) {
-		return o, nil, false
+	b := ev.base()
+	if b.has(Reference) {
+		return o, nil, false // Await follows the reference
 	}
-	if own := t.base().owner(); !own.Owned() || !pk.Covers(own) {
+	own := b.owner()
+	if !own.Owned() || !pk.Covers(own) {
 		return o, nil, false
 	}
 	select {
 	case <-pk.Done():
 		// A coroutine whose context has ended takes the general path: the
 		// end of that context may still be aborting its last wait, whose
-		// waker must then not be reused.
+		// state must then not be reused.
 		return o, nil, false
 	default:
 	}
 	spare := pk.Spare()
-	w, _ := spare.Take().(*waker)
+	w, _ := spare.Take().(*parked)
 	if w == nil {
-		w = newWaker(ctx, Any(), 1, false)
-	} else {
-		w.reuse(ctx)
+		w = &parked{}
+		w.cb.fn, w.cb.pinned = w.on, true
 	}
-	w.slots[0].target = t
-	w.outs[0] = Outcome{Index: 0, Event: ev}
-	w.subscribe()
-	if !w.isDone() {
-		pk.BeginWait(w.targets(), w)
-		w.done0 = pk.Done() // the context is the coroutine's: Arm watches nothing
-		pk.Park(w)
-		pk.EndWait()
+	w.targets[0], w.owner, w.ctx = ev, own, ctx
+	w.n++
+	w.resume, w.out = nil, Outcome{Event: ev}
+	w.subscribe(b)
+	if w.ended.Load() != w.n {
+		w.resume = pk.Wake()
+		pk.ParkOne(w.targets[:], w)
 	}
-	w.unsubscribe()
-	w.mu.Lock()
-	o, err = w.outs[0], w.err
-	w.mu.Unlock()
-	if pk.Parks() {
-		// The wait ended with the owner held again: the waker is off its
-		// event, and nothing refers to it any more.
-		spare.Put(w)
-	} else {
-		w.cbv.Release()
+	o, err = w.out, w.err
+	if w.subbed {
+		// The wait ended without its owner held (it was aborted once the
+		// reactor had closed): off the event as Await would do it.
+		b.exec(w.unsubscribe)
+	}
+	w.targets[0], w.out, w.err = nil, Outcome{}, nil
+	if !w.subbed && pk.Parks() {
+		spare.Put(w) // off its event, held by nothing else: reusable
 	}
 	return o, err, true
 }
 
-// reuse readies w, the waker of a finished wait on one event, for the next
-// one. Everything goes back to zero but the callback's function (a method
-// value: making it again would allocate); the callback keeps its creator's
-// reference, the only one left.
-func (w *waker) reuse(ctx context.Context) {
-	fn := w.cbv.fn
-	*w = waker{mode: Any(), ctx: ctx}
-	w.outs, w.slots = w.inline.outs[:1], w.inline.slots[:1]
-	w.cbv.fn = fn
+// subscribe replays a closed event, or subscribes to an open one and
+// starts it when it lives in a loop; the owner is held.
+func (w *parked) subscribe(b *Base) {
+	if b.has(Closed) {
+		if b.replay(&w.cb) != nil {
+			w.on(w.targets[0], nil, ErrClosed)
+		}
+		return
+	}
+	b.addCallback(&w.cb) // it cannot fail: cb has its function, b is open
+	w.subbed = true
+	if !b.has(loopEvent) {
+		return
+	}
+	if err := b.start(); err != nil {
+		w.on(w.targets[0], nil, err)
+		return
+	}
+	if !w.subbed { // the Start ended the wait, which let go of the event
+		b.stop(false)
+		return
+	}
+	w.started = true
 }
+
+// unsubscribe takes the wait off its event and stops the event if the wait
+// started it; the owner is held.
+func (w *parked) unsubscribe() {
+	if !w.subbed {
+		return
+	}
+	b := w.targets[0].base()
+	b.delCallback(&w.cb)
+	if w.started {
+		b.stop(false)
+	}
+	w.subbed, w.started = false, false
+}
+
+// on is the callback, run with the owner held: the event's notification
+// ends the wait.
+func (w *parked) on(ev Event, result any, err error) {
+	if !w.ended.CompareAndSwap(w.n-1, w.n) {
+		return
+	}
+	if err != nil && ev.Flags().Has(ErrorHandled) {
+		err = nil
+	}
+	w.out.Done, w.out.Result, w.out.Err = true, result, err
+	w.err = err
+	w.finish(true)
+}
+
+// finish acts on the end of the wait: off its event when the owner is held
+// (held), then the coroutine is made ready if it has parked.
+func (w *parked) finish(held bool) {
+	if held {
+		w.unsubscribe()
+	}
+	if w.resume != nil {
+		w.resume()
+	}
+}
+
+// Abort implements waiting.State: the wait ends with err, on its owner.
+func (w *parked) Abort(err error) {
+	o := w.owner
+	held := o.Owned()
+	if !held {
+		if o.Post(func() { w.abortHeld(true, err) }) == nil {
+			return
+		}
+	}
+	w.abortHeld(held, err) // the owner is gone when not held: nothing can notify
+}
+
+func (w *parked) abortHeld(held bool, err error) {
+	if w.ended.CompareAndSwap(w.n-1, w.n) {
+		w.err = err
+		w.finish(held)
+	}
+}
+
+// Done implements waiting.State: a wait whose context is done is over, even
+// before its goroutine has woken to see it.
+func (w *parked) Done() bool { return w.ended.Load() == w.n || w.ctx.Err() != nil }
+
+// Bounded implements waiting.State: the fast path has no bound.
+func (w *parked) Bounded() bool { return false }

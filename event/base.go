@@ -232,7 +232,9 @@ func (b *Base) addCallback(cb *Callback) error {
 	if b.has(Closed) {
 		return ErrClosed
 	}
-	cb.Retain()
+	if !cb.pinned {
+		cb.Retain()
+	}
 	b.cbs.add(cb)
 	b.observed()
 	return nil
@@ -254,6 +256,9 @@ func (b *Base) delCallback(cb *Callback) error {
 // releaseCallback drops the event's reference to cb; a panicking OnDispose
 // is reported to the owner, never raised out of Close, Dispose or a run.
 func (b *Base) releaseCallback(cb *Callback) {
+	if cb.pinned {
+		return
+	}
 	if err := cb.release(); err != nil {
 		b.owner().Report(b.ops.Event(), "callback's OnDispose panicked", err)
 	}

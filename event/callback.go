@@ -22,6 +22,7 @@ type CallbackFunc func(ev Event, result any, err error)
 // needs to be.
 type Callback struct {
 	refs    refcount.Count
+	pinned  bool // not counted: its holder outlives every subscription (a wait's own callback)
 	fn      CallbackFunc
 	dispose func()
 }

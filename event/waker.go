@@ -122,7 +122,7 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 	if err := m.check(events); err != nil {
 		return nil, err
 	}
-	if len(events) == 1 && m == Any() {
+	if len(events) == 1 && m == Any() && !isNil(events[0]) {
 		if o, err, ok := awaitOne(ctx, events[0]); ok {
 			return []Outcome{o}, err
 		}
@@ -137,7 +137,7 @@ func await(ctx context.Context, m Mode, events []Event) ([]Outcome, error) {
 	if pk != nil && !pk.Parks() {
 		pk = nil
 	}
-	w := newWaker(ctx, m, len(events), pk == nil)
+	w := newWaker(ctx, m, events, pk == nil)
 	for i, ev := range events {
 		if isNil(ev) {
 			return nil, fmt.Errorf("event: Await: event %d: %w", i, ErrNilEvent)
@@ -176,18 +176,16 @@ func await(ctx context.Context, m Mode, events []Event) ([]Outcome, error) {
 		}
 	}
 	w.unsubscribe()
-	w.cbv.Release()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.outs, w.err
 }
 
-// newWaker makes the waker of one Await on n events. Waits on one or two
-// events, the common case, keep their per-event state inside the waker
-// itself.
-func newWaker(ctx context.Context, m Mode, n int, blocking bool) *waker {
+// newWaker makes the waker of one Await. Waits on one or two events, the
+// common case, keep their per-event state inside the waker itself.
+func newWaker(ctx context.Context, m Mode, events []Event, blocking bool) *waker {
 	w := &waker{mode: m, ctx: ctx}
-	if n <= len(w.inline.outs) {
+	if n := len(events); n <= len(w.inline.outs) {
 		w.outs, w.slots = w.inline.outs[:n], w.inline.slots[:n]
 	} else {
 		w.outs, w.slots = make([]Outcome, n), make([]slot, n)
@@ -409,6 +407,7 @@ func (w *waker) unsubscribe() {
 			b.exec(func() { w.unsubscribeOne(s) })
 		}
 	}
+	w.cbv.Release()
 }
 
 func (w *waker) unsubscribeOne(s *slot) {

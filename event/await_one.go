@@ -31,8 +31,9 @@ type reuser interface {
 	// ParkOne records the wait ws on events (for the deadlock check, and
 	// for the end of the coroutine's context, which aborts it), gives the
 	// baton back until the wait has called Wake's function and the baton
-	// is lent again, and ends the record.
-	ParkOne(events []Event, ws waiting.State)
+	// is lent again, and ends the record. It reports whether the coroutine
+	// holds the baton again (not when the reactor has closed meanwhile).
+	ParkOne(events []Event, ws waiting.State) (held bool)
 }
 
 // parked is the state of a fast-path wait. Wait number n ends when ended
@@ -56,32 +57,38 @@ type parked struct {
 
 	subbed  bool // cb is in the event's callbacks
 	started bool // the wait started the event (a counted Start)
-	out     Outcome
-	err     error
+	// The outcome: the event's notification (notified, result, and err,
+	// which is then the event's error too), or err from an Abort.
+	notified bool
+	result   any
+	err      error
 }
 
-// awaitOne is Await(ctx, Any(), ev) when the fast path applies; ok is false
-// when it does not, and then nothing has happened: Await does the wait. The
-// caller has checked that ctx and ev are not nil.
-func awaitOne(ctx context.Context, ev Event) (o Outcome, err error, ok bool) {
+// awaitOne is Await(ctx, Any(), ev) when the fast path applies: notified
+// and result are those of the Outcome (whose Err is err when notified), err
+// the wait's error. ok is false when it does not apply, and then nothing
+// has happened: Await does the wait. The caller has checked that ctx and ev
+// are not nil. With blind set, the caller reads a future's value itself: a
+// future then notifies noResult rather than box its value.
+func awaitOne(ctx context.Context, ev Event, blind bool) (result any, notified bool, err error, ok bool) {
 	pk, _ := waiting.From(ctx).(reuser)
 	if pk == nil || ctx.Done() != pk.Done() || !pk.Parks() {
-		return o, nil, false
+		return nil, false, nil, false
 	}
 	b := ev.base()
 	if b.has(Reference) {
-		return o, nil, false // Await follows the reference
+		return nil, false, nil, false // Await follows the reference
 	}
 	own := b.owner()
 	if !own.Owned() || !pk.Covers(own) {
-		return o, nil, false
+		return nil, false, nil, false
 	}
 	select {
 	case <-pk.Done():
 		// A coroutine whose context has ended takes the general path: the
 		// end of that context may still be aborting its last wait, whose
 		// state must then not be reused.
-		return o, nil, false
+		return nil, false, nil, false
 	default:
 	}
 	spare := pk.Spare()
@@ -92,23 +99,24 @@ func awaitOne(ctx context.Context, ev Event) (o Outcome, err error, ok bool) {
 	}
 	w.targets[0], w.owner, w.ctx = ev, own, ctx
 	w.n++
-	w.resume, w.out = nil, Outcome{Event: ev}
+	w.resume, w.notified, w.cb.blind = nil, false, blind
 	w.subscribe(b)
+	held := true
 	if w.ended.Load() != w.n {
 		w.resume = pk.Wake()
-		pk.ParkOne(w.targets[:], w)
+		held = pk.ParkOne(w.targets[:], w)
 	}
-	o, err = w.out, w.err
+	result, notified, err = w.result, w.notified, w.err
 	if w.subbed {
 		// The wait ended without its owner held (it was aborted once the
 		// reactor had closed): off the event as Await would do it.
 		b.exec(w.unsubscribe)
 	}
-	w.targets[0], w.out, w.err = nil, Outcome{}, nil
-	if !w.subbed && pk.Parks() {
+	w.targets[0], w.result, w.err = nil, nil, nil
+	if !w.subbed && held {
 		spare.Put(w) // off its event, held by nothing else: reusable
 	}
-	return o, err, true
+	return result, notified, err, true
 }
 
 // subscribe replays a closed event, or subscribes to an open one and
@@ -122,18 +130,9 @@ func (w *parked) subscribe(b *Base) {
 	}
 	b.addCallback(&w.cb) // it cannot fail: cb has its function, b is open
 	w.subbed = true
-	if !b.has(loopEvent) {
-		return
+	if b.has(loopEvent) {
+		w.started = b.startWaited(w.on, w.targets[0], &w.subbed)
 	}
-	if err := b.start(); err != nil {
-		w.on(w.targets[0], nil, err)
-		return
-	}
-	if !w.subbed { // the Start ended the wait, which let go of the event
-		b.stop(false)
-		return
-	}
-	w.started = true
 }
 
 // unsubscribe takes the wait off its event and stops the event if the wait
@@ -159,8 +158,7 @@ func (w *parked) on(ev Event, result any, err error) {
 	if err != nil && ev.Flags().Has(ErrorHandled) {
 		err = nil
 	}
-	w.out.Done, w.out.Result, w.out.Err = true, result, err
-	w.err = err
+	w.notified, w.result, w.err = true, result, err
 	w.finish(true)
 }
 

@@ -119,7 +119,7 @@ type Base struct {
 	flags    atomic.Uint32
 	refs     refcount.Count
 	loopRefs int32
-	iter     int32 // the running pass's next index; -1 outside a pass
+	iter     int32 // the running pass's next index; -1 outside a pass, iterFreed once released
 	cbs      vector
 	ext      *extras
 }
@@ -145,6 +145,10 @@ func Init(b *Base, ops Ops, loop bool, flags Flags) {
 }
 
 func (b *Base) base() *Base { return b }
+
+// iterFreed is iter once the closed event has let go of what it held (see
+// released): no pass runs after that.
+const iterFreed = -2
 
 // notifying reports whether a notification pass over b is running.
 func (b *Base) notifying() bool { return b.iter >= 0 }
@@ -364,10 +368,10 @@ func (b *Base) finish(result any, err error, tell bool) {
 // subscribers, what the kind holds, then its descriptor if CloseFD is set.
 // It runs once.
 func (b *Base) released() {
-	if b.has(freed) {
+	if b.iter == iterFreed {
 		return
 	}
-	b.setFlags(freed)
+	b.iter = iterFreed // not a flag: only the owner reads it, and an atomic costs
 	b.cbs.clear(b.releaseCallback)
 	// The kind lets go first: a poll removes the descriptor from libuv's
 	// epoll set (uv_close), which it cannot do once the number is closed
@@ -434,11 +438,15 @@ func (b *Base) replay(cb *Callback) error {
 // observed records that someone takes the outcome: a subscriber, a replay,
 // or a read of a future's Outcome.
 func (b *Base) observed() {
-	b.setFlags(ResultUsed | ErrorCaught)
+	if Flags(b.flags.Load())&usedCaught != usedCaught { // an atomic load costs less than the Or
+		b.setFlags(usedCaught)
+	}
 	if b.ext != nil && b.ext.seen != nil {
 		b.ext.seen.Store(true)
 	}
 }
+
+const usedCaught = ResultUsed | ErrorCaught
 
 // deliverable returns the result as callbacks get it: with ValueResult, a
 // []byte is copied so that they may keep it.
@@ -578,10 +586,13 @@ func (b *Base) runHook(ev Event, result any, err error) (r any, e error, pass bo
 func (b *Base) pass(ev Event, result any, err error) {
 	finished := false
 	defer func() {
+		if finished {
+			return // no recover needed: it costs, even with nothing to recover
+		}
 		if p := recover(); p != nil {
 			b.owner().Report(ev, "callback panicked", &PanicError{Value: p, Stack: debug.Stack()})
 			b.pass(ev, result, err)
-		} else if !finished {
+		} else {
 			b.iter = -1
 			if b.has(Closed) {
 				b.released()

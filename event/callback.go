@@ -23,6 +23,7 @@ type CallbackFunc func(ev Event, result any, err error)
 type Callback struct {
 	refs    refcount.Count
 	pinned  bool // not counted: its holder outlives every subscription (a wait's own callback)
+	blind   bool // it reads a future's value itself: the future may pass noResult
 	fn      CallbackFunc
 	dispose func()
 }

@@ -127,10 +127,13 @@ func isNil(ev Event) bool {
 // baseOf returns ev's Base, or nil when ev cannot give one: an event
 // reference whose zero value points at no event panics when asked.
 func baseOf(ev Event) (b *Base) {
+	ok := false
 	defer func() {
-		if recover() != nil {
+		if !ok && recover() != nil {
 			b = nil
 		}
 	}()
-	return ev.base()
+	b = ev.base()
+	ok = true
+	return b
 }

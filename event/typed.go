@@ -24,18 +24,23 @@ func AwaitValue[T any](ctx context.Context, ev Typed[T]) (T, error) {
 	if ctx == nil {
 		return zero, errNilContext
 	}
-	o, err, ok := awaitOne(ctx, ev)
+	result, _, err, ok := awaitOne(ctx, ev, true)
 	if !ok {
 		var outs []Outcome
 		outs, err = await(ctx, Any(), []Event{ev})
 		if outs != nil {
-			o = outs[0]
+			result = outs[0].Result
 		}
 	}
 	if err != nil {
 		return zero, err
 	}
-	return ValueOf[T](o)
+	if _, none := result.(noValue); none { // a future that left its value unboxed
+		v, _, _ := ev.Outcome()
+		return v, nil
+	}
+	v, _ := result.(T)
+	return v, nil
 }
 
 // AwaitAll waits for every event and returns their values in the order of

@@ -123,7 +123,11 @@ func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 		return nil, err
 	}
 	if len(events) == 1 && m == Any() && !isNil(events[0]) {
-		if o, err, ok := awaitOne(ctx, events[0]); ok {
+		if result, notified, err, ok := awaitOne(ctx, events[0], false); ok {
+			o := Outcome{Event: events[0], Done: notified, Result: result}
+			if notified {
+				o.Err = err
+			}
 			return []Outcome{o}, err
 		}
 	}
@@ -383,16 +387,24 @@ func (w *waker) subscribeOne(j int) {
 	b.addCallback(&w.cbv)
 	s.subbed = true
 	if b.has(loopEvent) && !w.isDone() {
-		if err := b.start(); err != nil {
-			w.on(s.target, nil, err)
-			return
-		}
-		if !s.subbed { // the Start ended the wait, which let go of this event
-			b.stop(false)
-			return
-		}
-		s.started = true
+		s.started = b.startWaited(w.on, s.target, &s.subbed)
 	}
+}
+
+// startWaited starts b, which a wait has just subscribed to (subbed is the
+// wait's flag), and reports whether the wait holds that Start. A Start that
+// fails is the wait's outcome, given to on; one that completes the event at
+// once ends the wait, which lets go of the event: the Start is undone.
+func (b *Base) startWaited(on CallbackFunc, ev Event, subbed *bool) bool {
+	if err := b.start(); err != nil {
+		on(ev, nil, err)
+		return false
+	}
+	if !*subbed {
+		b.stop(false)
+		return false
+	}
+	return true
 }
 
 func (w *waker) unsubscribe() {

@@ -48,17 +48,18 @@ func (w *coopWaiter) Wake() func() { return w.wake }
 // makes certain left out. The coroutine owns the loop: the wait is recorded
 // in loop-owned fields (abortWait aborts it on the loop), and the wait,
 // armed already, resumes the coroutine through Wake's function.
-func (w *coopWaiter) ParkOne(events []event.Event, ws waiting.State) {
+func (w *coopWaiter) ParkOne(events []event.Event, ws waiting.State) (held bool) {
 	co := (*coroutine)(w)
 	co.fast = ws
 	co.begin(events, ws)
 	co.giveBack()
-	co.takeBaton()
-	if co.r.Owned() {
-		co.end()
-	} else {
-		co.r.Post(co.end) // the reactor closed: no baton any more
+	if co.lent = <-co.run; !co.lent { // takeBaton, one frame less to return through
+		co.runOn()
+		co.r.Post(co.end) // the reactor has closed: Post refuses, the roll is gone
+		return false
 	}
+	co.end()
+	return true
 }
 
 // Parks reports whether the caller is the coroutine itself, holding the
@@ -81,11 +82,14 @@ func (w *coopWaiter) Park(wait interface{ Arm(resume func()) }) {
 // on without it (the reactor closed): it is then a plain goroutine, no
 // longer one of the reactor's owners. The coroutine's goroutine calls it.
 func (co *coroutine) takeBaton() {
-	co.lent = <-co.run
-	if !co.lent {
-		loopOwners.CompareAndDelete(co.gid, co.r)
+	if co.lent = <-co.run; !co.lent {
+		co.runOn()
 	}
 }
+
+// runOn: the coroutine runs on without the baton, no longer one of the
+// reactor's owners.
+func (co *coroutine) runOn() { loopOwners.CompareAndDelete(co.gid, co.r) }
 
 // giveBack passes a lent baton on: straight to the next ready coroutine
 // while the pass of runReady has steps left (one goroutine hand-off instead

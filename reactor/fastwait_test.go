@@ -69,18 +69,14 @@ func TestFastWaitOnDoneEventKeepsBaton(t *testing.T) {
 		otherRan = true
 		return nil, nil
 	})
-	if err := r.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustRun(t, r, ctx)
 	want := []step{
 		{Got: 1},
 		{Got: 2},
 		{Got: 0, Err: event.ErrClosed.Error()},
 		{Got: 0, Err: "boom"},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("waits on done futures (-want +got):\n%s", diff)
-	}
+	checkDiff(t, "waits on done futures", want, got)
 	if !otherRan {
 		t.Error("the other coroutine never ran")
 	}
@@ -103,9 +99,7 @@ func TestFastWaitCancelled(t *testing.T) {
 			subsAfter = event.Subscribers(f)
 			return nil, err
 		})
-		if err := r.Run(ctx); err != nil {
-			t.Fatal(err)
-		}
+		mustRun(t, r, ctx)
 		checkCancelled(t, w, f, subsAfter)
 	})
 	t.Run("by a goroutine", func(t *testing.T) {
@@ -162,9 +156,7 @@ func TestFastWaitResolverPanicsOrExits(t *testing.T) {
 				end()
 				return nil, nil
 			})
-			if err := r.Run(ctx); err != nil {
-				t.Fatal(err)
-			}
+			mustRun(t, r, ctx)
 			if v, _, err := w.Outcome(); v != 42 || err != nil {
 				t.Errorf("the waiter got %v, %v; want 42", v, err)
 			}
@@ -211,16 +203,10 @@ func TestFastWaitReusedAcrossWaits(t *testing.T) {
 		return nil, nil
 	})
 	reactor.Spawn(r, ctx, func(context.Context) (any, error) { return nil, later.Resolve("later") })
-	if err := r.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustRun(t, r, ctx)
 	want := []string{"true <nil>", "0 bad", "later <nil>", "true <nil>", "0 bad", "later <nil>", "true <nil>", "0 bad", "later <nil>"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("outcomes (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]int{0, 0, 0}, refs); diff != "" {
-		t.Errorf("timer Starts held after the waits (-want +got):\n%s", diff)
-	}
+	checkDiff(t, "outcomes", want, got)
+	checkDiff(t, "timer Starts held after the waits", []int{0, 0, 0}, refs)
 }
 
 // Coroutines made ready in one pass run in the order they became ready.
@@ -242,12 +228,8 @@ func TestFastWaitReadyInOrder(t *testing.T) {
 		fs[2].Resolve(3)
 		return nil, nil
 	})
-	if err := r.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]int{11, 2, 23}, order); diff != "" {
-		t.Errorf("waiters ran in the order (-want +got):\n%s", diff)
-	}
+	mustRun(t, r, ctx)
+	checkDiff(t, "waiters ran in the order", []int{11, 2, 23}, order)
 }
 
 // The value of a future reaches every kind of subscriber alongside a
@@ -284,15 +266,9 @@ func TestFastWaitFutureValueStillDelivered(t *testing.T) {
 		h.Resolve(3000)
 		return nil, nil
 	})
-	if err := r.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]int{1000, 2000}, typed); diff != "" {
-		t.Errorf("typed waits (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]any{1000, 2000, 3000}, seen); diff != "" {
-		t.Errorf("callback, hook and Outcome saw (-want +got):\n%s", diff)
-	}
+	mustRun(t, r, ctx)
+	checkDiff(t, "typed waits", []int{1000, 2000}, typed)
+	checkDiff(t, "callback, hook and Outcome saw", []any{1000, 2000, 3000}, seen)
 }
 
 // A coroutine waiting on the fast path is known to the deadlock check with
@@ -308,9 +284,7 @@ func TestFastWaitInfoAndDeadlock(t *testing.T) {
 		info = w.Info() // from a coroutine: w waits, this one holds the baton
 		return nil, nil
 	})
-	if err := r.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustRun(t, r, ctx)
 	site := "reactor/fastwait_test.go:" + strconv.Itoa(line+1)
 	want := "Coroutine 1 spawned at " + site + ", waiting at " + site + " on Future(pending)"
 	if info != want {
@@ -320,5 +294,21 @@ func TestFastWaitInfoAndDeadlock(t *testing.T) {
 	var dl *reactor.DeadlockError
 	if !errors.As(err, &dl) || len(dl.Waiters) != 1 || dl.Waiters[0].Where != site {
 		t.Errorf("the waiter ended with %v, want a deadlock report naming %s", err, site)
+	}
+}
+
+// mustRun runs r until nothing is left to do.
+func mustRun(t *testing.T, r *reactor.Reactor, ctx context.Context) {
+	t.Helper()
+	if err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkDiff reports what differs from want.
+func checkDiff(t *testing.T, what string, want, got any) {
+	t.Helper()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", what, diff)
 	}
 }

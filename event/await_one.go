@@ -49,17 +49,19 @@ type parked struct {
 	targets [1]Event // the event, as the coroutine's record of the wait gets it
 	// What an Abort reads: set before the wait is recorded, and changed
 	// only when the state is reused, which no Abort can reach (see awaitOne).
-	owner  Owner
-	ctx    context.Context
-	n      uint32
-	resume func() // nil while the coroutine has not parked: it runs on
-	ended  atomic.Uint32
+	owner Owner
+	ctx   context.Context
+	n     uint32
+	armed bool   // the coroutine has parked: the end of the wait calls wake
+	wake  func() // the coroutine's (a state serves one coroutine)
+	ended atomic.Uint32
 
 	subbed  bool // cb is in the event's callbacks
 	started bool // the wait started the event (a counted Start)
 	// The outcome: the event's notification (notified, result, and err,
 	// which is then the event's error too), or err from an Abort.
 	notified bool
+	unboxed  bool // the result was noResult
 	result   any
 	err      error
 }
@@ -94,25 +96,40 @@ func awaitOne(ctx context.Context, ev Event, blind bool) (result any, notified b
 	spare := pk.Spare()
 	w, _ := spare.Take().(*parked)
 	if w == nil {
-		w = &parked{}
+		w = &parked{wake: pk.Wake()}
 		w.cb.fn, w.cb.pinned = w.on, true
 	}
-	w.targets[0], w.owner, w.ctx = ev, own, ctx
+	// Pointers are written only when they change: each write costs a write
+	// barrier while the collector marks, and the collector marks often
+	// when coroutines allocate.
+	w.targets[0] = ev
+	if w.owner != own {
+		w.owner = own
+	}
+	if w.ctx != ctx {
+		w.ctx = ctx
+	}
 	w.n++
-	w.resume, w.notified, w.cb.blind = nil, false, blind
+	w.armed, w.notified, w.unboxed, w.cb.blind = false, false, false, blind
 	w.subscribe(b)
 	held := true
 	if w.ended.Load() != w.n {
-		w.resume = pk.Wake()
+		w.armed = true
 		held = pk.ParkOne(w.targets[:], w)
 	}
 	result, notified, err = w.result, w.notified, w.err
+	if w.unboxed {
+		result = noResult
+	}
 	if w.subbed {
 		// The wait ended without its owner held (it was aborted once the
 		// reactor had closed): off the event as Await would do it.
 		b.exec(w.unsubscribe)
 	}
-	w.targets[0], w.result, w.err = nil, nil, nil
+	w.targets[0] = nil // hold on to nothing between waits
+	if w.result != nil || w.err != nil {
+		w.result, w.err = nil, nil
+	}
 	if !w.subbed && held {
 		spare.Put(w) // off its event, held by nothing else: reusable
 	}
@@ -158,7 +175,12 @@ func (w *parked) on(ev Event, result any, err error) {
 	if err != nil && ev.Flags().Has(ErrorHandled) {
 		err = nil
 	}
-	w.notified, w.result, w.err = true, result, err
+	w.notified, w.err = true, err
+	if _, none := result.(noValue); none {
+		w.unboxed = true // noResult, without writing its pointer
+	} else {
+		w.result = result
+	}
 	w.finish(true)
 }
 
@@ -168,8 +190,8 @@ func (w *parked) finish(held bool) {
 	if held {
 		w.unsubscribe()
 	}
-	if w.resume != nil {
-		w.resume()
+	if w.armed {
+		w.wake()
 	}
 }
 

@@ -50,15 +50,25 @@ func From(ctx context.Context) any { return ctx.Value(key{}) }
 // coroutine) offers one, through a method Spare() *Spare, so that its
 // waits need not allocate; package event decides what it keeps there. Only
 // the waiter's own goroutine touches it.
-type Spare struct{ v any }
-
-// Take returns what is kept and empties the spare (nil when empty): a wait
-// in progress owns it.
-func (s *Spare) Take() any {
-	v := s.v
-	s.v = nil
-	return v
+type Spare struct {
+	v    any
+	busy bool // a wait in progress owns v
 }
 
-// Put keeps v for the next wait.
-func (s *Spare) Put(v any) { s.v = v }
+// Take returns what is kept, nil when there is nothing or a wait in
+// progress has it; until Put, the caller owns it.
+func (s *Spare) Take() any {
+	if s.busy {
+		return nil
+	}
+	s.busy = true
+	return s.v
+}
+
+// Put keeps v for the next wait (v may be what Take returned).
+func (s *Spare) Put(v any) {
+	if s.v != v { // a pointer written only when it changes (see package event)
+		s.v = v
+	}
+	s.busy = false
+}

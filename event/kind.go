@@ -121,7 +121,8 @@ func isNil(ev Event) bool {
 	if v := reflect.ValueOf(ev); v.Kind() == reflect.Pointer && v.IsNil() {
 		return true
 	}
-	return baseOf(ev) == nil || baseOf(ev).ops == nil
+	b := baseOf(ev)
+	return b == nil || b.ops == nil
 }
 
 // baseOf returns ev's Base, or nil when ev cannot give one: an event

@@ -234,7 +234,7 @@ func TestFastWaitReadyInOrder(t *testing.T) {
 
 // The value of a future reaches every kind of subscriber alongside a
 // coroutine's typed wait (which reads it itself): another callback, a
-// notify hook, and an untyped Await's Outcome.
+// notify hook, an untyped Await's Outcome, and a late subscriber's replay.
 func TestFastWaitFutureValueStillDelivered(t *testing.T) {
 	r, _ := newReactor(t)
 	ctx := runCtx(t)
@@ -247,28 +247,39 @@ func TestFastWaitFutureValueStillDelivered(t *testing.T) {
 		return v, err, true
 	})
 	h := event.NewFuture[int](r)
-	var typed []int
-	reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
-		for _, fut := range []*event.Future[int]{f, g} {
+	k := event.NewFuture[int](r) // only a typed wait: delivered without boxing
+	// Each waiter waits before the resolver runs: every value is notified,
+	// none replayed.
+	typed := make([]int, 3)
+	for i, fut := range []*event.Future[int]{f, g, k} {
+		reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
 			v, err := fut.Await(ctx)
-			if err != nil {
-				return nil, err
-			}
-			typed = append(typed, v)
-		}
+			typed[i] = v
+			return nil, err
+		})
+	}
+	var untyped any
+	reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
 		outs, err := event.Await(ctx, event.Any(), h)
-		seen = append(seen, outs[0].Result)
+		untyped = outs[0].Result
 		return nil, err
 	})
 	reactor.Spawn(r, ctx, func(context.Context) (any, error) {
 		f.Resolve(1000)
 		g.Resolve(2000)
 		h.Resolve(3000)
+		k.Resolve(4000)
 		return nil, nil
 	})
 	mustRun(t, r, ctx)
-	checkDiff(t, "typed waits", []int{1000, 2000}, typed)
-	checkDiff(t, "callback, hook and Outcome saw", []any{1000, 2000, 3000}, seen)
+	// A late subscriber gets the value replayed, not what the typed wait was told.
+	var replayed any
+	if err := k.Replay(event.NewCallback(func(_ event.Event, v any, _ error) { replayed = v })); err != nil {
+		t.Fatal(err)
+	}
+	seen = append(seen, untyped, replayed)
+	checkDiff(t, "typed waits", []int{1000, 2000, 4000}, typed)
+	checkDiff(t, "callback, hook, Outcome and replay saw", []any{1000, 2000, 3000, 4000}, seen)
 }
 
 // A coroutine waiting on the fast path is known to the deadlock check with

@@ -146,9 +146,7 @@ func Init(b *Base, ops Ops, loop bool, flags Flags) {
 
 func (b *Base) base() *Base { return b }
 
-// iterFreed is iter once the closed event has let go of what it held (see
-// released): no pass runs after that.
-const iterFreed = -2
+const iterFreed = -2 // see released: no pass runs after it
 
 // notifying reports whether a notification pass over b is running.
 func (b *Base) notifying() bool { return b.iter >= 0 }
@@ -236,9 +234,7 @@ func (b *Base) addCallback(cb *Callback) error {
 	if b.has(Closed) {
 		return ErrClosed
 	}
-	if !cb.pinned {
-		cb.Retain()
-	}
+	cb.hold()
 	b.cbs.add(cb)
 	b.observed()
 	return nil
@@ -260,9 +256,6 @@ func (b *Base) delCallback(cb *Callback) error {
 // releaseCallback drops the event's reference to cb; a panicking OnDispose
 // is reported to the owner, never raised out of Close, Dispose or a run.
 func (b *Base) releaseCallback(cb *Callback) {
-	if cb.pinned {
-		return
-	}
 	if err := cb.release(); err != nil {
 		b.owner().Report(b.ops.Event(), "callback's OnDispose panicked", err)
 	}
@@ -438,15 +431,13 @@ func (b *Base) replay(cb *Callback) error {
 // observed records that someone takes the outcome: a subscriber, a replay,
 // or a read of a future's Outcome.
 func (b *Base) observed() {
-	if Flags(b.flags.Load())&usedCaught != usedCaught { // an atomic load costs less than the Or
-		b.setFlags(usedCaught)
+	if f := ResultUsed | ErrorCaught; Flags(b.flags.Load())&f != f { // a load costs less than an Or
+		b.setFlags(f)
 	}
 	if b.ext != nil && b.ext.seen != nil {
 		b.ext.seen.Store(true)
 	}
 }
-
-const usedCaught = ResultUsed | ErrorCaught
 
 // deliverable returns the result as callbacks get it: with ValueResult, a
 // []byte is copied so that they may keep it.
@@ -607,15 +598,4 @@ func (b *Base) pass(ev Event, result any, err error) {
 		cb.fn(ev, result, err)
 	}
 	finished = true
-}
-
-// call runs one callback, recovering and reporting a panic so that the loop
-// and the rest of the pass go on.
-func (b *Base) call(ev Event, cb *Callback, result any, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			b.owner().Report(ev, "callback panicked", &PanicError{Value: p, Stack: debug.Stack()})
-		}
-	}()
-	cb.fn(ev, result, err)
 }

@@ -323,3 +323,33 @@ func checkDiff(t *testing.T, what string, want, got any) {
 		t.Errorf("%s (-want +got):\n%s", what, diff)
 	}
 }
+
+// Close while the loop serves in another goroutine ends a coroutine's wait
+// on the fast path with ErrReactorClosed, and the future can no longer be
+// resolved.
+func TestFastWaitCloseWhileServing(t *testing.T) {
+	r, _ := newReactor(t)
+	release, err := r.Hold() // what the waiter waits for is outside: no deadlock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	served := make(chan error, 1)
+	go func() { served <- r.Serve(context.Background()) }()
+	f := event.NewFuture[int](r)
+	w, _ := reactor.Spawn(r, runCtx(t), func(ctx context.Context) (int, error) { return f.Await(ctx) })
+	waitFor(t, "the coroutine to wait", func() bool { return strings.Contains(w.Info(), ", waiting at ") })
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve returned %v after Close", err)
+	}
+	waitFor(t, "the coroutine to end", w.Done)
+	if _, _, err := w.Outcome(); !errors.Is(err, reactor.ErrReactorClosed) {
+		t.Errorf("the waiter ended with %v, want ErrReactorClosed", err)
+	}
+	if err := f.Resolve(1); !errors.Is(err, reactor.ErrReactorClosed) {
+		t.Errorf("Resolve after Close = %v, want ErrReactorClosed", err)
+	}
+}

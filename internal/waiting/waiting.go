@@ -6,9 +6,11 @@
 //
 // The waiter a context carries (With) is checked by package event against
 // its own interfaces: BeginWait([]event.Event, State) and EndWait(), and,
-// for a cooperative coroutine, Parks() bool, Park(w interface{ Arm(resume func()) }),
-// Done() <-chan struct{} and, optionally, Spare() *Spare (see the waker in
-// package event).
+// for a cooperative coroutine, Parks() bool, Park(w interface{ Arm(resume func()) })
+// and Done() <-chan struct{} (see the waker in package event). A coroutine
+// that also has Covers(event.Owner) bool, Spare() *Spare, Wake() func() and
+// ParkOne([]event.Event, State) bool gets Await's fast path for a wait on
+// one event of its own reactor (event/await_one.go).
 package waiting
 
 import "context"

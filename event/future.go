@@ -156,7 +156,11 @@ func (f *Future[T]) Outcome() (v T, ok bool, err error) {
 // and returns its value and error (see the package function Await for the
 // rules of waiting).
 func (f *Future[T]) Await(ctx context.Context) (T, error) {
-	return AwaitValue[T](ctx, f)
+	if f == nil || f.ops == nil { // what AwaitValue's isNil finds, without reflect
+		var zero T
+		return zero, ErrNilEvent
+	}
+	return awaitValue[T](ctx, f)
 }
 
 // unhandled is what a failed future nobody has observed yet leaves for the

@@ -17,10 +17,16 @@ type Typed[T any] interface {
 
 // AwaitValue waits for one typed event and returns its value and error.
 func AwaitValue[T any](ctx context.Context, ev Typed[T]) (T, error) {
-	var zero T
 	if isNil(ev) {
+		var zero T
 		return zero, ErrNilEvent
 	}
+	return awaitValue(ctx, ev)
+}
+
+// awaitValue is AwaitValue on an event known not to be nil.
+func awaitValue[T any](ctx context.Context, ev Typed[T]) (T, error) {
+	var zero T
 	if ctx == nil {
 		return zero, errNilContext
 	}

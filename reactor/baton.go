@@ -48,17 +48,33 @@ func (w *coopWaiter) Wake() func() { return w.wake }
 // makes certain left out. The coroutine owns the loop: the wait is recorded
 // in loop-owned fields (abortWait aborts it on the loop), and the wait,
 // armed already, resumes the coroutine through Wake's function.
+//
+// The record's pointers (on, wait) are the same from one such wait to the
+// next, and nothing reads them unless the coroutine waits: they are written
+// when they change and left in place after the wait (each pointer write
+// costs a write barrier while the collector marks).
 func (w *coopWaiter) ParkOne(events []event.Event, ws waiting.State) (held bool) {
 	co := (*coroutine)(w)
-	co.fast = ws
-	co.begin(events, ws)
+	co.inOne = true
+	if co.wait != ws {
+		co.wait = ws
+	}
+	if len(co.on) != len(events) || &co.on[0] != &events[0] {
+		co.on = events
+	}
+	co.state = coWaiting
+	co.r.coros.waiting++
 	co.giveBack()
 	if co.lent = <-co.run; !co.lent { // takeBaton, one frame less to return through
 		co.runOn()
 		co.r.Post(co.end) // the reactor has closed: Post refuses, the roll is gone
 		return false
 	}
-	co.end()
+	co.inOne = false
+	if co.state == coWaiting { // else the deadlock check ended the wait
+		co.state = coRunning
+		co.r.coros.waiting--
+	}
 	return true
 }
 

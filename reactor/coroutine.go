@@ -61,7 +61,7 @@ type coroutine struct {
 	state coState
 	on    []event.Event
 	wait  waiting.State
-	fast  waiting.State // the wait in progress of ParkOne, for abortWait
+	inOne bool // the wait in progress (wait) is one of ParkOne, for abortWait
 
 	goid int64 // its goroutine's number, as stack dumps show it
 
@@ -347,7 +347,7 @@ func (co *coroutine) end() {
 		co.state = coRunning
 		co.r.coros.waiting--
 	}
-	co.on, co.wait, co.fast = nil, nil, nil
+	co.on, co.wait, co.inOne = nil, nil, false
 }
 
 // own reports whether the caller is the coroutine's own goroutine.
@@ -380,8 +380,8 @@ func (co *coroutine) abortWait(cause error) {
 		// A wait of ParkOne is loop-owned: it is aborted on the loop, or
 		// here once the reactor has closed (nothing runs the loop then).
 		abort := func() {
-			if co.fast != nil {
-				co.fast.Abort(cause)
+			if co.inOne {
+				co.wait.Abort(cause)
 			}
 		}
 		if co.r.Post(abort) != nil {

@@ -52,6 +52,11 @@ func TestBadInputIsRefused(t *testing.T) {
 	if _, err := event.AwaitValue[int](t.Context(), typedNil); !errors.Is(err, event.ErrNilEvent) {
 		t.Errorf("AwaitValue(typed nil) = %v, want ErrNilEvent", err)
 	}
+	for name, fut := range map[string]*event.Future[int]{"nil": typedNil, "zero": {}} {
+		if _, err := fut.Await(t.Context()); !errors.Is(err, event.ErrNilEvent) {
+			t.Errorf("%s Future's Await = %v, want ErrNilEvent", name, err)
+		}
+	}
 }
 
 // A future made without an owner refuses every operation with ErrNoOwner.

@@ -119,7 +119,7 @@ type Base struct {
 	flags    atomic.Uint32
 	refs     refcount.Count
 	loopRefs int32
-	iter     int32 // the running pass's next index; -1 outside a pass
+	iter     int32 // the running pass's next index; -1 outside a pass, iterFreed once released
 	cbs      vector
 	ext      *extras
 }
@@ -145,6 +145,8 @@ func Init(b *Base, ops Ops, loop bool, flags Flags) {
 }
 
 func (b *Base) base() *Base { return b }
+
+const iterFreed = -2 // see released: no pass runs after it
 
 // notifying reports whether a notification pass over b is running.
 func (b *Base) notifying() bool { return b.iter >= 0 }
@@ -232,7 +234,7 @@ func (b *Base) addCallback(cb *Callback) error {
 	if b.has(Closed) {
 		return ErrClosed
 	}
-	cb.Retain()
+	cb.hold()
 	b.cbs.add(cb)
 	b.observed()
 	return nil
@@ -359,10 +361,10 @@ func (b *Base) finish(result any, err error, tell bool) {
 // subscribers, what the kind holds, then its descriptor if CloseFD is set.
 // It runs once.
 func (b *Base) released() {
-	if b.has(freed) {
+	if b.iter == iterFreed {
 		return
 	}
-	b.setFlags(freed)
+	b.iter = iterFreed // not a flag: only the owner reads it, and an atomic costs
 	b.cbs.clear(b.releaseCallback)
 	// The kind lets go first: a poll removes the descriptor from libuv's
 	// epoll set (uv_close), which it cannot do once the number is closed
@@ -429,7 +431,9 @@ func (b *Base) replay(cb *Callback) error {
 // observed records that someone takes the outcome: a subscriber, a replay,
 // or a read of a future's Outcome.
 func (b *Base) observed() {
-	b.setFlags(ResultUsed | ErrorCaught)
+	if f := ResultUsed | ErrorCaught; Flags(b.flags.Load())&f != f { // a load costs less than an Or
+		b.setFlags(f)
+	}
 	if b.ext != nil && b.ext.seen != nil {
 		b.ext.seen.Store(true)
 	}
@@ -573,10 +577,13 @@ func (b *Base) runHook(ev Event, result any, err error) (r any, e error, pass bo
 func (b *Base) pass(ev Event, result any, err error) {
 	finished := false
 	defer func() {
+		if finished {
+			return // no recover needed: it costs, even with nothing to recover
+		}
 		if p := recover(); p != nil {
 			b.owner().Report(ev, "callback panicked", &PanicError{Value: p, Stack: debug.Stack()})
 			b.pass(ev, result, err)
-		} else if !finished {
+		} else {
 			b.iter = -1
 			if b.has(Closed) {
 				b.released()
@@ -591,15 +598,4 @@ func (b *Base) pass(ev Event, result any, err error) {
 		cb.fn(ev, result, err)
 	}
 	finished = true
-}
-
-// call runs one callback, recovering and reporting a panic so that the loop
-// and the rest of the pass go on.
-func (b *Base) call(ev Event, cb *Callback, result any, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			b.owner().Report(ev, "callback panicked", &PanicError{Value: p, Stack: debug.Stack()})
-		}
-	}()
-	cb.fn(ev, result, err)
 }

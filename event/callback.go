@@ -22,6 +22,8 @@ type CallbackFunc func(ev Event, result any, err error)
 // needs to be.
 type Callback struct {
 	refs    refcount.Count
+	pinned  bool // not counted: its holder outlives every subscription (a wait's own callback)
+	blind   bool // it reads a future's value itself: the future may pass noResult
 	fn      CallbackFunc
 	dispose func()
 }
@@ -43,6 +45,13 @@ func (c *Callback) OnDispose(f func()) *Callback {
 // Retain adds a reference.
 func (c *Callback) Retain() { c.refs.Retain() }
 
+// hold is an event's Retain: none for a pinned callback.
+func (c *Callback) hold() {
+	if !c.pinned {
+		c.refs.Retain()
+	}
+}
+
 // Release drops a reference; the last one runs the dispose function. A
 // panic in the dispose function is recovered, never raised: released by an
 // event, it is reported to the event's owner; released here, it is logged
@@ -56,7 +65,7 @@ func (c *Callback) Release() {
 // release is Release returning a panic of the dispose function as a
 // *PanicError, for the event that releases c to report.
 func (c *Callback) release() (err error) {
-	if !c.refs.Release() || c.dispose == nil {
+	if c.pinned || !c.refs.Release() || c.dispose == nil {
 		return nil
 	}
 	defer func() {
@@ -73,3 +82,14 @@ func (c *Callback) usable() bool { return c != nil && c.fn != nil }
 
 // Refs returns the number of references held now.
 func (c *Callback) Refs() int { return c.refs.Load() }
+
+// call runs one callback, recovering and reporting a panic so that the loop
+// and the rest of the pass go on.
+func (b *Base) call(ev Event, cb *Callback, result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			b.owner().Report(ev, "callback panicked", &PanicError{Value: p, Stack: debug.Stack()})
+		}
+	}()
+	cb.fn(ev, result, err)
+}

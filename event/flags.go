@@ -53,10 +53,8 @@ const (
 	loopEvent Flags = 1 << 31
 	// startedOnce: the event was started at least once (Stopped, not Created).
 	startedOnce Flags = 1 << 30
-	// freed: the closed event let go of what it held.
-	freed Flags = 1 << 29
 
-	privateFlags = loopEvent | startedOnce | freed
+	privateFlags = loopEvent | startedOnce
 )
 
 var flagNames = [...]string{

@@ -103,7 +103,31 @@ func (f *Future[T]) deliver() {
 	if f.has(Closed) {
 		return // closed early: the outcome is kept for Replay
 	}
-	Complete(&f.Base, f.delivered(), f.err)
+	res := noResult
+	if !f.blindOnly() {
+		res = f.delivered()
+	}
+	Complete(&f.Base, res, f.err)
+}
+
+// noResult is what a future notifies instead of its value when every
+// subscriber reads the value itself (Callback.blind: a typed wait), and no
+// hook may look at it: boxing a T costs an allocation.
+var noResult any = noValue{}
+
+type noValue struct{}
+
+// blindOnly reports whether nobody will look at the notified result.
+func (f *Future[T]) blindOnly() bool {
+	if f.ext != nil && f.ext.hook != nil {
+		return false
+	}
+	for _, cb := range f.cbs.s {
+		if !cb.blind {
+			return false
+		}
+	}
+	return true
 }
 
 // delivered is the result as callbacks get it: the value, or nil for a
@@ -132,7 +156,11 @@ func (f *Future[T]) Outcome() (v T, ok bool, err error) {
 // and returns its value and error (see the package function Await for the
 // rules of waiting).
 func (f *Future[T]) Await(ctx context.Context) (T, error) {
-	return AwaitValue[T](ctx, f)
+	if f == nil || f.ops == nil { // what AwaitValue's isNil finds, without reflect
+		var zero T
+		return zero, ErrNilEvent
+	}
+	return awaitValue[T](ctx, f)
 }
 
 // unhandled is what a failed future nobody has observed yet leaves for the

@@ -121,16 +121,20 @@ func isNil(ev Event) bool {
 	if v := reflect.ValueOf(ev); v.Kind() == reflect.Pointer && v.IsNil() {
 		return true
 	}
-	return baseOf(ev) == nil || baseOf(ev).ops == nil
+	b := baseOf(ev)
+	return b == nil || b.ops == nil
 }
 
 // baseOf returns ev's Base, or nil when ev cannot give one: an event
 // reference whose zero value points at no event panics when asked.
 func baseOf(ev Event) (b *Base) {
+	ok := false
 	defer func() {
-		if recover() != nil {
+		if !ok && recover() != nil {
 			b = nil
 		}
 	}()
-	return ev.base()
+	b = ev.base()
+	ok = true
+	return b
 }

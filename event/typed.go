@@ -17,15 +17,36 @@ type Typed[T any] interface {
 
 // AwaitValue waits for one typed event and returns its value and error.
 func AwaitValue[T any](ctx context.Context, ev Typed[T]) (T, error) {
-	var zero T
 	if isNil(ev) {
+		var zero T
 		return zero, ErrNilEvent
 	}
-	outs, err := Await(ctx, Any(), ev)
+	return awaitValue(ctx, ev)
+}
+
+// awaitValue is AwaitValue on an event known not to be nil.
+func awaitValue[T any](ctx context.Context, ev Typed[T]) (T, error) {
+	var zero T
+	if ctx == nil {
+		return zero, errNilContext
+	}
+	result, _, err, ok := awaitOne(ctx, ev, true)
+	if !ok {
+		var outs []Outcome
+		outs, err = await(ctx, Any(), []Event{ev})
+		if outs != nil {
+			result = outs[0].Result
+		}
+	}
 	if err != nil {
 		return zero, err
 	}
-	return ValueOf[T](outs[0])
+	if _, none := result.(noValue); none { // a future that left its value unboxed
+		v, _, _ := ev.Outcome()
+		return v, nil
+	}
+	v, _ := result.(T)
+	return v, nil
 }
 
 // AwaitAll waits for every event and returns their values in the order of

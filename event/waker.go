@@ -100,6 +100,8 @@ type parker interface {
 	Done() <-chan struct{}
 }
 
+var errNilContext = errors.New("event: Await with a nil context")
+
 // Await waits until the events satisfy m, ctx is done, or m's timeout runs
 // out, then unsubscribes from every event and returns one Outcome per
 // event, at the event's position (Done tells which notified).
@@ -115,11 +117,25 @@ type parker interface {
 // it would stall the loop that has to wake it.
 func Await(ctx context.Context, m Mode, events ...Event) ([]Outcome, error) {
 	if ctx == nil {
-		return nil, errors.New("event: Await with a nil context")
+		return nil, errNilContext
 	}
 	if err := m.check(events); err != nil {
 		return nil, err
 	}
+	if len(events) == 1 && m == Any() && !isNil(events[0]) {
+		if result, notified, err, ok := awaitOne(ctx, events[0], false); ok {
+			o := Outcome{Event: events[0], Done: notified, Result: result}
+			if notified {
+				o.Err = err
+			}
+			return []Outcome{o}, err
+		}
+	}
+	return await(ctx, m, events)
+}
+
+// await is Await past its checks and its fast path.
+func await(ctx context.Context, m Mode, events []Event) ([]Outcome, error) {
 	v, _ := waiting.From(ctx).(waiter)
 	pk, _ := v.(parker)
 	if pk != nil && !pk.Parks() {
@@ -371,16 +387,24 @@ func (w *waker) subscribeOne(j int) {
 	b.addCallback(&w.cbv)
 	s.subbed = true
 	if b.has(loopEvent) && !w.isDone() {
-		if err := b.start(); err != nil {
-			w.on(s.target, nil, err)
-			return
-		}
-		if !s.subbed { // the Start ended the wait, which let go of this event
-			b.stop(false)
-			return
-		}
-		s.started = true
+		s.started = b.startWaited(w.on, s.target, &s.subbed)
 	}
+}
+
+// startWaited starts b, which a wait has just subscribed to (subbed is the
+// wait's flag), and reports whether the wait holds that Start. A Start that
+// fails is the wait's outcome, given to on; one that completes the event at
+// once ends the wait, which lets go of the event: the Start is undone.
+func (b *Base) startWaited(on CallbackFunc, ev Event, subbed *bool) bool {
+	if err := b.start(); err != nil {
+		on(ev, nil, err)
+		return false
+	}
+	if !*subbed {
+		b.stop(false)
+		return false
+	}
+	return true
 }
 
 func (w *waker) unsubscribe() {

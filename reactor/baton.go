@@ -34,6 +34,50 @@ func (w *coopWaiter) Done() <-chan struct{} { return w.done }
 // Covers: see coWaiter.Covers.
 func (w *coopWaiter) Covers(o event.Owner) bool { return (*coWaiter)(w).Covers(o) }
 
+// Spare keeps the state of the coroutine's last wait for its next one
+// (package event's fast path for a wait on one event): a cooperative
+// coroutine waits on one thing at a time, from its own goroutine.
+func (w *coopWaiter) Spare() *waiting.Spare { return &w.spare }
+
+// Wake returns what makes the coroutine ready: schedule.
+func (w *coopWaiter) Wake() func() { return w.wake }
+
+// ParkOne is package event's fast path for a wait on one event of the
+// coroutine's reactor, unbounded, with the coroutine's own context, by the
+// coroutine holding the baton: BeginWait, Park and EndWait with what that
+// makes certain left out. The coroutine owns the loop: the wait is recorded
+// in loop-owned fields (abortWait aborts it on the loop), and the wait,
+// armed already, resumes the coroutine through Wake's function.
+//
+// The record's pointers (on, wait) are the same from one such wait to the
+// next, and nothing reads them unless the coroutine waits: they are written
+// when they change and left in place after the wait (each pointer write
+// costs a write barrier while the collector marks).
+func (w *coopWaiter) ParkOne(events []event.Event, ws waiting.State) (held bool) {
+	co := (*coroutine)(w)
+	co.inOne = true
+	if co.wait != ws {
+		co.wait = ws
+	}
+	if len(co.on) != len(events) || &co.on[0] != &events[0] {
+		co.on = events
+	}
+	co.state = coWaiting
+	co.r.coros.waiting++
+	co.giveBack()
+	if co.lent = <-co.run; !co.lent { // takeBaton, one frame less to return through
+		co.runOn()
+		co.r.Post(co.end) // the reactor has closed: Post refuses, the roll is gone
+		return false
+	}
+	co.inOne = false
+	if co.state == coWaiting { // else the deadlock check ended the wait
+		co.state = coRunning
+		co.r.coros.waiting--
+	}
+	return true
+}
+
 // Parks reports whether the caller is the coroutine itself, holding the
 // baton: only then does Await park through it.
 func (w *coopWaiter) Parks() bool {
@@ -54,34 +98,28 @@ func (w *coopWaiter) Park(wait interface{ Arm(resume func()) }) {
 // on without it (the reactor closed): it is then a plain goroutine, no
 // longer one of the reactor's owners. The coroutine's goroutine calls it.
 func (co *coroutine) takeBaton() {
-	co.lent = <-co.run
-	if !co.lent {
-		loopOwners.CompareAndDelete(co.gid, co.r)
+	if co.lent = <-co.run; !co.lent {
+		co.runOn()
 	}
 }
+
+// runOn: the coroutine runs on without the baton, no longer one of the
+// reactor's owners.
+func (co *coroutine) runOn() { loopOwners.CompareAndDelete(co.gid, co.r) }
 
 // giveBack passes a lent baton on: straight to the next ready coroutine
 // while the pass of runReady has steps left (one goroutine hand-off instead
 // of two: the loop goroutine stays parked in step), else back to the loop.
-// The coroutine's goroutine calls it.
+// The coroutine's goroutine calls it, holding the baton.
 func (co *coroutine) giveBack() {
 	if !co.lent {
 		return
 	}
 	co.lent = false
 	r := co.r
-	c := &r.coros
-	c.mu.Lock()
-	var next *coroutine
-	if len(c.ready) > 0 && c.passes < maxSteps {
-		next = c.ready[0]
-		c.ready[0] = nil
-		c.ready = c.ready[1:]
-		c.passes++
-	}
-	c.mu.Unlock()
+	next := r.coros.next()
 	if next == nil {
-		c.back <- struct{}{}
+		r.coros.back <- struct{}{}
 		return
 	}
 	next.started()
@@ -96,9 +134,18 @@ func (co *coroutine) giveBack() {
 // a goroutine that merely called a method while no loop ran. Once the
 // reactor has closed nothing will run a step: the coroutine is woken
 // without a baton and runs on as a plain goroutine.
+//
+// The loop's owner during a pass of runReady (a coroutine holding the
+// baton, most often: it resolved what another one waits for) puts it in
+// the pass's own list, which only the owner touches: no lock, and the pass
+// runs it.
 func (co *coroutine) schedule() {
 	r := co.r
 	c := &r.coros
+	if r.Owned() && c.inPass { // inPass is the owner's: read it only as the owner
+		c.run = append(c.run, co)
+		return
+	}
 	c.mu.Lock()
 	c.ready = append(c.ready, co)
 	arm := !c.armed
@@ -106,7 +153,7 @@ func (co *coroutine) schedule() {
 	c.mu.Unlock()
 	if arm {
 		if err := r.Post(r.armReady); err != nil {
-			r.runReady(nil, nil, err)
+			r.freeReady(err)
 		}
 	}
 }
@@ -128,40 +175,74 @@ func (r *Reactor) armReady() {
 }
 
 // runReady steps the ready coroutines, and those they make ready, up to
-// maxSteps in one pass: a coroutine woken by another runs at once, with no
-// loop turn in between, yet the loop's timers and I/O get their turn every
-// maxSteps steps (a new hidden timer then carries on). When err says the
-// timer could not fire (the reactor closed), it frees them instead.
+// maxSteps in one pass, in the order they became ready: a coroutine woken
+// by another runs at once, with no loop turn in between, yet the loop's
+// timers and I/O get their turn every maxSteps steps (a new hidden timer
+// then carries on). When err says the timer could not fire (the reactor
+// closed), it frees them instead. It runs with ownership.
 func (r *Reactor) runReady(_ event.Event, _ any, err error) {
 	c := &r.coros
+	if err != nil {
+		for _, co := range c.run[c.head:] {
+			co.run <- false
+		}
+		clear(c.run)
+		c.run, c.head = c.run[:0], 0
+		r.freeReady(err)
+		return
+	}
+	c.passes, c.inPass = 0, true
+	for co := c.next(); co != nil; co = c.next() {
+		co.step()
+	}
+	c.inPass = false
 	c.mu.Lock()
-	c.passes = 0
+	left := len(c.ready) > 0 || c.head < len(c.run)
+	c.armed = false
 	c.mu.Unlock()
-	for {
+	if left {
+		r.armAgain()
+	}
+}
+
+// next takes the coroutine to run next in this pass of runReady, nil when
+// the pass is over: none is ready, or the pass has had its maxSteps. Those
+// made ready elsewhere join the pass's list when it runs dry. It runs with
+// ownership.
+func (c *coroutines) next() *coroutine {
+	if !c.inPass || c.passes >= maxSteps {
+		return nil
+	}
+	if c.head == len(c.run) {
 		c.mu.Lock()
-		ready := c.ready
-		if len(ready) == 0 || c.passes >= maxSteps {
-			c.armed = false
-			c.mu.Unlock()
-			if len(ready) > 0 {
-				r.armAgain()
-			}
-			return
-		}
-		c.ready, c.spare = c.spare[:0], nil // the two slices take turns
-		c.passes += len(ready)
+		c.run = append(c.run, c.ready...)
+		clear(c.ready)
+		c.ready = c.ready[:0]
 		c.mu.Unlock()
-		for i, co := range ready {
-			ready[i] = nil
-			if err != nil {
-				co.run <- false
-			} else {
-				co.step()
-			}
+		if c.head == len(c.run) {
+			return nil
 		}
-		c.mu.Lock()
-		c.spare = ready[:0]
-		c.mu.Unlock()
+	}
+	co := c.run[c.head]
+	c.run[c.head] = nil
+	if c.head++; c.head == len(c.run) { // empty: append from the start again
+		c.run, c.head = c.run[:0], 0
+	}
+	c.passes++
+	return co
+}
+
+// freeReady lets the coroutines made ready elsewhere run on without the
+// baton: the reactor has closed, nothing will run a pass.
+func (r *Reactor) freeReady(err error) {
+	c := &r.coros
+	c.mu.Lock()
+	ready := c.ready
+	c.ready = nil
+	c.armed = false
+	c.mu.Unlock()
+	for _, co := range ready {
+		co.run <- false
 	}
 }
 
@@ -172,8 +253,8 @@ const maxSteps = 256
 func (r *Reactor) armAgain() {
 	c := &r.coros
 	c.mu.Lock()
-	arm := !c.armed && len(c.ready) > 0
-	c.armed = c.armed || arm
+	arm := !c.armed
+	c.armed = true
 	c.mu.Unlock()
 	if arm {
 		r.armReady()

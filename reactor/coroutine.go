@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/uvevent/uvevent/event"
@@ -52,9 +51,8 @@ type coroutine struct {
 	site   string // where it was made
 	cancel context.CancelCauseFunc
 
-	waits atomic.Bool     // it waits in Await (a hint for Info)
-	ctx   context.Context // its own, as fn gets it
-	done  <-chan struct{} // ctx.Done()
+	ctx  context.Context // its own, as fn gets it
+	done <-chan struct{} // ctx.Done()
 
 	mu      sync.Mutex
 	current waiting.State // the wait in progress, for abortWait
@@ -63,6 +61,7 @@ type coroutine struct {
 	state coState
 	on    []event.Event
 	wait  waiting.State
+	inOne bool // the wait in progress (wait) is one of ParkOne, for abortWait
 
 	goid int64 // its goroutine's number, as stack dumps show it
 
@@ -72,6 +71,7 @@ type coroutine struct {
 	run   chan bool     // true: the loop lends the baton; false: run on without one (closed)
 	yield chan struct{} // its goroutine has started (Spawn waits for it)
 	lent  bool          // it holds a lent baton (touched by its goroutine only)
+	spare waiting.Spare // its last wait's state, reused (touched by its goroutine only)
 }
 
 type coState uint8
@@ -86,17 +86,22 @@ const (
 var coStateNames = [...]string{"ready", "running", "waiting", "done"}
 
 // coroutines is the reactor's roll of coroutines not finished (loop-owned)
-// and the cooperative ones ready to run (under mu).
+// and the cooperative ones ready to run: those the loop's owner made ready
+// during a pass of runReady (loop-owned), and the others (under mu).
 type coroutines struct {
 	waiting int
 	nextID  int
 	live    map[*coroutine]struct{} // len is their number
 
-	mu     sync.Mutex
-	ready  []*coroutine
-	spare  []*coroutine // the last ready list, for reuse
-	armed  bool         // a hidden timer will run the ready ones
-	passes int          // steps in this pass of runReady (see pass)
+	// Loop-owned: the pass of runReady.
+	run    []*coroutine // run[head:] are ready, in order (next takes from the front)
+	head   int
+	passes int  // steps in this pass
+	inPass bool // runReady is stepping coroutines
+
+	mu    sync.Mutex
+	ready []*coroutine // made ready elsewhere, or outside a pass
+	armed bool         // a hidden timer will run the ready ones
 
 	back chan struct{} // the baton comes back to the loop
 }
@@ -236,21 +241,24 @@ func (c *Coroutine[T]) ID() int { return c.co.id }
 // app/main.go:14 on Timer(timeout=1s)". Parallel ones (Go) are
 // "Goroutine"s. Where a coroutine waits is read from a dump of the
 // goroutines' stacks: Info is for reports and debugging, not a hot path.
+//
+// The stacks are dumped outside the loop, between two looks at the
+// coroutine: a first one that finds it waiting, and the one described.
 func (c *Coroutine[T]) Info() string {
 	var s string
-	var sites map[int64]string
-	if c.co.waitingNow() {
-		sites = caller.Waiting()
+	var waits bool
+	if err := c.co.r.Exec(func() { s, waits = c.co.describe(nil), c.co.state == coWaiting }); err != nil || !waits {
+		if err != nil {
+			return c.co.name() + " (" + err.Error() + ")"
+		}
+		return s
 	}
+	sites := caller.Waiting()
 	if err := c.co.r.Exec(func() { s = c.co.describe(sites) }); err != nil {
 		return c.co.name() + " (" + err.Error() + ")"
 	}
 	return s
 }
-
-// waitingNow reports whether the coroutine waits (a hint, read without the
-// loop: Info then dumps the stacks before it takes the loop).
-func (co *coroutine) waitingNow() bool { return co.waits.Load() }
 
 func (co *coroutine) name() string {
 	kind := "Goroutine"
@@ -307,7 +315,6 @@ func (w *coWaiter) BeginWait(events []event.Event, ws waiting.State) {
 	}) {
 		return
 	}
-	co.waits.Store(true)
 	if co.r.Owned() {
 		co.begin(events, ws)
 	} else {
@@ -328,7 +335,6 @@ func (w *coWaiter) EndWait() {
 		return
 	}
 	co.setCurrent(nil)
-	co.waits.Store(false)
 	if co.r.Owned() {
 		co.end()
 	} else {
@@ -341,7 +347,7 @@ func (co *coroutine) end() {
 		co.state = coRunning
 		co.r.coros.waiting--
 	}
-	co.on, co.wait = nil, nil
+	co.on, co.wait, co.inOne = nil, nil, false
 }
 
 // own reports whether the caller is the coroutine's own goroutine.
@@ -369,6 +375,18 @@ func (co *coroutine) abortWait(cause error) {
 	co.mu.Unlock()
 	if ws != nil {
 		ws.Abort(cause)
+	}
+	if co.coop {
+		// A wait of ParkOne is loop-owned: it is aborted on the loop, or
+		// here once the reactor has closed (nothing runs the loop then).
+		abort := func() {
+			if co.inOne {
+				co.wait.Abort(cause)
+			}
+		}
+		if co.r.Post(abort) != nil {
+			abort()
+		}
 	}
 }
 

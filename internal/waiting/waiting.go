@@ -7,7 +7,10 @@
 // The waiter a context carries (With) is checked by package event against
 // its own interfaces: BeginWait([]event.Event, State) and EndWait(), and,
 // for a cooperative coroutine, Parks() bool, Park(w interface{ Arm(resume func()) })
-// and Done() <-chan struct{} (see the waker in package event).
+// and Done() <-chan struct{} (see the waker in package event). A coroutine
+// that also has Covers(event.Owner) bool, Spare() *Spare, Wake() func() and
+// ParkOne([]event.Event, State) bool gets Await's fast path for a wait on
+// one event of its own reactor (event/await_one.go).
 package waiting
 
 import "context"
@@ -43,3 +46,31 @@ func With(ctx context.Context, w any) context.Context {
 
 // From returns the waiter ctx carries, or nil.
 func From(ctx context.Context) any { return ctx.Value(key{}) }
+
+// Spare keeps the state of a waiter's last wait for its next one. A waiter
+// that waits on one thing at a time from one goroutine (a cooperative
+// coroutine) offers one, through a method Spare() *Spare, so that its
+// waits need not allocate; package event decides what it keeps there. Only
+// the waiter's own goroutine touches it.
+type Spare struct {
+	v    any
+	busy bool // a wait in progress owns v
+}
+
+// Take returns what is kept, nil when there is nothing or a wait in
+// progress has it; until Put, the caller owns it.
+func (s *Spare) Take() any {
+	if s.busy {
+		return nil
+	}
+	s.busy = true
+	return s.v
+}
+
+// Put keeps v for the next wait (v may be what Take returned).
+func (s *Spare) Put(v any) {
+	if s.v != v { // a pointer written only when it changes (see package event)
+		s.v = v
+	}
+	s.busy = false
+}

@@ -17,3 +17,26 @@ func TestWithFrom(t *testing.T) {
 		t.Error("a plain context carries a waiter")
 	}
 }
+
+// A spare lends what it keeps to one wait at a time: while a wait has it,
+// a nested wait gets nothing (and makes its own state); Put keeps the
+// latest.
+func TestSpare(t *testing.T) {
+	var s Spare
+	if v := s.Take(); v != nil {
+		t.Fatalf("an empty spare gave %v", v)
+	}
+	a, b := new(int), new(int)
+	s.Put(a)
+	if v := s.Take(); v != a {
+		t.Fatalf("Take = %v, want what was put", v)
+	}
+	if v := s.Take(); v != nil {
+		t.Fatalf("a spare in use gave %v to a second wait", v)
+	}
+	s.Put(b) // the nested wait's state replaces it
+	s.Put(a) // the outer wait puts its own back
+	if v := s.Take(); v != a {
+		t.Fatalf("Take = %v, want the last one put", v)
+	}
+}

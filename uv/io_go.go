@@ -36,6 +36,8 @@ type goStream struct {
 	queued   int       // their bytes not yet written
 	shutting bool      // a shutdown waits for the queue to empty
 	dialing  bool      // a connect is in flight
+	noRead   bool      // the descriptor is open for writing only
+	noWrite  bool      // open for reading only, or its writing side shut down
 }
 
 // goWrite is a queued write: a copy of the caller's bytes and how far it
@@ -65,6 +67,12 @@ func newGoStream(r *reactor.Reactor, fd int, transport string) (*goStream, error
 	}
 	g := &goStream{fd: fd}
 	g.r, g.base, g.t, g.transport = r, &g.Base, g, transport
+	// As libuv's uv_pipe_open: a descriptor opened for one direction only
+	// (a pipe's end) refuses the other.
+	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
+		g.noRead = fl&unix.O_ACCMODE == unix.O_WRONLY
+		g.noWrite = fl&unix.O_ACCMODE == unix.O_RDONLY
+	}
 	if err := pl.add(fd, g); err != nil {
 		pl.closeIfIdle()
 		return nil, err
@@ -359,6 +367,9 @@ func (g *goStream) failWrites(err error) {
 func (g *goStream) open() bool { return g.pl != nil }
 
 func (g *goStream) readStart() error {
+	if g.noRead {
+		return errnoError("read", unix.ENOTCONN) // as libuv's uv_read_start
+	}
 	g.rd = true
 	if err := g.apply(); err != nil {
 		g.rd = false
@@ -373,6 +384,9 @@ func (g *goStream) readStop() {
 }
 
 func (g *goStream) tryWrite(p []byte) (int, error) {
+	if g.noWrite {
+		return 0, errnoError("write", unix.EPIPE) // as libuv's uv_try_write
+	}
 	if len(g.wq) > 0 {
 		return 0, nil // behind the queue
 	}
@@ -392,6 +406,9 @@ func (g *goStream) writeFD(p []byte) (int, error) {
 }
 
 func (g *goStream) write(p []byte) error {
+	if g.noWrite {
+		return errnoError("write", unix.EPIPE)
+	}
 	g.wq = append(g.wq, goWrite{p: append([]byte(nil), p...)})
 	g.queued += len(p)
 	return g.apply()
@@ -399,9 +416,20 @@ func (g *goStream) write(p []byte) error {
 
 func (g *goStream) queueSize() int { return g.queued }
 
+// shutdown refuses a second shutdown, and one of a descriptor not open
+// for writing, as libuv's uv_shutdown does; from now on writes are refused
+// (those queued still go out first).
 func (g *goStream) shutdown() error {
+	if g.noWrite {
+		return errnoError("shutdown", unix.ENOTCONN)
+	}
 	g.shutting = true
-	return g.apply()
+	if err := g.apply(); err != nil {
+		g.shutting = false
+		return err
+	}
+	g.noWrite = true
+	return nil
 }
 
 func (g *goStream) release(c chunk) { goReadBufs.Put(c.buf) }

@@ -38,6 +38,7 @@ type goStream struct {
 	dialing  bool      // a connect is in flight
 	noRead   bool      // the descriptor is open for writing only
 	noWrite  bool      // open for reading only, or its writing side shut down
+	busy     bool      // writes or a shutdown wait: counted active
 }
 
 // goWrite is a queued write: a copy of the caller's bytes and how far it
@@ -199,6 +200,7 @@ func (o *goStreamOps) Free(bool) {
 	g := (*goStream)(o)
 	g.closing()
 	g.wq, g.queued, g.shutting, g.dialing = nil, 0, false, false
+	g.setBusy(false)
 	if pl := g.pl; pl != nil {
 		pl.ctlMask(g.fd, g.mask, 0)
 		g.pl, g.mask = nil, 0
@@ -212,6 +214,7 @@ func (g *goStream) apply() error {
 	if g.pl == nil {
 		return nil
 	}
+	g.setBusy(len(g.wq) > 0 || g.shutting)
 	var m uint32
 	if g.rd {
 		m |= unix.EPOLLIN
@@ -224,6 +227,21 @@ func (g *goStream) apply() error {
 	}
 	g.mask = m
 	return nil
+}
+
+// setBusy counts the IO active while writes or a shutdown wait, as libuv
+// counts its write and shutdown requests in flight: a Run does not end
+// with bytes still queued (architecture §2, rule 6).
+func (g *goStream) setBusy(b bool) {
+	if b == g.busy {
+		return
+	}
+	g.busy = b
+	if b {
+		g.r.ActiveDelta(1)
+	} else {
+		g.r.ActiveDelta(-1)
+	}
 }
 
 // fired handles what epoll reported, on the loop. A callback it runs may
@@ -411,7 +429,15 @@ func (g *goStream) write(p []byte) error {
 	}
 	g.wq = append(g.wq, goWrite{p: append([]byte(nil), p...)})
 	g.queued += len(p)
-	return g.apply()
+	if err := g.apply(); err != nil {
+		// Not queued after all: the caller fails the write.
+		g.wq[len(g.wq)-1] = goWrite{}
+		g.wq = g.wq[:len(g.wq)-1]
+		g.queued -= len(p)
+		g.setBusy(len(g.wq) > 0 || g.shutting)
+		return err
+	}
+	return nil
 }
 
 func (g *goStream) queueSize() int { return g.queued }

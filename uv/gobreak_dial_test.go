@@ -3,11 +3,14 @@ package uv_test
 import (
 	"context"
 	"errors"
-	"io"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/uv"
@@ -61,26 +64,50 @@ func TestGoBreakDialFailureClosesIO(t *testing.T) {
 	})
 }
 
-// TestGoBreakDialAbandoned: a Dial whose context is cancelled returns the
-// context's error; the connect goes on and, whenever it completes, its IO
-// is closed: the server reads the end of the stream, and no handle is
-// left.
+// TestGoBreakDialAbandoned: a Dial whose context ends while the connect
+// is in flight returns the context's error; the connect goes on and, when
+// it completes, its IO is closed: the server reads the end of the stream,
+// and no handle is left. The connect is held in flight by a listener
+// whose queue is full (the kernel drops the SYN until the queue has room,
+// and the client sends it again a second later).
 func TestGoBreakDialAbandoned(t *testing.T) {
-	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		uv.UvtMust(t, err)
+		defer unix.Close(lfd)
+		uv.UvtMust(t, unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
+		uv.UvtMust(t, unix.Listen(lfd, 0)) // one connection fills the queue
+		sa, err := unix.Getsockname(lfd)
+		uv.UvtMust(t, err)
+		addr := fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
+		first, err := net.Dial("tcp4", addr)
+		uv.UvtMust(t, err)
+		defer first.Close()
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := uv.Dial(ctx, v.u.Reactor, "tcp4", v.ln.Addr().String())
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("Dial with a cancelled context = %v, want context.Canceled", err)
+		if _, err := uv.Dial(ctx, u.Reactor, "tcp4", addr); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Dial with its connect held in flight and a cancelled context = %v, want context.Canceled", err)
 		}
-		s, err := v.ln.AcceptIO(context.Background())
-		uv.UvtMust(t, err)
-		if n, err := s.Read(make([]byte, 1)); n != 0 || err != io.EOF {
-			t.Errorf("server read from the abandoned connection = %d, %v; want io.EOF", n, err)
+		// Make room: the abandoned connect completes, and is closed.
+		tv := unix.Timeval{Sec: int64(uv.UvtSafety.Seconds())}
+		uv.UvtMust(t, unix.SetsockoptTimeval(lfd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv))
+		for range 2 {
+			fd, _, err := unix.Accept4(lfd, unix.SOCK_CLOEXEC)
+			uv.UvtMust(t, err)
+			defer unix.Close(fd)
+			uv.UvtMust(t, unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv))
+			local, err := unix.Getpeername(fd)
+			uv.UvtMust(t, err)
+			if local.(*unix.SockaddrInet4).Port == first.LocalAddr().(*net.TCPAddr).Port {
+				continue // the connection that filled the queue
+			}
+			if n, err := unix.Read(fd, make([]byte, 1)); n != 0 || err != nil {
+				t.Errorf("server read from the abandoned connection = %d, %v; want its end", n, err)
+			}
 		}
-		uv.UvtMust(t, s.Close())
-		uv.UvtMust(t, v.ln.Close())
-		uv.UvtWaitFor(t, "the abandoned connection's handle to go", func() bool { return handlesLeft(v.u) == 0 })
-		v.finish(t)
+		uv.UvtWaitFor(t, "the abandoned connection's handle to go", func() bool { return handlesLeft(u) == 0 })
+		stop()
+		uv.UvtShutdown(t, u, false)
 	})
 }

@@ -75,4 +75,3 @@ func TestGoBreakRunFlushesWrites(t *testing.T) {
 		uv.UvtShutdown(t, u, false)
 	})
 }
-

@@ -79,6 +79,9 @@ func newGoStream(r *reactor.Reactor, fd int, transport string) (*goStream, error
 		return nil, err
 	}
 	g.pl = pl
+	if transport == "tcp" {
+		g.noDelay(true) // as package net does, and libuv's driver
+	}
 	event.Init(&g.Base, (*goStreamOps)(g), true, event.GoOwned)
 	return g, nil
 }

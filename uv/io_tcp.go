@@ -98,7 +98,13 @@ func tcpEndpoint(network, address string) (endpoint, error) {
 		},
 		bind: func(l *uvcgo.Loop, h uvcgo.Handle) error { return l.BindTCP(h, t.ip, t.port, t.zone, t.v6only) },
 		connect: func(l *uvcgo.Loop, h uvcgo.Handle) error {
-			return l.ConnectTCP(h, t.ip, t.port, t.zone)
+			if err := l.ConnectTCP(h, t.ip, t.port, t.zone); err != nil {
+				return err
+			}
+			// The socket exists now: Nagle's algorithm off, as package net
+			// does and as for accepted connections (stream.c).
+			l.TCPNoDelay(h, true)
+			return nil
 		},
 	}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -109,5 +110,33 @@ func TestGoBreakDialAbandoned(t *testing.T) {
 		uv.UvtWaitFor(t, "the abandoned connection's handle to go", func() bool { return handlesLeft(u) == 0 })
 		stop()
 		uv.UvtShutdown(t, u, false)
+	})
+}
+
+// TestGoBreakDialFutureClosed: a DialAsync whose future is closed before
+// the connect completes has nobody to give its IO to: the IO closes when
+// the connect completes (the server reads the end of the stream) rather
+// than wait for the collector, here kept from running.
+func TestGoBreakDialFutureClosed(t *testing.T) {
+	defer debugGC(-1)()
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		uv.UvtMust(t, v.u.Exec(func() {
+			f, err := uv.DialAsync(v.u.Reactor, "tcp4", v.ln.Addr().String())
+			uv.UvtMust(t, err)
+			uv.UvtMust(t, f.Close()) // before any turn: the connect is in flight
+		}))
+		s, err := v.ln.AcceptIO(context.Background())
+		uv.UvtMust(t, err)
+		read := func() error {
+			n, err := s.Read(make([]byte, 1))
+			if n != 0 {
+				return fmt.Errorf("read %d bytes", n)
+			}
+			return err
+		}
+		if err := within(t, "the server's read", read); !errors.Is(err, io.EOF) {
+			t.Errorf("server read from the abandoned connection: %v, want io.EOF", err)
+		}
+		v.finish(t, s)
 	})
 }

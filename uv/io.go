@@ -329,13 +329,14 @@ func (e *ioEvent) shutDone(err error) {
 }
 
 // connected completes the connect in flight. A failed connect closes the
-// IO first: nobody else holds it (Dial returns only the error), and its
-// handle or descriptor must not wait for the collector.
+// IO first, and so does one whose future was closed meanwhile: nobody else
+// holds the IO (Dial returns only the error; an abandoned DialAsync, no
+// IO), and its handle or descriptor must not wait for the collector.
 func (e *ioEvent) connected(err error) {
 	if op := e.conn; op != nil {
 		e.conn = nil
 		e.r.ActiveDelta(-1)
-		if err != nil {
+		if err != nil || op.fut != nil && op.fut.closed() {
 			e.base.Close()
 		}
 		op.finish(0, err)

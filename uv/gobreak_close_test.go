@@ -168,3 +168,23 @@ func TestGoBreakCloseInReadCallback(t *testing.T) {
 		v.finish(t, s)
 	})
 }
+
+// TestGoBreakReadAsyncClosed: a read request closed before bytes come
+// takes none of them: the next Read gets them all.
+func TestGoBreakReadAsyncClosed(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c, s := v.pair(t)
+		f, err := c.ReadAsync(3)
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, f.Close())
+		if _, err := s.Write([]byte("abcdef")); err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 6)
+		read := func() error { _, err := io.ReadFull(c, b); return err }
+		if err := within(t, "the Read", read); err != nil || string(b) != "abcdef" {
+			t.Errorf("Read after a closed read request = %q, %v; want \"abcdef\"", b, err)
+		}
+		v.finish(t, c, s)
+	})
+}

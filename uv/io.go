@@ -301,7 +301,7 @@ func (e *ioEvent) readFailed(err error) {
 func (e *ioEvent) received(p []byte, keep func(rest []byte) chunk) {
 	e.in.Add(uint64(len(p)))
 	e.reads.Add(1)
-	for len(p) > 0 && len(e.readers) > 0 {
+	for len(p) > 0 && e.nextReader() {
 		n := copy(e.readers[0].p, p)
 		p = p[n:]
 		e.popReader().finish(n, nil)
@@ -362,6 +362,19 @@ func (e *ioEvent) endReads(err error) {
 	for len(e.readers) > 0 {
 		e.popReader().finish(0, err)
 	}
+}
+
+// nextReader drops the parked read requests whose futures their holders
+// closed (they take no bytes: the next reader gets them) and reports
+// whether a reader is left.
+func (e *ioEvent) nextReader() bool {
+	for len(e.readers) > 0 {
+		if op := e.readers[0]; op.ch != nil || op.fut == nil || !op.fut.closed() {
+			return true
+		}
+		e.popReader()
+	}
+	return false
 }
 
 func (e *ioEvent) popReader() *ioOp {

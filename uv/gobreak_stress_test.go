@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/uv"
@@ -42,10 +43,14 @@ func TestGoBreakStartStopChurn(t *testing.T) {
 			}
 			sent <- err
 		}()
-		for i := 0; ; i++ {
+		// The safety deadline only turns a hang into a failure.
+		for deadline := time.Now().Add(uv.UvtSafety); ; {
 			select {
 			case <-ended:
 			default:
+				if time.Now().After(deadline) {
+					t.Fatal("the stream's end never reached the callbacks")
+				}
 				uv.UvtMust(t, c.Stop())
 				uv.UvtMust(t, c.Start())
 				continue

@@ -74,6 +74,7 @@ type ioEvent struct {
 	chunks  []chunk
 	kept    int   // bytes in chunks
 	rerr    error // how reading ended (io.EOF, a reset, ...)
+	told    bool  // the callbacks were told of rerr
 	readers []*ioOp
 	writes  []*ioOp // ops with libuv writes in flight, in completion order
 	werr    error   // a failed write: the stream cannot be written any more
@@ -243,14 +244,18 @@ func (e *ioEvent) do(fn func() error) error {
 }
 
 func (e *ioEvent) arm() error {
+	if err := e.readErr(); err != nil {
+		return err // not started: the error is Start's
+	}
 	e.started = true
-	if len(e.chunks) > 0 {
-		// Reads kept before Start go to the callbacks first, on a later
-		// turn: a notification cannot run inside Start.
+	if len(e.chunks) > 0 || e.rerr != nil && !e.told {
+		// Reads kept before Start go to the callbacks first, then the
+		// stream's end if it came meanwhile, on a later turn: a
+		// notification cannot run inside Start.
 		go e.r.Post(e.flush)
 	}
 	e.updateReading()
-	return e.readErr()
+	return nil
 }
 
 func (e *ioEvent) disarm() {
@@ -289,8 +294,15 @@ func (e *ioEvent) updateReading() {
 // parked readers get it, and so do the callbacks of a started IO.
 func (e *ioEvent) readFailed(err error) {
 	e.endReads(err)
-	if e.started {
-		event.Notify(e.base, nil, err)
+	e.tellEnd()
+}
+
+// tellEnd tells the callbacks of a started IO how reading ended, once,
+// after the bytes kept before it (a stopped IO is told at its next Start).
+func (e *ioEvent) tellEnd() {
+	if e.started && !e.closed && e.rerr != nil && !e.told && len(e.chunks) == 0 {
+		e.told = true
+		event.Notify(e.base, nil, e.rerr)
 	}
 }
 
@@ -352,6 +364,7 @@ func (e *ioEvent) flush() {
 		event.Notify(e.base, c.b, nil)
 		e.t.release(c)
 	}
+	e.tellEnd()
 	e.updateReading()
 }
 

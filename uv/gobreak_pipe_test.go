@@ -3,6 +3,7 @@ package uv_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"syscall"
 	"testing"
@@ -145,6 +146,28 @@ func TestGoBreakOpenPipeRefused(t *testing.T) {
 		if _, err := f.Stat(); err != nil {
 			t.Errorf("the refused file's descriptor was closed: %v", err)
 		}
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}
+
+// TestGoBreakPipeAddresses: the ends of a socket pair have no name: their
+// addresses are empty Unix addresses on both drivers (not "@", an abstract
+// name nobody bound).
+func TestGoBreakPipeAddresses(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		a, b, err := uv.Pipe(u.Reactor)
+		uv.UvtMust(t, err)
+		for _, x := range []*uv.IO{a, b} {
+			for what, addr := range map[string]net.Addr{"local": x.LocalAddr(), "remote": x.RemoteAddr()} {
+				if ua, ok := addr.(*net.UnixAddr); !ok || ua.Name != "" || ua.Net != "unix" {
+					t.Errorf("%s address of a socket pair's end = %#v, want an empty *net.UnixAddr", what, addr)
+				}
+			}
+		}
+		uv.UvtMust(t, a.Close())
+		uv.UvtMust(t, b.Close())
 		stop()
 		uv.UvtShutdown(t, u, false)
 	})

@@ -188,3 +188,41 @@ func TestGoBreakReadAsyncClosed(t *testing.T) {
 		v.finish(t, c, s)
 	})
 }
+
+// TestGoBreakCloseInWriteCompletion: a write request's callback closes the
+// IO while later writes wait behind it: those fail with ErrClosed, the
+// ones before it succeeded, and the peer reads a prefix of the bytes (all
+// of the first writes', then the end of the stream).
+func TestGoBreakCloseInWriteCompletion(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c, s := v.pair(t)
+		const n, size, closer = 10, 1 << 20, 2
+		data := pattern(n * size)
+		futures := make([]*event.Future[int], n)
+		uv.UvtMust(t, v.u.Exec(func() {
+			for i := range futures {
+				f, err := c.WriteAsync(data[i*size : (i+1)*size])
+				uv.UvtMust(t, err)
+				futures[i] = f
+			}
+			_, err := event.Subscribe(futures[closer], func(event.Event, any, error) { c.Close() })
+			uv.UvtMust(t, err)
+		}))
+		got, err := io.ReadAll(s)
+		if err != nil || len(got) < (closer+1)*size || !bytes.Equal(got, data[:len(got)]) {
+			t.Errorf("the peer read %d bytes (%v), want a prefix of the writes of %d bytes at least", len(got), err, (closer+1)*size)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		for i, f := range futures {
+			k, err := f.Await(ctx)
+			switch {
+			case i <= closer && (err != nil || k != size):
+				t.Errorf("write %d = %d, %v; want %d", i, k, err, size)
+			case i > closer && !errors.Is(err, net.ErrClosed):
+				t.Errorf("write %d after the close = %d, %v; want ErrClosed", i, k, err)
+			}
+		}
+		v.finish(t, s)
+	})
+}

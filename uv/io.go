@@ -76,6 +76,7 @@ type ioEvent struct {
 	chunks  []chunk
 	kept    int   // bytes in chunks
 	rerr    error // how reading ended (io.EOF, a reset, ...)
+	told    bool  // the callbacks were told of rerr
 	readers []*ioOp
 	writes  []*ioOp // ops with libuv writes in flight, in completion order
 	werr    error   // a failed write: the stream cannot be written any more
@@ -245,14 +246,18 @@ func (e *ioEvent) do(fn func() error) error {
 }
 
 func (e *ioEvent) arm() error {
+	if err := e.readErr(); err != nil {
+		return err // not started: the error is Start's
+	}
 	e.started = true
-	if len(e.chunks) > 0 {
-		// Reads kept before Start go to the callbacks first, on a later
-		// turn: a notification cannot run inside Start.
+	if len(e.chunks) > 0 || e.rerr != nil && !e.told {
+		// Reads kept before Start go to the callbacks first, then the
+		// stream's end if it came meanwhile, on a later turn: a
+		// notification cannot run inside Start.
 		go e.r.Post(e.flush)
 	}
 	e.updateReading()
-	return e.readErr()
+	return nil
 }
 
 func (e *ioEvent) disarm() {
@@ -291,8 +296,15 @@ func (e *ioEvent) updateReading() {
 // parked readers get it, and so do the callbacks of a started IO.
 func (e *ioEvent) readFailed(err error) {
 	e.endReads(err)
-	if e.started {
-		event.Notify(e.base, nil, err)
+	e.tellEnd()
+}
+
+// tellEnd tells the callbacks of a started IO how reading ended, once,
+// after the bytes kept before it (a stopped IO is told at its next Start).
+func (e *ioEvent) tellEnd() {
+	if e.started && !e.closed && e.rerr != nil && !e.told && len(e.chunks) == 0 {
+		e.told = true
+		event.Notify(e.base, nil, e.rerr)
 	}
 }
 
@@ -303,7 +315,7 @@ func (e *ioEvent) readFailed(err error) {
 func (e *ioEvent) received(p []byte, keep func(rest []byte) chunk) {
 	e.in.Add(uint64(len(p)))
 	e.reads.Add(1)
-	for len(p) > 0 && len(e.readers) > 0 {
+	for len(p) > 0 && e.nextReader() {
 		n := copy(e.readers[0].p, p)
 		p = p[n:]
 		e.popReader().finish(n, nil)
@@ -330,12 +342,17 @@ func (e *ioEvent) shutDone(err error) {
 	}
 }
 
-// connected completes the connect in flight.
+// connected completes the connect in flight. A failed connect closes the
+// IO first, and so does one whose future was closed meanwhile: nobody else
+// holds the IO (Dial returns only the error; an abandoned DialAsync, no
+// IO), and its handle or descriptor must not wait for the collector.
 func (e *ioEvent) connected(err error) {
 	if op := e.conn; op != nil {
 		e.conn = nil
 		e.r.ActiveDelta(-1)
-		if err == nil {
+		if err != nil || op.fut != nil && op.fut.closed() {
+			e.base.Close()
+		} else {
 			e.connReady()
 		}
 		op.finish(0, err)
@@ -359,6 +376,7 @@ func (e *ioEvent) flush() {
 		event.Notify(e.base, c.b, nil)
 		e.t.release(c)
 	}
+	e.tellEnd()
 	e.updateReading()
 }
 
@@ -369,6 +387,19 @@ func (e *ioEvent) endReads(err error) {
 	for len(e.readers) > 0 {
 		e.popReader().finish(0, err)
 	}
+}
+
+// nextReader drops the parked read requests whose futures their holders
+// closed (they take no bytes: the next reader gets them) and reports
+// whether a reader is left.
+func (e *ioEvent) nextReader() bool {
+	for len(e.readers) > 0 {
+		if op := e.readers[0]; op.ch != nil || op.fut == nil || !op.fut.closed() {
+			return true
+		}
+		e.popReader()
+	}
+	return false
 }
 
 func (e *ioEvent) popReader() *ioOp {

@@ -37,6 +37,9 @@ type goStream struct {
 	shutting bool      // a shutdown waits for the queue to empty
 	dialing  bool      // a connect is in flight
 	term     *goTerm   // a terminal's mode (io_tty_go.go); nil for sockets
+	noRead   bool      // the descriptor is open for writing only
+	noWrite  bool      // open for reading only, or its writing side shut down
+	busy     bool      // writes or a shutdown wait: counted active
 }
 
 // goWrite is a queued write: a copy of the caller's bytes and how far it
@@ -66,6 +69,12 @@ func newGoStream(r *reactor.Reactor, fd int, transport string) (*goStream, error
 	}
 	g := &goStream{fd: fd}
 	g.r, g.base, g.t, g.transport = r, &g.Base, g, transport
+	// As libuv's uv_pipe_open: a descriptor opened for one direction only
+	// (a pipe's end) refuses the other.
+	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
+		g.noRead = fl&unix.O_ACCMODE == unix.O_WRONLY
+		g.noWrite = fl&unix.O_ACCMODE == unix.O_RDONLY
+	}
 	if err := pl.add(fd, g); err != nil {
 		pl.closeIfIdle()
 		return nil, err
@@ -192,6 +201,7 @@ func (o *goStreamOps) Free(bool) {
 	g := (*goStream)(o)
 	g.closing()
 	g.wq, g.queued, g.shutting, g.dialing = nil, 0, false, false
+	g.setBusy(false)
 	if pl := g.pl; pl != nil {
 		pl.ctlMask(g.fd, g.mask, 0)
 		g.pl, g.mask = nil, 0
@@ -208,6 +218,7 @@ func (g *goStream) apply() error {
 	if g.pl == nil {
 		return nil
 	}
+	g.setBusy(len(g.wq) > 0 || g.shutting)
 	var m uint32
 	if g.rd {
 		m |= unix.EPOLLIN
@@ -220,6 +231,21 @@ func (g *goStream) apply() error {
 	}
 	g.mask = m
 	return nil
+}
+
+// setBusy counts the IO active while writes or a shutdown wait, as libuv
+// counts its write and shutdown requests in flight: a Run does not end
+// with bytes still queued (architecture §2, rule 6).
+func (g *goStream) setBusy(b bool) {
+	if b == g.busy {
+		return
+	}
+	g.busy = b
+	if b {
+		g.r.ActiveDelta(1)
+	} else {
+		g.r.ActiveDelta(-1)
+	}
 }
 
 // fired handles what epoll reported, on the loop. A callback it runs may
@@ -363,6 +389,9 @@ func (g *goStream) failWrites(err error) {
 func (g *goStream) open() bool { return g.pl != nil }
 
 func (g *goStream) readStart() error {
+	if g.noRead {
+		return errnoError("read", unix.ENOTCONN) // as libuv's uv_read_start
+	}
 	g.rd = true
 	if err := g.apply(); err != nil {
 		g.rd = false
@@ -377,6 +406,9 @@ func (g *goStream) readStop() {
 }
 
 func (g *goStream) tryWrite(p []byte) (int, error) {
+	if g.noWrite {
+		return 0, errnoError("write", unix.EPIPE) // as libuv's uv_try_write
+	}
 	if len(g.wq) > 0 {
 		return 0, nil // behind the queue
 	}
@@ -396,16 +428,38 @@ func (g *goStream) writeFD(p []byte) (int, error) {
 }
 
 func (g *goStream) write(p []byte) error {
+	if g.noWrite {
+		return errnoError("write", unix.EPIPE)
+	}
 	g.wq = append(g.wq, goWrite{p: append([]byte(nil), p...)})
 	g.queued += len(p)
-	return g.apply()
+	if err := g.apply(); err != nil {
+		// Not queued after all: the caller fails the write.
+		g.wq[len(g.wq)-1] = goWrite{}
+		g.wq = g.wq[:len(g.wq)-1]
+		g.queued -= len(p)
+		g.setBusy(len(g.wq) > 0 || g.shutting)
+		return err
+	}
+	return nil
 }
 
 func (g *goStream) queueSize() int { return g.queued }
 
+// shutdown refuses a second shutdown, and one of a descriptor not open
+// for writing, as libuv's uv_shutdown does; from now on writes are refused
+// (those queued still go out first).
 func (g *goStream) shutdown() error {
+	if g.noWrite {
+		return errnoError("shutdown", unix.ENOTCONN)
+	}
 	g.shutting = true
-	return g.apply()
+	if err := g.apply(); err != nil {
+		g.shutting = false
+		return err
+	}
+	g.noWrite = true
+	return nil
 }
 
 func (g *goStream) release(c chunk) { goReadBufs.Put(c.buf) }
@@ -442,7 +496,11 @@ func socketAddr(fd int, peer bool) net.Addr {
 	case *unix.SockaddrInet6:
 		return tcpAddr(append([]byte(nil), a.Addr[:]...), a.Port, a.ZoneId)
 	case *unix.SockaddrUnix:
-		return &net.UnixAddr{Name: a.Name, Net: "unix"}
+		name := a.Name
+		if name == "@" {
+			name = "" // unnamed (a socket pair's end, a client's): x/sys/unix reads it as abstract
+		}
+		return &net.UnixAddr{Name: name, Net: "unix"}
 	}
 	return nil
 }

@@ -66,6 +66,9 @@ type listenEvent struct {
 	acceptCB *event.Callback
 	queue    []*IO
 	waiters  []*acceptOp
+	// Connections libuv accepted in the turn a callback stopped the
+	// listener, for the callbacks of the next Start (libuv driver).
+	held []*IO
 
 	accepted, failed atomic.Uint64
 }
@@ -181,7 +184,33 @@ func (e *listenEvent) describe() string {
 	return fmt.Sprintf("Listener(%s %s, accepted=%d, failed=%d)", e.network, e.addr, e.accepted.Load(), e.failed.Load())
 }
 
-func (e *uvListener) arm() error { return e.loop.ListenerStart(e.h, e.backlog) }
+func (e *uvListener) arm() error {
+	if len(e.held) > 0 {
+		// The connections held go to the callbacks first, on a later
+		// turn: a notification cannot run inside Start.
+		go e.r.Post(e.flushHeld)
+	}
+	return e.loop.ListenerStart(e.h, e.backlog)
+}
+
+// wants: libuv accepts every connection waiting in one go, so a callback
+// that stops the listener leaves the turn's later connections accepted:
+// they are wanted all the same, and held for the next Start rather than
+// dropped.
+func (e *uvListener) wants(rec *uvcgo.Completion) bool {
+	return rec.Kind == uvcgo.CompletionConnection && rec.Status >= 0
+}
+
+// flushHeld hands the connections held while stopped to the callbacks, in
+// order, while the listener is started and open.
+func (e *uvListener) flushHeld() {
+	for len(e.held) > 0 && event.LoopRefs(e) > 0 && !e.Flags().Has(event.Closed) {
+		c := e.held[0]
+		e.held[0] = nil
+		e.held = e.held[1:]
+		e.accept(c, nil)
+	}
+}
 
 func (e *uvListener) disarm() {
 	if e.h != 0 {
@@ -199,6 +228,12 @@ func (e *uvListener) completed(rec *uvcgo.Completion) {
 	c, err := adoptIO(e.r, h, e.transport)
 	if err != nil {
 		e.loop.CloseHandle(h)
+	}
+	if event.LoopRefs(e) == 0 || len(e.held) > 0 {
+		if err == nil {
+			e.held = append(e.held, c) // stopped: see wants
+		}
+		return
 	}
 	e.accept(c, err)
 }
@@ -237,10 +272,10 @@ func (e *listenEvent) closing() {
 		w.ch <- struct{}{}
 	}
 	e.waiters = nil
-	for _, c := range e.queue {
+	for _, c := range append(e.queue, e.held...) {
 		c.Close()
 	}
-	e.queue = nil
+	e.queue, e.held = nil, nil
 }
 
 // onAccept is Accept's subscription: a connection goes to the first Accept

@@ -191,6 +191,14 @@ type goPoller struct {
 	rearm   chan struct{} // the loop ran a pass (capacity 1)
 	exited  chan struct{} // the goroutine has returned
 	passFn  func()        // pass, as a func made once (a method value allocates)
+
+	// The pass being delivered, on the loop: buf holds what epoll_wait
+	// reported, left what is still to deliver. A member leaving the set
+	// (remove) drops its reports from left: its number may be reused by a
+	// new member before the pass reaches them, which must not be told what
+	// the old descriptor had to report (libuv's uv__platform_invalidate_fd).
+	buf  [128]unix.EpollEvent
+	left []unix.EpollEvent
 }
 
 // goPollers holds each reactor's poller. Reactors are driven by different
@@ -274,6 +282,11 @@ func (pl *goPoller) add(fd int, m pollMember) error {
 // remove takes fd's member out of the poller (its descriptor is out of
 // the set already, or about to be closed); the last one closes the poller.
 func (pl *goPoller) remove(fd int) {
+	for i := range pl.left {
+		if pl.left[i].Fd == int32(fd) {
+			pl.left[i].Fd = -1
+		}
+	}
 	if m := pl.byFD[fd]; m != nil {
 		kind.HostOf(pl.r).CountHandle(m.kindName(), -1)
 	}
@@ -390,14 +403,16 @@ func (pl *goPoller) deliver() {
 	if pl.closed {
 		return
 	}
-	var evs [128]unix.EpollEvent
-	n, err := unix.EpollWait(pl.epfd, evs[:], 0)
+	n, err := unix.EpollWait(pl.epfd, pl.buf[:], 0)
 	for err == unix.EINTR {
-		n, err = unix.EpollWait(pl.epfd, evs[:], 0)
+		n, err = unix.EpollWait(pl.epfd, pl.buf[:], 0)
 	}
-	for _, ev := range evs[:max(n, 0)] {
-		// A callback earlier in the pass may have closed the poll, or
-		// every poll and the poller.
+	pl.left = pl.buf[:max(n, 0)]
+	for len(pl.left) > 0 {
+		ev := pl.left[0]
+		pl.left = pl.left[1:]
+		// A callback earlier in the pass may have closed the poll (its
+		// reports are gone from left), or every poll and the poller.
 		if e := pl.byFD[int(ev.Fd)]; e != nil && !pl.closed {
 			e.fired(ev.Events)
 		}

@@ -1,0 +1,142 @@
+package uv_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// TestGoBreakDialFailureClosesIO: a Dial that fails (a refused port, a
+// socket path that does not exist, a path that is no socket) returns only
+// the error, so nobody can close the IO it had begun: it must close
+// itself, not hold its handle and descriptor until the collector runs.
+func TestGoBreakDialFailureClosesIO(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		ln, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
+		uv.UvtMust(t, err)
+		closedPort := ln.Addr().String()
+		uv.UvtMust(t, ln.Close())
+		dir := t.TempDir()
+		notSocket := filepath.Join(dir, "file")
+		uv.UvtMust(t, os.WriteFile(notSocket, nil, 0o600))
+		uv.UvtWaitFor(t, "the listener's handle to go", func() bool { return handlesLeft(u) == 0 })
+		fds := uv.UvtOpenFDs(t)
+		for _, tc := range []struct {
+			network, addr string
+			want          error
+		}{
+			{"tcp4", closedPort, syscall.ECONNREFUSED},
+			{"unix", filepath.Join(dir, "nobody"), syscall.ENOENT},
+			{"unix", notSocket, syscall.ECONNREFUSED},
+		} {
+			_, err := uv.Dial(context.Background(), u.Reactor, tc.network, tc.addr)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("Dial(%s, %s) = %v, want %v", tc.network, tc.addr, err, tc.want)
+			}
+			if n := u.Stats().Handles["io"]; n != 0 {
+				t.Errorf("after the failed Dial(%s, %s): %d IOs open, want 0", tc.network, tc.addr, n)
+			}
+		}
+		// An async dial's future tells the same, with the IO closed.
+		f, err := uv.DialAsync(u.Reactor, "tcp4", closedPort)
+		uv.UvtMust(t, err)
+		if _, err := event.AwaitValue[*uv.IO](context.Background(), f); !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("DialAsync to a closed port: %v, want ECONNREFUSED", err)
+		}
+		// C handles close on the next turn of libuv: wait for it.
+		uv.UvtWaitFor(t, "the failed dials' handles to go", func() bool { return handlesLeft(u) == 0 })
+		if got := uv.UvtOpenFDs(t); got > fds {
+			t.Errorf("%d descriptors open after the failed dials, want at most %d", got, fds)
+		}
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}
+
+// TestGoBreakDialAbandoned: a Dial whose context ends while the connect
+// is in flight returns the context's error; the connect goes on and, when
+// it completes, its IO is closed: the server reads the end of the stream,
+// and no handle is left. The connect is held in flight by a listener
+// whose queue is full (the kernel drops the SYN until the queue has room,
+// and the client sends it again a second later).
+func TestGoBreakDialAbandoned(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		uv.UvtMust(t, err)
+		defer unix.Close(lfd)
+		uv.UvtMust(t, unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
+		uv.UvtMust(t, unix.Listen(lfd, 0)) // one connection fills the queue
+		sa, err := unix.Getsockname(lfd)
+		uv.UvtMust(t, err)
+		addr := fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
+		first, err := net.Dial("tcp4", addr)
+		uv.UvtMust(t, err)
+		defer first.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := uv.Dial(ctx, u.Reactor, "tcp4", addr); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Dial with its connect held in flight and a cancelled context = %v, want context.Canceled", err)
+		}
+		// Make room: the abandoned connect completes, and is closed.
+		tv := unix.Timeval{Sec: int64(uv.UvtSafety.Seconds())}
+		uv.UvtMust(t, unix.SetsockoptTimeval(lfd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv))
+		for range 2 {
+			fd, _, err := unix.Accept4(lfd, unix.SOCK_CLOEXEC)
+			uv.UvtMust(t, err)
+			defer unix.Close(fd)
+			uv.UvtMust(t, unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv))
+			local, err := unix.Getpeername(fd)
+			uv.UvtMust(t, err)
+			if local.(*unix.SockaddrInet4).Port == first.LocalAddr().(*net.TCPAddr).Port {
+				continue // the connection that filled the queue
+			}
+			if n, err := unix.Read(fd, make([]byte, 1)); n != 0 || err != nil {
+				t.Errorf("server read from the abandoned connection = %d, %v; want its end", n, err)
+			}
+		}
+		uv.UvtWaitFor(t, "the abandoned connection's handle to go", func() bool { return handlesLeft(u) == 0 })
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}
+
+// TestGoBreakDialFutureClosed: a DialAsync whose future is closed before
+// the connect completes has nobody to give its IO to: the IO closes when
+// the connect completes (the server reads the end of the stream) rather
+// than wait for the collector, here kept from running.
+func TestGoBreakDialFutureClosed(t *testing.T) {
+	defer debugGC(-1)()
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		uv.UvtMust(t, v.u.Exec(func() {
+			f, err := uv.DialAsync(v.u.Reactor, "tcp4", v.ln.Addr().String())
+			uv.UvtMust(t, err)
+			uv.UvtMust(t, f.Close()) // before any turn: the connect is in flight
+		}))
+		s, err := v.ln.AcceptIO(context.Background())
+		uv.UvtMust(t, err)
+		read := func() error {
+			n, err := s.Read(make([]byte, 1))
+			if n != 0 {
+				return fmt.Errorf("read %d bytes", n)
+			}
+			return err
+		}
+		if err := within(t, "the server's read", read); !errors.Is(err, io.EOF) {
+			t.Errorf("server read from the abandoned connection: %v, want io.EOF", err)
+		}
+		v.finish(t, s)
+	})
+}

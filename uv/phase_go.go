@@ -11,7 +11,8 @@ import (
 
 // This file is a Phase on the pure-Go driver: a Go-owned event whose Start
 // adds a hook to the reactor's iterations (kind.Host.AddTurnHook), in
-// libuv's order: idle and prepare before the loop waits, check after.
+// libuv's order (idle, prepare, check), all three after the iteration's
+// timers and I/O and before the loop waits.
 
 // goPhase is a Phase's event on the pure-Go driver; loop-owned.
 type goPhase struct {

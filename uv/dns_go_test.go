@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -212,5 +213,59 @@ func TestDNSCloseMidflightCancels(t *testing.T) {
 		if calls := c.Calls(); len(calls) != 1 || !errors.Is(calls[0].Err, event.ErrClosed) {
 			t.Errorf("lookup %d: notifications %+v, want one ErrClosed", i, calls)
 		}
+	}
+}
+
+// lingeringResolver gives up only when its context ends and release is
+// closed (by the test, from another goroutine), as a resolver does that
+// takes a while to notice a cancel; it counts the lookups that returned.
+type lingeringResolver struct {
+	blockingResolver
+	release  chan struct{}
+	returned atomic.Int32
+}
+
+func (l *lingeringResolver) linger(ctx context.Context) error {
+	defer l.returned.Add(1)
+	err := l.wait(ctx)
+	<-l.release
+	return err
+}
+
+func (l *lingeringResolver) LookupNetIP(ctx context.Context, _, _ string) ([]netip.Addr, error) {
+	return nil, l.linger(ctx)
+}
+
+func (l *lingeringResolver) LookupAddr(ctx context.Context, _ string) ([]string, error) {
+	return nil, l.linger(ctx)
+}
+
+// The reactor's Close leaves no lookup goroutine behind: it cancels each
+// lookup in flight and waits until its goroutine is done with the
+// resolver, as the libuv driver's Close waits for getaddrinfo requests.
+func TestDNSCloseWaitsForLookups(t *testing.T) {
+	const n = 4
+	u := uv.UvtNewReactorOn(t, reactor.DriverGo)
+	l := &lingeringResolver{blockingResolver: *newBlockingResolver(n), release: make(chan struct{})}
+	uv.UvtSetResolver(t, l)
+	for i := range n {
+		var err error
+		if i%2 == 0 {
+			_, err = uv.NewAddrInfo(u.Reactor, "example", "", uv.AddrInfoHints{})
+		} else {
+			_, err = uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("192.0.2.1:80"), uv.NameInfoHints{})
+		}
+		uv.UvtMust(t, err)
+		uv.UvtRecv(t, l.entered, "a lookup reaching the resolver")
+	}
+	// The resolvers return once a context has ended: after Close has
+	// cancelled it, while Close waits.
+	go func() {
+		<-l.ended
+		close(l.release)
+	}()
+	uv.UvtShutdown(t, u, false)
+	if got := l.returned.Load(); got != n {
+		t.Errorf("after the reactor's Close, %d of %d lookups have returned from the resolver", got, n)
 	}
 }

@@ -171,14 +171,10 @@ func (op *fsOp) writeAll() (any, syscall.Errno) {
 	return done, 0
 }
 
-// retried calls call until it is not interrupted by a signal (EINTR).
+// retried is ignoringEINTR (io_go.go) giving the errno.
 func retried(call func() (int, error)) (int, syscall.Errno) {
-	for {
-		n, err := call()
-		if err != unix.EINTR {
-			return n, errnoOf(err)
-		}
-	}
+	n, err := ignoringEINTR(call)
+	return n, errnoOf(err)
 }
 
 // errnoOf returns err's errno: 0 for nil; the x/sys/unix calls return

@@ -60,7 +60,11 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 		})
 		if err != nil {
 			q.closer.forget()
+			return
 		}
+		// Counted while in flight, as libuv's request is in the
+		// reactor's table; Free gives the count back.
+		host.CountHandle(q.kindName(), 1)
 	}); x != nil {
 		return x
 	}
@@ -113,6 +117,7 @@ func (o *goFSOps) Free(bool) {
 	o.closer.forget()
 	if o.job != nil {
 		o.job.Cancel()
+		o.host.CountHandle((*FSRequest)(o).kindName(), -1)
 	}
 }
 

@@ -26,16 +26,32 @@ type goPhase struct {
 
 type goPhaseOps goPhase
 
+// newGoPhase makes a Phase on the pure-Go driver. As a libuv handle is, it
+// counts in Stats().Handles from now until it closes, and the reactor's
+// Close closes it, started or not.
 func newGoPhase(r *reactor.Reactor, which uvcgo.Phase) (*Phase, error) {
 	if err := checkReactor("New"+phaseNames[which], r); err != nil {
 		return nil, err
 	}
 	e := &goPhase{r: r, which: which}
 	event.Init(&e.Base, (*goPhaseOps)(e), true, event.GoOwned)
+	var err error
+	if x := r.Exec(func() {
+		if err = onReactorClose(&e.closer, r, e); err == nil {
+			kind.HostOf(r).CountHandle(e.kindName(), 1)
+		}
+	}); x != nil {
+		err = x
+	}
+	if err != nil {
+		return nil, err
+	}
 	p := &Phase{}
 	trackGo(p, &p.Handle, r, e)
 	return p, nil
 }
+
+func (e *goPhase) kindName() string { return "phase" }
 
 func (e *goPhase) fire() {
 	e.runs++
@@ -64,4 +80,7 @@ func (o *goPhaseOps) Disarm() {
 	}
 }
 
-func (o *goPhaseOps) Free(bool) { o.closer.forget() }
+func (o *goPhaseOps) Free(bool) {
+	o.closer.forget()
+	kind.HostOf(o.r).CountHandle((*goPhase)(o).kindName(), -1)
+}

@@ -442,7 +442,7 @@ func socketAddr(fd int, peer bool) net.Addr {
 	case *unix.SockaddrInet6:
 		return tcpAddr(append([]byte(nil), a.Addr[:]...), a.Port, a.ZoneId)
 	case *unix.SockaddrUnix:
-		return &net.UnixAddr{Name: a.Name, Net: "unix"}
+		return &net.UnixAddr{Name: unixName(a.Name), Net: "unix"}
 	}
 	return nil
 }

@@ -22,10 +22,10 @@ import (
 // Go-owned event whose lookup runs on Go's resolver (package net) in a
 // goroutine of its own, with a context its Close cancels; the answer is
 // queued on the loop (kind.Host.Queue, never run in the resolving
-// goroutine), which completes the event on its next turn, as libuv's
-// callback does (with no loop running, an Exec that takes the loop runs
-// what was queued, so a completion may come there too). A goroutine rather than a bounded pool: Go's resolver
-// waits in the netpoller, not on a thread, and bounds its own cgo lookups.
+// goroutine), which completes the event on a turn (landNextTurn), as
+// libuv's callback does inside uv_run, never in an Exec on a loop nobody
+// runs. A goroutine rather than a bounded pool: Go's resolver waits in the
+// netpoller, not on a thread, and bounds its own cgo lookups.
 //
 // From submission until it completes or closes, a lookup counts as active
 // (Run goes on, no deadlock is reported) and in Stats().Handles under its
@@ -105,7 +105,7 @@ func submitGo[E any, P interface {
 			res, err := lookup(ctx, rs)
 			// Refused once the reactor is closed: its Close closed the
 			// lookup, whose answer nobody may hear.
-			host.Queue(func() { g.complete(res, err) })
+			host.Queue(func() { landNextTurn(r, func() { g.complete(res, err) }) })
 		}()
 	}); x != nil {
 		return x

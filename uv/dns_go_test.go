@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -268,4 +269,41 @@ func TestDNSCloseWaitsForLookups(t *testing.T) {
 	if got := l.returned.Load(); got != n {
 		t.Errorf("after the reactor's Close, %d of %d lookups have returned from the resolver", got, n)
 	}
+}
+
+// answeringResolver answers at once and says when it has.
+type answeringResolver struct {
+	fakeResolver
+	answered chan struct{}
+}
+
+func (a *answeringResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	defer close(a.answered)
+	return a.fakeResolver.LookupNetIP(ctx, network, host)
+}
+
+// A lookup's answer is delivered on a loop turn, as libuv's callback is
+// inside uv_run, never in an operation (Exec, Stats, Info) run by a
+// goroutine on a loop nobody runs: until a turn, the lookup is in flight.
+func TestAddrInfoCompletesOnATurn(t *testing.T) {
+	u := uv.UvtNewReactorOn(t, reactor.DriverGo)
+	rs := &answeringResolver{fakeResolver{ips: []netip.Addr{netip.MustParseAddr("192.0.2.1")}}, make(chan struct{})}
+	uv.UvtSetResolver(t, rs)
+	a, err := uv.NewAddrInfo(u.Reactor, "example", "", uv.AddrInfoHints{})
+	uv.UvtMust(t, err)
+	uv.UvtRecv(t, rs.answered, "the resolver's answer")
+	// The answer is queued for the loop right after; operations run by this
+	// goroutine, which takes the loop for each, must not complete it.
+	for range 1000 {
+		uv.UvtMust(t, u.Exec(func() {}))
+		runtime.Gosched()
+	}
+	if a.Flags().Has(event.Closed) || u.Stats().Handles["addrinfo"] != 1 {
+		t.Errorf("completed without a loop turn: %s, %v", a.Info(), u.Stats().Handles)
+	}
+	uv.UvtTurnUntil(t, u, "the lookup to complete", func() bool { return a.Flags().Has(event.Closed) })
+	if addrs, err := a.Wait(waitCtx(t)); err != nil || len(addrs) != 1 {
+		t.Errorf("Wait = %v, %v; want the one address", addrs, err)
+	}
+	uv.UvtShutdown(t, u, false)
 }

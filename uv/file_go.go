@@ -53,7 +53,7 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 			if errno != 0 {
 				res, ferr = nil, q.failure(-int(errno))
 			}
-			if host.Queue(func() { q.landNextTurn(res, ferr) }) != nil {
+			if host.Queue(func() { landNextTurn(r, func() { q.landed(res, ferr) }) }) != nil {
 				q.unclaimed(res) // the reactor has closed, and q with it
 			}
 			return nil, nil
@@ -69,30 +69,6 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 		return x
 	}
 	return err
-}
-
-// landNextTurn delivers the outcome of q's job on the loop's next turn,
-// from a timer due at once; if that timer is closed first (the reactor's
-// Close), at its close; if the reactor is closing already, now. On the
-// loop.
-func (q *FSRequest) landNextTurn(res any, err error) {
-	done := false // the outcome is let go of once: a descriptor is closed once
-	land := func() {
-		if !done {
-			done = true
-			q.landed(res, err)
-		}
-	}
-	tm, terr := q.r.NewTimer(0, 0)
-	if terr == nil {
-		_, terr = event.Subscribe(tm, func(event.Event, any, error) { land() })
-	}
-	if terr == nil {
-		terr = tm.Start()
-	}
-	if terr != nil {
-		land()
-	}
 }
 
 // landed delivers the outcome of q's job, on the loop: to q's waiters, or,

@@ -16,9 +16,7 @@ import (
 // gatedResolver holds every lookup until Fire lets one through to Go's
 // resolver (or the lookup's context ends): on the pure-Go driver the
 // conformance rows' lookups stay in flight until the table fires them, as
-// a Task's function waits behind its gate. (On libuv a lookup completes
-// only on a loop turn; on the pure-Go driver any goroutine owning the
-// loop, in an Exec, may run its completion.)
+// a Task's function waits behind its gate.
 type gatedResolver struct {
 	held chan heldLookup
 	on   sync.Map // event.Event → struct{}: the table's lookups on the pure-Go driver

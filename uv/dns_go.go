@@ -22,15 +22,18 @@ import (
 // Go-owned event whose lookup runs on Go's resolver (package net) in a
 // goroutine of its own, with a context its Close cancels; the answer is
 // queued on the loop (kind.Host.Queue, never run in the resolving
-// goroutine), which completes the event on its next turn, as libuv's
-// callback does (with no loop running, an Exec that takes the loop runs
-// what was queued, so a completion may come there too). A goroutine rather than a bounded pool: Go's resolver
-// waits in the netpoller, not on a thread, and bounds its own cgo lookups.
+// goroutine), which completes the event on a turn (landNextTurn), as
+// libuv's callback does inside uv_run, never in an Exec on a loop nobody
+// runs. A goroutine rather than a bounded pool: Go's resolver waits in the
+// netpoller, not on a thread, and bounds its own cgo lookups.
 //
 // From submission until it completes or closes, a lookup counts as active
 // (Run goes on, no deadlock is reported) and in Stats().Handles under its
 // kind, as a libuv request in the reactor's table does; the reactor's
-// Close closes it (architecture §2, rule 7).
+// Close closes it (architecture §2, rule 7), and waits until each lookup's
+// goroutine, its context cancelled, is done with the resolver (as the
+// libuv driver's Close waits for getaddrinfo requests): a closed reactor
+// leaves no goroutine of its own behind.
 //
 // What getaddrinfo and getnameinfo do that Go's resolver does not, this
 // file does itself, so that both drivers answer alike: literal addresses
@@ -59,7 +62,9 @@ type goLookup struct {
 	c      *reqCore
 	stop   context.CancelFunc // cancels the resolver's context
 	closer reactorCloser
-	live   bool // counted as active and as a handle: in flight, open
+	live   bool          // counted as active and as a handle: in flight, open
+	exited chan struct{} // closed when the lookup's goroutine ends
+	unwait func()        // unregisters the wait for it at the reactor's Close
 }
 
 type goLookupOps goLookup
@@ -87,11 +92,20 @@ func submitGo[E any, P interface {
 		host.CountHandle(ev.kindName(), 1)
 		var ctx context.Context
 		ctx, g.stop = context.WithCancel(context.Background())
+		// Registered apart from the event's own closer, and until the
+		// answer reaches the loop: a lookup closed first still has its
+		// goroutine waited for.
+		g.exited = make(chan struct{})
+		g.unwait = host.AddCloser(func() {
+			g.stop()
+			<-g.exited
+		})
 		go func() {
+			defer close(g.exited)
 			res, err := lookup(ctx, rs)
 			// Refused once the reactor is closed: its Close closed the
 			// lookup, whose answer nobody may hear.
-			host.Queue(func() { g.complete(res, err) })
+			host.Queue(func() { landNextTurn(r, func() { g.complete(res, err) }) })
 		}()
 	}); x != nil {
 		return x
@@ -102,6 +116,7 @@ func submitGo[E any, P interface {
 // complete delivers the answer, on the loop, unless the event closed
 // first (its subscribers heard event.ErrClosed then).
 func (g *goLookup) complete(res any, err error) {
+	g.unwait() // the goroutine is ending: nothing to wait for
 	if !g.live {
 		return
 	}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -213,4 +215,95 @@ func TestDNSCloseMidflightCancels(t *testing.T) {
 			t.Errorf("lookup %d: notifications %+v, want one ErrClosed", i, calls)
 		}
 	}
+}
+
+// lingeringResolver gives up only when its context ends and release is
+// closed (by the test, from another goroutine), as a resolver does that
+// takes a while to notice a cancel; it counts the lookups that returned.
+type lingeringResolver struct {
+	blockingResolver
+	release  chan struct{}
+	returned atomic.Int32
+}
+
+func (l *lingeringResolver) linger(ctx context.Context) error {
+	defer l.returned.Add(1)
+	err := l.wait(ctx)
+	<-l.release
+	return err
+}
+
+func (l *lingeringResolver) LookupNetIP(ctx context.Context, _, _ string) ([]netip.Addr, error) {
+	return nil, l.linger(ctx)
+}
+
+func (l *lingeringResolver) LookupAddr(ctx context.Context, _ string) ([]string, error) {
+	return nil, l.linger(ctx)
+}
+
+// The reactor's Close leaves no lookup goroutine behind: it cancels each
+// lookup in flight and waits until its goroutine is done with the
+// resolver, as the libuv driver's Close waits for getaddrinfo requests.
+func TestDNSCloseWaitsForLookups(t *testing.T) {
+	const n = 4
+	u := uv.UvtNewReactorOn(t, reactor.DriverGo)
+	l := &lingeringResolver{blockingResolver: *newBlockingResolver(n), release: make(chan struct{})}
+	uv.UvtSetResolver(t, l)
+	for i := range n {
+		var err error
+		if i%2 == 0 {
+			_, err = uv.NewAddrInfo(u.Reactor, "example", "", uv.AddrInfoHints{})
+		} else {
+			_, err = uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("192.0.2.1:80"), uv.NameInfoHints{})
+		}
+		uv.UvtMust(t, err)
+		uv.UvtRecv(t, l.entered, "a lookup reaching the resolver")
+	}
+	// The resolvers return once a context has ended: after Close has
+	// cancelled it, while Close waits.
+	go func() {
+		<-l.ended
+		close(l.release)
+	}()
+	uv.UvtShutdown(t, u, false)
+	if got := l.returned.Load(); got != n {
+		t.Errorf("after the reactor's Close, %d of %d lookups have returned from the resolver", got, n)
+	}
+}
+
+// answeringResolver answers at once and says when it has.
+type answeringResolver struct {
+	fakeResolver
+	answered chan struct{}
+}
+
+func (a *answeringResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	defer close(a.answered)
+	return a.fakeResolver.LookupNetIP(ctx, network, host)
+}
+
+// A lookup's answer is delivered on a loop turn, as libuv's callback is
+// inside uv_run, never in an operation (Exec, Stats, Info) run by a
+// goroutine on a loop nobody runs: until a turn, the lookup is in flight.
+func TestAddrInfoCompletesOnATurn(t *testing.T) {
+	u := uv.UvtNewReactorOn(t, reactor.DriverGo)
+	rs := &answeringResolver{fakeResolver{ips: []netip.Addr{netip.MustParseAddr("192.0.2.1")}}, make(chan struct{})}
+	uv.UvtSetResolver(t, rs)
+	a, err := uv.NewAddrInfo(u.Reactor, "example", "", uv.AddrInfoHints{})
+	uv.UvtMust(t, err)
+	uv.UvtRecv(t, rs.answered, "the resolver's answer")
+	// The answer is queued for the loop right after; operations run by this
+	// goroutine, which takes the loop for each, must not complete it.
+	for range 1000 {
+		uv.UvtMust(t, u.Exec(func() {}))
+		runtime.Gosched()
+	}
+	if a.Flags().Has(event.Closed) || u.Stats().Handles["addrinfo"] != 1 {
+		t.Errorf("completed without a loop turn: %s, %v", a.Info(), u.Stats().Handles)
+	}
+	uv.UvtTurnUntil(t, u, "the lookup to complete", func() bool { return a.Flags().Has(event.Closed) })
+	if addrs, err := a.Wait(waitCtx(t)); err != nil || len(addrs) != 1 {
+		t.Errorf("Wait = %v, %v; want the one address", addrs, err)
+	}
+	uv.UvtShutdown(t, u, false)
 }

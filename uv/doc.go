@@ -31,8 +31,8 @@
 // the reactor's own, watched through Go's netpoller, and read into pooled Go
 // buffers; they count in Stats().Handles as libuv's handles do. FSEvent
 // keeps libuv's inotify semantics, with one inotify descriptor per reactor
-// in the same epoll set. Phase hooks run in the same order around the
-// pure-Go loop's iterations. AddrInfo and NameInfo run on Go's resolver
+// in the same epoll set. Phase hooks run in libuv's order in each of the
+// pure-Go loop's iterations (Phase says where). AddrInfo and NameInfo run on Go's resolver
 // there. Every kind works on either driver.
 //
 // # Descriptors, files and names

@@ -53,42 +53,22 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 			if errno != 0 {
 				res, ferr = nil, q.failure(-int(errno))
 			}
-			if host.Queue(func() { q.landNextTurn(res, ferr) }) != nil {
+			if host.Queue(func() { landNextTurn(r, func() { q.landed(res, ferr) }) }) != nil {
 				q.unclaimed(res) // the reactor has closed, and q with it
 			}
 			return nil, nil
 		})
 		if err != nil {
 			q.closer.forget()
+			return
 		}
+		// Counted while in flight, as libuv's request is in the
+		// reactor's table; Free gives the count back.
+		host.CountHandle(q.kindName(), 1)
 	}); x != nil {
 		return x
 	}
 	return err
-}
-
-// landNextTurn delivers the outcome of q's job on the loop's next turn,
-// from a timer due at once; if that timer is closed first (the reactor's
-// Close), at its close; if the reactor is closing already, now. On the
-// loop.
-func (q *FSRequest) landNextTurn(res any, err error) {
-	done := false // the outcome is let go of once: a descriptor is closed once
-	land := func() {
-		if !done {
-			done = true
-			q.landed(res, err)
-		}
-	}
-	tm, terr := q.r.NewTimer(0, 0)
-	if terr == nil {
-		_, terr = event.Subscribe(tm, func(event.Event, any, error) { land() })
-	}
-	if terr == nil {
-		terr = tm.Start()
-	}
-	if terr != nil {
-		land()
-	}
 }
 
 // landed delivers the outcome of q's job, on the loop: to q's waiters, or,
@@ -113,6 +93,7 @@ func (o *goFSOps) Free(bool) {
 	o.closer.forget()
 	if o.job != nil {
 		o.job.Cancel()
+		o.host.CountHandle((*FSRequest)(o).kindName(), -1)
 	}
 }
 
@@ -171,14 +152,10 @@ func (op *fsOp) writeAll() (any, syscall.Errno) {
 	return done, 0
 }
 
-// retried calls call until it is not interrupted by a signal (EINTR).
+// retried is ignoringEINTR (io_go.go) giving the errno.
 func retried(call func() (int, error)) (int, syscall.Errno) {
-	for {
-		n, err := call()
-		if err != unix.EINTR {
-			return n, errnoOf(err)
-		}
-	}
+	n, err := ignoringEINTR(call)
+	return n, errnoOf(err)
 }
 
 // errnoOf returns err's errno: 0 for nil; the x/sys/unix calls return

@@ -258,3 +258,33 @@ func TestConformFS(t *testing.T) {
 		Info: regexp.MustCompile(`^FS\(read \S+\)$`),
 	})
 }
+
+// A file request counts as "fs" in Stats().Handles while in flight, on both
+// drivers alike, and not once it has completed.
+func TestFSRequestCounted(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		f, err := uv.OpenFile(context.Background(), u.Reactor, filepath.Join(t.TempDir(), "x"), os.O_CREATE|os.O_RDWR, 0o600)
+		uv.UvtMust(t, err)
+		var q *uv.FSRequest
+		var inFlight map[string]int
+		uv.UvtMust(t, u.Exec(func() {
+			// Submitted on the loop: it cannot complete before a later turn.
+			q, err = f.WriteAsync([]byte("x"), 0)
+			inFlight = u.Stats().Handles
+		}))
+		uv.UvtMust(t, err)
+		if diff := cmp.Diff(map[string]int{"fs": 1}, inFlight); diff != "" {
+			t.Errorf("a file request in flight (-want +got):\n%s", diff)
+		}
+		if _, err := event.Await(waitCtx(t), event.Any(), q); err != nil {
+			t.Fatal(err)
+		}
+		if n := u.Stats().Handles["fs"]; n != 0 {
+			t.Errorf("a completed file request still counts: fs=%d", n)
+		}
+		uv.UvtMust(t, f.Close())
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}

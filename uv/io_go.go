@@ -496,11 +496,7 @@ func socketAddr(fd int, peer bool) net.Addr {
 	case *unix.SockaddrInet6:
 		return tcpAddr(append([]byte(nil), a.Addr[:]...), a.Port, a.ZoneId)
 	case *unix.SockaddrUnix:
-		name := a.Name
-		if name == "@" {
-			name = "" // unnamed (a socket pair's end, a client's): x/sys/unix reads it as abstract
-		}
-		return &net.UnixAddr{Name: name, Net: "unix"}
+		return &net.UnixAddr{Name: unixName(a.Name), Net: "unix"}
 	}
 	return nil
 }

@@ -43,6 +43,17 @@ func unixAddrOf(l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
 	return &net.UnixAddr{Name: name, Net: "unix"}, nil
 }
 
+// unixName is the name of a Unix socket as golang.org/x/sys/unix reads it,
+// made what libuv's uv_pipe_getsockname gives: that package writes an
+// unnamed socket's name (it has none) as "@", as if it were an abstract
+// one, where libuv gives "".
+func unixName(name string) string {
+	if name == "@" {
+		return ""
+	}
+	return name
+}
+
 // OpenPipe makes an IO of fd, a stream descriptor (a socket, a pipe's end,
 // a terminal's descriptor used as a plain stream): the IO owns fd from then
 // on and closes it when it closes (on error, fd stays the caller's). fd is

@@ -105,3 +105,52 @@ func TestOpenPipeBadFD(t *testing.T) {
 		uv.UvtShutdown(t, u, false)
 	})
 }
+
+// An unnamed Unix socket (either end of Pipe, the dialling end of a
+// connection) has the empty name on both drivers, in its addresses and its
+// Info, as libuv's uv_pipe_getsockname gives it.
+func TestUnixUnnamedAddress(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		a, b, err := uv.Pipe(u.Reactor)
+		uv.UvtMust(t, err)
+		path := filepath.Join(t.TempDir(), "s.sock")
+		ln, err := uv.Listen(u.Reactor, "unix", path)
+		uv.UvtMust(t, err)
+		accepted := make(chan *uv.IO, 1)
+		go func() {
+			s, err := ln.AcceptIO(context.Background())
+			if err != nil {
+				t.Errorf("AcceptIO: %v", err)
+			}
+			accepted <- s
+		}()
+		c, err := uv.Dial(context.Background(), u.Reactor, "unix", path)
+		uv.UvtMust(t, err)
+		s := uv.UvtRecv(t, accepted, "the accepted connection")
+		if s == nil {
+			t.FailNow()
+		}
+		for _, x := range []struct {
+			name          string
+			c             *uv.IO
+			local, remote string
+		}{{"pipe", a, "", ""}, {"dialled", c, "", path}, {"accepted", s, path, ""}} {
+			if got := x.c.LocalAddr().String(); got != x.local {
+				t.Errorf("%s: LocalAddr = %q, want %q", x.name, got, x.local)
+			}
+			if got := x.c.RemoteAddr().String(); got != x.remote {
+				t.Errorf("%s: RemoteAddr = %q, want %q", x.name, got, x.remote)
+			}
+			if want := "IO(unix " + x.local + "->" + x.remote + ", in=0, out=0)"; x.c.Info() != want {
+				t.Errorf("%s: Info = %q, want %q", x.name, x.c.Info(), want)
+			}
+		}
+		for _, x := range []*uv.IO{a, b, c, s} {
+			uv.UvtMust(t, x.Close())
+		}
+		uv.UvtMust(t, ln.Close())
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}

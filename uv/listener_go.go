@@ -2,6 +2,7 @@ package uv
 
 import (
 	"os"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -45,8 +46,10 @@ func listenGo(r *reactor.Reactor, ln *Listener, network string, ep endpoint, reu
 			return err
 		}
 		g.pl = pl
-		if ep.transport == "unix" {
-			g.unlink = g.addr.String() // as package net does: Close removes the socket file
+		// As package net does, Close removes the socket file; a name
+		// beginning with '@' is abstract (x/sys's convention): no file.
+		if name := g.addr.String(); ep.transport == "unix" && !strings.HasPrefix(name, "@") {
+			g.unlink = name
 		}
 		g.reserve, _ = unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		event.Init(&g.Base, (*goListenerOps)(g), true, event.GoOwned)

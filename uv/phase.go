@@ -20,8 +20,12 @@ import (
 // the hooks), so a started Prepare or Check costs one cgo call per
 // iteration. A started hook is an active event: it keeps Run going.
 //
-// On the pure-Go driver the hooks run in the same order around the loop's
-// wait (phase_go.go), with no libuv to turn.
+// On the pure-Go driver (phase_go.go) the hooks run in the same order, once
+// per iteration, after the iteration's timers and I/O and before the loop
+// waits: idle, prepare, then check at once. So a Check follows the I/O of
+// its iteration, as on libuv, but no wait for I/O comes between a Prepare
+// and the Check after it (prepare-to-check time is not the time spent
+// polling there).
 //
 // A Phase is an event reference (see Handle).
 type Phase struct {

@@ -11,7 +11,8 @@ import (
 
 // This file is a Phase on the pure-Go driver: a Go-owned event whose Start
 // adds a hook to the reactor's iterations (kind.Host.AddTurnHook), in
-// libuv's order: idle and prepare before the loop waits, check after.
+// libuv's order (idle, prepare, check), all three after the iteration's
+// timers and I/O and before the loop waits.
 
 // goPhase is a Phase's event on the pure-Go driver; loop-owned.
 type goPhase struct {
@@ -25,16 +26,32 @@ type goPhase struct {
 
 type goPhaseOps goPhase
 
+// newGoPhase makes a Phase on the pure-Go driver. As a libuv handle is, it
+// counts in Stats().Handles from now until it closes, and the reactor's
+// Close closes it, started or not.
 func newGoPhase(r *reactor.Reactor, which uvcgo.Phase) (*Phase, error) {
 	if err := checkReactor("New"+phaseNames[which], r); err != nil {
 		return nil, err
 	}
 	e := &goPhase{r: r, which: which}
 	event.Init(&e.Base, (*goPhaseOps)(e), true, event.GoOwned)
+	var err error
+	if x := r.Exec(func() {
+		if err = onReactorClose(&e.closer, r, e); err == nil {
+			kind.HostOf(r).CountHandle(e.kindName(), 1)
+		}
+	}); x != nil {
+		err = x
+	}
+	if err != nil {
+		return nil, err
+	}
 	p := &Phase{}
 	trackGo(p, &p.Handle, r, e)
 	return p, nil
 }
+
+func (e *goPhase) kindName() string { return "phase" }
 
 func (e *goPhase) fire() {
 	e.runs++
@@ -63,4 +80,7 @@ func (o *goPhaseOps) Disarm() {
 	}
 }
 
-func (o *goPhaseOps) Free(bool) { o.closer.forget() }
+func (o *goPhaseOps) Free(bool) {
+	o.closer.forget()
+	kind.HostOf(o.r).CountHandle((*goPhase)(o).kindName(), -1)
+}

@@ -79,3 +79,29 @@ func TestConformPhases(t *testing.T) {
 		})
 	}
 }
+
+// A Phase counts in Stats().Handles from its creation to its close on both
+// drivers alike, so that a leak check means the same on each, and the
+// reactor's Close closes a Phase that was never started, as it closes
+// every libuv handle.
+func TestPhaseCountedAndClosedWithReactor(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		idle, err := uv.NewIdle(u.Reactor)
+		uv.UvtMust(t, err)
+		check, err := uv.NewCheck(u.Reactor)
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, check.Start())
+		if diff := cmp.Diff(map[string]int{"phase": 2}, u.Stats().Handles); diff != "" {
+			t.Errorf("two phases, one started (-want +got):\n%s", diff)
+		}
+		uv.UvtMust(t, check.Close())
+		uv.UvtMust(t, u.RunNoWait(context.Background())) // libuv's close callback
+		if diff := cmp.Diff(map[string]int{"phase": 1}, u.Stats().Handles); diff != "" {
+			t.Errorf("one phase closed (-want +got):\n%s", diff)
+		}
+		uv.UvtShutdown(t, u, false)
+		if !idle.Flags().Has(event.Closed) {
+			t.Errorf("a Phase never started is not closed by the reactor's Close: %s", idle.Info())
+		}
+	})
+}

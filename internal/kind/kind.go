@@ -44,8 +44,10 @@ type Host interface {
 	// close callback has reported.
 	CloseHandle(h uvcgo.Handle)
 	// CountHandle adds delta to the live handles of kind k in Stats: a
-	// Go-owned event standing for a descriptor (the pure-Go driver's polls
-	// and sockets) counts there as a C handle does. With ownership.
+	// Go-owned event standing for what is a libuv handle or request on the
+	// other driver (the pure-Go driver's polls, sockets, fs events, phase
+	// hooks, lookups and file requests) counts there as the C one does.
+	// With ownership.
 	CountHandle(k string, delta int)
 	// EveryTurn adds delta to the number of started hooks that need libuv
 	// turned on every loop iteration (prepare and check handles).

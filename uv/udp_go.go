@@ -306,7 +306,7 @@ func (o *goUDPOps) Free(bool) {
 	if pl := e.pl; pl != nil {
 		pl.ctlMask(e.fd, e.mask, 0)
 		e.pl, e.mask = nil, 0
+		pl.remove(e.fd) // out of the poller first, as every member: then its number is free
 		unix.Close(e.fd)
-		pl.remove(e.fd)
 	}
 }

@@ -2,6 +2,7 @@ package uv
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"sync/atomic"
@@ -35,6 +36,16 @@ var errTimeout = os.ErrDeadlineExceeded
 
 var errInvalid = syscall.EINVAL
 
+// errZero is the error of a method called on a zero value of the named
+// type (or a nil pointer): no constructor made it, so it stands for no
+// event (architecture §2, rule 11).
+func errZero(typ string) error {
+	return fmt.Errorf("uv: a zero %s (not made by a constructor): %w", typ, event.ErrNilEvent)
+}
+
+// zero reports an IO no constructor made.
+func (c *IO) zero() bool { return c == nil || c.e == nil }
+
 var _ net.Conn = (*IO)(nil)
 
 // opError wraps err as the net package does for a connection's operations.
@@ -48,12 +59,18 @@ func (c *IO) opError(op string, err error) error {
 
 // LocalAddr returns the local address (nil when it cannot be known).
 func (c *IO) LocalAddr() net.Addr {
+	if c.zero() {
+		return nil
+	}
 	a, _ := c.e.addrs.get(c.e)
 	return a
 }
 
 // RemoteAddr returns the peer's address (nil when it cannot be known).
 func (c *IO) RemoteAddr() net.Addr {
+	if c.zero() {
+		return nil
+	}
 	_, b := c.e.addrs.get(c.e)
 	return b
 }
@@ -112,6 +129,9 @@ func (c *IO) SetReadDeadline(t time.Time) error { return c.setDeadline(t, true, 
 func (c *IO) SetWriteDeadline(t time.Time) error { return c.setDeadline(t, false, true) }
 
 func (c *IO) setDeadline(t time.Time, read, write bool) error {
+	if c.zero() {
+		return errZero("IO")
+	}
 	e := c.e
 	err := e.do(func() error {
 		if read {

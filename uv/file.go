@@ -173,10 +173,18 @@ func OpenFile(ctx context.Context, r *reactor.Reactor, name string, flag int, pe
 }
 
 // Name returns the name the file was opened with.
-func (f *File) Name() string { return f.name }
+func (f *File) Name() string {
+	if f == nil {
+		return ""
+	}
+	return f.name
+}
 
 // descriptor returns the open descriptor, or ErrClosed.
 func (f *File) descriptor() (int, error) {
+	if f.zero() {
+		return -1, errZero("File")
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fd < 0 {
@@ -207,6 +215,9 @@ func (f *File) WriteAsync(p []byte, off int64) (*FSRequest, error) {
 	}
 	return submitFS(f.r, f, fsOp{name: "write", fd: fd, p: p, off: off})
 }
+
+// zero reports a File that OpenFile did not make (a zero value, or nil).
+func (f *File) zero() bool { return f == nil || f.r == nil }
 
 // usable checks an operation's arguments (ok: the caller found them
 // right) and returns the descriptor, or the error refusing it.
@@ -271,6 +282,9 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 
 // Read reads at the File's offset and advances it (io.Reader).
 func (f *File) Read(p []byte) (int, error) {
+	if f.zero() {
+		return 0, &os.PathError{Op: "read", Err: errZero("File")}
+	}
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -297,6 +311,9 @@ func (f *File) Read(p []byte) (int, error) {
 
 // Write writes at the File's offset and advances it (io.Writer).
 func (f *File) Write(p []byte) (int, error) {
+	if f.zero() {
+		return 0, &os.PathError{Op: "write", Err: errZero("File")}
+	}
 	f.mu.Lock()
 	off := f.off
 	f.mu.Unlock()
@@ -311,6 +328,9 @@ func (f *File) Write(p []byte) (int, error) {
 // driver) and waits for it. Closing twice returns an error matching
 // os.ErrClosed, as *os.File does.
 func (f *File) Close() error {
+	if f.zero() { // its fd is 0, which is not its own
+		return &os.PathError{Op: "close", Err: errZero("File")}
+	}
 	f.mu.Lock()
 	fd := f.fd
 	f.fd = -1

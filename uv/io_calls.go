@@ -18,6 +18,9 @@ import (
 // returns io.EOF; once closed, an error matching ErrClosed; past the read
 // deadline, one matching os.ErrDeadlineExceeded.
 func (c *IO) Read(p []byte) (int, error) {
+	if c.zero() {
+		return 0, errZero("IO")
+	}
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -47,6 +50,9 @@ func (c *IO) Read(p []byte) (int, error) {
 // []byte the receiver owns) as soon as there are any, or with io.EOF, the
 // stream's error, or ErrClosed.
 func (c *IO) ReadAsync(max int) (*event.Future[[]byte], error) {
+	if c.zero() {
+		return nil, errZero("IO")
+	}
 	if max <= 0 {
 		return nil, fmt.Errorf("uv: ReadAsync(%d): %w", max, errInvalid)
 	}
@@ -67,6 +73,9 @@ func (c *IO) ReadAsync(max int) (*event.Future[[]byte], error) {
 // the stream failed, closed, or passed its write deadline (then n says how
 // much was written). On the loop goroutine it does not wait: it is Send.
 func (c *IO) Write(p []byte) (int, error) {
+	if c.zero() {
+		return 0, errZero("IO")
+	}
 	e := c.e
 	if e.r.Owned() {
 		if err := c.Send(p); err != nil {
@@ -97,6 +106,9 @@ func (c *IO) Write(p []byte) (int, error) {
 // queued write that fails later is reported to the callbacks of a started
 // IO, and to every later write.
 func (c *IO) Send(p []byte) error {
+	if c.zero() {
+		return errZero("IO")
+	}
 	if len(p) == 0 {
 		return nil
 	}
@@ -112,6 +124,9 @@ func (c *IO) Send(p []byte) error {
 // socket has taken all of p, or with the error that stopped it. p is copied
 // where it must wait: the caller may reuse it when WriteAsync returns.
 func (c *IO) WriteAsync(p []byte) (*event.Future[int], error) {
+	if c.zero() {
+		return nil, errZero("IO")
+	}
 	e := c.e
 	f := event.NewFuture[int](e.r)
 	op := &ioOp{fut: futureOf[int]{f}, res: func(op *ioOp) any { return op.n }}
@@ -129,6 +144,9 @@ func (c *IO) WriteAsync(p []byte) (*event.Future[int], error) {
 // Queued returns the bytes written but still waiting in libuv for the
 // socket: the measure of backpressure.
 func (c *IO) Queued() int {
+	if c.zero() {
+		return 0
+	}
 	e := c.e
 	n := 0
 	e.exec(func() {
@@ -143,6 +161,9 @@ func (c *IO) Queued() int {
 // (the peer reads io.EOF); reading goes on. It waits for the shutdown,
 // except on the loop goroutine.
 func (c *IO) CloseWrite() error {
+	if c.zero() {
+		return errZero("IO")
+	}
 	e := c.e
 	op := blockingOp(nil)
 	defer op.put()
@@ -174,6 +195,9 @@ func (c *IO) CloseWrite() error {
 
 // Stats returns the bytes read and written and the reads done so far.
 func (c *IO) Stats() (in, out, reads uint64) {
+	if c.zero() {
+		return 0, 0, 0
+	}
 	return c.e.in.Load(), c.e.out.Load(), c.e.reads.Load()
 }
 

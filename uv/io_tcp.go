@@ -137,6 +137,9 @@ func tcpAddrOf(l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
 // connection dialled or accepted, as in package net) or on (false: small
 // writes wait to be coalesced while data is unacknowledged).
 func (c *IO) SetNoDelay(on bool) error {
+	if c.zero() {
+		return errZero("IO")
+	}
 	e := c.e
 	return e.do(func() error { return e.t.noDelay(on) })
 }

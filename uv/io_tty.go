@@ -47,6 +47,9 @@ func OpenTTY(r *reactor.Reactor, fd int) (*IO, error) {
 // SetMode sets the terminal's mode. ResetTTYMode restores the mode the
 // first SetMode of the process found (call it before exiting from raw mode).
 func (c *IO) SetMode(m TTYMode) error {
+	if c.zero() {
+		return errZero("IO")
+	}
 	e := c.e
 	return e.do(func() error {
 		if e.transport != "tty" {
@@ -58,6 +61,9 @@ func (c *IO) SetMode(m TTYMode) error {
 
 // WindowSize returns the terminal's size in columns and rows.
 func (c *IO) WindowSize() (width, height int, err error) {
+	if c.zero() {
+		return 0, 0, errZero("IO")
+	}
 	e := c.e
 	err = e.do(func() error {
 		if e.transport != "tty" {

@@ -300,6 +300,9 @@ func (e *listenEvent) onAccept(_ event.Event, res any, err error) {
 // AcceptIO waits for the next connection (or ctx's end) and returns it. It
 // starts the listener the first time. Not on the loop goroutine.
 func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
+	if l == nil || l.e == nil {
+		return nil, errZero("Listener")
+	}
 	e := l.e
 	w := &acceptOp{ch: make(chan struct{}, 1)}
 	var err error
@@ -367,4 +370,9 @@ func (l *Listener) Accept() (net.Conn, error) {
 }
 
 // Addr returns the address the listener is bound to.
-func (l *Listener) Addr() net.Addr { return l.e.addr }
+func (l *Listener) Addr() net.Addr {
+	if l == nil || l.e == nil {
+		return nil
+	}
+	return l.e.addr
+}

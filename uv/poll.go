@@ -166,7 +166,12 @@ func NewPoll(r *reactor.Reactor, fd int, events PollEvents, opts ...PollOption) 
 }
 
 // FD returns the descriptor the poll watches.
-func (p *Poll) FD() int { return p.e.fd }
+func (p *Poll) FD() int {
+	if p == nil || p.e == nil {
+		return -1
+	}
+	return p.e.fd
+}
 
 func (s *pollState) describe() string {
 	d := fmt.Sprintf("Poll(fd=%d, events=%v", s.fd, s.mask())

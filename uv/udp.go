@@ -283,6 +283,9 @@ func (s *udpState) closing() {
 // cut to len(p), as package net does) and returns its sender. Not on the
 // loop goroutine, where it would never return (event.ErrOnLoop).
 func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
+	if u == nil || u.e == nil {
+		return 0, nil, errZero("UDP")
+	}
 	e := u.e
 	if e.r.Owned() {
 		return 0, nil, u.opError("read", event.ErrOnLoop)
@@ -323,6 +326,9 @@ func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 // socket does not take at once is copied and queued. A queued send that
 // failed is reported by the next WriteTo.
 func (u *UDP) WriteTo(p []byte, addr net.Addr) (int, error) {
+	if u == nil || u.e == nil {
+		return 0, errZero("UDP")
+	}
 	ua, ok := addr.(*net.UDPAddr)
 	if !ok {
 		return 0, u.opError("write", fmt.Errorf("uv: WriteTo %T: %w", addr, errInvalid))
@@ -354,13 +360,21 @@ func (u *UDP) WriteTo(p []byte, addr net.Addr) (int, error) {
 
 // Queued returns the datagrams waiting for the socket to take them.
 func (u *UDP) Queued() int {
+	if u == nil || u.e == nil {
+		return 0
+	}
 	n := 0
 	u.e.r.Exec(func() { n = u.e.drv.queued() })
 	return n
 }
 
 // LocalAddr returns the address the socket is bound to.
-func (u *UDP) LocalAddr() net.Addr { return u.e.addr }
+func (u *UDP) LocalAddr() net.Addr {
+	if u == nil || u.e == nil {
+		return nil
+	}
+	return u.e.addr
+}
 
 // SetDeadline sets the read deadline; writes never wait.
 func (u *UDP) SetDeadline(t time.Time) error { return u.SetReadDeadline(t) }
@@ -371,6 +385,9 @@ func (u *UDP) SetWriteDeadline(time.Time) error { return nil }
 // SetReadDeadline bounds the ReadFrom waiting now and to come, as
 // IO.SetReadDeadline does Read.
 func (u *UDP) SetReadDeadline(t time.Time) error {
+	if u == nil || u.e == nil {
+		return errZero("UDP")
+	}
 	e := u.e
 	err := ErrClosed
 	e.r.Exec(func() {

@@ -75,17 +75,7 @@ func TestGoBreakDialFailureClosesIO(t *testing.T) {
 func TestGoBreakDialAbandoned(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
-		lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		uv.UvtMust(t, err)
-		defer unix.Close(lfd)
-		uv.UvtMust(t, unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
-		uv.UvtMust(t, unix.Listen(lfd, 0)) // one connection fills the queue
-		sa, err := unix.Getsockname(lfd)
-		uv.UvtMust(t, err)
-		addr := fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
-		first, err := net.Dial("tcp4", addr)
-		uv.UvtMust(t, err)
-		defer first.Close()
+		addr, lfd, first := heldConnect(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		if _, err := uv.Dial(ctx, u.Reactor, "tcp4", addr); !errors.Is(err, context.Canceled) {

@@ -95,6 +95,16 @@ func TestGoBreakReactorCloseInFlight(t *testing.T) {
 		}
 		check("ReadAsync", err)
 		uv.UvtShutdown(t, u, false)
+		// A closed reactor refuses new IOs and listeners, leaving nothing.
+		if _, err := uv.Dial(context.Background(), u.Reactor, "tcp4", held); !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("Dial on a closed reactor = %v, want ErrReactorClosed", err)
+		}
+		if _, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0"); !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("Listen on a closed reactor = %v, want ErrReactorClosed", err)
+		}
+		if _, _, err := uv.Pipe(u.Reactor); !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("Pipe on a closed reactor = %v, want ErrReactorClosed", err)
+		}
 		uv.UvtNoLeaks(t, base, fds)
 	})
 }

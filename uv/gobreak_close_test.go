@@ -226,3 +226,66 @@ func TestGoBreakCloseInWriteCompletion(t *testing.T) {
 		v.finish(t, s)
 	})
 }
+
+// TestGoBreakStopOtherInPass: two IOs with bytes waiting, started
+// together; the first callback to run stops the other (or closes it): the
+// other hears nothing of what the same pass read for it (architecture §2,
+// rule 5), and its bytes wait for a Read.
+func TestGoBreakStopOtherInPass(t *testing.T) {
+	for _, closeIt := range []bool{false, true} {
+		name := map[bool]string{false: "stop", true: "close"}[closeIt]
+		t.Run(name, func(t *testing.T) {
+			uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+				stop := uv.UvtServe(t, u)
+				var ends [2]*uv.IO
+				var peers [2]*uv.IO
+				for i := range ends {
+					a, b, err := uv.Pipe(u.Reactor)
+					uv.UvtMust(t, err)
+					ends[i], peers[i] = a, b
+					_, err = b.Write([]byte("xy"))
+					uv.UvtMust(t, err)
+				}
+				heard := 0 // loop-owned
+				first := make(chan int, 1)
+				uv.UvtMust(t, u.Exec(func() {
+					for i, c := range ends {
+						other := ends[1-i]
+						_, err := event.Subscribe(c, func(_ event.Event, res any, err error) {
+							if err != nil {
+								return // the close of the other
+							}
+							if heard++; heard == 1 {
+								if closeIt {
+									other.Close()
+								} else {
+									other.Stop()
+								}
+								first <- i
+							}
+						})
+						uv.UvtMust(t, err)
+						uv.UvtMust(t, c.Start())
+					}
+				}))
+				i := uv.UvtRecv(t, first, "the first callback")
+				n := 0
+				uv.UvtMust(t, u.Exec(func() { n = heard }))
+				if n != 1 {
+					t.Errorf("%d notifications, want 1: the other IO was told after it was stopped", n)
+				}
+				if !closeIt {
+					b := make([]byte, 2)
+					if k, err := io.ReadFull(ends[1-i], b); k != 2 || err != nil || string(b) != "xy" {
+						t.Errorf("Read on the IO stopped = %q, %v; want its bytes", b[:k], err)
+					}
+				}
+				for _, c := range append(ends[:], peers[:]...) {
+					c.Close()
+				}
+				stop()
+				uv.UvtShutdown(t, u, false)
+			})
+		})
+	}
+}

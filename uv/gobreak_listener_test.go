@@ -3,8 +3,10 @@ package uv_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/uv"
@@ -114,5 +116,59 @@ func TestGoBreakAcceptCancelled(t *testing.T) {
 			t.Errorf("Read on the connection accepted after the cancels = %d, %v", n, err)
 		}
 		v.finish(t, c)
+	})
+}
+
+// TestGoBreakListenerChurn: Stop and Start over and over from another
+// goroutine while clients connect: every connection is accepted once,
+// none dropped (each client reads the byte its server end writes).
+func TestGoBreakListenerChurn(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		const n = 200
+		accepted := 0 // loop-owned
+		_, err := event.Subscribe(v.ln, func(_ event.Event, res any, err error) {
+			if c, ok := res.(*uv.IO); ok {
+				accepted++
+				c.Send([]byte{1})
+				c.CloseWrite()
+			}
+		})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, v.ln.Start())
+		done := make(chan error, 1)
+		go func() {
+			for range n {
+				c, err := net.Dial("tcp4", v.ln.Addr().String())
+				if err != nil {
+					done <- err
+					return
+				}
+				c.SetReadDeadline(time.Now().Add(uv.UvtSafety)) // a hang fails instead
+				b := make([]byte, 2)
+				k, _ := io.ReadFull(c, b[:1])
+				c.Close()
+				if k != 1 {
+					done <- errors.New("a client was dropped: it read no byte")
+					return
+				}
+			}
+			done <- nil
+		}()
+		for churning := true; churning; {
+			select {
+			case err := <-done:
+				uv.UvtMust(t, err)
+				churning = false
+			default:
+				uv.UvtMust(t, v.ln.Stop())
+				uv.UvtMust(t, v.ln.Start())
+			}
+		}
+		uv.UvtMust(t, v.u.Exec(func() {
+			if accepted != n {
+				t.Errorf("%d connections accepted, want %d", accepted, n)
+			}
+		}))
+		v.finish(t)
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -168,6 +169,33 @@ func TestGoBreakPipeAddresses(t *testing.T) {
 		}
 		uv.UvtMust(t, a.Close())
 		uv.UvtMust(t, b.Close())
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}
+
+// TestGoBreakStartWriteEnd: Start on a pipe's write end fails with
+// ENOTCONN (reading it cannot start) and leaves the IO stopped, on both
+// drivers.
+func TestGoBreakStartWriteEnd(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		var p [2]int
+		uv.UvtMust(t, unix.Pipe2(p[:], unix.O_CLOEXEC))
+		defer unix.Close(p[0])
+		w, err := uv.OpenPipe(u.Reactor, p[1])
+		uv.UvtMust(t, err)
+		cs := uv.UvtSubscribe(t, w, u.Owned)
+		if err := w.Start(); !errors.Is(err, syscall.ENOTCONN) {
+			t.Errorf("Start on a pipe's write end = %v, want ENOTCONN", err)
+		}
+		if n := event.LoopRefs(w); n != 0 {
+			t.Errorf("the IO whose Start failed has %d loop references, want 0", n)
+		}
+		uv.UvtMust(t, w.Close())
+		if n := len(cs.Calls()); n != 1 {
+			t.Errorf("%d notifications, want only the close's: %v", n, cs.Calls())
+		}
 		stop()
 		uv.UvtShutdown(t, u, false)
 	})

@@ -17,9 +17,10 @@ import (
 )
 
 // heldConnect returns the address of a listening socket whose queue is
-// full (one connection waits in it, never accepted): a connect to it stays
-// in flight, the kernel dropping its SYNs.
-func heldConnect(t *testing.T) string {
+// full (one connection, first, waits in it, never accepted): a connect to
+// it stays in flight, the kernel dropping its SYNs until the queue has
+// room. lfd is the socket, for the test to accept from.
+func heldConnect(t *testing.T) (addr string, lfd int, first net.Conn) {
 	t.Helper()
 	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	uv.UvtMust(t, err)
@@ -28,11 +29,11 @@ func heldConnect(t *testing.T) string {
 	uv.UvtMust(t, unix.Listen(lfd, 0))
 	sa, err := unix.Getsockname(lfd)
 	uv.UvtMust(t, err)
-	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
-	first, err := net.Dial("tcp4", addr)
+	addr = fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
+	first, err = net.Dial("tcp4", addr)
 	uv.UvtMust(t, err)
 	t.Cleanup(func() { first.Close() })
-	return addr
+	return addr, lfd, first
 }
 
 // TestGoBreakReactorCloseInFlight: the reactor closes while connects,
@@ -43,7 +44,7 @@ func heldConnect(t *testing.T) string {
 func TestGoBreakReactorCloseInFlight(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		base, fds := uv.UvtBaseline(t)
-		held := heldConnect(t)
+		held, _, _ := heldConnect(t)
 		fds += 2 // the held listener and its queued connection
 		u := uv.UvtNewReactorOn(t, d)
 		served := make(chan error, 1)
@@ -94,6 +95,16 @@ func TestGoBreakReactorCloseInFlight(t *testing.T) {
 		}
 		check("ReadAsync", err)
 		uv.UvtShutdown(t, u, false)
+		// A closed reactor refuses new IOs and listeners, leaving nothing.
+		if _, err := uv.Dial(context.Background(), u.Reactor, "tcp4", held); !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("Dial on a closed reactor = %v, want ErrReactorClosed", err)
+		}
+		if _, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0"); !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("Listen on a closed reactor = %v, want ErrReactorClosed", err)
+		}
+		if _, _, err := uv.Pipe(u.Reactor); !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("Pipe on a closed reactor = %v, want ErrReactorClosed", err)
+		}
 		uv.UvtNoLeaks(t, base, fds)
 	})
 }

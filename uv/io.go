@@ -246,17 +246,21 @@ func (e *ioEvent) do(fn func() error) error {
 }
 
 func (e *ioEvent) arm() error {
-	if err := e.readErr(); err != nil {
-		return err // not started: the error is Start's
-	}
 	e.started = true
+	e.updateReading()
+	if err := e.readErr(); err != nil {
+		// The stream failed, now or earlier: Start fails with its error
+		// and the IO stays stopped.
+		e.started = false
+		e.updateReading()
+		return err
+	}
 	if len(e.chunks) > 0 || e.rerr != nil && !e.told {
 		// Reads kept before Start go to the callbacks first, then the
 		// stream's end if it came meanwhile, on a later turn: a
 		// notification cannot run inside Start.
 		go e.r.Post(e.flush)
 	}
-	e.updateReading()
 	return nil
 }
 

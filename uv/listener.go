@@ -229,13 +229,15 @@ func (e *uvListener) completed(rec *uvcgo.Completion) {
 	if err != nil {
 		e.loop.CloseHandle(h)
 	}
-	if event.LoopRefs(e) == 0 || len(e.held) > 0 {
-		if err == nil {
-			e.held = append(e.held, c) // stopped: see wants
-		}
-		return
+	stopped := event.LoopRefs(e) == 0
+	switch {
+	case err == nil && (stopped || len(e.held) > 0):
+		e.held = append(e.held, c) // see wants; behind those held already
+	case stopped:
+		e.failed.Add(1) // no callback may hear of it now
+	default:
+		e.accept(c, err)
 	}
-	e.accept(c, err)
 }
 
 // accept counts an accepted connection, or a failed accept, and notifies

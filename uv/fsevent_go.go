@@ -183,17 +183,13 @@ func inotifyOf(r *reactor.Reactor) (*inotify, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("inotify_init1", err)
 	}
-	pl, err := pollerOf(r)
-	if err == nil {
-		in := &inotify{r: r, fd: fd, pl: pl, byWD: map[int32]*inWatchList{}, events: map[*goFSEvent]struct{}{}}
-		if err = pl.add(fd, in); err == nil {
-			inotifies.Store(r, in)
-			return in, nil
-		}
-		pl.closeIfIdle()
+	in := &inotify{r: r, fd: fd, byWD: map[int32]*inWatchList{}, events: map[*goFSEvent]struct{}{}}
+	if in.pl, err = joinPoller(r, fd, in); err != nil {
+		unix.Close(fd)
+		return nil, err
 	}
-	unix.Close(fd)
-	return nil, err
+	inotifies.Store(r, in)
+	return in, nil
 }
 
 func (in *inotify) kindName() string { return "inotify" }

@@ -63,10 +63,6 @@ func newGoStream(r *reactor.Reactor, fd int, transport string) (*goStream, error
 	if err := armable(r); err != nil {
 		return nil, err
 	}
-	pl, err := pollerOf(r)
-	if err != nil {
-		return nil, err
-	}
 	g := &goStream{fd: fd}
 	g.r, g.base, g.t, g.transport = r, &g.Base, g, transport
 	// As libuv's uv_pipe_open: a descriptor opened for one direction only
@@ -75,11 +71,10 @@ func newGoStream(r *reactor.Reactor, fd int, transport string) (*goStream, error
 		g.noRead = fl&unix.O_ACCMODE == unix.O_WRONLY
 		g.noWrite = fl&unix.O_ACCMODE == unix.O_RDONLY
 	}
-	if err := pl.add(fd, g); err != nil {
-		pl.closeIfIdle()
+	var err error
+	if g.pl, err = joinPoller(r, fd, g); err != nil {
 		return nil, err
 	}
-	g.pl = pl
 	event.Init(&g.Base, (*goStreamOps)(g), true, event.GoOwned)
 	return g, nil
 }

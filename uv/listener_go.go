@@ -37,15 +37,10 @@ func listenGo(r *reactor.Reactor, ln *Listener, network string, ep endpoint, reu
 			return err
 		}
 		g.addr = socketAddr(fd, false)
-		pl, err := pollerOf(r)
-		if err != nil {
+		var err error
+		if g.pl, err = joinPoller(r, fd, g); err != nil {
 			return err
 		}
-		if err := pl.add(fd, g); err != nil {
-			pl.closeIfIdle()
-			return err
-		}
-		g.pl = pl
 		// As package net does, Close removes the socket file; a name
 		// beginning with '@' is abstract (x/sys's convention): no file.
 		if name := g.addr.String(); ep.transport == "unix" && !strings.HasPrefix(name, "@") {

@@ -52,15 +52,9 @@ func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
 			err = os.NewSyscallError("fcntl", err)
 			return
 		}
-		var pl *goPoller
-		if pl, err = pollerOf(r); err != nil {
+		if e.pl, err = joinPoller(r, e.fd, e); err != nil {
 			return
 		}
-		if err = pl.add(e.fd, e); err != nil {
-			pl.closeIfIdle()
-			return
-		}
-		e.pl = pl
 		event.AttachFD(&e.Base, e.fd, cfg.closeFD)
 	}); x != nil {
 		return nil, x
@@ -207,6 +201,21 @@ var goPollers = struct {
 	sync.Mutex
 	m map[*reactor.Reactor]*goPoller
 }{m: map[*reactor.Reactor]*goPoller{}}
+
+// joinPoller makes fd, the descriptor of m, a member of r's poller (made
+// if r has none; closed again if adding fails), and returns the poller. On
+// the loop.
+func joinPoller(r *reactor.Reactor, fd int, m pollMember) (*goPoller, error) {
+	pl, err := pollerOf(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := pl.add(fd, m); err != nil {
+		pl.closeIfIdle()
+		return nil, err
+	}
+	return pl, nil
+}
 
 // pollerOf returns r's poller, making it (and its goroutine) if r has
 // none. On the loop.

@@ -65,17 +65,10 @@ func listenGoUDP(r *reactor.Reactor, network string, t tcpTarget) (*UDP, error) 
 		if err = e.open(t); err != nil {
 			return
 		}
-		var pl *goPoller
-		if pl, err = pollerOf(r); err == nil {
-			if err = pl.add(e.fd, e); err != nil {
-				pl.closeIfIdle()
-			}
-		}
-		if err != nil {
+		if e.pl, err = joinPoller(r, e.fd, e); err != nil {
 			unix.Close(e.fd)
 			return
 		}
-		e.pl = pl
 	}); x != nil {
 		return nil, x
 	}

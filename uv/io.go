@@ -406,6 +406,18 @@ func (e *ioEvent) nextReader() bool {
 	return false
 }
 
+// dropReader takes op out of the parked readers, if it is still there.
+func (e *ioEvent) dropReader(op *ioOp) {
+	for i, x := range e.readers {
+		if x == op {
+			e.readers = append(e.readers[:i], e.readers[i+1:]...)
+			e.r.ActiveDelta(-1)
+			e.updateReading()
+			return
+		}
+	}
+}
+
 func (e *ioEvent) popReader() *ioOp {
 	op := e.readers[0]
 	e.readers[0] = nil

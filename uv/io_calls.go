@@ -62,7 +62,16 @@ func (c *IO) ReadAsync(max int) (*event.Future[[]byte], error) {
 	if err := e.exec(func() {
 		if e.read(op, true) {
 			op.finish(op.n, op.err)
+			return
 		}
+		// Parked: if the holder closes the future first, the request
+		// leaves at once (its close is notified on the loop), so that it
+		// no longer keeps Run going.
+		event.Subscribe(f, func(_ event.Event, _ any, err error) {
+			if isClosed(err) {
+				e.dropReader(op)
+			}
+		})
 	}); err != nil {
 		return nil, err
 	}

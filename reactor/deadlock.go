@@ -48,7 +48,7 @@ func (r *Reactor) deadlocked() bool {
 		return false
 	}
 	r.mu.Lock()
-	queued := len(r.queue) > 0 || len(r.dropped) > 0
+	queued := len(r.queue) > 0 || len(r.dropped) > 0 || len(r.turnQueue) > 0
 	r.mu.Unlock()
 	if queued {
 		return false

@@ -78,7 +78,9 @@ func (h *host) Queue(fn func()) error {
 		r.mu.Unlock()
 		return ErrReactorClosed
 	}
-	r.enqueueLocked(fn)
+	r.turnQueue = append(r.turnQueue, fn)
+	r.mu.Unlock()
+	r.signal()
 	return nil
 }
 

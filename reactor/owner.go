@@ -302,11 +302,43 @@ func (r *Reactor) runOps(q []func()) {
 // a loop turn uses drainOnce, so that work which keeps queueing more work
 // cannot hold the loop in one turn.
 func (r *Reactor) drain() {
-	for r.pending.Load() {
-		if !r.drainOnce() {
+	for {
+		ran := r.pending.Load() && r.drainOnce()
+		if r.closing.Load() {
+			ran = r.runTurnQueue() || ran // Close runs the kinds' work too
+		}
+		if !ran {
 			return
 		}
 	}
+}
+
+// runTurnQueue runs the work kinds queued with kind.Host.Queue so far: in
+// a loop turn (or at Close), never in another goroutine's Exec or Post on a
+// loop nobody runs (release drains only the operations), as libuv delivers
+// only inside uv_run. It reports whether it ran anything.
+func (r *Reactor) runTurnQueue() bool {
+	r.mu.Lock()
+	q := r.turnQueue
+	r.turnQueue = nil
+	r.mu.Unlock()
+	if len(q) == 0 {
+		return false
+	}
+	r.work += uint64(len(q))
+	i := 0
+	defer func() {
+		if i < len(q) {
+			// runtime.Goexit in q[i]: the rest run first at the next turn.
+			r.mu.Lock()
+			r.turnQueue = append(q[i+1:len(q):len(q)], r.turnQueue...)
+			r.mu.Unlock()
+		}
+	}()
+	for ; i < len(q); i++ {
+		r.safely(q[i])
+	}
+	return true
 }
 
 // drainOnce runs the operations queued so far, once: what they queue runs

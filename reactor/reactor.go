@@ -96,6 +96,7 @@ type Reactor struct {
 	mu              sync.Mutex
 	queue           []func()
 	spare           []func()      // loop-owned: the last drained queue, for reuse
+	turnQueue       []func()      // kind.Host.Queue's work: run in a turn or at Close (mu)
 	pending         atomic.Bool   // queue or dropped may be non-empty
 	dropped         []eventref.ID // references collected without Close
 	owned           bool          // a goroutine owns the loop: Run, Close or a direct operation

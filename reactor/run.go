@@ -207,6 +207,7 @@ func (r *Reactor) turn() {
 		r.timers.advance(r.now(), r.fireTimer)
 	}
 	r.drainOnce()
+	r.runTurnQueue()
 	if r.loop == nil {
 		// The pure-Go driver: no libuv to turn. Its hooks run where the
 		// libuv driver's run, in the turn of libuv that ends each
@@ -274,7 +275,7 @@ func (r *Reactor) idle() bool {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.queue) == 0 && len(r.dropped) == 0
+	return len(r.queue) == 0 && len(r.dropped) == 0 && len(r.turnQueue) == 0
 }
 
 // wait parks the loop goroutine until a timer is due, libuv's descriptor is

@@ -49,32 +49,16 @@ var midflightKinds = map[string]func(t *testing.T, r *reactor.Reactor) (ev event
 		return ex, nil, func() { syscall.Kill(-ex.Pid(), syscall.SIGKILL) }
 	},
 	"task": func(t *testing.T, r *reactor.Reactor) (event.Event, chan struct{}, func()) {
-		c := make(chan struct{})
-		release := make(chan struct{})
-		tk, err := uv.QueueTask(r, func(ctx context.Context) (any, error) {
-			select {
-			case <-ctx.Done():
-				close(c)
-			case <-release:
-			}
-			return nil, nil
-		})
+		c, release, work := cancellableWork()
+		tk, err := uv.QueueTask(r, work)
 		if err != nil {
 			t.Fatalf("QueueTask: %v", err)
 		}
 		return tk, c, func() { close(release) }
 	},
 	"thread": func(t *testing.T, r *reactor.Reactor) (event.Event, chan struct{}, func()) {
-		c := make(chan struct{})
-		release := make(chan struct{})
-		th, err := uv.NewThread(r, func(ctx context.Context) (any, error) {
-			select {
-			case <-ctx.Done():
-				close(c)
-			case <-release:
-			}
-			return nil, nil
-		})
+		c, release, work := cancellableWork()
+		th, err := uv.NewThread(r, work)
 		if err != nil {
 			t.Fatalf("NewThread: %v", err)
 		}
@@ -296,4 +280,18 @@ func TestSpawnMissingProgram(t *testing.T) {
 			t.Errorf("Close = %v", err)
 		}
 	})
+}
+
+// cancellableWork is a Task's or Thread's function that blocks until its
+// context is cancelled (then it closes cancelled) or release is closed.
+func cancellableWork() (cancelled, release chan struct{}, work func(context.Context) (any, error)) {
+	cancelled, release = make(chan struct{}), make(chan struct{})
+	return cancelled, release, func(ctx context.Context) (any, error) {
+		select {
+		case <-ctx.Done():
+			close(cancelled)
+		case <-release:
+		}
+		return nil, nil
+	}
 }

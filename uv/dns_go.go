@@ -21,10 +21,9 @@ import (
 // The pure-Go driver's lookups. An AddrInfo or NameInfo there is a
 // Go-owned event whose lookup runs on Go's resolver (package net) in a
 // goroutine of its own, with a context its Close cancels; the answer is
-// queued on the loop (kind.Host.Queue, never run in the resolving
-// goroutine), which completes the event on a turn (landNextTurn), as
-// libuv's callback does inside uv_run, never in an Exec on a loop nobody
-// runs. A goroutine rather than a bounded pool: Go's resolver waits in the
+// queued on the loop (kind.Host.Queue: never run in the resolving
+// goroutine), which completes the event on a turn, as libuv's callback
+// does inside uv_run, never in an Exec on a loop nobody runs. A goroutine rather than a bounded pool: Go's resolver waits in the
 // netpoller, not on a thread, and bounds its own cgo lookups.
 //
 // From submission until it completes or closes, a lookup counts as active
@@ -105,7 +104,7 @@ func submitGo[E any, P interface {
 			res, err := lookup(ctx, rs)
 			// Refused once the reactor is closed: its Close closed the
 			// lookup, whose answer nobody may hear.
-			host.Queue(func() { landNextTurn(r, func() { g.complete(res, err) }) })
+			host.Queue(func() { g.complete(res, err) })
 		}()
 	}); x != nil {
 		return x

@@ -18,7 +18,7 @@ import (
 // with goroutines for threads, shared with QueueTask as libuv's pool is
 // shared with uv_queue_work). The job makes the system call libuv's worker
 // would make, by libuv's rules (uv__fs_work), and hands the outcome to the
-// loop, which delivers it on its next turn (a timer due at once): as libuv
+// loop, which delivers it on its next turn (kind.Host.Queue): as libuv
 // delivers only inside uv_run, a request completes only while the loop
 // runs, never in the worker or in another goroutine's operation on a loop
 // nobody runs. While the job is queued or running it is an active Task,
@@ -53,7 +53,7 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 			if errno != 0 {
 				res, ferr = nil, q.failure(-int(errno))
 			}
-			if host.Queue(func() { landNextTurn(r, func() { q.landed(res, ferr) }) }) != nil {
+			if host.Queue(func() { q.landed(res, ferr) }) != nil {
 				q.unclaimed(res) // the reactor has closed, and q with it
 			}
 			return nil, nil

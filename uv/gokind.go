@@ -128,30 +128,3 @@ func (o *outcome) deliver(r *reactor.Reactor, b *event.Base, result any, err err
 		set()
 	}
 }
-
-// landNextTurn runs land, which delivers an outcome a goroutine handed to
-// the loop (a file request's, a lookup's), on the loop's next turn, from a
-// timer due at once: as libuv delivers only inside uv_run, the outcome
-// comes while the loop runs, never in another goroutine's operation on a
-// loop nobody runs (an Exec that takes the loop runs what was queued). If
-// the timer is closed first (the reactor's Close), land runs at its close;
-// if the reactor is closing already, now; once either way. On the loop.
-func landNextTurn(r *reactor.Reactor, land func()) {
-	done := false
-	once := func() {
-		if !done {
-			done = true
-			land()
-		}
-	}
-	tm, err := r.NewTimer(0, 0)
-	if err == nil {
-		_, err = event.Subscribe(tm, func(event.Event, any, error) { once() })
-	}
-	if err == nil {
-		err = tm.Start()
-	}
-	if err != nil {
-		once()
-	}
-}

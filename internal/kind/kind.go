@@ -58,9 +58,10 @@ type Host interface {
 	// libuv. While an idle hook is there the loop does not block. A hook removed (remove) during an iteration does not run in
 	// the rest of it. With ownership; the libuv driver has its own hooks.
 	AddTurnHook(which uvcgo.Phase, fn func()) (remove func())
-	// Queue runs fn on the loop's next turn, never in the caller, even when
-	// no goroutine runs the loop (unlike Post). Safe from any goroutine; it
-	// fails with event.ErrLoopClosed once the reactor is closed.
+	// Queue runs fn on the loop's next turn (or at the reactor's Close),
+	// never in the caller nor in another goroutine's Exec or Post on a loop
+	// nobody runs: as libuv delivers only inside uv_run. Safe from any
+	// goroutine; it fails with ErrReactorClosed once Close has begun.
 	Queue(fn func()) error
 	// AddCloser registers fn to run when the reactor closes, for Go-owned
 	// events the reactor does not otherwise know (their subscribers must

@@ -1,0 +1,56 @@
+package reactor_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/uvevent/uvevent/internal/kind"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// kind.Host.Queue's work runs in a loop turn, never in another goroutine's
+// Exec or Post on a loop nobody runs (as libuv delivers only inside
+// uv_run), and runs at Close when no turn came; Queue refuses once Close
+// has begun.
+func TestHostQueueRunsOnlyInATurnOrAtClose(t *testing.T) {
+	for _, d := range []reactor.Driver{reactor.DriverAuto, reactor.DriverGo} {
+		r, err := reactor.New(reactor.Options{Driver: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := kind.HostOf(r)
+		ran := 0
+		if err := host.Queue(func() { ran++ }); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Exec(func() {}); err != nil { // takes the loop nobody runs, and lets it go
+			t.Fatal(err)
+		}
+		if err := r.Post(func() {}); err != nil {
+			t.Fatal(err)
+		}
+		got := -1
+		r.Exec(func() { got = ran })
+		if got != 0 {
+			t.Fatalf("%v: queued work ran %d times outside a turn, want 0", d, got)
+		}
+		if err := r.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		r.Exec(func() { got = ran })
+		if got != 1 {
+			t.Fatalf("%v: after a turn the queued work ran %d times, want 1", d, got)
+		}
+		atClose := false
+		host.Queue(func() { atClose = true })
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !atClose {
+			t.Errorf("%v: work queued and never turned did not run at Close", d)
+		}
+		if err := host.Queue(func() {}); err == nil {
+			t.Errorf("%v: Queue after Close = nil, want an error", d)
+		}
+	}
+}

@@ -79,6 +79,7 @@ func (h *host) Queue(fn func()) error {
 		return ErrReactorClosed
 	}
 	r.turnQueue = append(r.turnQueue, fn)
+	r.turnPending.Store(true)
 	r.mu.Unlock()
 	r.signal()
 	return nil

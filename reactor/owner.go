@@ -318,9 +318,13 @@ func (r *Reactor) drain() {
 // loop nobody runs (release drains only the operations), as libuv delivers
 // only inside uv_run. It reports whether it ran anything.
 func (r *Reactor) runTurnQueue() bool {
+	if !r.turnPending.Load() {
+		return false
+	}
 	r.mu.Lock()
 	q := r.turnQueue
 	r.turnQueue = nil
+	r.turnPending.Store(false)
 	r.mu.Unlock()
 	if len(q) == 0 {
 		return false
@@ -332,6 +336,7 @@ func (r *Reactor) runTurnQueue() bool {
 			// runtime.Goexit in q[i]: the rest run first at the next turn.
 			r.mu.Lock()
 			r.turnQueue = append(q[i+1:len(q):len(q)], r.turnQueue...)
+			r.turnPending.Store(len(r.turnQueue) > 0)
 			r.mu.Unlock()
 		}
 	}()

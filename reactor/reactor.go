@@ -97,6 +97,7 @@ type Reactor struct {
 	queue           []func()
 	spare           []func()      // loop-owned: the last drained queue, for reuse
 	turnQueue       []func()      // kind.Host.Queue's work: run in a turn or at Close (mu)
+	turnPending     atomic.Bool   // turnQueue may be non-empty: a turn with none takes no lock
 	pending         atomic.Bool   // queue or dropped may be non-empty
 	dropped         []eventref.ID // references collected without Close
 	owned           bool          // a goroutine owns the loop: Run, Close or a direct operation

@@ -238,12 +238,12 @@ func TestFileAfterReactorClose(t *testing.T) {
 	})
 }
 
-// TestConformFS runs a file read request through the table on both
+// conformFS runs a file read request through the table on both
 // drivers: a request runs from creation and completes by itself.
-func TestConformFS(t *testing.T) {
+func conformFS(t *testing.T) conform.Kind {
 	path := filepath.Join(t.TempDir(), "f")
 	uv.UvtMust(t, os.WriteFile(path, []byte("conformance"), 0o600))
-	conform.Run(t, conform.Kind{
+	return conform.Kind{
 		Name:    "fs",
 		OneShot: true,
 		NoStart: true,
@@ -256,7 +256,7 @@ func TestConformFS(t *testing.T) {
 			return uv.UvtFSRead(r, f.Fd())
 		},
 		Info: regexp.MustCompile(`^FS\(read \S+\)$`),
-	})
+	}
 }
 
 // A file request counts as "fs" in Stats().Handles while in flight, on both

@@ -1,39 +1,38 @@
 package uv
 
-// Test helpers shared by the internal (package uv) and external (package
-// uv_test) tests of this directory. They live in package uv so that the
-// external tests can reach what only the package knows (a trigger's id in
-// the reactor's table), in the export_test.go style. Every name starts with
-// Uvt so that it cannot clash with the package's own identifiers.
+// The helpers every test of this directory shares, internal (package uv)
+// and external (package uv_test): a reactor on each driver whose reports
+// are recorded and whose leftovers are checked at cleanup, serving, waiting,
+// and the leak checks of goroutines and descriptors. They live in package
+// uv so that the external tests can use them as uv.UvtX; every name starts
+// with Uvt so that it cannot clash with the package's own identifiers.
+// What only reaches inside the package is in export_test.go.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/uvevent/uvevent/event"
-	"github.com/uvevent/uvevent/eventref"
 	"github.com/uvevent/uvevent/internal/conform"
-	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
 // UvtSafety bounds every wait of these tests. It never decides a test: a
 // test that reaches it has hung, and fails instead of hanging.
 const UvtSafety = 30 * time.Second
-
-// UvtTriggerID returns the id tr's event has in its reactor's table.
-func UvtTriggerID(tr *Trigger) eventref.ID { return tr.e.(*triggerEvent).id }
-
-// UvtDropped does what the runtime's cleanup does for a collected reference.
-func UvtDropped(r *reactor.Reactor, id eventref.ID) { kind.HostOf(r).Dropped(id) }
 
 // UvtReport is one report a reactor made through Options.OnReport.
 type UvtReport struct {
@@ -59,8 +58,9 @@ func (u *UvtReactor) Reports() []UvtReport {
 }
 
 // UvtNewReactor returns a reactor on the build's default driver whose
-// reports are recorded. If the test ends without calling UvtShutdown (a
-// t.Fatal on the way), the reactor is closed at cleanup all the same.
+// reports are recorded. At cleanup the reactor is closed (if the test did
+// not, a t.Fatal on the way or a test that leaves it to the cleanup) and
+// checked to hold nothing (uvtNoneLeft).
 func UvtNewReactor(t testing.TB) *UvtReactor { return UvtNewReactorOn(t, reactor.DriverAuto) }
 
 // UvtEachDriver runs fn once per driver, as subtests, each on a fresh
@@ -86,8 +86,26 @@ func UvtNewReactorOn(t testing.TB, d reactor.Driver) *UvtReactor {
 		t.Fatalf("reactor.New: %v", err)
 	}
 	u.Reactor = r
-	t.Cleanup(func() { r.Close() })
+	t.Cleanup(func() {
+		r.Close()
+		uvtNoneLeft(t, u)
+	})
 	return u
+}
+
+// uvtNoneLeft checks that a closed reactor holds nothing: no C handle, no
+// handle of any kind in its stats, no poller of the pure-Go driver. Every
+// reactor made by UvtNewReactorOn is checked so at cleanup, as net's
+// TestMain reports the sockets a test leaked.
+func uvtNoneLeft(t testing.TB, u *UvtReactor) {
+	t.Helper()
+	s := u.Stats()
+	if s.CHandles != 0 || len(s.Handles) != 0 {
+		t.Errorf("after Close: CHandles=%d Handles=%v, want 0 and none", s.CHandles, s.Handles)
+	}
+	if pl := uvtPoller(u); pl != nil {
+		t.Errorf("after Close: the pure-Go driver's poller is left, with %d polls", len(pl.byFD))
+	}
 }
 
 // UvtShutdown ends a test that created a reactor, in the libuv habit: the
@@ -103,13 +121,7 @@ func UvtShutdown(t testing.TB, u *UvtReactor, reportsExpected bool) {
 	if err := u.Close(); err != nil {
 		t.Errorf("second reactor Close = %v, want nil (no-op)", err)
 	}
-	s := u.Stats()
-	if s.CHandles != 0 || len(s.Handles) != 0 {
-		t.Errorf("after Close: CHandles=%d Handles=%v, want 0 and none", s.CHandles, s.Handles)
-	}
-	if pl := uvtPoller(u); pl != nil {
-		t.Errorf("after Close: the pure-Go driver's poller is left, with %d polls", len(pl.byFD))
-	}
+	uvtNoneLeft(t, u)
 	if err := u.RunOnce(context.Background()); !errors.Is(err, reactor.ErrReactorClosed) {
 		t.Errorf("RunOnce after Close = %v, want ErrReactorClosed", err)
 	}
@@ -322,27 +334,6 @@ func UvtFence(t testing.TB, u *UvtReactor) {
 	})
 }
 
-// UvtPolls returns how many polls u has (made and not yet freed), on
-// either driver.
-func UvtPolls(u *UvtReactor) int {
-	if u.Driver() == reactor.DriverLibuv {
-		return u.Stats().Handles["poll"]
-	}
-	n := 0
-	u.Exec(func() {
-		if pl := uvtPoller(u); pl != nil {
-			n = len(pl.byFD)
-		}
-	})
-	return n
-}
-
-func uvtPoller(u *UvtReactor) *goPoller {
-	goPollers.Lock()
-	defer goPollers.Unlock()
-	return goPollers.m[u.Reactor]
-}
-
 // UvtMust fails the test at once if err is not nil.
 func UvtMust(t testing.TB, err error) {
 	t.Helper()
@@ -411,9 +402,105 @@ func UvtNeedsLibuv(t testing.TB) {
 	}
 }
 
-// UvtFSRead submits a read request on an open descriptor (one File would
-// need a running loop to open).
-func UvtFSRead(r *reactor.Reactor, fd uintptr) (*FSRequest, error) {
-	f := &File{r: r, name: "fd", fd: int(fd)}
-	return f.ReadAsync(64, 0)
+// UvtFixture returns the absolute path of a file under the repository's
+// top-level testdata directory.
+func UvtFixture(t testing.TB, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	return p
+}
+
+// UvtNoLeaks checks, after a test closed what it made, that the goroutine
+// count comes back to base and the open descriptors to fds (both taken by
+// UvtBaseline before the test). Goroutines and descriptors of finished work
+// go away a little after the event completes, so it waits for them (the
+// safety deadline only turns a leak into a failure).
+func UvtNoLeaks(t testing.TB, base, fds int) {
+	t.Helper()
+	deadline := time.Now().Add(UvtSafety)
+	for {
+		runtime.GC()
+		g, f := runtime.NumGoroutine(), UvtOpenFDs(t)
+		if g <= base && f <= fds {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("leak: %d goroutines (base %d), %d descriptors (base %d): %s\n%s", g, base, f, fds, uvtFDList(), buf)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// UvtBaseline returns the goroutine and open descriptor counts now.
+func UvtBaseline(t testing.TB) (goroutines, fds int) {
+	t.Helper()
+	// The netpoller's descriptors are opened at its first use, and libuv's
+	// process-wide ones (its signal lock pipe, /dev/null) at the first
+	// loop, for good: make sure that happened before counting.
+	if rd, wr, err := os.Pipe(); err == nil {
+		rd.Close()
+		wr.Close()
+	}
+	if r, err := reactor.New(reactor.Options{}); err == nil {
+		r.Close()
+	}
+	// So is the /dev/null children's ignored streams share.
+	devNull()
+	// So is os/signal's relaying goroutine, at the first Notify.
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGWINCH)
+	signal.Stop(c)
+	runtime.GC()
+	return runtime.NumGoroutine(), UvtOpenFDs(t)
+}
+
+// UvtOpenFDs counts the process's open descriptors.
+func UvtOpenFDs(t testing.TB) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatalf("open descriptors: %v", err)
+	}
+	return len(ents)
+}
+
+// uvtFDList names the open descriptors, for a leak report.
+func uvtFDList() string {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	var b strings.Builder
+	for _, e := range ents {
+		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+		fmt.Fprintf(&b, " %s→%s", e.Name(), target)
+	}
+	return b.String()
+}
+
+// UvtDropWithoutClose is the drop test of the Go-owned kinds: under
+// GOGC=10 it makes n events with create and drops them without Close, runs
+// the loop until they are done, and checks that nothing is active or left
+// behind (goroutines, descriptors) once the reactor is closed.
+func UvtDropWithoutClose(t *testing.T, n int, create func(u *UvtReactor, i int) error) {
+	t.Helper()
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	base, fds := UvtBaseline(t)
+	u := UvtNewReactor(t)
+	for i := range n {
+		if err := create(u, i); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+	}
+	UvtMust(t, u.Run(context.Background()))
+	if got := u.Stats().Active; got != 0 {
+		t.Errorf("Active = %d after Run, want 0", got)
+	}
+	UvtShutdown(t, u, false)
+	UvtNoLeaks(t, base, fds)
 }

@@ -115,11 +115,11 @@ func testTTYBadInput(t *testing.T, u *uv.UvtReactor) {
 	uv.UvtShutdown(t, u, false)
 }
 
-// TestConformTTY runs a terminal IO through the table; typing on the
+// conformTTY runs a terminal IO through the table; typing on the
 // pseudo-terminal makes it notify.
-func TestConformTTY(t *testing.T) {
+func conformTTY(t *testing.T) conform.Kind {
 	ptm, pts := openPTY(t)
-	conform.Run(t, conform.Kind{
+	return conform.Kind{
 		Name: "io",
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			return uv.OpenTTY(r, int(pts.Fd()))
@@ -129,5 +129,5 @@ func TestConformTTY(t *testing.T) {
 			return err
 		},
 		Info: regexp.MustCompile(`^IO\(tty, in=\d+, out=\d+\)$`),
-	})
+	}
 }

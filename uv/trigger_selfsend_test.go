@@ -19,7 +19,7 @@ import (
 // trigger re-sends itself forever.
 func TestTriggerSelfSendEndsTheTurn(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		r := newDriverReactor(t, d)
+		r := uv.UvtNewReactorOn(t, d).Reactor
 		defer r.Close()
 		tr, err := uv.NewTrigger(r)
 		if err != nil {

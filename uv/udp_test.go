@@ -512,11 +512,12 @@ func TestUDPConcurrent(t *testing.T) {
 	})
 }
 
-func TestConformUDP(t *testing.T) {
+// conformUDP is the UDP row of the conformance table (handle_conform_test.go).
+func conformUDP(t *testing.T) conform.Kind {
 	sender, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	uv.UvtMust(t, err)
-	defer sender.Close()
-	conform.Run(t, conform.Kind{
+	t.Cleanup(func() { sender.Close() })
+	return conform.Kind{
 		Name: "udp",
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			return uv.ListenUDP(r, "udp4", "127.0.0.1:0")
@@ -526,5 +527,5 @@ func TestConformUDP(t *testing.T) {
 			return err
 		},
 		Info: regexp.MustCompile(`^UDP\(udp4 127\.0\.0\.1:\d+, in=\d+, out=\d+, dropped=\d+\)$`),
-	})
+	}
 }

@@ -1,14 +1,16 @@
 // Package conform is the conformance table every event kind runs through:
 // the rules of the event contract (DESIGN.md §3) that hold for any kind,
-// checked the same way for each. A kind's test file adds one row:
+// checked the same way for each. The table itself lists every kind at a
+// glance, one row a kind (uv/handle_conform_test.go); a row describes its
+// kind:
 //
-//	func TestConformTrigger(t *testing.T) {
-//		conform.Run(t, conform.Kind{
+//	func conformTrigger(t *testing.T) conform.Kind {
+//		return conform.Kind{
 //			Name: "trigger",
 //			New:  func(r *reactor.Reactor) (event.Event, error) { return uv.NewTrigger(r) },
 //			Fire: func(ev event.Event) error { return ev.(*uv.Trigger).Send() },
 //			Info: regexp.MustCompile(`^Trigger\(sent=\d+, fired=\d+\)$`),
-//		})
+//		}
 //	}
 //
 // Every check runs on a reactor of its own and ends by closing it and

@@ -18,7 +18,7 @@ import (
 // still fires) with nothing left at Close.
 func TestBadInputAcrossKinds(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		r := newDriverReactor(t, d)
+		r := uv.UvtNewReactorOn(t, d).Reactor
 		defer r.Close()
 		closedTr, err := uv.NewTrigger(r)
 		if err != nil {

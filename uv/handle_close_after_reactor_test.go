@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/uvevent/uvevent/event"
-	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -12,10 +11,7 @@ import (
 // DESIGN §5 makes that a no-op. The usual `defer tr.Close()` after
 // `defer r.Close()` must not see an error, and StateOf must say closed.
 func TestCloseAfterReactorCloseIsANoOp(t *testing.T) {
-	r, err := reactor.New(reactor.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := uv.UvtNewReactor(t).Reactor
 	tr, err := uv.NewTrigger(r)
 	if err != nil {
 		t.Fatal(err)

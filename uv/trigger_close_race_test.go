@@ -19,15 +19,6 @@ import (
 // hung, and fails instead of hanging.
 const raceSafety = 20 * time.Second
 
-func newDriverReactor(t *testing.T, d reactor.Driver) *reactor.Reactor {
-	t.Helper()
-	r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(event.Event, string, error) {}})
-	if err != nil {
-		t.Fatalf("reactor.New(%v): %v", d, err)
-	}
-	return r
-}
-
 // waitBounded waits for wg, failing the test (with every goroutine's stack)
 // if it does not finish within raceSafety.
 func waitBounded(t *testing.T, what string, wg *sync.WaitGroup) bool {
@@ -50,7 +41,7 @@ func waitBounded(t *testing.T, what string, wg *sync.WaitGroup) bool {
 // Serve must end, and no C handle may remain.
 func TestCloseRacesTriggerOperations(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		r := newDriverReactor(t, d)
+		r := uv.UvtNewReactorOn(t, d).Reactor
 		defer r.Close()
 		const n = 16
 		trs := make([]*uv.Trigger, n)
@@ -147,7 +138,7 @@ func TestCloseRacesTriggerOperations(t *testing.T) {
 func TestShutdownShortContexts(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for round := 0; round < 20; round++ {
-			r := newDriverReactor(t, d)
+			r := uv.UvtNewReactorOn(t, d).Reactor
 			tr, err := uv.NewTrigger(r)
 			if err != nil {
 				t.Fatal(err)

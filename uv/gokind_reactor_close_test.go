@@ -50,10 +50,7 @@ func TestReactorCloseTellsStartedGoOwnedSubscribers(t *testing.T) {
 	}
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
-			r, err := reactor.New(reactor.Options{OnReport: func(event.Event, string, error) {}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := uv.UvtNewReactor(t).Reactor
 			ev, err := k.make(r)
 			if err != nil {
 				t.Fatal(err)

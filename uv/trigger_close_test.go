@@ -14,10 +14,7 @@ import (
 func TestCloseWhileTriggersAreCreated(t *testing.T) {
 	uv.UvtNeedsLibuv(t)
 	for round := range 50 {
-		r, err := reactor.New(reactor.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := uv.UvtNewReactor(t).Reactor
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for range 4 {

@@ -37,7 +37,7 @@ func gcUntil(t *testing.T, r *reactor.Reactor, what string, cond func() bool) {
 // active once collected, on both drivers: Run can end.
 func TestDroppedStartedTriggerLetsRunEnd(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		r := newDriverReactor(t, d)
+		r := uv.UvtNewReactorOn(t, d).Reactor
 		defer r.Close()
 		var closed atomic.Int32
 		func() {
@@ -68,8 +68,8 @@ func TestDroppedStartedTriggerLetsRunEnd(t *testing.T) {
 // G1 on both drivers, for triggers and timers: a million events (a
 // quarter started) dropped without Close under GOGC=10 leave nothing
 // active, no timer on the wheel, no C handle, and the heap does not keep
-// them. The libuv-driver trigger case is also in churn_test.go; the timer
-// and the pure-Go driver cases are not.
+// them. The libuv-driver trigger case is also in trigger_churn_test.go;
+// the timer and the pure-Go driver cases are not.
 func TestG1MillionDroppedBothDrivers(t *testing.T) {
 	n := 1_000_000
 	if testing.Short() {
@@ -80,7 +80,7 @@ func TestG1MillionDroppedBothDrivers(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for _, what := range []string{"trigger", "timer"} {
 			t.Run(what, func(t *testing.T) {
-				r := newDriverReactor(t, d)
+				r := uv.UvtNewReactorOn(t, d).Reactor
 				defer r.Close()
 				runtime.GC()
 				var before runtime.MemStats
@@ -153,7 +153,7 @@ func TestDroppedRefsRaceClose(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for round := 0; round < 10; round++ {
-			r := newDriverReactor(t, d)
+			r := uv.UvtNewReactorOn(t, d).Reactor
 			serveDone := make(chan error, 1)
 			go func() { serveDone <- r.Serve(context.Background()) }()
 			stop := make(chan struct{})
@@ -220,7 +220,7 @@ func TestDroppedRefsRaceClose(t *testing.T) {
 // its subscriber hear ErrClosed once.
 func TestSelfCapturingCallbackClosedByReactorClose(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		r := newDriverReactor(t, d)
+		r := uv.UvtNewReactorOn(t, d).Reactor
 		var closedN atomic.Int32
 		func() {
 			tr, err := uv.NewTrigger(r)

@@ -12,10 +12,7 @@ import (
 // cannot stay zero.
 func TestStatsCountCrossings(t *testing.T) {
 	uv.UvtNeedsLibuv(t)
-	r, err := reactor.New(reactor.Options{Driver: reactor.DriverLibuv})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := uv.UvtNewReactorOn(t, reactor.DriverLibuv).Reactor
 	defer r.Close()
 	tr, err := uv.NewTrigger(r)
 	if err != nil {

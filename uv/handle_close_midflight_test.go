@@ -86,7 +86,7 @@ func TestCloseWhileSystemEventsRun(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for name, mk := range midflightKinds {
 			t.Run(name, func(t *testing.T) {
-				r := newDriverReactor(t, d)
+				r := uv.UvtNewReactorOn(t, d).Reactor
 				defer r.Close()
 				var ev event.Event
 				var cancelled chan struct{}
@@ -148,7 +148,7 @@ func TestCloseWhileSystemEventsRun(t *testing.T) {
 // calls them.
 func TestCloseFromCallbackIsRefused(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		r := newDriverReactor(t, d)
+		r := uv.UvtNewReactorOn(t, d).Reactor
 		defer r.Close()
 		tr, err := uv.NewTrigger(r)
 		if err != nil {
@@ -201,7 +201,7 @@ func TestCloseFromWorkerFunctions(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for _, where := range []string{"task", "thread", "go", "spawn"} {
 			t.Run(where, func(t *testing.T) {
-				r := newDriverReactor(t, d)
+				r := uv.UvtNewReactorOn(t, d).Reactor
 				defer r.Close()
 				res := make(chan error, 1)
 				fn := func(ctx context.Context) (any, error) {
@@ -247,7 +247,7 @@ func TestCloseFromWorkerFunctions(t *testing.T) {
 // matching fs.ErrNotExist (a path) or exec.ErrNotFound (a PATH lookup), and leave the reactor running.
 func TestSpawnMissingProgram(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		r := newDriverReactor(t, d)
+		r := uv.UvtNewReactorOn(t, d).Reactor
 		defer r.Close()
 		for _, args := range [][]string{{"/nonexistent/prog"}, {"no-such-program-xyz"}, {""}, nil} {
 			p, err := uv.StartProcess(r, uv.ProcessOptions{Args: args})

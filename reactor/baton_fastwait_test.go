@@ -296,7 +296,7 @@ func TestFastWaitInfoAndDeadlock(t *testing.T) {
 		return nil, nil
 	})
 	mustRun(t, r, ctx)
-	site := "reactor/fastwait_test.go:" + strconv.Itoa(line+1)
+	site := "reactor/baton_fastwait_test.go:" + strconv.Itoa(line+1)
 	want := "Coroutine 1 spawned at " + site + ", waiting at " + site + " on Future(pending)"
 	if info != want {
 		t.Errorf("Info = %q, want %q", info, want)

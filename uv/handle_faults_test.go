@@ -252,7 +252,7 @@ func TestHookFaultDuringReactorClose(t *testing.T) {
 // errors, never a panic or a hang.
 func TestAwaitOddEvents(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		r := newDriverReactor(t, d)
+		r := uv.UvtNewReactorOn(t, d).Reactor
 		defer r.Close()
 		var nilTr *uv.Trigger
 		var nilTm *uv.Timer

@@ -1,0 +1,161 @@
+package uv
+
+// What the external tests (package uv_test) need to reach inside the
+// package, in the export_test.go habit of Go's standard library. Every name
+// starts with Uvt so that it cannot clash with the package's own
+// identifiers. The helpers every test shares are in helpers_test.go.
+
+import (
+	"syscall"
+	"testing"
+
+	"github.com/uvevent/uvevent/eventref"
+	"github.com/uvevent/uvevent/internal/kind"
+	"github.com/uvevent/uvevent/reactor"
+	"golang.org/x/sys/unix"
+)
+
+// The pure-Go driver's lookups.
+
+// UvtResolver is what the pure-Go driver's lookups ask of Go's resolver.
+type UvtResolver = resolver
+
+// UvtSetResolver makes the pure-Go driver's lookups submitted until the
+// test ends use rs instead of Go's resolver. Tests that call it must not
+// run in parallel.
+func UvtSetResolver(t testing.TB, rs UvtResolver) {
+	old := goResolver
+	goResolver = rs
+	t.Cleanup(func() { goResolver = old })
+}
+
+// UvtResolverError is the DNSError a lookup on the pure-Go driver reports
+// for err, an error of Go's resolver.
+func UvtResolverError(err error) error {
+	return &DNSError{Op: "uv_getaddrinfo", Name: "x", Code: resolverCode(err), Err: err}
+}
+
+// Poll, poll proxy, dns and fs event.
+
+// UvtPolling returns the mask p's descriptor is polled for now (0:
+// stopped).
+func UvtPolling(p *Poll) PollEvents {
+	var m PollEvents
+	p.e.drv.reactorOf().Exec(func() { m = p.e.polling })
+	return m
+}
+
+// UvtEAIErrors returns the UV_EAI_* codes and their errors.
+func UvtEAIErrors() map[int]error {
+	m := map[int]error{}
+	for code, c := range eaiCodes {
+		m[code] = c.err
+	}
+	return m
+}
+
+// UvtWatchedDirs lists the directories below f's root that have a watch.
+func UvtWatchedDirs(f *FSEvent) []string {
+	var dirs []string
+	f.e.drv.reactorOf().Exec(func() { dirs = f.e.watchedDirs() })
+	return dirs
+}
+
+// UvtFSHandles counts what u's fs events hold the way libuv counts their
+// C handles: one per FSEvent made and not yet freed, one per child watch
+// of a recursive one. On the libuv driver it is Stats().CHandles; on the
+// pure-Go driver, the FSEvents in Stats().Handles and the child watchers
+// on the reactor's inotify descriptor.
+func UvtFSHandles(u *UvtReactor) int {
+	s := u.Stats()
+	if u.Driver() == reactor.DriverLibuv {
+		return s.CHandles
+	}
+	n := s.Handles["fsevent"]
+	u.Exec(func() {
+		in, ok := inotifies.Load(u.Reactor)
+		if !ok {
+			return
+		}
+		for _, l := range in.(*inotify).byWD {
+			for _, w := range l.watchers {
+				if w.child {
+					n++
+				}
+			}
+		}
+	})
+	return n
+}
+
+// UvtWatchError is the error a watch that cannot be added reports.
+func UvtWatchError(path string, err error) error { return watchError(path, err) }
+
+// UvtSignalQueued reports whether s has a notification queued on its loop
+// that has not run yet.
+func UvtSignalQueued(s *Signal) bool { return s.pending.Load() }
+
+// File.
+
+// UvtFSOpen submits the open of name without waiting for it (OpenFile
+// waits), so that a test can hold a request in flight.
+func UvtFSOpen(r *reactor.Reactor, name string, flag int) (*FSRequest, error) {
+	return submitFS(r, &File{r: r, name: name, fd: -1}, fsOp{name: "open", path: name, flag: flag | unix.O_CLOEXEC})
+}
+
+// UvtPoolSize is how many file operations run at once on either driver:
+// libuv's pool and DefaultTaskPool have the same size (4, or what a valid
+// UV_THREADPOOL_SIZE says).
+func UvtPoolSize() int { return DefaultTaskPool.workers }
+
+// UvtTriggerID returns the id tr's event has in its reactor's table.
+func UvtTriggerID(tr *Trigger) eventref.ID { return tr.e.(*triggerEvent).id }
+
+// UvtDropped does what the runtime's cleanup does for a collected reference.
+func UvtDropped(r *reactor.Reactor, id eventref.ID) { kind.HostOf(r).Dropped(id) }
+
+// UvtPolls returns how many polls u has (made and not yet freed), on
+// either driver.
+func UvtPolls(u *UvtReactor) int {
+	if u.Driver() == reactor.DriverLibuv {
+		return u.Stats().Handles["poll"]
+	}
+	n := 0
+	u.Exec(func() {
+		if pl := uvtPoller(u); pl != nil {
+			n = len(pl.byFD)
+		}
+	})
+	return n
+}
+
+func uvtPoller(u *UvtReactor) *goPoller {
+	goPollers.Lock()
+	defer goPollers.Unlock()
+	return goPollers.m[u.Reactor]
+}
+
+// UvtFSRead submits a read request on an open descriptor (one File would
+// need a running loop to open).
+func UvtFSRead(r *reactor.Reactor, fd uintptr) (*FSRequest, error) {
+	f := &File{r: r, name: "fd", fd: int(fd)}
+	return f.ReadAsync(64, 0)
+}
+
+// UvtSignalLines returns how many signal numbers the process-wide
+// dispatcher holds registered with os/signal.
+func UvtSignalLines() int { return signals.listening() }
+
+// UvtStealChild kills p's child and reaps it behind p's back, as a wait
+// for any child elsewhere in the program would: p's own wait then finds
+// nothing. It holds p's reaping lock meanwhile, so that the theft wins.
+func UvtStealChild(p *Process) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil {
+		return err
+	}
+	var ws syscall.WaitStatus
+	_, err := syscall.Wait4(p.pid, &ws, 0, nil)
+	return err
+}

@@ -266,28 +266,6 @@ func (c *reqCore) state() string {
 	return "pending"
 }
 
-func (a *AddrInfo) done(rec *uvcgo.Completion) (any, error) {
-	if rec.Status != 0 {
-		return nil, dnsError("uv_getaddrinfo", a.errName(), int(rec.Status))
-	}
-	entries := uvcgo.AddrInfoEntries(rec) // C memory, read now
-	addrs := make([]netip.AddrPort, 0, len(entries))
-	for i := range entries {
-		e := &entries[i]
-		var ip netip.Addr
-		if e.Family == uvcgo.AFInet {
-			ip = netip.AddrFrom4([4]byte(e.Addr[:4]))
-		} else {
-			ip = netip.AddrFrom16(e.Addr)
-			if e.Zone != 0 {
-				ip = ip.WithZone(fmt.Sprint(e.Zone))
-			}
-		}
-		addrs = append(addrs, netip.AddrPortFrom(ip, e.Port))
-	}
-	return addrs, nil
-}
-
 // errName is what a failed lookup's DNSError names: the host, and the
 // service after a colon.
 func (a *AddrInfo) errName() string {
@@ -296,8 +274,6 @@ func (a *AddrInfo) errName() string {
 	}
 	return a.host + ":" + a.service
 }
-
-func (a *AddrInfo) cancel(req uvcgo.Request) { a.loop.CancelDNS(req) }
 
 // NameInfoHints shape a NameInfo lookup (getnameinfo's NI_* flags). Every
 // hint is honoured on both drivers.
@@ -401,13 +377,3 @@ func (n *NameInfo) describe() string {
 	r := n.res.(NameInfoResult)
 	return s + fmt.Sprintf(", host=%q, service=%q)", r.Host, r.Service)
 }
-
-func (n *NameInfo) done(rec *uvcgo.Completion) (any, error) {
-	if rec.Status != 0 {
-		return nil, dnsError("uv_getnameinfo", n.addr.String(), int(rec.Status))
-	}
-	host, service := uvcgo.NameInfoStrings(rec)
-	return NameInfoResult{Host: host, Service: service}, nil
-}
-
-func (n *NameInfo) cancel(req uvcgo.Request) { n.loop.CancelDNS(req) }

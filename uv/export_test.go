@@ -9,10 +9,11 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/uvevent/uvevent/eventref"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
-	"golang.org/x/sys/unix"
 )
 
 // The pure-Go driver's lookups.

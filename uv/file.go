@@ -74,19 +74,6 @@ type fsOp struct {
 	off  int64  // read, write: -1 for the descriptor's position
 }
 
-// submit submits the operation to libuv, for the request of id.
-func (op *fsOp) submit(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
-	switch op.name {
-	case "open":
-		return l.FSOpen(id, op.path, op.flag, op.mode)
-	case "read":
-		return l.FSRead(id, op.fd, op.n, op.off)
-	case "write":
-		return l.FSWrite(id, op.fd, op.p, op.off)
-	}
-	return l.FSClose(id, op.fd)
-}
-
 func (q *FSRequest) kindName() string { return "fs" }
 
 func (q *FSRequest) describe() string {
@@ -95,20 +82,6 @@ func (q *FSRequest) describe() string {
 		name = q.fs.name
 	}
 	return fmt.Sprintf("FS(%s %s)", q.op, name)
-}
-
-func (q *FSRequest) done(rec *uvcgo.Completion) (any, error) {
-	if rec.Status < 0 {
-		return nil, q.failure(int(rec.Status))
-	}
-	var res any = int(rec.N)
-	if q.op == "read" {
-		res = append([]byte{}, rec.Bytes()...)
-	}
-	if q.Flags().Has(event.Closed) {
-		q.unclaimed(res) // reqCore.settle drops it
-	}
-	return res, nil
 }
 
 // failure is the error of an operation that failed with status, a negated
@@ -124,8 +97,6 @@ func (q *FSRequest) unclaimed(res any) {
 		unix.Close(fd)
 	}
 }
-
-func (q *FSRequest) cancel(req uvcgo.Request) { q.loop.CancelFS(req) }
 
 // submitFS makes one request for op on f's reactor r and submits it, to
 // libuv or, on the pure-Go driver, to the pool (submitGo).

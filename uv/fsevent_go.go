@@ -19,7 +19,7 @@ import (
 // semantics libuv's Linux backend gives (the same mask, the same mapping of
 // records to events). A reactor with fs events has one inotify descriptor, made
 // with its first FSEvent and closed when the last is freed; it is a member
-// of the reactor's epoll set (poll_go.go), polled for input while it has
+// of the reactor's epoll set (poller_go.go), polled for input while it has
 // watches. Watches of one inode share the kernel's watch descriptor (wd):
 // each wd has a list of the watchers on it, named by the path of the first
 // (libuv's watcher_list). Each inotify record is mapped to libuv's events

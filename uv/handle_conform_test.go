@@ -21,11 +21,12 @@ import (
 	"time"
 	"weak"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
-	"golang.org/x/sys/unix"
 )
 
 // conformKinds lists every kind at a glance.

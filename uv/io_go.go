@@ -18,7 +18,7 @@ import (
 
 // This file is an IO's pure-Go half: the event is a goStream, a
 // non-blocking stream descriptor that is a member of the reactor's epoll set
-// (poll_go.go), polled for input while reading is on and for output while
+// (poller_go.go), polled for input while reading is on and for output while
 // writes, a shutdown or a connect wait. What epoll reports feeds the logic
 // both drivers share (io.go), as libuv's records do on the other driver:
 // reads of up to 64 KiB into pooled buffers, writes in order, one

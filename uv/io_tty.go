@@ -126,29 +126,6 @@ type terminal interface {
 	ttyWinSize() (width, height int, err error)
 }
 
-func (s *uvStream) setTTYMode(m TTYMode) error {
-	if m != TTYNormal { // save what the terminal has now, if it is the first change
-		if fd, err := s.loop.Fileno(s.h); err == nil {
-			if cur, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
-				saveTTY(fd, cur)
-			}
-		}
-	}
-	return s.loop.SetTTYMode(s.h, int(m))
-}
-
-// closing forgets a terminal's saved settings before its handle closes.
-func (s *uvStream) closing() {
-	if s.transport == "tty" && s.h != 0 {
-		if fd, err := s.loop.Fileno(s.h); err == nil {
-			forgetTTY(fd)
-		}
-	}
-	s.ioEvent.closing()
-}
-
-func (s *uvStream) ttyWinSize() (int, int, error) { return s.loop.TTYWinSize(s.h) }
-
 // isTerminal reports whether fd is a terminal.
 func isTerminal(fd int) bool {
 	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)

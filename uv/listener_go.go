@@ -11,7 +11,7 @@ import (
 )
 
 // This file is a Listener's pure-Go half: a listening socket that is a
-// member of the reactor's epoll set (poll_go.go), polled for input while
+// member of the reactor's epoll set (poller_go.go), polled for input while
 // the listener is started. Each report accepts what waits, as libuv's
 // uv__server_io does, and each connection becomes an IO of the same
 // driver (io_go.go).

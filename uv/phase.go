@@ -1,10 +1,7 @@
 package uv
 
 import (
-	"fmt"
-
 	uvcgo "github.com/uvevent/uvevent/cgo"
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -32,12 +29,6 @@ type Phase struct {
 	Handle
 }
 
-type phaseEvent struct {
-	core
-	which uvcgo.Phase
-	runs  uint64
-}
-
 var phaseNames = map[uvcgo.Phase]string{uvcgo.PhasePrepare: "Prepare", uvcgo.PhaseCheck: "Check", uvcgo.PhaseIdle: "Idle"}
 
 // NewPrepare creates a prepare hook on r, not started.
@@ -62,29 +53,4 @@ func newPhase(r *reactor.Reactor, which uvcgo.Phase) (*Phase, error) {
 	p := &Phase{}
 	track(p, &p.Handle, &e.core)
 	return p, nil
-}
-
-func (e *phaseEvent) kindName() string { return "phase" }
-func (e *phaseEvent) closing()         {}
-
-func (e *phaseEvent) arm() error {
-	if err := e.loop.StartPhase(e.which, e.h); err != nil {
-		return err
-	}
-	e.host.EveryTurn(1)
-	return nil
-}
-
-func (e *phaseEvent) disarm() {
-	e.host.EveryTurn(-1)
-	e.loop.StopPhase(e.which, e.h)
-}
-
-func (e *phaseEvent) completed(*uvcgo.Completion) {
-	e.runs++
-	event.Notify(&e.Base, nil, nil)
-}
-
-func (e *phaseEvent) describe() string {
-	return fmt.Sprintf("%s(runs=%d)", phaseNames[e.which], e.runs)
 }

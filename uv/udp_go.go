@@ -14,7 +14,7 @@ import (
 )
 
 // The pure-Go driver's UDP. Its socket is a member of the reactor's epoll
-// set (poll_go.go), polled for EPOLLIN while it receives (started, a
+// set (poller_go.go), polled for EPOLLIN while it receives (started, a
 // ReadFrom waiting, or datagrams kept and room for more: udpState.update)
 // and for EPOLLOUT while datagrams are queued. Like libuv's uv__udp_io, a
 // pass reads at most udpBurst datagrams before the other members get their

@@ -1,0 +1,37 @@
+package uv
+
+// The libuv driver's file operations: uv_fs_* requests (cgo/fs.c).
+
+import (
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/event"
+)
+
+// submit submits the operation to libuv, for the request of id.
+func (op *fsOp) submit(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
+	switch op.name {
+	case "open":
+		return l.FSOpen(id, op.path, op.flag, op.mode)
+	case "read":
+		return l.FSRead(id, op.fd, op.n, op.off)
+	case "write":
+		return l.FSWrite(id, op.fd, op.p, op.off)
+	}
+	return l.FSClose(id, op.fd)
+}
+
+func (q *FSRequest) done(rec *uvcgo.Completion) (any, error) {
+	if rec.Status < 0 {
+		return nil, q.failure(int(rec.Status))
+	}
+	var res any = int(rec.N)
+	if q.op == "read" {
+		res = append([]byte{}, rec.Bytes()...)
+	}
+	if q.Flags().Has(event.Closed) {
+		q.unclaimed(res) // reqCore.settle drops it
+	}
+	return res, nil
+}
+
+func (q *FSRequest) cancel(req uvcgo.Request) { q.loop.CancelFS(req) }

@@ -1,0 +1,42 @@
+package uv
+
+// The libuv driver's phases: uv_prepare_t, uv_check_t and uv_idle_t
+// (cgo/phase.c).
+
+import (
+	"fmt"
+
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/event"
+)
+
+type phaseEvent struct {
+	core
+	which uvcgo.Phase
+	runs  uint64
+}
+
+func (e *phaseEvent) kindName() string { return "phase" }
+func (e *phaseEvent) closing()         {}
+
+func (e *phaseEvent) arm() error {
+	if err := e.loop.StartPhase(e.which, e.h); err != nil {
+		return err
+	}
+	e.host.EveryTurn(1)
+	return nil
+}
+
+func (e *phaseEvent) disarm() {
+	e.host.EveryTurn(-1)
+	e.loop.StopPhase(e.which, e.h)
+}
+
+func (e *phaseEvent) completed(*uvcgo.Completion) {
+	e.runs++
+	event.Notify(&e.Base, nil, nil)
+}
+
+func (e *phaseEvent) describe() string {
+	return fmt.Sprintf("%s(runs=%d)", phaseNames[e.which], e.runs)
+}

@@ -1,0 +1,106 @@
+package uv
+
+// The libuv driver's UDP socket: a uv_udp_t (cgo/udp.c).
+
+import (
+	uvcgo "github.com/uvevent/uvevent/cgo"
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// udpEvent is the libuv driver's UDP event, a uv_udp_t, reachable from the
+// reactor's id table until libuv's close callback ran. It never points
+// back at its UDP.
+type udpEvent struct {
+	core
+	udpState
+	sending int // datagrams queued in libuv
+}
+
+func listenUvUDP(r *reactor.Reactor, network string, t tcpTarget) (*UDP, error) {
+	e := &udpEvent{}
+	e.udpState.init(e, r, network)
+	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
+		h, err := l.NewUDP(id, t.family)
+		if err != nil {
+			return 0, err
+		}
+		if err = l.BindUDP(h, t.ip, t.port, t.zone, false, t.v6only); err == nil {
+			var ip []byte
+			var port int
+			var zone uint32
+			ip, port, zone, err = l.UDPAddr(h)
+			e.addr = udpAddr(ip, port, zone)
+		}
+		if err != nil {
+			l.CloseHandle(h)
+			return 0, err
+		}
+		return h, nil
+	}); err != nil {
+		return nil, err
+	}
+	u := &UDP{e: &e.udpState}
+	track(u, &u.Handle, &e.core)
+	return u, nil
+}
+
+func (e *udpEvent) kindName() string          { return "udp" }
+func (e *udpEvent) notify(res any, err error) { event.Notify(&e.Base, res, err) }
+func (e *udpEvent) queued() int               { return e.sending }
+func (e *udpEvent) release(k *keptDatagram)   { e.loop.Release(k.data, k.release) }
+
+// wants: datagrams are wanted for a waiting ReadFrom, started or not.
+func (e *udpEvent) wants(rec *uvcgo.Completion) bool { return rec.Kind == uvcgo.CompletionUDPRecv }
+
+func (e *udpEvent) receive(on bool) error {
+	if !on {
+		return e.loop.UDPRecvStop(e.h)
+	}
+	return e.loop.UDPRecvStart(e.h)
+}
+
+func (e *udpEvent) completed(rec *uvcgo.Completion) {
+	if e.closed {
+		return
+	}
+	if rec.Kind == uvcgo.CompletionUDPSend {
+		e.sending--
+		if rec.Status < 0 && rec.Status != uvcgo.ECANCELED {
+			e.werr = uvcgo.ErrorOf("uv_udp_send", int(rec.Status))
+		} else {
+			e.out.Add(1)
+		}
+		return
+	}
+	if rec.Status < 0 {
+		e.recvFailed(uvcgo.ErrorOf("recv", int(rec.Status)))
+		return
+	}
+	p, ip, port, zone, trunc := uvcgo.Datagram(rec)
+	d := Datagram{Data: p, Addr: udpAddr(ip, port, zone), Truncated: trunc}
+	if e.received(&d) {
+		data, release := uvcgo.Take(rec)
+		e.keep(keptDatagram{data, release, d})
+	}
+	e.update()
+}
+
+// send tries the socket (uv_udp_try_send) while nothing is queued, and
+// queues a copy in libuv otherwise.
+func (e *udpEvent) send(p []byte, t tcpTarget) error {
+	if e.sending == 0 {
+		sent, err := e.loop.UDPTrySend(e.h, p, t.ip, t.port, t.zone)
+		if sent {
+			e.out.Add(1)
+		}
+		if sent || err != nil {
+			return err
+		}
+	}
+	if err := e.loop.UDPSend(e.h, p, t.ip, t.port, t.zone); err != nil {
+		return err
+	}
+	e.sending++
+	return nil
+}

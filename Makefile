@@ -3,11 +3,23 @@ GO      ?= go
 PKGS    ?= ./...
 BIN     := bin
 
+# staticcheck, pinned; `make setup` installs it with go install when missing
+# (v0.8.2 is built with Go 1.26: an older go fetches that toolchain itself).
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK         := $(shell $(GO) env GOPATH)/bin/staticcheck
+
 .PHONY: setup test race asan cgocheck bench demo lint fuzz static-check stress clean
 
-## setup: install libuv1-dev and pkg-config with apt-get, only when missing
+## setup: install libuv1-dev and pkg-config with apt-get, and staticcheck with
+## go install, each only when missing
 setup:
 	@./scripts/setup.sh
+	@if $(STATICCHECK) -version 2>/dev/null | grep -q '($(STATICCHECK_VERSION:v%=%))'; then \
+	  echo "setup: staticcheck $(STATICCHECK_VERSION) is present; nothing to install"; \
+	else \
+	  echo "setup: installing staticcheck $(STATICCHECK_VERSION) with go install"; \
+	  $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); \
+	fi
 
 ## test: vet (with and without cgo), the whole suite with cgo pointer checks on
 ## (libuv driver), the whole suite again built without cgo (pure-Go driver),
@@ -60,11 +72,13 @@ bench:
 demo:
 	$(GO) run ./cmd/demo
 
-## lint: gofmt and go vet
+## lint: gofmt, go vet and staticcheck (installed by `make setup`)
 lint:
 	@out=$$(gofmt -l .); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	@test -x $(STATICCHECK) || { echo "lint: $(STATICCHECK) is missing: run make setup"; exit 1; }
+	$(STATICCHECK) $(PKGS)
 
 ## fuzz: the callbacks-vector fuzz target for a while
 fuzz:

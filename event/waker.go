@@ -265,7 +265,7 @@ func (w *waker) ownerBefore(i int, o Owner) bool {
 
 // targets lists the resolved events, for the waiter.
 func (w *waker) targets() []Event {
-	ts := w.inline.targets[:0:0]
+	var ts []Event
 	if n := len(w.slots); n <= len(w.inline.targets) {
 		ts = w.inline.targets[:n]
 	} else {

@@ -45,7 +45,6 @@ type Loop struct {
 	repeats map[RepeatID]*reactor.Timer
 	fds     map[int]*fdEntry
 	signals map[syscall.Signal]*uv.Signal
-	unhook  func() // forgets the reactor-close hook of the Go-driver watches
 }
 
 // New makes a loop. With opts.Reactor nil it creates a reactor from

@@ -293,13 +293,13 @@ func (r *Reactor) wait(ctx context.Context) error {
 		// Duration: park at most a day at a time and look again.
 		const day = int64(24 * time.Hour / time.Millisecond)
 		due = min(due, r.clock()+day)
-		d = r.epoch.Add(time.Duration(due) * time.Millisecond).Sub(time.Now())
+		d = time.Until(r.epoch.Add(time.Duration(due) * time.Millisecond))
 		if d < 0 {
 			d = 0
 		}
 	}
 	if r.uvDue >= 0 {
-		u := r.epoch.Add(time.Duration(r.uvDue) * time.Millisecond).Sub(time.Now())
+		u := time.Until(r.epoch.Add(time.Duration(r.uvDue) * time.Millisecond))
 		if u < 0 {
 			u = 0
 		}

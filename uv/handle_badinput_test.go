@@ -61,8 +61,8 @@ func TestBadInputAcrossKinds(t *testing.T) {
 				return err
 			},
 			"reactor.Go nil ctx": func() error {
-				//lint:ignore SA1012 the point of the case
-				_, err := reactor.Go(r, nil, func(context.Context) (int, error) { return 0, nil }) //nolint:staticcheck
+				// The nil context is the point of the case.
+				_, err := reactor.Go(r, nil, func(context.Context) (int, error) { return 0, nil })
 				return err
 			},
 			"Spawn empty Args": func() error { _, err := uv.StartProcess(r, uv.ProcessOptions{}); return err },

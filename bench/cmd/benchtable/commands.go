@@ -79,7 +79,7 @@ type command struct {
 func parseCommand(arg string) (command, error) {
 	name, line, ok := strings.Cut(arg, "=")
 	if !ok || strings.TrimSpace(name) == "" {
-		return command{}, fmt.Errorf("command %q: want NAME=program arg ...", arg)
+		return command{}, fmt.Errorf("command %q: want NAME=[VAR=value ...] program [arg ...]", arg)
 	}
 	c := command{name: name}
 	words := strings.Fields(line)

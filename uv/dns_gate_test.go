@@ -49,10 +49,19 @@ func gate[E event.Event](g *gatedResolver, r *reactor.Reactor) func(E, error) (e
 
 // fire lets the lookup of the table through, the one held whose context is
 // still alive (those of earlier checks were cancelled when they closed).
-func (g *gatedResolver) fire(ev event.Event) error {
+func (g *gatedResolver) fire(ev event.Event) error { return g.detach(ev)() }
+
+// detach takes ev out of the lookups to let through and returns what lets
+// it through (fire), holding no reference to ev.
+func (g *gatedResolver) detach(ev event.Event) func() error {
 	if _, ok := g.on.LoadAndDelete(ev); !ok {
-		return nil
+		return func() error { return nil }
 	}
+	return g.open
+}
+
+// open lets the oldest held lookup whose context is alive through.
+func (g *gatedResolver) open() error {
 	ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
 	defer cancel()
 	for {

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
@@ -111,6 +112,10 @@ func UvtPoolSize() int { return DefaultTaskPool.workers }
 
 // UvtTriggerID returns the id tr's event has in its reactor's table.
 func UvtTriggerID(tr *Trigger) eventref.ID { return tr.e.(*triggerEvent).id }
+
+// UvtSend sends on the trigger whose event (event.Deref of a *Trigger) ev
+// is, holding no reference to the Trigger.
+func UvtSend(ev event.Event) error { return ev.(sender).send() }
 
 // UvtDropped does what the runtime's cleanup does for a collected reference.
 func UvtDropped(r *reactor.Reactor, id eventref.ID) { kind.HostOf(r).Dropped(id) }

@@ -34,6 +34,7 @@ const inotifyMask = unix.IN_ATTRIB | unix.IN_CREATE | unix.IN_MODIFY | unix.IN_D
 type goFSEvent struct {
 	event.Base
 	fsState
+	keeper
 	r    *reactor.Reactor
 	in   *inotify   // nil once freed
 	root *inWatcher // the path's watch while started
@@ -116,16 +117,20 @@ func (o *goFSEventOps) Arm() error {
 	if err := armable(o.r); err != nil {
 		return err
 	}
-	return o.arm()
+	return o.holdIfArmed(o.arm())
 }
 
 // Disarm drops the watches.
-func (o *goFSEventOps) Disarm() { o.disarm() }
+func (o *goFSEventOps) Disarm() {
+	o.disarm()
+	o.dropRef()
+}
 
 // Free drops the watches (Disarm dropped them already if the watch was
 // started) and leaves the reactor's inotify descriptor, closing it if it
 // was the last FSEvent.
 func (o *goFSEventOps) Free(bool) {
+	o.dropRef()
 	e := (*goFSEvent)(o)
 	if e.in == nil {
 		return

@@ -80,10 +80,16 @@ func (c *reactorCloser) forget() {
 }
 
 // trackGo makes h, held by user, the reference for ev, a Go-owned event of
-// r: as with the kit's track, dropping user without Close closes ev, on
-// the loop (a started one would otherwise count as active for ever).
-func trackGo[T any, E event.Event](user *T, h *Handle, r *reactor.Reactor, ev E) {
+// r standing for a libuv handle: as with the kit's track, dropping user
+// without Close while ev is not active closes ev, on the loop. ev holds
+// user while started (its Arm calls holdIfArmed, its Disarm and Free
+// dropRef).
+func trackGo[T any, E interface {
+	event.Event
+	keeperOf() *keeper
+}](user *T, h *Handle, r *reactor.Reactor, ev E) {
 	h.target = ev
+	ev.keeperOf().refPtr = weak.Make(h)
 	h.cleanup = runtime.AddCleanup(user, func(ev E) { r.Post(func() { ev.Close() }) }, ev)
 }
 

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"syscall"
+	"weak"
 
 	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
@@ -17,20 +18,24 @@ import (
 // A kind is two objects. Its event (a struct embedding core) lives in the
 // reactor's id table from creation until libuv's close callback has freed
 // the C handle. The object the user holds (a struct embedding Handle) is the
-// event reference: it points at the event, never the other way round, so the
-// collector can take it while the handle is alive, and its cleanup only
-// queues the close on the loop goroutine.
+// event reference: it points at the event, and the event points back at it
+// only while it is active (keeper), so the collector can take a reference
+// whose event is stopped, and its cleanup only queues the close on the loop
+// goroutine.
 
 // Handle is the event reference that every C-owned kind (Trigger, Poll,
 // Listener, ...) embeds: the methods of event.Event, plus Target, on the
 // object the user holds. The libuv handle behind it is malloc'd by the C
 // shim and freed in its uv_close callback; Handle holds no C pointer.
 //
-// Dropping a Handle without Close is safe: runtime.AddCleanup queues the
-// close of its event on the loop goroutine, and libuv frees the handle on
-// the next loop turn. A callback that captures its own reference keeps it
-// reachable, so it is never collected: in callbacks, use the event they are
-// given.
+// A started event is held by its reactor until Stop, Close or the
+// reactor's Close, whether or not the program still points at it: a
+// listener, connection or watch set up in a helper function keeps serving,
+// as in libuv and Node. Dropping a Handle that is not started without
+// Close is safe: runtime.AddCleanup queues the close of its event on the
+// loop goroutine, and libuv frees the handle on the next loop turn. A
+// callback that captures its own reference keeps it reachable, so it is
+// never collected: in callbacks, use the event they are given.
 //
 // The zero Handle is not usable; kinds' constructors return ready ones.
 type Handle struct {
@@ -165,6 +170,7 @@ func (h *Handle) zero() bool { return h == nil || h.target == nil }
 type core struct {
 	event.Base
 	entry
+	keeper
 	h uvcgo.Handle // 0 once closing
 	k kindOps
 }
@@ -263,19 +269,60 @@ func openEntry(r *reactor.Reactor, e *entry, ev entryKind, setup func() kind.Han
 }
 
 // track makes h the reference for c's event and registers the cleanup that
-// closes the event if user, the object holding h, is dropped without Close.
+// closes the event if user, the object holding h, is dropped without Close
+// while the event is not active (see keeper).
 func track[T any](user *T, h *Handle, c *core) {
 	h.target = c.k
+	c.keeper.refPtr = weak.Make(h)
 	h.cleanup = eventref.Track(user, c.host, c.id)
 }
 
-func (o *coreOps) Disarm() { o.k.disarm() }
+// keeper is the reactor's hold on the reference of an active event: the
+// model's rule that an active event is the loop's, not the collector's
+// (DESIGN §3). Every Handle kind's event embeds one, on either driver. The
+// event is reachable while its reference is (from the reactor's id table,
+// or from the argument of the reference's cleanup), and the reference is
+// never reachable from it while it is stopped: refHeld points at the
+// reference from the first Start (Arm) to the last Stop (Disarm) or the
+// close (Free), so the reference's cleanup, which closes the event, can
+// only run once the event is inactive. Loop only.
+type keeper struct {
+	refPtr  weak.Pointer[Handle] // the reference, set by track or trackGo
+	refHeld *Handle              // refPtr's object while the event is started
+}
+
+// holdRef holds the reference while the event is active; a reference
+// already collected stays so (its cleanup has queued the close).
+func (k *keeper) holdRef() { k.refHeld = k.refPtr.Value() }
+
+// dropRef gives the reference back to the collector.
+func (k *keeper) dropRef() { k.refHeld = nil }
+
+// holdIfArmed holds the reference once a Go-driver kind's Arm returned
+// err, if it succeeded, and returns err.
+func (k *keeper) holdIfArmed(err error) error {
+	if err == nil {
+		k.holdRef()
+	}
+	return err
+}
+
+func (k *keeper) keeperOf() *keeper { return k }
+
+func (o *coreOps) Disarm() {
+	o.k.disarm()
+	o.dropRef()
+}
 
 func (o *coreOps) Arm() error {
 	if o.host.Closing() {
 		return reactor.ErrReactorClosed
 	}
-	return o.k.arm()
+	if err := o.k.arm(); err != nil {
+		return err
+	}
+	o.holdRef()
+	return nil
 }
 
 // Completed delivers a record to the kind: handle records only while the
@@ -301,6 +348,7 @@ func (o *coreOps) wanted(rec *uvcgo.Completion) bool {
 // Free closes the libuv handle; its close callback frees the memory. A
 // C-owned kind's memory is always its own, so NoFreeMemory does not apply.
 func (o *coreOps) Free(bool) {
+	o.dropRef()
 	o.k.closing()
 	if h := o.takeHandle(); h != 0 {
 		o.host.CloseHandle(h)

@@ -72,6 +72,10 @@ func conformTrigger(t *testing.T) conform.Kind {
 		Name: "trigger",
 		New:  func(r *reactor.Reactor) (event.Event, error) { return uv.NewTrigger(r) },
 		Fire: func(ev event.Event) error { return ev.(*uv.Trigger).Send() },
+		Detach: func(ev event.Event) func() error {
+			target := event.Deref(ev)
+			return func() error { return uv.UvtSend(target) }
+		},
 		Info: regexp.MustCompile(`^Trigger\(sent=\d+, fired=\d+\)$`),
 	}
 }
@@ -122,17 +126,22 @@ func conformListener(t *testing.T) conform.Kind {
 			c.Close()
 		}
 	})
+	dial := func(addr string) error {
+		c, err := net.Dial("tcp4", addr)
+		mu.Lock()
+		clients = append(clients, c)
+		mu.Unlock()
+		return err
+	}
 	return conform.Kind{
 		Name: "listener",
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			return uv.Listen(r, "tcp4", "127.0.0.1:0")
 		},
-		Fire: func(ev event.Event) error {
-			c, err := net.Dial("tcp4", ev.(*uv.Listener).Addr().String())
-			mu.Lock()
-			clients = append(clients, c)
-			mu.Unlock()
-			return err
+		Fire: func(ev event.Event) error { return dial(ev.(*uv.Listener).Addr().String()) },
+		Detach: func(ev event.Event) func() error {
+			addr := ev.(*uv.Listener).Addr().String()
+			return func() error { return dial(addr) }
 		},
 		Info: regexp.MustCompile(`^Listener\(tcp4 127\.0\.0\.1:\d+, accepted=\d+, failed=\d+\)$`),
 	}
@@ -166,6 +175,16 @@ func conformIO(t *testing.T) conform.Kind {
 			c.Close()
 		}
 	})
+	// poke writes to the peer of the IO whose local address is local.
+	poke := func(local string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for peers[local] == nil {
+			arrived.Wait()
+		}
+		_, err := peers[local].Write([]byte("x"))
+		return err
+	}
 	return conform.Kind{
 		Name: "io",
 		New: func(r *reactor.Reactor) (event.Event, error) {
@@ -186,15 +205,10 @@ func conformIO(t *testing.T) conform.Kind {
 			}
 			return c, nil
 		},
-		Fire: func(ev event.Event) error {
+		Fire: func(ev event.Event) error { return poke(ev.(*uv.IO).LocalAddr().String()) },
+		Detach: func(ev event.Event) func() error {
 			local := ev.(*uv.IO).LocalAddr().String()
-			mu.Lock()
-			defer mu.Unlock()
-			for peers[local] == nil {
-				arrived.Wait()
-			}
-			_, err := peers[local].Write([]byte("x"))
-			return err
+			return func() error { return poke(local) }
 		},
 		Info: regexp.MustCompile(`^IO\(tcp 127\.0\.0\.1:\d+->127\.0\.0\.1:\d+, in=\d+, out=\d+\)$`),
 	}
@@ -206,6 +220,12 @@ func conformIO(t *testing.T) conform.Kind {
 func conformPipe(t *testing.T) conform.Kind {
 	var mu sync.Mutex
 	others := map[weak.Pointer[uv.IO]]*uv.IO{}
+	send := func(key weak.Pointer[uv.IO]) error {
+		mu.Lock()
+		b := others[key]
+		mu.Unlock()
+		return b.Send([]byte("x"))
+	}
 	return conform.Kind{
 		Name: "io",
 		New: func(r *reactor.Reactor) (event.Event, error) {
@@ -226,11 +246,10 @@ func conformPipe(t *testing.T) conform.Kind {
 			}, key)
 			return a, nil
 		},
-		Fire: func(ev event.Event) error {
-			mu.Lock()
-			b := others[weak.Make(ev.(*uv.IO))]
-			mu.Unlock()
-			return b.Send([]byte("x"))
+		Fire: func(ev event.Event) error { return send(weak.Make(ev.(*uv.IO))) },
+		Detach: func(ev event.Event) func() error {
+			key := weak.Make(ev.(*uv.IO))
+			return func() error { return send(key) }
 		},
 		Info: regexp.MustCompile(`^IO\(unix \S*->\S*, in=\d+, out=\d+\)$`),
 	}
@@ -251,17 +270,25 @@ func eventfdPoll(r *reactor.Reactor) (*uv.Poll, error) {
 }
 
 // fireEventfd makes the eventfd behind a poll readable.
-func fireEventfd(p *uv.Poll) error {
-	_, err := unix.Write(p.FD(), []byte{1, 0, 0, 0, 0, 0, 0, 0})
-	return err
+func fireEventfd(p *uv.Poll) error { return detachEventfd(p)() }
+
+// detachEventfd returns what makes the eventfd behind p readable, holding
+// its number, not p.
+func detachEventfd(p *uv.Poll) func() error {
+	fd := p.FD()
+	return func() error {
+		_, err := unix.Write(fd, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		return err
+	}
 }
 
 func conformPoll(t *testing.T) conform.Kind {
 	return conform.Kind{
-		Name: "poll",
-		New:  func(r *reactor.Reactor) (event.Event, error) { return eventfdPoll(r) },
-		Fire: func(ev event.Event) error { return fireEventfd(ev.(*uv.Poll)) },
-		Info: regexp.MustCompile(`^Poll\(fd=\d+, events=r\)$`),
+		Name:   "poll",
+		New:    func(r *reactor.Reactor) (event.Event, error) { return eventfdPoll(r) },
+		Fire:   func(ev event.Event) error { return fireEventfd(ev.(*uv.Poll)) },
+		Detach: func(ev event.Event) func() error { return detachEventfd(ev.(*uv.Poll)) },
+		Info:   regexp.MustCompile(`^Poll\(fd=\d+, events=r\)$`),
 	}
 }
 
@@ -274,8 +301,9 @@ func conformPollProxy(t *testing.T) conform.Kind {
 			}
 			return uv.NewPollProxy(p, uv.Readable)
 		},
-		Fire: func(ev event.Event) error { return fireEventfd(ev.(*uv.PollProxy).Poll()) },
-		Info: regexp.MustCompile(`^PollProxy\(fd=\d+, events=r\)$`),
+		Fire:   func(ev event.Event) error { return fireEventfd(ev.(*uv.PollProxy).Poll()) },
+		Detach: func(ev event.Event) func() error { return detachEventfd(ev.(*uv.PollProxy).Poll()) },
+		Info:   regexp.MustCompile(`^PollProxy\(fd=\d+, events=r\)$`),
 	}
 }
 
@@ -294,6 +322,10 @@ func conformFSEvent(t *testing.T) conform.Kind {
 		Fire: func(ev event.Event) error {
 			return os.WriteFile(filepath.Join(ev.(*uv.FSEvent).Path(), "f"), nil, 0o600)
 		},
+		Detach: func(ev event.Event) func() error {
+			dir := ev.(*uv.FSEvent).Path()
+			return func() error { return os.WriteFile(filepath.Join(dir, "f"), nil, 0o600) }
+		},
 		Info: regexp.MustCompile(`^FSEvent\(path=".+"\)$`),
 	}
 }
@@ -305,6 +337,7 @@ func conformAddrInfo(t *testing.T) conform.Kind {
 			return gate[*uv.AddrInfo](g, r)(uv.NewAddrInfo(r, "localhost", "", uv.AddrInfoHints{}))
 		},
 		Fire:    g.fire,
+		Detach:  g.detach,
 		Info:    regexp.MustCompile(`^AddrInfo\(host="localhost", service="", network=ip, (pending|closed|addrs=\d+)\)$`),
 		OneShot: true,
 		NoStart: true,
@@ -318,6 +351,7 @@ func conformNameInfo(t *testing.T) conform.Kind {
 			return gate[*uv.NameInfo](g, r)(uv.NewNameInfo(r, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{}))
 		},
 		Fire:    g.fire,
+		Detach:  g.detach,
 		Info:    regexp.MustCompile(`^NameInfo\(addr=127\.0\.0\.1:80, (pending|closed|host=".*", service=".*")\)$`),
 		OneShot: true,
 		NoStart: true,
@@ -328,6 +362,9 @@ func conformSignal(t *testing.T) conform.Kind {
 	return conform.Kind{
 		New:  func(r *reactor.Reactor) (event.Event, error) { return uv.NewSignal(r, syscall.SIGUSR2) },
 		Fire: func(event.Event) error { return syscall.Kill(os.Getpid(), syscall.SIGUSR2) },
+		Detach: func(event.Event) func() error {
+			return func() error { return syscall.Kill(os.Getpid(), syscall.SIGUSR2) }
+		},
 		Info: regexp.MustCompile(`^Signal\(signum=12\)$`),
 	}
 }
@@ -344,7 +381,11 @@ func conformProcess(t *testing.T) conform.Kind {
 			}
 			return p, err
 		},
-		Fire:    func(ev event.Event) error { return ev.(*uv.Process).Kill(syscall.SIGTERM) },
+		Fire: func(ev event.Event) error { return ev.(*uv.Process).Kill(syscall.SIGTERM) },
+		Detach: func(ev event.Event) func() error {
+			pid := ev.(*uv.Process).Pid()
+			return func() error { return syscall.Kill(pid, syscall.SIGTERM) }
+		},
 		Info:    regexp.MustCompile(`^Process\(pid=\d+(, signal=15)?\)$`),
 		OneShot: true,
 		NoStart: true,
@@ -356,7 +397,11 @@ func conformExec(t *testing.T) conform.Kind {
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			return uv.NewExec(r, "sleep 100", uv.ExecOptions{})
 		},
-		Fire:    func(ev event.Event) error { return syscall.Kill(-ev.(*uv.Exec).Pid(), syscall.SIGTERM) },
+		Fire: func(ev event.Event) error { return syscall.Kill(-ev.(*uv.Exec).Pid(), syscall.SIGTERM) },
+		Detach: func(ev event.Event) func() error {
+			pid := ev.(*uv.Exec).Pid()
+			return func() error { return syscall.Kill(-pid, syscall.SIGTERM) }
+		},
 		Info:    regexp.MustCompile(`^Exec\(mode=exec, pid=\d+(, exit=-15)?\)$`),
 		OneShot: true,
 		NoStart: true,
@@ -381,11 +426,17 @@ func gated() (fn func(ctx context.Context) (any, error), gate chan struct{}) {
 	}, gate
 }
 
-func openGate(ev event.Event) error {
-	if g, ok := gates.LoadAndDelete(ev); ok {
-		close(g.(chan struct{}))
+func openGate(ev event.Event) error { return detachGate(ev)() }
+
+// detachGate takes the event's gate out of gates and returns what opens it.
+func detachGate(ev event.Event) func() error {
+	g, ok := gates.LoadAndDelete(ev)
+	return func() error {
+		if ok {
+			close(g.(chan struct{}))
+		}
+		return nil
 	}
-	return nil
 }
 
 func conformTask(t *testing.T) conform.Kind {
@@ -399,6 +450,7 @@ func conformTask(t *testing.T) conform.Kind {
 			return task, err
 		},
 		Fire:    openGate,
+		Detach:  detachGate,
 		Info:    regexp.MustCompile(`^Task\((queued|running|done|canceled)\)$`),
 		OneShot: true,
 		NoStart: true,
@@ -416,6 +468,7 @@ func conformThread(t *testing.T) conform.Kind {
 			return th, err
 		},
 		Fire:    openGate,
+		Detach:  detachGate,
 		Info:    regexp.MustCompile(`^Thread\((starting|tid=\d+, (running|done))\)$`),
 		OneShot: true,
 		NoStart: true,

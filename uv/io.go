@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"weak"
@@ -129,6 +130,10 @@ type ioOp struct {
 	ch   chan struct{} // the blocked goroutine's wake-up (cap 1)
 	fut  settler
 	res  func(op *ioOp) any // the future's result
+	// ref is the IO of a request in flight (ReadAsync, WriteAsync, Send):
+	// while the event holds the op, the op holds the IO, so its reactor
+	// keeps it (DESIGN §3) whoever else still points at it.
+	ref *IO
 }
 
 // settler is the typed future of an async op, seen untyped by the op.
@@ -410,7 +415,7 @@ func (e *ioEvent) nextReader() bool {
 func (e *ioEvent) dropReader(op *ioOp) {
 	for i, x := range e.readers {
 		if x == op {
-			e.readers = append(e.readers[:i], e.readers[i+1:]...)
+			e.readers = slices.Delete(e.readers, i, i+1) // the tail is cleared: no stale op holds its IO
 			e.r.ActiveDelta(-1)
 			e.updateReading()
 			return

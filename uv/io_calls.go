@@ -58,7 +58,7 @@ func (c *IO) ReadAsync(max int) (*event.Future[[]byte], error) {
 	}
 	e := c.e
 	f := event.NewFuture[[]byte](e.r)
-	op := &ioOp{p: make([]byte, max), fut: futureOf[[]byte]{f}, res: func(op *ioOp) any { return op.p[:op.n] }}
+	op := &ioOp{p: make([]byte, max), fut: futureOf[[]byte]{f}, res: func(op *ioOp) any { return op.p[:op.n] }, ref: c}
 	if err := e.exec(func() {
 		if e.read(op, true) {
 			op.finish(op.n, op.err)
@@ -123,7 +123,12 @@ func (c *IO) Send(p []byte) error {
 	}
 	e := c.e
 	var err error
-	if x := e.exec(func() { _, _, err = e.write(p, nil) }); x != nil {
+	if x := e.exec(func() {
+		var wait bool
+		if _, wait, err = e.write(p, nil); wait {
+			e.writes[len(e.writes)-1].ref = c // the write in flight holds its IO
+		}
+	}); x != nil {
 		return x
 	}
 	return err
@@ -138,7 +143,7 @@ func (c *IO) WriteAsync(p []byte) (*event.Future[int], error) {
 	}
 	e := c.e
 	f := event.NewFuture[int](e.r)
-	op := &ioOp{fut: futureOf[int]{f}, res: func(op *ioOp) any { return op.n }}
+	op := &ioOp{fut: futureOf[int]{f}, res: func(op *ioOp) any { return op.n }, ref: c}
 	if x := e.exec(func() {
 		n, wait, err := e.write(p, op)
 		if !wait {

@@ -28,6 +28,7 @@ import (
 type goStream struct {
 	event.Base
 	ioEvent
+	keeper
 	fd       int
 	pl       *goPoller // nil once closed
 	mask     uint32    // the epoll events polled for now
@@ -181,19 +182,23 @@ func errnoError(op string, err error) error {
 func (o *goStreamOps) Owner() event.Owner { return o.r }
 func (o *goStreamOps) Event() event.Event { return (*goStream)(o) }
 func (o *goStreamOps) Describe() string   { return o.describe() }
-func (o *goStreamOps) Disarm()            { o.disarm() }
+func (o *goStreamOps) Disarm() {
+	o.disarm()
+	o.dropRef()
+}
 
 func (o *goStreamOps) Arm() error {
 	if err := armable(o.r); err != nil {
 		return err
 	}
-	return o.arm()
+	return o.holdIfArmed(o.arm())
 }
 
 // Free fails what waits (closing), then takes the descriptor out of the
 // epoll set and closes it.
 func (o *goStreamOps) Free(bool) {
 	g := (*goStream)(o)
+	g.dropRef()
 	g.closing()
 	g.wq, g.queued, g.shutting, g.dialing = nil, 0, false, false
 	g.setBusy(false)

@@ -128,6 +128,12 @@ func conformTTY(t *testing.T) conform.Kind {
 			_, err := ptm.Write([]byte("x\n"))
 			return err
 		},
+		Detach: func(event.Event) func() error {
+			return func() error {
+				_, err := ptm.Write([]byte("x\n"))
+				return err
+			}
+		},
 		Info: regexp.MustCompile(`^IO\(tty, in=\d+, out=\d+\)$`),
 	}
 }

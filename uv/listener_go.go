@@ -20,6 +20,7 @@ import (
 type goListener struct {
 	event.Base
 	listenEvent
+	keeper
 	fd      int
 	pl      *goPoller // nil once closed
 	polling bool
@@ -91,15 +92,19 @@ func (o *goListenerOps) Arm() error {
 	if err := armable(o.r); err != nil {
 		return err
 	}
-	return (*goListener)(o).watch(true)
+	return o.holdIfArmed((*goListener)(o).watch(true))
 }
 
-func (o *goListenerOps) Disarm() { (*goListener)(o).watch(false) }
+func (o *goListenerOps) Disarm() {
+	(*goListener)(o).watch(false)
+	o.dropRef()
+}
 
 // Free ends Accept's side (closing), then takes the socket out of the
 // epoll set and closes it.
 func (o *goListenerOps) Free(bool) {
 	g := (*goListener)(o)
+	g.dropRef()
 	g.closing()
 	if pl := g.pl; pl != nil {
 		g.watch(false)

@@ -17,6 +17,7 @@ import (
 // goPhase is a Phase's event on the pure-Go driver; loop-owned.
 type goPhase struct {
 	event.Base
+	keeper
 	r      *reactor.Reactor
 	which  uvcgo.Phase
 	runs   uint64
@@ -70,6 +71,7 @@ func (o *goPhaseOps) Arm() error {
 		return err
 	}
 	o.remove = kind.HostOf(o.r).AddTurnHook(o.which, (*goPhase)(o).fire)
+	o.holdRef()
 	return nil
 }
 
@@ -78,9 +80,11 @@ func (o *goPhaseOps) Disarm() {
 		o.remove()
 		o.remove = nil
 	}
+	o.dropRef()
 }
 
 func (o *goPhaseOps) Free(bool) {
+	o.dropRef()
 	o.closer.forget()
 	kind.HostOf(o.r).CountHandle((*goPhase)(o).kindName(), -1)
 }

@@ -18,6 +18,7 @@ import (
 type goPoll struct {
 	event.Base
 	pollState
+	keeper
 	r  *reactor.Reactor
 	pl *goPoller // nil once closed
 }
@@ -89,18 +90,22 @@ func (e *goPoll) fired(events uint32) {
 func (o *goPollOps) Owner() event.Owner { return o.r }
 func (o *goPollOps) Event() event.Event { return (*goPoll)(o) }
 func (o *goPollOps) Describe() string   { return o.describe() }
-func (o *goPollOps) Disarm()            { o.disarm() }
+func (o *goPollOps) Disarm() {
+	o.disarm()
+	o.dropRef()
+}
 
 func (o *goPollOps) Arm() error {
 	if err := armable(o.r); err != nil {
 		return err
 	}
-	return o.arm()
+	return o.holdIfArmed(o.arm())
 }
 
 // Free closes the proxies and takes the descriptor out of the poller (it
 // is out of the epoll set already: Disarm ran), before CloseFD closes it.
 func (o *goPollOps) Free(bool) {
+	o.dropRef()
 	o.closeProxies()
 	if pl := o.pl; pl != nil {
 		o.pl = nil

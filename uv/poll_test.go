@@ -254,7 +254,12 @@ func TestPollCloseFD(t *testing.T) {
 		}
 
 		c, _ := socketpair(t)
-		func() { newPoll(t, u, c, uv.Readable, uv.CloseFD()).Start() }()
+		func() {
+			// Started and stopped: a started poll is the reactor's.
+			p := newPoll(t, u, c, uv.Readable, uv.CloseFD())
+			p.Start()
+			p.Stop()
+		}()
 		uv.UvtCollectUntil(t, u, "the dropped poll's descriptor to close", func() bool { return !fdOpen(c) })
 		closeAndFinish(t, u)
 	})
@@ -351,8 +356,9 @@ func TestPollDroppedWithoutClose(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					if i%3 == 0 {
+					if i%3 == 0 { // started and stopped: a started poll is the reactor's
 						p.Start()
+						p.Stop()
 					}
 					if round == rounds-1 {
 						fds = append(fds, pair[0])

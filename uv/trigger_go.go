@@ -6,6 +6,7 @@ package uv
 import (
 	"runtime"
 	"sync/atomic"
+	"weak"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/kind"
@@ -16,6 +17,7 @@ import (
 // to the loop; sends before it runs coalesce.
 type goTrigger struct {
 	event.Base
+	keeper
 	triggerCounts
 	r       *reactor.Reactor
 	pending atomic.Bool // a notification is posted and not yet run
@@ -48,8 +50,9 @@ func newGoTrigger(r *reactor.Reactor) (*Trigger, error) {
 	}
 	t := &Trigger{e: e}
 	t.target = e
-	// As on the libuv driver, a Trigger dropped without Close is closed
-	// (so a started one stops counting as active).
+	e.refPtr = weak.Make(&t.Handle)
+	// As on the libuv driver, a Trigger dropped without Close while
+	// stopped is closed (a started one holds it: keeper).
 	t.cleanup = runtime.AddCleanup(t, func(e *goTrigger) { e.r.Post(func() { e.Close() }) }, e)
 	return t, nil
 }
@@ -85,8 +88,12 @@ func (e *goTrigger) deliver() {
 func (o *goTriggerOps) Owner() event.Owner { return o.r }
 func (o *goTriggerOps) Event() event.Event { return (*goTrigger)(o) }
 func (o *goTriggerOps) Describe() string   { return o.describe() }
-func (o *goTriggerOps) Disarm()            { o.armed.Store(false) }
+func (o *goTriggerOps) Disarm() {
+	o.armed.Store(false)
+	o.dropRef()
+}
 func (o *goTriggerOps) Free(bool) {
+	o.dropRef()
 	o.closed.Store(true)
 	o.forget()
 }
@@ -95,5 +102,6 @@ func (o *goTriggerOps) Arm() error {
 		return err
 	}
 	o.armed.Store(true)
+	o.holdRef()
 	return nil
 }

@@ -39,6 +39,7 @@ var udpBufs = sync.Pool{New: func() any { return new([udpBufSize]byte) }}
 type goUDP struct {
 	event.Base
 	udpState
+	keeper
 	fd    int
 	pl    *goPoller // nil once closed
 	mask  uint32    // the epoll bits fd is polled for (0: out of the set)
@@ -282,10 +283,13 @@ func (o *goUDPOps) Arm() error {
 	if err := armable(o.r); err != nil {
 		return err
 	}
-	return o.arm()
+	return o.holdIfArmed(o.arm())
 }
 
-func (o *goUDPOps) Disarm()            { o.disarm() }
+func (o *goUDPOps) Disarm() {
+	o.disarm()
+	o.dropRef()
+}
 func (o *goUDPOps) Owner() event.Owner { return o.r }
 func (o *goUDPOps) Event() event.Event { return (*goUDP)(o) }
 func (o *goUDPOps) Describe() string   { return o.describe() }
@@ -294,6 +298,7 @@ func (o *goUDPOps) Describe() string   { return o.describe() }
 // the socket out of the poller and closes it.
 func (o *goUDPOps) Free(bool) {
 	e := (*goUDP)(o)
+	e.dropRef()
 	e.closing()
 	e.queue = nil
 	if pl := e.pl; pl != nil {

@@ -489,7 +489,9 @@ func (b *Base) Object() any {
 }
 
 // SetHidden marks the event hidden (or not), moving it out of (or into) the
-// active count if it is active now.
+// active count if it is active now: libuv's uv_unref and uv_ref, Node's
+// unref() and ref(). A hidden started event does not keep Run going, and
+// still delivers while something else keeps the loop turning.
 func (b *Base) SetHidden(hidden bool) error {
 	return b.exec(func() {
 		if hidden == b.has(Hidden) {

@@ -1,6 +1,7 @@
 package uv
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -105,6 +106,24 @@ func (h *Handle) SetNotifyHook(hook event.NotifyHook) error {
 		return event.ErrNilEvent
 	}
 	return h.target.SetNotifyHook(hook)
+}
+
+// SetHidden marks the event hidden, or not: a hidden event does not count
+// as active, so it neither keeps the reactor's Run going nor keeps a
+// deadlock from being reported, and while started it still delivers as
+// long as something else keeps the loop turning. It is libuv's uv_unref
+// (SetHidden(true)) and uv_ref (SetHidden(false)), Node's unref() and
+// ref(); the Go-owned kinds have the same method (event.Base.SetHidden). A
+// hidden started event is still held by its reactor (see Handle).
+func (h *Handle) SetHidden(hidden bool) error {
+	if h.zero() {
+		return event.ErrNilEvent
+	}
+	s, ok := h.target.(interface{ SetHidden(bool) error })
+	if !ok {
+		return fmt.Errorf("uv: SetHidden: %s cannot be hidden: %w", h.target.Info(), errors.ErrUnsupported)
+	}
+	return s.SetHidden(hidden)
 }
 
 // Retain adds a reference to the event; each needs its own Dispose.

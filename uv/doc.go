@@ -14,11 +14,16 @@
 //
 // Kinds whose memory is C-owned (a libuv handle, such as Trigger) are given
 // to users as event references: the object you hold reaches its handle
-// through the reactor's id table, and dropping it without Close is safe —
-// the collector queues the close on the loop goroutine, and the handle is
-// freed in libuv's close callback on the next loop turn (the next Run,
-// RunOnce or Close when no loop runs). Close as soon as you are done all the
-// same: the collector runs when it likes. A callback that captures its own
+// through the reactor's id table. A started event (or one with a request in
+// flight) is held by its reactor until Stop, Close or the reactor's Close,
+// whether or not the program still points at it, as in libuv and Node: a
+// listener, connection or watch set up in a helper function keeps serving.
+// Dropping a stopped one without Close is safe — the collector queues the
+// close on the loop goroutine, and the handle is freed in libuv's close
+// callback on the next loop turn (the next Run, RunOnce or Close when no
+// loop runs). Close as soon as you are done all the same: the collector
+// runs when it likes. Every kind has SetHidden (libuv's uv_unref, Node's
+// unref()): a hidden started event does not keep Run going. A callback that captures its own
 // reference keeps it reachable, so it is never collected: in callbacks, use
 // the event they are given.
 //

@@ -79,8 +79,9 @@ var ErrWatchLimit = errors.New("inotify watch limit reached (fs.inotify.max_user
 // uv_close callbacks. On the pure-Go driver (fsevent_go.go) the reactor has
 // one inotify descriptor, a member of its epoll set, that every FSEvent of
 // the reactor shares, as libuv's loop does; the watches, masks, results
-// and errors are libuv's. On either, dropping an FSEvent without Close is
-// safe.
+// and errors are libuv's. On either, a started FSEvent is held by its
+// reactor whoever points at it, and dropping a stopped one without Close
+// is safe.
 type FSEvent struct {
 	Handle
 	e *fsState

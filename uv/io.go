@@ -40,8 +40,10 @@ import (
 // Closing fails every parked Read, Write and request with ErrClosed (which
 // matches net.ErrClosed and event.ErrClosed) before the handle is closed.
 //
-// An IO is an event reference (see Handle): dropping it without Close is
-// safe. A callback that captures its IO keeps it reachable: close it when
+// An IO is an event reference (see Handle): started, or with a request in
+// flight (ReadAsync, WriteAsync, a queued Send), it is held by its reactor
+// whoever points at it; dropping a stopped one without Close is safe. A
+// callback that captures its IO keeps it reachable: close it when
 // the stream ends (IOOf gives the IO of the event a callback receives).
 type IO struct {
 	Handle

@@ -25,8 +25,9 @@ import (
 // The socket listens from creation. While the listener is stopped, the
 // kernel's backlog holds new connections; Start takes them.
 //
-// A Listener is an event reference (see Handle): dropping it without Close
-// is safe.
+// A Listener is an event reference (see Handle): started, it is held by its
+// reactor whoever points at it; dropping a stopped one without Close is
+// safe.
 type Listener struct {
 	Handle
 	e *listenEvent

@@ -68,7 +68,8 @@ func (ev PollEvents) String() string {
 //
 // On the libuv driver a Poll is a uv_poll_t and the Poll is an event
 // reference (see Handle): the handle is C memory, freed in its uv_close
-// callback, and dropping the Poll without Close is safe. On the pure-Go
+// callback, and dropping a stopped Poll without Close is safe (a started
+// one is held by its reactor). On the pure-Go
 // driver it is a Go-owned event over an epoll set of the reactor's own
 // (poll_go.go), with the same masks, results, errors and lifetime.
 type Poll struct {

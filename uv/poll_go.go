@@ -51,9 +51,8 @@ func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
 		return nil, fmt.Errorf("uv: NewPoll(fd=%d): %w", s.fd, err)
 	}
 	p := &Poll{e: &e.pollState}
-	// As on the libuv driver, a Poll dropped without Close is closed (so a
-	// started one stops counting as active, and CloseFD closes its
-	// descriptor).
+	// As on the libuv driver, a Poll dropped without Close while stopped
+	// is closed (and CloseFD closes its descriptor); a started one holds it.
 	trackGo(p, &p.Handle, r, e)
 	return p, nil
 }

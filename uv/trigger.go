@@ -16,7 +16,8 @@ import (
 //
 // On the libuv driver it is a uv_async_t and the Trigger is an event
 // reference (see Handle): the handle is C memory, freed in its uv_close
-// callback, and dropping the Trigger without Close is safe. On the pure-Go
+// callback, and dropping a stopped Trigger without Close is safe (a started
+// one is held by its reactor). On the pure-Go
 // driver it is a Go-owned event with the same behaviour.
 type Trigger struct {
 	Handle

@@ -35,7 +35,8 @@ import (
 // pure-Go driver it is a Go-owned event over a non-blocking socket in the
 // reactor's epoll set (udp_go.go), received into a Go buffer reused after
 // the callback, with the same results, errors and lifetime. Either way the
-// UDP is an event reference (see Handle): dropping it without Close is
+// UDP is an event reference (see Handle): started, it is held by its
+// reactor whoever points at it; dropping a stopped one without Close is
 // safe.
 type UDP struct {
 	Handle

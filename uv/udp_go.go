@@ -77,7 +77,8 @@ func listenGoUDP(r *reactor.Reactor, network string, t tcpTarget) (*UDP, error) 
 		return nil, err
 	}
 	u := &UDP{e: &e.udpState}
-	// As on the libuv driver, a UDP dropped without Close is closed.
+	// As on the libuv driver, a UDP dropped without Close while stopped is
+	// closed; a started one holds it.
 	trackGo(u, &u.Handle, r, e)
 	return u, nil
 }

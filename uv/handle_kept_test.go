@@ -208,3 +208,33 @@ func TestReadAsyncInFlightKeepsIO(t *testing.T) {
 		uv.UvtShutdown(t, u, false)
 	})
 }
+
+// A file request in flight holds its File: with only the request held,
+// the File (whose cleanup would close its descriptor) survives
+// collections, and the read completes with the bytes.
+func TestFSRequestInFlightKeepsFile(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		path := filepath.Join(t.TempDir(), "f")
+		uv.UvtMust(t, os.WriteFile(path, []byte("kept"), 0o600))
+		stop := uv.UvtServe(t, u)
+		var q *uv.FSRequest
+		func() {
+			f, err := uv.OpenFile(waitCtx(t), u.Reactor, path, os.O_RDONLY, 0)
+			uv.UvtMust(t, err)
+			uv.UvtMust(t, u.Exec(func() {
+				q, err = f.ReadAsync(16, 0) // on the loop: it cannot complete before a later turn
+			}))
+			uv.UvtMust(t, err)
+		}()
+		collect()
+		res, err := event.Await(waitCtx(t), event.Any(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := res[0].Result.([]byte); string(got) != "kept" {
+			t.Fatalf("read %q, %v; want \"kept\"", got, res[0].Err)
+		}
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}

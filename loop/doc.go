@@ -26,7 +26,9 @@
 // says when it is gone).
 //
 // Signals: OnSignal and OffSignal, through uv.Signal (os/signal
-// underneath, never libuv's handlers).
+// underneath, never libuv's handlers). A watched signal keeps Run going
+// until OffSignal, unless watched with the option Unref (as Node's signal
+// listeners).
 //
 // Control: Run drives the loop until nothing is left that can happen, Stop
 // ends it; Suspension gives an async.Suspension.

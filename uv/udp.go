@@ -225,9 +225,15 @@ func (s *udpState) disarm() {
 	s.update()
 }
 
-// update starts or stops receiving to match what is wanted.
+// update starts or stops receiving to match what is wanted. Once closed
+// (a callback may close the UDP while it receives) the socket's close ends
+// receiving: update leaves the handle alone.
 func (s *udpState) update() error {
-	want := !s.closed && (s.started || len(s.readers) > 0 || s.receiving && len(s.kept) < udpKept)
+	if s.closed {
+		s.receiving = false
+		return nil
+	}
+	want := s.started || len(s.readers) > 0 || s.receiving && len(s.kept) < udpKept
 	if want == s.receiving {
 		return nil
 	}

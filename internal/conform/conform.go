@@ -128,6 +128,8 @@ func runOn(t *testing.T, d reactor.Driver, k Kind) {
 		{"DroppedIsFreed", droppedIsFreed, k.Name == ""},
 		{"StartedIsKept", startedIsKept, false},
 		{"ClosingReactorRefuses", closingReactorRefuses, false},
+		{"ClosesItselfInCallback", closesItself, false},
+		{"ClosesAnotherInCallback", closesAnother, false},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
@@ -428,12 +430,16 @@ func closingReactorRefuses(t *testing.T, r *reactor.Reactor, k Kind) {
 	}
 }
 
-// serve runs the loop in a goroutine until the returned stop is called.
+// serve runs the loop in a goroutine until the returned stop is called
+// (once or more).
 func serve(t *testing.T, r *reactor.Reactor) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Serve(ctx) }()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Serve(ctx)
+	}()
 	return func() {
 		cancel()
 		<-done

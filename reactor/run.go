@@ -3,6 +3,7 @@ package reactor
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"sync/atomic"
@@ -177,11 +178,11 @@ func (r *Reactor) dueAfter(d time.Duration) int64 {
 	if d <= 0 {
 		return r.now()
 	}
-	ns := int64(time.Since(r.epoch)) + int64(d)
-	if ns < 0 || ns/int64(time.Millisecond) >= maxDue { // centuries: never, in practice
+	since := time.Since(r.epoch)
+	if d > math.MaxInt64-since { // about 292 years: never, as libuv clamps it
 		return maxDue
 	}
-	return (ns + int64(time.Millisecond) - 1) / int64(time.Millisecond)
+	return min(ms(since+d), maxDue) // ms divides before rounding up: no overflow
 }
 
 // now is the loop's clock for this turn (libuv's uv_now): read on first use

@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"syscall"
 	"time"
@@ -106,11 +107,17 @@ func (t *Timer) Repeat() time.Duration {
 }
 
 // DueIn returns how long until the timer fires (uv_timer_get_due_in): 0
-// when it is due, or not started.
+// when it is due, or not started. A deadline beyond what a Duration holds
+// (a timeout of about 292 years: the timer never fires) gives the largest
+// Duration, math.MaxInt64.
 func (t *Timer) DueIn() time.Duration {
 	var d time.Duration
 	t.r.Exec(func() {
-		if t.where != inNone {
+		switch {
+		case t.where == inNone:
+		case t.due > math.MaxInt64/int64(time.Millisecond):
+			d = math.MaxInt64
+		default:
 			d = max(0, time.Duration(t.due)*time.Millisecond-time.Since(t.r.epoch))
 		}
 	})
@@ -159,7 +166,7 @@ func ms(d time.Duration) int64 {
 // fire runs on the loop when the wheel says t is due.
 func (t *Timer) fire() {
 	if t.repeat > 0 {
-		t.r.timers.insert(t, t.r.now()+ms(t.repeat))
+		t.r.timers.insert(t, min(t.r.now()+ms(t.repeat), maxDue))
 		event.Notify(&t.Base, nil, nil)
 		return
 	}

@@ -4,6 +4,7 @@ package uvcgo
 #include <netdb.h>
 #include <sys/socket.h>
 #include "dns.h"
+#include "fsevent.h"
 */
 import "C"
 
@@ -67,6 +68,7 @@ func sysConstants() map[string][2]int {
 		"UV_READABLE": {PollReadable, C.UV_READABLE}, "UV_WRITABLE": {PollWritable, C.UV_WRITABLE},
 		"UV_DISCONNECT": {PollDisconnect, C.UV_DISCONNECT}, "UV_PRIORITIZED": {PollPrioritized, C.UV_PRIORITIZED},
 		"UV_RENAME": {FSEventRename, C.UV_RENAME}, "UV_CHANGE": {FSEventChange, C.UV_CHANGE},
+		"UVEV_FSEVENT_CHILD": {FSEventChild, C.UVEV_FSEVENT_CHILD}, "UVEV_FSEVENT_SELF": {FSEventSelf, C.UVEV_FSEVENT_SELF},
 		"AI_PASSIVE": {AIPassive, C.AI_PASSIVE}, "AI_NUMERICHOST": {AINumericHost, C.AI_NUMERICHOST},
 		"AI_NUMERICSERV": {AINumericServ, C.AI_NUMERICSERV},
 		"NI_NUMERICHOST": {NINumericHost, C.NI_NUMERICHOST}, "NI_NUMERICSERV": {NINumericServ, C.NI_NUMERICSERV},

@@ -6,15 +6,14 @@
  * Linux has no recursive watch, so a recursive event is emulated with one
  * child watch per directory below the root: children report with the
  * root's id, their payload is the directory's path joined with the name,
- * and aux has UVEV_FSEVENT_CHILD set. Children are closed by the kind
+ * and aux has UVEV_FSEVENT_CHILD set (and UVEV_FSEVENT_SELF for the
+ * directory's own events). Children are closed by the kind
  * (uvev_fsevent_child_close), report no close record, and are counted in
  * l->handles like any handle. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fsevent.h"
-
-#define UVEV_FSEVENT_CHILD (1 << 16)
 
 static void uvev__fsevent_push(uv_fs_event_t *h, char *name, int events, int status) {
   uvev_completion *c = uvev__push(uvev__loop_of((uv_handle_t *)h), (uint64_t)(uintptr_t)h->data, UVEV_DONE_FSEVENT, status);
@@ -32,9 +31,20 @@ static void uvev__on_fsevent(uv_fs_event_t *h, const char *filename, int events,
   uvev__fsevent_push(h, strdup(filename != NULL ? filename : ""), events, status);
 }
 
+/* Whether libuv named a record by the watched path's base name: inotify gave
+ * no name, so the record is about the watched directory itself. libuv then
+ * passes a pointer into h->path (uv__basename_r), which tells it apart from
+ * a file of the same name inside the directory. */
+static int uvev__fsevent_self(uv_fs_event_t *h, const char *filename) {
+  if (filename == NULL || h->path == NULL) return 0;
+  uintptr_t f = (uintptr_t)filename, p = (uintptr_t)h->path;
+  return f >= p && f <= p + strlen(h->path);
+}
+
 /* A child's record names the file by its directory's path and its name:
  * malloc'd here, freed by the turn after the record's. */
 static void uvev__on_fsevent_child(uv_fs_event_t *h, const char *filename, int events, int status) {
+  if (uvev__fsevent_self(h, filename)) events |= UVEV_FSEVENT_SELF;
   const char *f = filename != NULL ? filename : "";
   size_t fn = strlen(f);
   size_t dn = 0;

@@ -4,6 +4,12 @@
 
 #include "uvev.h"
 
+/* Marks in a record's aux, beside UV_RENAME and UV_CHANGE: the record is a
+ * child watch's (UVEV_FSEVENT_CHILD), and it is about the child's directory
+ * itself rather than a file in it (UVEV_FSEVENT_SELF). */
+#define UVEV_FSEVENT_CHILD (1 << 16)
+#define UVEV_FSEVENT_SELF (1 << 17)
+
 int uvev_fsevent_new(uvev_loop *l, uint64_t id, uintptr_t *out);
 int uvev_fsevent_start(uvev_loop *l, uintptr_t h, const char *path);
 int uvev_fsevent_stop(uintptr_t h);

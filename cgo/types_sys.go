@@ -19,12 +19,14 @@ const (
 	PollPrioritized = 8
 )
 
-// The fs event bits (UV_RENAME, UV_CHANGE), and the mark of a child
-// watch's record (fsevent.c).
+// The fs event bits (UV_RENAME, UV_CHANGE), the mark of a child watch's
+// record, and of a child's record about its directory itself rather than a
+// file in it (fsevent.h).
 const (
 	FSEventRename = 1
 	FSEventChange = 2
 	FSEventChild  = 1 << 16
+	FSEventSelf   = 1 << 17
 )
 
 // getaddrinfo and getnameinfo flags, address families and socket types of

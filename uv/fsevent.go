@@ -70,9 +70,10 @@ var ErrWatchLimit = errors.New("inotify watch limit reached (fs.inotify.max_user
 // or moved in) and dropped when one goes. Each directory costs one of the
 // system's inotify watches; past the limit, Start fails (or, for a
 // directory that appears later, the watch reports) an error matching
-// ErrWatchLimit and syscall.ENOSPC. Changes inside a directory made before
-// its watch is set up (between its creation and the turn that sees it) are
-// not reported.
+// ErrWatchLimit and syscall.ENOSPC. A directory's own change (chmod, touch)
+// is reported once, by its path, as inotifywait reports it. Changes inside
+// a directory made before its watch is set up (between its creation and
+// the turn that sees it) are not reported.
 //
 // On the libuv driver each watch is a uv_fs_event_t and the FSEvent is an
 // event reference (see Handle): its watches are C memory, freed in their
@@ -231,18 +232,23 @@ func (s *fsState) unwatch(dir string) {
 
 // reported delivers what a watch reported, on either driver, as libuv
 // reports it: the name of the file (a watch of a file, or a directory's
-// own end, gives the base name of the watched path), the events, and
-// whether a child watch of a recursive one reported it (then the name is
-// the child's directory joined with the file's name).
-func (s *fsState) reported(name string, events FSEvents, child bool) {
+// own event, gives the base name of the watched path), the events, whether
+// a child watch of a recursive one reported it (then the name is the
+// child's directory joined with the file's name), and whether the child
+// reported its directory itself rather than a file in it.
+func (s *fsState) reported(name string, events FSEvents, child, self bool) {
 	full := filepath.Join(s.path, name)
 	if child {
 		full = name
 		dir := filepath.Dir(full)
-		if filepath.Base(full) == filepath.Base(dir) && !exists(dir) {
-			// The directory's own end (libuv names it by its base name):
-			// its parent's watch reports it.
-			s.unwatch(dir)
+		if self {
+			// The directory's own event, an attribute change or its end:
+			// its parent's watch reports it, by its path, as inotifywait
+			// does. Joined with the base name libuv gives, it would name
+			// a file that does not exist ("pre/pre").
+			if !exists(dir) {
+				s.unwatch(dir)
+			}
 			return
 		}
 		rel, err := filepath.Rel(s.path, full)

@@ -105,11 +105,11 @@ func (e *goFSEvent) watchChild(path string) (func(), error) {
 // report hands a record to the watch, on the loop: only while it is
 // started and open (a callback earlier in the pass may have stopped or
 // closed it).
-func (e *goFSEvent) report(name string, events FSEvents, child bool) {
+func (e *goFSEvent) report(name string, events FSEvents, child, self bool) {
 	if e.in == nil || event.LoopRefs(e) == 0 || e.Flags().Has(event.Closed) {
 		return
 	}
-	e.reported(name, events, child)
+	e.reported(name, events, child, self)
 }
 
 // Arm watches, unless the reactor's Close has begun.
@@ -297,7 +297,8 @@ func (in *inotify) dispatch(b []byte) {
 		if l == nil {
 			continue
 		}
-		if name == "" {
+		self := name == "" // the watched path's own event
+		if self {
 			name = l.path[strings.LastIndexByte(l.path, '/')+1:]
 		}
 		// A callback may unwatch any watcher, or close every FSEvent.
@@ -306,9 +307,9 @@ func (in *inotify) dispatch(b []byte) {
 				continue
 			}
 			if w.child {
-				w.ev.report(l.path+"/"+name, events, true)
+				w.ev.report(l.path+"/"+name, events, true, self)
 			} else {
-				w.ev.report(name, events, false)
+				w.ev.report(name, events, false, false)
 			}
 		}
 	}

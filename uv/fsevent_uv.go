@@ -43,5 +43,5 @@ func (e *fsEvent) completed(rec *uvcgo.Completion) {
 		e.notify(nil, watchError(e.path, uvcgo.ErrorOf("uv_fs_event", int(rec.Status))))
 		return
 	}
-	e.reported(string(rec.Bytes()), FSEvents(rec.Aux)&(Rename|Change), rec.Aux&uvcgo.FSEventChild != 0)
+	e.reported(string(rec.Bytes()), FSEvents(rec.Aux)&(Rename|Change), rec.Aux&uvcgo.FSEventChild != 0, rec.Aux&uvcgo.FSEventSelf != 0)
 }

@@ -2,6 +2,7 @@ package uv
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -55,11 +56,13 @@ func (ev PollEvents) String() string {
 // as the condition holds (level-triggered): a callback that does not
 // consume the readiness is called again on the next turn.
 //
-// Errors: a descriptor that is not open is refused at creation (EBADF); an
-// error epoll reports on the descriptor while polling (POLLERR, which libuv
-// reports as EBADF) arrives as a Disconnect result; any other libuv error
-// arrives as an error. After either, polling has stopped, so the event is
-// stopped (Start again to poll again).
+// Errors: a descriptor that is not open is refused at creation (EBADF),
+// and so is Start (or a proxy's Start that widens the mask) once the
+// descriptor was closed behind the poll; an error epoll reports on the
+// descriptor while polling (POLLERR, which libuv reports as EBADF) arrives
+// as a Disconnect result; any other libuv error arrives as an error. After
+// either, polling has stopped, so the event is stopped (Start again to poll
+// again).
 //
 // The descriptor is made non-blocking. It stays the caller's unless the
 // poll was made with the CloseFD option, in which case it is closed when the
@@ -219,6 +222,14 @@ func (s *pollState) apply() error {
 		s.polling = want
 	}
 	return err
+}
+
+// fdOpen returns an error matching syscall.EBADF when fd is not open.
+func fdOpen(fd int) error {
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+		return os.NewSyscallError("fcntl", err)
+	}
+	return nil
 }
 
 // pollOutcome turns libuv's report into the event's result: UV_EBADF (an

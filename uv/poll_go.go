@@ -5,7 +5,6 @@ package uv
 
 import (
 	"fmt"
-	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -36,8 +35,7 @@ func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
 		}
 		// A descriptor that is not open is refused before the poller is
 		// made: the set's own descriptor could take its number.
-		if _, err = unix.FcntlInt(uintptr(s.fd), unix.F_GETFD, 0); err != nil {
-			err = os.NewSyscallError("fcntl", err)
+		if err = fdOpen(s.fd); err != nil {
 			return
 		}
 		if e.pl, err = joinPoller(r, e.fd, e); err != nil {

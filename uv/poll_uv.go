@@ -28,6 +28,11 @@ func (e *pollEvent) notify(r PollEvents, x error) { event.Notify(&e.Base, r, x) 
 func (e *pollEvent) watch(_, to PollEvents) error {
 	switch {
 	case to != 0:
+		// libuv aborts the process when epoll refuses the descriptor in
+		// the next turn: one closed behind the poll is refused here.
+		if err := fdOpen(e.fd); err != nil {
+			return err
+		}
 		return e.loop.StartPoll(e.h, int(to))
 	case e.h == 0:
 		return nil // closing: uv_close stops it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"syscall"
+	"weak"
 
 	"github.com/uvevent/uvevent/async"
 	"github.com/uvevent/uvevent/reactor"
@@ -45,6 +46,8 @@ type Loop struct {
 	repeats map[RepeatID]*reactor.Timer
 	fds     map[int]*fdEntry
 	signals map[syscall.Signal]*uv.Signal
+	streams map[uint64]weak.Pointer[Stream] // streams not closed (stream_lifetime.go)
+	unhook  func()                          // forgets the reactor-close hook that closes the streams
 }
 
 // New makes a loop. With opts.Reactor nil it creates a reactor from
@@ -97,15 +100,22 @@ func (l *Loop) Suspension() *async.Suspension[any] {
 	return s
 }
 
-// Close removes every registration (timers, descriptors, signals) and, if
-// the loop made its reactor, closes the reactor. Descriptors are left open:
-// they belong to the caller. Close from a callback is refused when the loop
-// owns its reactor (reactor.ErrRunning). Closing twice is a no-op.
+// Close removes every registration (timers, descriptors, signals), closes
+// the loop's streams (each hears OnClose; a CloseFD one closes its
+// descriptor) and, if the loop made its reactor, closes the reactor. Other
+// descriptors are left open: they belong to the caller. Close from a
+// callback is refused when the loop owns its reactor (reactor.ErrRunning).
+// Closing twice is a no-op.
 func (l *Loop) Close() error {
 	if l.own {
-		return l.r.Close()
+		return l.r.Close() // its closer closes the streams
 	}
 	l.r.Exec(func() {
+		l.closeStreams()
+		if l.unhook != nil {
+			l.unhook()
+			l.streams, l.unhook = nil, nil
+		}
 		l.deleteAllTimers()
 		for fd := range l.fds {
 			l.offFD(fd, dirRead)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"syscall"
 
@@ -16,11 +17,17 @@ import (
 // StreamOptions.ReadSize is 0.
 const DefaultReadSize = 64 << 10
 
+// MaxReadSize is the largest StreamOptions.ReadSize: the block is
+// allocated when the stream is made, so a larger one is refused rather
+// than risk ending the process out of memory.
+const MaxReadSize = 16 << 20
+
 // StreamOptions say what a Stream does with what it reads and when it
 // tells its user. Every callback runs on the loop goroutine.
 type StreamOptions struct {
 	// ReadSize is the most a single read takes (DefaultReadSize if 0): a
-	// readiness is answered with one read of up to ReadSize bytes.
+	// readiness is answered with one read of up to ReadSize bytes. At most
+	// MaxReadSize.
 	ReadSize int
 	// OnData receives each block read. The slice is the stream's buffer:
 	// valid during the call only (copy what you keep). Without OnData the
@@ -30,12 +37,14 @@ type StreamOptions struct {
 	// that could not go out at once.
 	OnDrain func(s *Stream)
 	// OnClose is called once when the stream closes: err is nil for a
-	// Close, io.EOF at the peer's end of stream, or the error of a read or
-	// write. From a goroutine other than the loop's, the call is queued on
-	// the loop; after the reactor's Close it is made in the closing
-	// goroutine.
+	// Close (the stream's, the Loop's or the reactor's), io.EOF at the
+	// peer's end of stream, or the error of a read or write. From a
+	// goroutine other than the loop's, the call is queued on the loop;
+	// after the reactor's Close it is made in the closing goroutine. A
+	// stream dropped without Close is not told.
 	OnClose func(s *Stream, err error)
-	// CloseFD makes the stream close its descriptor when it closes.
+	// CloseFD makes the stream close its descriptor when it closes, or
+	// when it is dropped without Close and collected.
 	CloseFD bool
 }
 
@@ -46,11 +55,19 @@ type StreamOptions struct {
 // buffer; the buffer goes out as the socket drains, and Buffered says how
 // much is waiting, so a producer sees the backpressure and can slow down
 // (wait for OnDrain). Write is safe from any goroutine.
+//
+// The Loop's Close (and the reactor's) closes every stream of the loop. A
+// stream that reads (OnData), or has writes waiting, is held by the loop
+// as a started event is: dropping it does not end it. One that does
+// neither and is dropped without Close is collected, and then closes the
+// descriptor it owns (CloseFD).
 type Stream struct {
-	l    *Loop
-	fd   int
-	opts StreamOptions
-	buf  []byte // the read block (loop-owned)
+	l       *Loop
+	fd      int
+	opts    StreamOptions
+	buf     []byte // the read block (loop-owned)
+	id      uint64 // the key of the loop's weak record of the stream
+	cleanup runtime.Cleanup
 
 	mu       sync.Mutex
 	out      []byte // written by Write, not yet taken by the socket
@@ -61,8 +78,11 @@ type Stream struct {
 // NewStream makes a stream over fd (a socket, pipe or tty) and, if
 // opts.OnData is set, starts reading. The descriptor is made non-blocking.
 // It is refused like OnReadable refuses (syscall.EBADF for a descriptor
-// that is not open).
+// that is not open); a ReadSize above MaxReadSize with syscall.EINVAL.
 func (l *Loop) NewStream(fd int, opts StreamOptions) (*Stream, error) {
+	if opts.ReadSize > MaxReadSize {
+		return nil, fmt.Errorf("loop: NewStream(fd=%d): ReadSize %d above MaxReadSize: %w", fd, opts.ReadSize, syscall.EINVAL)
+	}
 	if opts.ReadSize <= 0 {
 		opts.ReadSize = DefaultReadSize
 	}
@@ -70,9 +90,13 @@ func (l *Loop) NewStream(fd int, opts StreamOptions) (*Stream, error) {
 	if err := unix.SetNonblock(fd, true); err != nil {
 		return nil, fmt.Errorf("loop: NewStream(fd=%d): %w", fd, err)
 	}
+	if err := l.exec("NewStream", func() error { return l.addStream(s) }); err != nil {
+		return nil, err
+	}
 	if opts.OnData != nil {
 		s.buf = make([]byte, opts.ReadSize)
 		if err := l.OnReadable(fd, s.readable); err != nil {
+			s.forget()
 			return nil, err
 		}
 	}
@@ -193,6 +217,7 @@ func (s *Stream) close(reason error) error {
 	s.closed = true
 	s.out = nil
 	s.mu.Unlock()
+	s.forget()
 	s.l.OffReadable(s.fd)
 	s.l.OffWritable(s.fd)
 	var err error

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"syscall"
 	"time"
+	"weak"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
@@ -45,7 +47,8 @@ type PoolOptions[T any] struct {
 // Max exist, or the next one released — and Release gives it back. Waiting
 // acquirers are served in order. The health check runs on a hidden
 // periodic timer: it neither keeps Run going nor hides a deadlock (a
-// coroutine waiting to acquire what nobody will release is reported).
+// coroutine waiting to acquire what nobody will release is reported), nor
+// keeps a pool dropped without Close: its timer goes with it.
 // Every method is safe from any goroutine.
 type Pool[T any] struct {
 	r      *reactor.Reactor
@@ -81,23 +84,47 @@ func NewPool[T any](r *reactor.Reactor, opts PoolOptions[T]) (*Pool[T], error) {
 	p := &Pool[T]{r: r, opts: opts}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	if opts.Healthy != nil {
-		t, err := uv.NewTimer(r, opts.CheckEvery, opts.CheckEvery)
-		if err == nil {
-			err = t.SetHidden(true)
-		}
-		if err == nil {
-			_, err = event.Subscribe(t, p.healthCheck)
-		}
-		if err == nil {
-			err = t.Start()
-		}
-		if err != nil {
+		if err := p.startCheck(); err != nil {
 			p.cancel()
 			return nil, err
 		}
-		p.check = t
 	}
 	return p, nil
+}
+
+// startCheck starts the hidden health-check timer. The timer reaches the
+// pool weakly, and a cleanup closes it when the pool is dropped without
+// Close: a started timer is the reactor's, and would otherwise keep the
+// pool, and the loop's turns every CheckEvery, forever.
+func (p *Pool[T]) startCheck() error {
+	t, err := uv.NewTimer(p.r, p.opts.CheckEvery, p.opts.CheckEvery)
+	if err != nil {
+		return err
+	}
+	w := weak.Make(p)
+	err = t.SetHidden(true)
+	if err == nil {
+		_, err = event.Subscribe(t, func(ev event.Event, res any, err error) {
+			if p := w.Value(); p != nil {
+				p.healthCheck(ev, res, err)
+			}
+		})
+	}
+	if err == nil {
+		err = t.Start()
+	}
+	if err != nil {
+		t.Close()
+		return err
+	}
+	p.check = t
+	r := p.r
+	runtime.AddCleanup(p, func(t *uv.Timer) {
+		// Not Close itself: a cleanup must not wait for a loop. A
+		// closed reactor has closed the timer already.
+		r.Post(func() { t.Close() })
+	}, t)
+	return nil
 }
 
 // Acquire returns the event of acquiring a resource (see Op): it completes

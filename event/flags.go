@@ -54,7 +54,7 @@ const (
 	// startedOnce: the event was started at least once (Stopped, not Created).
 	startedOnce Flags = 1 << 30
 
-	privateFlags = loopEvent | startedOnce
+	privateFlags = loopEvent | startedOnce | kindBit
 )
 
 var flagNames = [...]string{

@@ -21,7 +21,10 @@ import (
 //
 // A one-shot timer is closed when it fires, before its callbacks run: a
 // waiter that comes later gets ErrClosed (timers store no result to replay).
-// A periodic timer goes back to Active after each firing until stopped.
+// A periodic timer goes back to Active after each firing until stopped. A
+// one-shot timer made reusable (SetReusable) is stopped instead of closed,
+// so that Start, Reset and Refresh use it again, as libuv's and Node's
+// timers are used for debounce and idle timeouts.
 //
 // A Timer is a Go-owned event (flag GoOwned): it holds no C memory. While it
 // is started, the reactor keeps it alive; a timer that is not started and is
@@ -90,6 +93,51 @@ func (t *Timer) SetRepeat(repeat time.Duration) error {
 		return fmt.Errorf("reactor: Timer.SetRepeat(%v): negative duration: %w", repeat, syscall.EINVAL)
 	}
 	return t.r.Exec(func() { t.repeat = repeat })
+}
+
+// SetReusable makes a one-shot timer stop, rather than close, when it
+// fires (on true), or close again as the model's timers do (on false, the
+// default). A reusable timer is stopped before its callbacks run, and can
+// be started again (Start, Refresh; Reset then Start), from its own
+// callbacks too, until Close; not started and no longer referenced, it is
+// collected. A periodic timer is not affected until it is made one-shot
+// (SetRepeat(0)). It returns ErrClosed once the timer is closed.
+func (t *Timer) SetReusable(on bool) error {
+	var err error
+	if e := t.r.Exec(func() {
+		if t.Flags().Has(event.Closed) {
+			err = event.ErrClosed
+			return
+		}
+		event.SetKindBit(&t.Base, on)
+	}); e != nil {
+		return e
+	}
+	return err
+}
+
+// Refresh restarts the timer from now with its timeout (Node's
+// timeout.refresh(), libuv's uv_timer_start with the same timeout): a
+// started timer's deadline is pushed back to a full timeout from now; a
+// stopped one (a reusable timer that fired, for one) is started. Calling
+// it on every event is a debounce: the timer fires once the events pause
+// for a timeout. It returns ErrClosed once the timer is closed.
+func (t *Timer) Refresh() error {
+	var err error
+	if e := t.r.Exec(func() {
+		switch {
+		case t.Flags().Has(event.Closed):
+			err = event.ErrClosed
+		case t.where == inNone && event.LoopRefs(t) == 0:
+			err = t.Start()
+		default:
+			t.r.timers.remove(t)
+			t.r.timers.insert(t, t.r.dueAfter(t.timeout))
+		}
+	}); e != nil {
+		return e
+	}
+	return err
 }
 
 // Timeout returns the timeout the timer was created (or last Reset) with.
@@ -170,6 +218,13 @@ func (t *Timer) fire() {
 		event.Notify(&t.Base, nil, nil)
 		return
 	}
+	if event.KindBit(&t.Base) { // reusable: stopped, not closed
+		for event.LoopRefs(t) > 0 {
+			t.Stop()
+		}
+		event.Notify(&t.Base, nil, nil)
+		return
+	}
 	event.Complete(&t.Base, nil, nil)
 }
 
@@ -197,6 +252,9 @@ func (o *timerOps) Describe() string {
 		b.WriteString(", periodic")
 	default:
 		fmt.Fprintf(&b, ", repeat=%v", o.repeat)
+	}
+	if o.repeat == 0 && event.KindBit(&o.Base) {
+		b.WriteString(", reusable")
 	}
 	if o.Flags().Has(event.Hidden) {
 		b.WriteString(", hidden")

@@ -58,6 +58,10 @@ var conformKinds = []struct {
 	{"Prepare", conformPhase("Prepare", uv.NewPrepare)},
 	{"Check", conformPhase("Check", uv.NewCheck)},
 	{"Idle", conformPhase("Idle", uv.NewIdle)},
+	{"Future", conformFuture},
+	{"Coroutine", conformCoroutine},
+	{"Timeout", conformTimeout},
+	{"ChannelRecv", conformChannelRecv},
 }
 
 // TestConform runs each row of conformKinds as a subtest.

@@ -200,9 +200,9 @@ func (s *Scope) Wait(ctx context.Context) error {
 
 // Close cancels the scope, then waits for its coroutines and children until
 // ctx ends. If some still run then, each is reported to the reactor
-// ("coroutine outlived its scope", with its Info) and Close returns
-// ErrOutlived. A closed scope refuses new coroutines and children. Closing
-// twice waits again. A nil ctx is refused (syscall.EINVAL), and the scope
+// ("coroutine outlived its scope", with its Info) and Close returns an
+// error matching both ErrOutlived and ctx.Err(). A closed scope refuses new
+// coroutines and children. Closing twice waits again. A nil ctx is refused (syscall.EINVAL), and the scope
 // is left as it was.
 func (s *Scope) Close(ctx context.Context) error {
 	if ctx == nil {
@@ -232,7 +232,7 @@ func (s *Scope) Close(ctx context.Context) error {
 			s.r.Report(ev, "coroutine outlived its scope", ErrOutlived)
 		}
 	})
-	return fmt.Errorf("%w: %d still running", ErrOutlived, len(alive))
+	return fmt.Errorf("%w: %d still running: %w", ErrOutlived, len(alive), ctx.Err())
 }
 
 // detach makes the parent of a closed scope forget it once nothing of it

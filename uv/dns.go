@@ -233,13 +233,17 @@ func (a *AddrInfo) Wait(ctx context.Context) ([]netip.AddrPort, error) {
 	return addrs, err
 }
 
-// waitReq awaits one request event and returns its outcome.
+// waitReq awaits one request event and returns its outcome, or the wait's
+// error when the wait ended before the event notified (ctx's end).
 func waitReq(ctx context.Context, ev event.Event) (any, error) {
 	outs, err := event.Await(ctx, event.Any(), ev)
-	if len(outs) == 1 {
-		return outs[0].Result, outs[0].Err
+	if err != nil || len(outs) != 1 || !outs[0].Done {
+		if err == nil {
+			err = event.ErrClosed // cannot happen: Any ends with one outcome or an error
+		}
+		return nil, err
 	}
-	return nil, err
+	return outs[0].Result, outs[0].Err
 }
 
 func (a *AddrInfo) kindName() string { return "addrinfo" }

@@ -227,11 +227,14 @@ func (s *Scope) Close(ctx context.Context) error {
 	if len(alive) == 0 {
 		return err
 	}
-	s.r.Post(func() {
+	report := func() {
 		for _, ev := range alive {
 			s.r.Report(ev, "coroutine outlived its scope", ErrOutlived)
 		}
-	})
+	}
+	if s.r.Post(report) != nil {
+		report() // the reactor has closed: its handler still hears
+	}
 	return fmt.Errorf("%w: %d still running: %w", ErrOutlived, len(alive), ctx.Err())
 }
 

@@ -189,7 +189,7 @@ func reportUnhandled(u *unhandled) {
 	}
 	msg := "unhandled error of a collected " + u.info
 	if u.owner.Post(func() { u.owner.Report(nil, msg, u.err) }) != nil {
-		LogReport(slog.Default(), nil, msg, u.err)
+		u.owner.Report(nil, msg, u.err) // the owner has closed: its handler still hears
 	}
 }
 

@@ -1,6 +1,7 @@
 package event
 
 import (
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -25,7 +26,9 @@ type Owner interface {
 	ActiveDelta(n int)
 	// Report tells about a fault the program should hear of: a panicking
 	// callback, an unhandled error, a result nobody used. It is called with
-	// the owner held and must not block.
+	// the owner held and must not block; once the owner has closed (a
+	// collected event's report comes when the collector says), from any
+	// goroutine.
 	Report(ev Event, msg string, err error)
 }
 
@@ -81,7 +84,8 @@ func (s *Serial) Report(ev Event, msg string, err error) {
 	LogReport(slog.Default(), ev, msg, err)
 }
 
-// LogReport writes a report to a slog logger, with the event's Info.
+// LogReport writes a report to a slog logger, with the event's Info and,
+// for a panic (a *PanicError in err's chain), its stack.
 func LogReport(l *slog.Logger, ev Event, msg string, err error) {
 	attrs := []any{}
 	if ev != nil {
@@ -89,6 +93,9 @@ func LogReport(l *slog.Logger, ev Event, msg string, err error) {
 	}
 	if err != nil {
 		attrs = append(attrs, slog.Any("err", err))
+	}
+	if pe := (*PanicError)(nil); errors.As(err, &pe) && len(pe.Stack) > 0 {
+		attrs = append(attrs, slog.String("stack", string(pe.Stack)))
 	}
 	l.Error("uvevent: "+msg, attrs...)
 }

@@ -80,7 +80,9 @@ type Options struct {
 	// results never used) when OnReport is nil. Default: slog.Default().
 	Logger *slog.Logger
 	// OnReport, if set, receives every report instead of the logger. It
-	// runs on the loop goroutine and must not block.
+	// runs on the loop goroutine and must not block. A report made after
+	// Close (a failed future the collector finds later) still comes here
+	// (or to Logger), from the goroutine that makes it.
 	OnReport func(ev event.Event, msg string, err error)
 }
 

@@ -67,8 +67,12 @@ func (s *Suspension[T]) Resume(v T) error {
 	return s.settle(func(f *event.Future[T]) error { return f.Resolve(v) })
 }
 
-// Throw wakes the suspended goroutine with err.
+// Throw wakes the suspended goroutine with err. A nil err is refused with
+// an error matching event.ErrNilError.
 func (s *Suspension[T]) Throw(err error) error {
+	if err == nil {
+		return fmt.Errorf("async: Suspension.Throw(nil): %w", event.ErrNilError)
+	}
 	return s.settle(func(f *event.Future[T]) error { return f.Reject(err) })
 }
 

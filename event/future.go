@@ -53,10 +53,11 @@ func NewFuture[T any](o Owner) *Future[T] {
 // owner's Close).
 func (f *Future[T]) Resolve(v T) error { return f.complete(v, nil) }
 
-// Reject completes the future with err (which must not be nil).
+// Reject completes the future with err. A nil err is refused with an error
+// matching ErrNilError, and the future is left as it was.
 func (f *Future[T]) Reject(err error) error {
 	if err == nil {
-		return fmt.Errorf("event: Reject(nil)")
+		return fmt.Errorf("event: Future.Reject(nil): %w", ErrNilError)
 	}
 	var zero T
 	return f.complete(zero, err)

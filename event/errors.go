@@ -69,7 +69,7 @@ type TimeoutError struct {
 // Error returns "timeout occurred after 50ms" (or "timed out" when After
 // is not known).
 func (e *TimeoutError) Error() string {
-	if e.After > 0 {
+	if e != nil && e.After > 0 {
 		return "timeout occurred after " + e.After.String()
 	}
 	return "timed out"
@@ -91,10 +91,18 @@ type PanicError struct {
 }
 
 // Error returns "panic: " and the panic value.
-func (e *PanicError) Error() string { return fmt.Sprint("panic: ", e.Value) }
+func (e *PanicError) Error() string {
+	if e == nil {
+		return "panic: <nil>"
+	}
+	return fmt.Sprint("panic: ", e.Value)
+}
 
 // Unwrap returns the panic value when it is an error.
 func (e *PanicError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
 	err, _ := e.Value.(error)
 	return err
 }

@@ -73,6 +73,9 @@ func (f *Future[T]) Settle(v T, err error) error {
 }
 
 func (f *Future[T]) complete(v T, err error) error {
+	if f == nil || f.ops == nil {
+		return ErrNilEvent
+	}
 	if !f.state.CompareAndSwap(futurePending, futureSet) {
 		return ErrCompleted
 	}
@@ -141,7 +144,7 @@ func (f *Future[T]) delivered() any {
 }
 
 // Done reports whether the outcome is delivered.
-func (f *Future[T]) Done() bool { return f.state.Load() == futureDone }
+func (f *Future[T]) Done() bool { return f != nil && f.state.Load() == futureDone }
 
 // Outcome returns the value and the error once the future is done; ok is
 // false before. Reading the outcome counts as handling its error.

@@ -50,6 +50,9 @@ func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
 	if r == nil {
 		return nil, fmt.Errorf("reactor: NewTimer: nil reactor: %w", syscall.EINVAL)
 	}
+	if err := r.usable(); err != nil {
+		return nil, err
+	}
 	if r.closing.Load() {
 		return nil, ErrReactorClosed
 	}
@@ -62,6 +65,9 @@ func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
 // now with the new timeout (libuv's stop + start). It refuses a negative
 // duration and a closed timer.
 func (t *Timer) Reset(timeout time.Duration) error {
+	if t == nil {
+		return event.ErrNilEvent
+	}
 	if timeout < 0 {
 		return fmt.Errorf("reactor: Timer.Reset(%v): negative duration: %w", timeout, syscall.EINVAL)
 	}
@@ -85,6 +91,9 @@ func (t *Timer) Reset(timeout time.Duration) error {
 // SetRepeat changes the repeat interval (0 makes the timer one-shot). It
 // takes effect at the next firing.
 func (t *Timer) SetRepeat(repeat time.Duration) error {
+	if t == nil {
+		return event.ErrNilEvent
+	}
 	if repeat < 0 {
 		return fmt.Errorf("reactor: Timer.SetRepeat(%v): negative duration: %w", repeat, syscall.EINVAL)
 	}
@@ -93,6 +102,9 @@ func (t *Timer) SetRepeat(repeat time.Duration) error {
 
 // Timeout returns the timeout the timer was created (or last Reset) with.
 func (t *Timer) Timeout() time.Duration {
+	if t == nil {
+		return 0
+	}
 	var d time.Duration
 	t.r.Exec(func() { d = t.timeout })
 	return d
@@ -100,6 +112,9 @@ func (t *Timer) Timeout() time.Duration {
 
 // Repeat returns the repeat interval; 0 means one-shot.
 func (t *Timer) Repeat() time.Duration {
+	if t == nil {
+		return 0
+	}
 	var d time.Duration
 	t.r.Exec(func() { d = t.repeat })
 	return d
@@ -108,6 +123,9 @@ func (t *Timer) Repeat() time.Duration {
 // DueIn returns how long until the timer fires (uv_timer_get_due_in): 0
 // when it is due, or not started.
 func (t *Timer) DueIn() time.Duration {
+	if t == nil {
+		return 0
+	}
 	var d time.Duration
 	t.r.Exec(func() {
 		if t.where != inNone {
@@ -122,6 +140,9 @@ func (t *Timer) DueIn() time.Duration {
 // stopped, it is started again. It returns an error matching syscall.EINVAL
 // for a timer never started or not repeating, and ErrClosed once closed.
 func (t *Timer) Again() error {
+	if t == nil {
+		return event.ErrNilEvent
+	}
 	var err error
 	if e := t.r.Exec(func() {
 		switch {

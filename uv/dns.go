@@ -81,6 +81,9 @@ func dnsError(op, name string, code int) error {
 // Error says what failed and how: `uv_getaddrinfo "x": EAI_NONAME (unknown
 // node or service)`, the same on both drivers.
 func (e *DNSError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	c, ok := eaiCodes[e.Code]
 	if !ok {
 		c.name, c.message = uvcgo.ErrorName(e.Code)
@@ -91,6 +94,9 @@ func (e *DNSError) Error() string {
 // Unwrap returns the EAI_* error, or, for other codes, the libuv error
 // (which unwraps to its syscall.Errno).
 func (e *DNSError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
 	if c, ok := eaiCodes[e.Code]; ok {
 		return c.err
 	}

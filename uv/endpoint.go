@@ -58,6 +58,9 @@ func addrOf(transport string, l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Add
 // ...). A host name is resolved on the calling goroutine
 // (net.ResolveTCPAddr); give an IP to keep that off a loop goroutine.
 func DialAsync(r *reactor.Reactor, network, address string) (*event.Future[*IO], error) {
+	if err := reactorMade("DialAsync", r); err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
 	ep, err := resolveEndpoint(network, address)
 	if err != nil {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
@@ -100,6 +103,9 @@ func DialAsync(r *reactor.Reactor, network, address string) (*event.Future[*IO],
 // connection once connected, or ctx's error (the connection attempt is then
 // closed).
 func Dial(ctx context.Context, r *reactor.Reactor, network, address string) (*IO, error) {
+	if ctx == nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: event.ErrNilContext}
+	}
 	f, err := DialAsync(r, network, address)
 	if err != nil {
 		return nil, err

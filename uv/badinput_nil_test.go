@@ -1,0 +1,47 @@
+package uv_test
+
+import (
+	"syscall"
+	"testing"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// Every exported function and method of the package, called with nil and
+// zero input (nil receivers, zero values, nil arguments), refuses with a
+// clear error and never panics.
+func TestNilInputsRefused(t *testing.T) {
+	conform.CheckNilInputs(t, conform.NilInputs{
+		Dir: ".",
+		Funcs: map[string]any{
+			"Dial": uv.Dial, "DialAsync": uv.DialAsync, "Listen": uv.Listen, "ListenUDP": uv.ListenUDP,
+			"LookupProcess": uv.LookupProcess, "NewAddrInfo": uv.NewAddrInfo, "NewCheck": uv.NewCheck,
+			"NewExec": uv.NewExec, "NewFSEvent": uv.NewFSEvent, "NewIdle": uv.NewIdle,
+			"NewNameInfo": uv.NewNameInfo, "NewPoll": uv.NewPoll, "NewPollProxy": uv.NewPollProxy,
+			"NewPrepare": uv.NewPrepare, "NewSignal": uv.NewSignal, "NewTaskPool": uv.NewTaskPool,
+			"NewThread": uv.NewThread, "NewTimer": uv.NewTimer, "NewTrigger": uv.NewTrigger,
+			"OpenFile": uv.OpenFile, "OpenPipe": uv.OpenPipe, "OpenTTY": uv.OpenTTY, "Pipe": uv.Pipe,
+			"QueueTask": uv.QueueTask, "StartProcess": uv.StartProcess, "Recursive": uv.Recursive,
+			"CloseFD": uv.CloseFD, "StdioFile": uv.StdioFile, "IOOf": uv.IOOf, "UDPOf": uv.UDPOf,
+			"ResetTTYMode": uv.ResetTTYMode,
+		},
+		Types: []any{
+			(*uv.AddrInfo)(nil), (*uv.DNSError)(nil), (*uv.Exec)(nil), (*uv.ExecMode)(nil),
+			(*uv.FSEvent)(nil), (*uv.FSEvents)(nil), (*uv.FSRequest)(nil), (*uv.File)(nil),
+			(*uv.Handle)(nil), (*uv.IO)(nil), (*uv.ListenConfig)(nil), (*uv.Listener)(nil),
+			(*uv.NameInfo)(nil), (*uv.Phase)(nil), (*uv.Poll)(nil), (*uv.PollEvents)(nil),
+			(*uv.PollProxy)(nil), (*uv.Process)(nil), (*uv.Signal)(nil), (*uv.Task)(nil),
+			(*uv.TaskPool)(nil), (*uv.Thread)(nil), (*uv.Trigger)(nil), (*uv.UDP)(nil),
+			(*uv.TTYMode)(nil),
+		},
+		Refusals: []error{event.ErrNilEvent, reactor.ErrZeroReactor, syscall.EINVAL},
+		MaySucceed: map[string]string{
+			"ResetTTYMode":         "with no terminal mode changed there is nothing to reset",
+			"zero DNSError.Unwrap": "a zero code is no error",
+			"DNSError.Unwrap":      "a nil error unwraps to nothing",
+		},
+	})
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
@@ -63,7 +65,9 @@ var eaiCodes = map[int]struct {
 // EAI_* codes, and against syscall.Errno values for the others. On the
 // pure-Go driver Code is the UV_EAI_* code closest to what Go's resolver
 // reported (see dns_go.go and docs/kinds.md for the mapping) and Err is
-// the resolver's own error (a *net.DNSError, say); on libuv Err is nil.
+// the resolver's own error (a *net.DNSError, say); on libuv Err is nil. A
+// lookup that fails while the process has no descriptor left reports
+// EMFILE (or ENFILE) on both drivers, not EAI_NONAME.
 type DNSError struct {
 	Op   string // "uv_getaddrinfo" or "uv_getnameinfo", on either driver
 	Name string // the host (and service) or the address looked up
@@ -75,7 +79,30 @@ func dnsError(op, name string, code int) error {
 	if code == 0 {
 		return nil
 	}
-	return &DNSError{Op: op, Name: name, Code: code}
+	return &DNSError{Op: op, Name: name, Code: exhaustedCode(code)}
+}
+
+// exhaustedCode returns libuv's -EMFILE (or -ENFILE) for a lookup that
+// failed as "not found" or "try again" while the process (or the system)
+// has no descriptor left, else code. getaddrinfo cannot open /etc/hosts or
+// a socket then, and glibc says EAI_NONAME and Go's resolver "no such
+// host": a lie about the name. The check opens and closes /dev/null at
+// once, when the failure is reported.
+func exhaustedCode(code int) int {
+	switch code {
+	case uvcgo.EAINoName, uvcgo.EAIAgain, uvcgo.EAIFail, uvcgo.EAINoData:
+	default:
+		return code
+	}
+	fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+		return code
+	}
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		return -int(err.(syscall.Errno))
+	}
+	return code
 }
 
 // Error says what failed and how: `uv_getaddrinfo "x": EAI_NONAME (unknown
@@ -87,6 +114,9 @@ func (e *DNSError) Error() string {
 	c, ok := eaiCodes[e.Code]
 	if !ok {
 		c.name, c.message = uvcgo.ErrorName(e.Code)
+	}
+	if c.name == "" && e.Code < 0 { // an errno, without libuv to name it
+		c.name, c.message = unix.ErrnoName(syscall.Errno(-e.Code)), syscall.Errno(-e.Code).Error()
 	}
 	return fmt.Sprintf("%s %q: %s (%s)", e.Op, e.Name, c.name, c.message)
 }

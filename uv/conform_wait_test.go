@@ -12,6 +12,7 @@ import (
 
 	"github.com/uvevent/uvevent/async"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/loop"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -207,6 +208,14 @@ func waitRows() []waitRow {
 			}
 			return func(ctx context.Context) error { return ignore(s.Suspend(ctx)) }
 		}},
+		{"loop.Suspension", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
+			l, err := loop.New(loop.Options{Reactor: u.Reactor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := l.Suspension()
+			return func(ctx context.Context) error { return ignore(s.Suspend(ctx)) }
+		}},
 		{"Group.Wait", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
 			g := stuckGroup(t, u)
 			return func(ctx context.Context) error { return ignore(g.Wait(ctx)) }
@@ -353,4 +362,27 @@ func TestRunEndsWithItsContext(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Dial with a context cancelled before the call does not connect: it
+// returns the context's error. (A short deadline is not in the table: a
+// local connect completes before any deadline a test could rely on.)
+func TestDialCancelledBeforeDoesNotConnect(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		uv.UvtServe(t, u)
+		ln, err := uv.Listen(u.Reactor, "tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		c, err := uv.Dial(ctx, u.Reactor, "tcp", ln.Addr().String())
+		if err == nil {
+			c.Close()
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Dial with a cancelled context = %v, want context.Canceled", err)
+		}
+	})
 }

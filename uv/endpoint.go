@@ -101,10 +101,14 @@ func DialAsync(r *reactor.Reactor, network, address string) (*event.Future[*IO],
 
 // Dial connects to address over network (see DialAsync) and returns the
 // connection once connected, or ctx's error (the connection attempt is then
-// closed).
+// closed). A ctx that has ended before the call starts no connect: Dial
+// returns its error at once, as net.Dialer does.
 func Dial(ctx context.Context, r *reactor.Reactor, network, address string) (*IO, error) {
 	if ctx == nil {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: event.ErrNilContext}
+	}
+	if err := ctx.Err(); err != nil { // ended already: no connect is started
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 	}
 	f, err := DialAsync(r, network, address)
 	if err != nil {

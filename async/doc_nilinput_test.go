@@ -1,12 +1,9 @@
 package async_test
 
 import (
-	"context"
 	"errors"
-	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/uvevent/uvevent/async"
 	"github.com/uvevent/uvevent/event"
@@ -67,46 +64,5 @@ func TestZeroValuesRefused(t *testing.T) {
 		if err := call(); !errors.Is(err, event.ErrNilEvent) {
 			t.Errorf("zero %s = %v, want ErrNilEvent", name, err)
 		}
-	}
-}
-
-// NewChannel's refusal does not format the reactor (a live struct the loop
-// writes: a data race under -race, and its fields dumped into the text).
-func TestNewChannelRefusalLeavesReactorAlone(t *testing.T) {
-	r, _ := newReactor(t)
-	tm, err := r.NewTimer(time.Millisecond, time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tm.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(testCtx(t))
-	done := make(chan error, 1)
-	go func() { done <- r.Serve(ctx) }()
-	for range 100 {
-		_, err := async.NewChannel[int](r, -1)
-		if !errors.Is(err, syscall.EINVAL) || strings.Contains(err.Error(), "{") {
-			t.Fatalf("NewChannel(r, -1) = %v, want EINVAL without the reactor's fields", err)
-		}
-	}
-	cancel()
-	<-done
-	tm.Close()
-}
-
-// Throw(nil) is refused with the sentinel, in words that name Throw.
-func TestSuspensionThrowNilRefused(t *testing.T) {
-	r, _ := newReactor(t)
-	s, err := async.NewSuspension[int](r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = s.Throw(nil)
-	if !errors.Is(err, event.ErrNilError) || !strings.Contains(err.Error(), "Throw") || strings.Contains(err.Error(), "Reject") {
-		t.Errorf("Throw(nil) = %v, want ErrNilError in words naming Throw", err)
-	}
-	if err := s.Resume(1); err != nil {
-		t.Errorf("Resume after a refused Throw(nil) = %v, want the suspension untouched", err)
 	}
 }

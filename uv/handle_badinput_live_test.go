@@ -23,6 +23,7 @@ func TestNilArgumentsOnLiveReactorRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
+		var nilCtx context.Context // the bad input under test
 		for _, c := range []struct {
 			name string
 			err  error
@@ -30,10 +31,10 @@ func TestNilArgumentsOnLiveReactorRefused(t *testing.T) {
 		}{
 			{"Exec(nil)", u.Exec(nil), syscall.EINVAL},
 			{"Post(nil)", u.Post(nil), syscall.EINVAL},
-			{"Run(nil)", u.Run(nil), event.ErrNilContext},                                                 //nolint:staticcheck // the nil context is the point
-			{"RunOnce(nil)", u.RunOnce(nil), event.ErrNilContext},                                         //nolint:staticcheck
-			{"Shutdown(nil)", u.Shutdown(nil), event.ErrNilContext},                                       //nolint:staticcheck
-			{"Dial(nil ctx)", second(uv.Dial(nil, u.Reactor, "tcp", "127.0.0.1:1")), event.ErrNilContext}, //nolint:staticcheck
+			{"Run(nil)", u.Run(nilCtx), event.ErrNilContext},
+			{"RunOnce(nil)", u.RunOnce(nilCtx), event.ErrNilContext},
+			{"Shutdown(nil)", u.Shutdown(nilCtx), event.ErrNilContext},
+			{"Dial(nil ctx)", second(uv.Dial(nilCtx, u.Reactor, "tcp", "127.0.0.1:1")), event.ErrNilContext},
 			{"NewFSEvent(nil option)", second(uv.NewFSEvent(u.Reactor, dir, nil)), syscall.EINVAL},
 			{"NewPoll(nil option)", second(uv.NewPoll(u.Reactor, int(f.Fd()), uv.Readable, nil)), syscall.EINVAL},
 			{"NewTimer(zero Reactor)", second(uv.NewTimer(&reactor.Reactor{}, 1, 0)), reactor.ErrZeroReactor},

@@ -66,3 +66,15 @@ func TestZeroValuesRefused(t *testing.T) {
 		}
 	}
 }
+
+// The constructors on a live reactor with nil and zero other arguments
+// refuse or make something usable: never a panic, never a nil result
+// without an error.
+func TestNilArgumentsOnLiveReactor(t *testing.T) {
+	r, _ := newReactor(t)
+	conform.CheckNilArgs(t, r, map[string]any{
+		"Go": async.Go[int], "Spawn": async.Spawn[int], "NewChannel": async.NewChannel[int],
+		"NewGroup": async.NewGroup[int], "NewPool": async.NewPool[int], "NewScope": async.NewScope,
+		"NewSuspension": async.NewSuspension[int], "NewTimeout": async.NewTimeout,
+	}, nil)
+}

@@ -30,3 +30,16 @@ func TestNilInputsRefused(t *testing.T) {
 		},
 	})
 }
+
+// Spawn and Go on a live reactor with a nil context and a nil function
+// refuse, never panic, on both drivers.
+func TestNilArgumentsOnLiveReactor(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		r, err := reactor.New(reactor.Options{Driver: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		conform.CheckNilArgs(t, r, map[string]any{"Go": reactor.Go[int], "Spawn": reactor.Spawn[int]}, nil)
+	})
+}

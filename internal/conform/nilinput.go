@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/uvevent/uvevent/reactor"
 )
 
 // NilInputs describes a package's exported API for CheckNilInputs: every
@@ -129,47 +131,17 @@ func typeName(t reflect.Type) string {
 func checkZeroCall(t *testing.T, in NilInputs, name string, fn reflect.Value) {
 	t.Helper()
 	ft := fn.Type()
-	args := make([]reflect.Value, ft.NumIn())
-	for i := range args {
-		pt := ft.In(i)
-		if ft.IsVariadic() && i == ft.NumIn()-1 {
-			args[i] = reflect.MakeSlice(pt, 1, 1)
-			continue
-		}
-		args[i] = reflect.Zero(pt)
-	}
-	type result struct {
-		out   []reflect.Value
-		panic any
-	}
-	done := make(chan result, 1)
-	go func() {
-		var r result
-		defer func() {
-			if p := recover(); p != nil {
-				r.panic = p
-			}
-			done <- r
-		}()
-		if ft.IsVariadic() {
-			r.out = fn.CallSlice(args)
-		} else {
-			r.out = fn.Call(args)
-		}
-	}()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(nilCallBound):
+	out, p, ok := callBounded(fn, zeroArgs(ft))
+	if !ok {
 		t.Errorf("%s with nil and zero input did not return within %v", name, nilCallBound)
 		return
 	}
-	if r.panic != nil {
-		t.Errorf("%s with nil and zero input panicked: %v", name, r.panic)
+	if p != nil {
+		t.Errorf("%s with nil and zero input panicked: %v", name, p)
 		return
 	}
 	defer func() {
-		if p := closeResults(r.out); p != nil {
+		if p := closeResults(out); p != nil {
 			t.Errorf("%s with nil and zero input: closing what it returned panicked: %v", name, p)
 		}
 	}()
@@ -177,7 +149,7 @@ func checkZeroCall(t *testing.T, in NilInputs, name string, fn reflect.Value) {
 	if n == 0 || ft.Out(n-1) != reflect.TypeFor[error]() {
 		return
 	}
-	err, _ := r.out[n-1].Interface().(error)
+	err, _ := out[n-1].Interface().(error)
 	if in.MaySucceed[name] != "" {
 		return
 	}
@@ -191,6 +163,100 @@ func checkZeroCall(t *testing.T, in NilInputs, name string, fn reflect.Value) {
 		}
 	}
 	t.Errorf("%s with nil and zero input = %v, matching none of %v", name, err, in.Refusals)
+}
+
+// CheckNilArgs calls every function of funcs, but those skip names (each
+// with its reason), with r for each *reactor.Reactor parameter and the zero
+// value of every other (as CheckNilInputs does): a live reactor given nil
+// and zero arguments. Each call must return without panicking, and a call
+// that reports no error must not return a nil pointer (an empty success).
+// What a call makes is closed.
+func CheckNilArgs(t *testing.T, r *reactor.Reactor, funcs map[string]any, skip map[string]string) {
+	t.Helper()
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	names := make([]string, 0, len(funcs))
+	for name := range funcs {
+		if skip[name] == "" {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	rt := reflect.TypeFor[*reactor.Reactor]()
+	for _, name := range names {
+		fn := reflect.ValueOf(funcs[name])
+		ft := fn.Type()
+		args := zeroArgs(ft)
+		for i := range args {
+			if ft.In(i) == rt {
+				args[i] = reflect.ValueOf(r)
+			}
+		}
+		out, p, ok := callBounded(fn, args)
+		switch {
+		case !ok:
+			t.Errorf("%s on a live reactor with nil and zero arguments did not return within %v", name, nilCallBound)
+			continue
+		case p != nil:
+			t.Errorf("%s on a live reactor with nil and zero arguments panicked: %v", name, p)
+			continue
+		}
+		if p := closeResults(out); p != nil {
+			t.Errorf("%s on a live reactor with nil and zero arguments: closing what it returned panicked: %v", name, p)
+		}
+		if n := ft.NumOut(); n > 0 && ft.Out(n-1) == reflect.TypeFor[error]() && out[n-1].IsNil() {
+			for i, v := range out[:n-1] {
+				if v.Kind() == reflect.Pointer && v.IsNil() {
+					t.Errorf("%s on a live reactor with nil and zero arguments: result %d is nil, and no error", name, i)
+				}
+			}
+		}
+	}
+}
+
+// zeroArgs returns the zero value of each parameter of ft, one zero element
+// for a variadic one.
+func zeroArgs(ft reflect.Type) []reflect.Value {
+	args := make([]reflect.Value, ft.NumIn())
+	for i := range args {
+		pt := ft.In(i)
+		if ft.IsVariadic() && i == ft.NumIn()-1 {
+			args[i] = reflect.MakeSlice(pt, 1, 1)
+			continue
+		}
+		args[i] = reflect.Zero(pt)
+	}
+	return args
+}
+
+// callBounded calls fn with args in a goroutine: its results, or what it
+// panicked with; ok is false when it did not return within nilCallBound.
+func callBounded(fn reflect.Value, args []reflect.Value) (out []reflect.Value, panicked any, ok bool) {
+	type result struct {
+		out   []reflect.Value
+		panic any
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r.panic = p
+			}
+			done <- r
+		}()
+		if fn.Type().IsVariadic() {
+			r.out = fn.CallSlice(args)
+		} else {
+			r.out = fn.Call(args)
+		}
+	}()
+	select {
+	case r := <-done:
+		return r.out, r.panic, true
+	case <-time.After(nilCallBound):
+		return nil, nil, false
+	}
 }
 
 // closeResults closes whatever a call made (a reactor, an event),

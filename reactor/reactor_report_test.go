@@ -135,3 +135,33 @@ func TestPanicReportCarriesStack(t *testing.T) {
 		})
 	})
 }
+
+//go:noinline
+func panicInCallback(event.Event, any, error) { panic("callback boom") }
+
+// A callback's panic is reported with its stack too.
+func TestCallbackPanicReportCarriesStack(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		rep := &reports{}
+		r, err := reactor.New(reactor.Options{Driver: d, OnReport: rep.add})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		f := event.NewFuture[int](r)
+		if _, err := event.Subscribe(f, panicInCallback); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Resolve(1); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.RunNoWait(runCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		_, errs := rep.snapshot()
+		var pe *event.PanicError
+		if len(errs) != 1 || !errors.As(errs[0], &pe) || !strings.Contains(string(pe.Stack), "panicInCallback") {
+			t.Errorf("reports = %v, want one *event.PanicError whose stack names panicInCallback", errs)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -35,7 +36,7 @@ type Channel[T any] struct {
 // NewChannel returns a channel of r with room for capacity values.
 func NewChannel[T any](r *reactor.Reactor, capacity int) (*Channel[T], error) {
 	if r == nil || capacity < 0 {
-		return nil, fmt.Errorf("async: NewChannel(%v, %d): %w", r, capacity, syscall.EINVAL)
+		return nil, fmt.Errorf("async: NewChannel(reactor=%t, capacity=%d): %w", r != nil, capacity, syscall.EINVAL)
 	}
 	return &Channel[T]{r: r, cap: capacity}, nil
 }
@@ -43,11 +44,23 @@ func NewChannel[T any](r *reactor.Reactor, capacity int) (*Channel[T], error) {
 // Send returns the event of sending v: it completes (with v) when v is
 // buffered or taken by a receiver. Nothing happens until it is started
 // (event.Await, or Start).
-func (c *Channel[T]) Send(v T) *Op[T] { return newOp[T](c.r, (*chanSend[T])(c), v) }
+func (c *Channel[T]) Send(v T) *Op[T] {
+	if !c.usable() {
+		return &Op[T]{} // refuses everything with event.ErrNilEvent
+	}
+	return newOp[T](c.r, (*chanSend[T])(c), v)
+}
+
+// usable reports whether c is a channel NewChannel made: a nil or zero one
+// refuses with event.ErrNilEvent (its Ops too).
+func (c *Channel[T]) usable() bool { return c != nil && c.r != nil }
 
 // Recv returns the event of receiving a value: it completes with the value.
 // Nothing is taken until it is started (event.Await, or Start).
 func (c *Channel[T]) Recv() *Op[T] {
+	if !c.usable() {
+		return &Op[T]{}
+	}
 	var zero T
 	return newOp[T](c.r, (*chanRecv[T])(c), zero)
 }
@@ -55,6 +68,9 @@ func (c *Channel[T]) Recv() *Op[T] {
 // Close closes the channel: waiting senders fail, and receivers fail once
 // the buffer is empty. Closing twice does nothing.
 func (c *Channel[T]) Close() error {
+	if !c.usable() {
+		return event.ErrNilEvent
+	}
 	return c.r.Exec(func() {
 		if c.closed {
 			return
@@ -73,6 +89,9 @@ func (c *Channel[T]) Close() error {
 // Len returns how many values wait in the buffer.
 func (c *Channel[T]) Len() int {
 	var n int
+	if !c.usable() {
+		return 0
+	}
 	c.r.Exec(func() { n = len(c.buf) })
 	return n
 }

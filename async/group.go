@@ -60,6 +60,9 @@ func (g *Group[T]) Go(fn func(ctx context.Context) (T, error)) (*reactor.Corouti
 type spawnFunc[T any] func(*reactor.Reactor, context.Context, func(context.Context) (T, error)) (*reactor.Coroutine[T], error)
 
 func (g *Group[T]) add(fn func(context.Context) (T, error), spawn spawnFunc[T]) (*reactor.Coroutine[T], error) {
+	if !g.usable() {
+		return nil, event.ErrNilEvent
+	}
 	if fn == nil {
 		return nil, fmt.Errorf("async: nil task: %w", syscall.EINVAL)
 	}
@@ -88,14 +91,30 @@ func (g *Group[T]) fail(err error) {
 	g.cancel(err)
 }
 
-// Context returns the context the tasks get.
-func (g *Group[T]) Context() context.Context { return g.ctx }
+// Context returns the context the tasks get (nil for a nil or zero Group).
+func (g *Group[T]) Context() context.Context {
+	if !g.usable() {
+		return nil
+	}
+	return g.ctx
+}
+
+// usable reports whether g is a group NewGroup made: a nil or zero one
+// refuses with event.ErrNilEvent.
+func (g *Group[T]) usable() bool { return g != nil && g.r != nil && g.ctx != nil }
 
 // Cancel cancels the group's context: every task's context ends.
-func (g *Group[T]) Cancel() { g.cancel(context.Canceled) }
+func (g *Group[T]) Cancel() {
+	if g.usable() {
+		g.cancel(context.Canceled)
+	}
+}
 
 // Tasks returns the tasks added so far, in order of addition.
 func (g *Group[T]) Tasks() []*reactor.Coroutine[T] {
+	if !g.usable() {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return append([]*reactor.Coroutine[T](nil), g.tasks...)
@@ -140,6 +159,10 @@ func (g *Group[T]) Wait(ctx context.Context) ([]T, error) {
 // value; when every task failed, the position is -1 and the error joins
 // theirs.
 func (g *Group[T]) WaitAny(ctx context.Context) (int, T, error) {
+	if !g.usable() {
+		var zero T
+		return -1, zero, event.ErrNilEvent
+	}
 	return event.AwaitFirst(ctx, g.typed()...)
 }
 
@@ -151,6 +174,9 @@ func (g *Group[T]) WaitN(ctx context.Context, n int) ([]Result[T], error) {
 }
 
 func (g *Group[T]) wait(ctx context.Context, m event.Mode) ([]Result[T], error) {
+	if !g.usable() {
+		return nil, event.ErrNilEvent
+	}
 	evs := g.typed()
 	if len(evs) == 0 {
 		return nil, nil

@@ -62,7 +62,7 @@ func (op *Op[T]) complete(v T, err error) {
 // Outcome returns the Op's value and error once it has completed; ok is
 // false before.
 func (op *Op[T]) Outcome() (v T, ok bool, err error) {
-	if !op.done.Load() {
+	if op == nil || !op.done.Load() {
 		return v, false, nil
 	}
 	return op.value, true, op.err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"syscall"
 	"time"
@@ -16,6 +17,11 @@ import (
 
 // ErrPoolClosed: an acquire from a closed pool.
 var ErrPoolClosed = errors.New("async: pool closed")
+
+// ErrNotAcquired: Release or Discard of a value the pool has not lent (never
+// acquired from it, or released or discarded already). It matches
+// syscall.EINVAL.
+var ErrNotAcquired = fmt.Errorf("async: value not acquired from this pool: %w", syscall.EINVAL)
 
 // PoolOptions configure a Pool.
 type PoolOptions[T any] struct {
@@ -63,6 +69,11 @@ type Pool[T any] struct {
 	creating int
 	waiters  line[T]
 	closed   bool
+	// What is lent: a count, and by value where a value can be a map key
+	// (lentBy), so that Release and Discard refuse what the pool never
+	// gave out; values that cannot be keys are checked by count alone.
+	lent   int
+	lentBy map[any]int
 }
 
 // PoolStats are a pool's counts.
@@ -131,36 +142,104 @@ func (p *Pool[T]) startCheck() error {
 // with the resource, or with the error of making one, or ErrPoolClosed.
 // Nothing is taken until it is started (event.Await, or Start).
 func (p *Pool[T]) Acquire() *Op[T] {
+	if !p.usable() {
+		return &Op[T]{} // refuses everything with event.ErrNilEvent
+	}
 	var zero T
 	return newOp[T](p.r, (*poolAcquire[T])(p), zero)
 }
 
 // Release gives v back: to the first waiting acquirer, else to the idle
-// set. On a closed pool v is destroyed.
+// set. On a closed pool v is destroyed. A value the pool has not lent is
+// refused with ErrNotAcquired, and nothing changes.
 func (p *Pool[T]) Release(v T) error {
-	return p.r.Exec(func() {
+	if !p.usable() {
+		return event.ErrNilEvent
+	}
+	var err error
+	if e := p.r.Exec(func() {
+		if err = p.takeBack(v); err != nil {
+			return
+		}
 		if p.closed {
 			p.destroy(v)
 			return
 		}
 		p.put(v)
-	})
+	}); e != nil {
+		return e
+	}
+	return err
 }
 
 // Discard takes v out of the pool for good (it is broken): it is destroyed
-// and its place may be taken by a new resource.
+// and its place may be taken by a new resource. A value the pool has not
+// lent is refused with ErrNotAcquired, and nothing changes.
 func (p *Pool[T]) Discard(v T) error {
-	return p.r.Exec(func() {
+	if !p.usable() {
+		return event.ErrNilEvent
+	}
+	var err error
+	if e := p.r.Exec(func() {
+		if err = p.takeBack(v); err != nil {
+			return
+		}
 		p.destroy(v)
 		p.size--
 		p.grow()
-	})
+	}); e != nil {
+		return e
+	}
+	return err
 }
+
+// lend hands v to op, recording it as lent; with the loop held.
+func (p *Pool[T]) lend(op *Op[T], v T) {
+	p.lent++
+	if k, ok := poolKey(v); ok {
+		if p.lentBy == nil {
+			p.lentBy = map[any]int{}
+		}
+		p.lentBy[k]++
+	}
+	op.complete(v, nil)
+}
+
+// takeBack records that v, lent, comes back; it refuses a value not lent.
+// With the loop held.
+func (p *Pool[T]) takeBack(v T) error {
+	k, keyed := poolKey(v)
+	if p.lent == 0 || keyed && p.lentBy[k] == 0 {
+		return ErrNotAcquired
+	}
+	p.lent--
+	if keyed {
+		if p.lentBy[k]--; p.lentBy[k] == 0 {
+			delete(p.lentBy, k)
+		}
+	}
+	return nil
+}
+
+// poolKey returns v as a map key, if its dynamic value can be one.
+func poolKey[T any](v T) (any, bool) {
+	k := any(v)
+	if k == nil {
+		return nil, true
+	}
+	return k, reflect.ValueOf(k).Comparable()
+}
+
+// usable reports whether p is a pool NewPool made.
+func (p *Pool[T]) usable() bool { return p != nil && p.r != nil && p.opts.New != nil }
 
 // Close closes the pool: idle resources are destroyed, waiting acquirers
 // fail with ErrPoolClosed, the health check stops, and resources released
 // later are destroyed. Closing twice does nothing.
 func (p *Pool[T]) Close() error {
+	if !p.usable() {
+		return event.ErrNilEvent
+	}
 	return p.r.Exec(func() {
 		if p.closed {
 			return
@@ -185,6 +264,9 @@ func (p *Pool[T]) Close() error {
 // Stats returns the pool's counts.
 func (p *Pool[T]) Stats() PoolStats {
 	var s PoolStats
+	if !p.usable() {
+		return s
+	}
 	p.r.Exec(func() { s = PoolStats{Size: p.size, Idle: len(p.idle), Waiting: len(p.waiters)} })
 	return s
 }
@@ -192,7 +274,7 @@ func (p *Pool[T]) Stats() PoolStats {
 // put hands v to the first waiter or keeps it idle; with the loop held.
 func (p *Pool[T]) put(v T) {
 	if op := p.waiters.pop(); op != nil {
-		op.complete(v, nil)
+		p.lend(op, v)
 		return
 	}
 	p.idle = append(p.idle, v)
@@ -282,7 +364,7 @@ func (a *poolAcquire[T]) arm(op *Op[T]) {
 		v := p.idle[len(p.idle)-1]
 		p.idle[len(p.idle)-1] = zero
 		p.idle = p.idle[:len(p.idle)-1]
-		op.complete(v, nil)
+		p.lend(op, v)
 	default:
 		p.waiters.push(op)
 		p.grow()

@@ -64,6 +64,9 @@ func newScope(r *reactor.Reactor, ctx context.Context, parent *Scope) *Scope {
 // Child returns a new scope inside s: cancelling or closing s cancels or
 // closes it too.
 func (s *Scope) Child() (*Scope, error) {
+	if !s.usable() {
+		return nil, event.ErrNilEvent
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -86,8 +89,8 @@ func Go[T any](s *Scope, fn func(ctx context.Context) (T, error)) (*reactor.Coro
 }
 
 func spawnIn[T any](s *Scope, fn func(context.Context) (T, error), spawn spawnFunc[T]) (*reactor.Coroutine[T], error) {
-	if s == nil {
-		return nil, fmt.Errorf("async: coroutine in a nil scope: %w", syscall.EINVAL)
+	if !s.usable() {
+		return nil, fmt.Errorf("async: coroutine in a nil or zero scope: %w", event.ErrNilEvent)
 	}
 	// s.mu is not held while spawning: that may wait for the loop, whose
 	// callbacks may use the scope.
@@ -133,12 +136,25 @@ func (s *Scope) isClosed() bool {
 }
 
 // Context returns the scope's context: it ends when the scope is cancelled
-// or closed, or when its parent context ends.
-func (s *Scope) Context() context.Context { return s.ctx }
+// or closed, or when its parent context ends (nil for a nil or zero Scope).
+func (s *Scope) Context() context.Context {
+	if !s.usable() {
+		return nil
+	}
+	return s.ctx
+}
+
+// usable reports whether s is a scope NewScope (or Child) made: a nil or
+// zero one refuses with event.ErrNilEvent.
+func (s *Scope) usable() bool { return s != nil && s.r != nil && s.ctx != nil }
 
 // Cancel cancels the scope: the contexts of its coroutines and of its
 // children's end.
-func (s *Scope) Cancel() { s.cancel(context.Canceled) }
+func (s *Scope) Cancel() {
+	if s.usable() {
+		s.cancel(context.Canceled)
+	}
+}
 
 // all returns the running coroutines of s, in the order they were added,
 // and of its children, depth first, each with its scope.
@@ -182,6 +198,9 @@ func (s *Scope) takeErrs() []error {
 // returned once. Errors that only say the coroutine's scope was cancelled
 // are left out. A nil ctx is refused (syscall.EINVAL).
 func (s *Scope) Wait(ctx context.Context) error {
+	if !s.usable() {
+		return event.ErrNilEvent
+	}
 	if ctx == nil {
 		return fmt.Errorf("async: Scope.Wait with a nil context: %w", syscall.EINVAL)
 	}
@@ -200,11 +219,14 @@ func (s *Scope) Wait(ctx context.Context) error {
 
 // Close cancels the scope, then waits for its coroutines and children until
 // ctx ends. If some still run then, each is reported to the reactor
-// ("coroutine outlived its scope", with its Info) and Close returns
-// ErrOutlived. A closed scope refuses new coroutines and children. Closing
-// twice waits again. A nil ctx is refused (syscall.EINVAL), and the scope
+// ("coroutine outlived its scope", with its Info) and Close returns an
+// error matching both ErrOutlived and ctx.Err(). A closed scope refuses new
+// coroutines and children. Closing twice waits again. A nil ctx is refused (syscall.EINVAL), and the scope
 // is left as it was.
 func (s *Scope) Close(ctx context.Context) error {
+	if !s.usable() {
+		return event.ErrNilEvent
+	}
 	if ctx == nil {
 		return fmt.Errorf("async: Scope.Close with a nil context: %w", syscall.EINVAL)
 	}
@@ -227,12 +249,15 @@ func (s *Scope) Close(ctx context.Context) error {
 	if len(alive) == 0 {
 		return err
 	}
-	s.r.Post(func() {
+	report := func() {
 		for _, ev := range alive {
 			s.r.Report(ev, "coroutine outlived its scope", ErrOutlived)
 		}
-	})
-	return fmt.Errorf("%w: %d still running", ErrOutlived, len(alive))
+	}
+	if s.r.Post(report) != nil {
+		report() // the reactor has closed: its handler still hears
+	}
+	return fmt.Errorf("%w: %d still running: %w", ErrOutlived, len(alive), ctx.Err())
 }
 
 // detach makes the parent of a closed scope forget it once nothing of it

@@ -39,6 +39,10 @@ func NewSuspension[T any](r *reactor.Reactor) (*Suspension[T], error) {
 // An outcome that comes as ctx ends is returned rather than dropped: the
 // value of a Resume that succeeded is never lost.
 func (s *Suspension[T]) Suspend(ctx context.Context) (T, error) {
+	if !s.usable() {
+		var zero T
+		return zero, event.ErrNilEvent
+	}
 	s.mu.Lock()
 	f := s.f
 	s.takers++
@@ -67,8 +71,12 @@ func (s *Suspension[T]) Resume(v T) error {
 	return s.settle(func(f *event.Future[T]) error { return f.Resolve(v) })
 }
 
-// Throw wakes the suspended goroutine with err.
+// Throw wakes the suspended goroutine with err. A nil err is refused with
+// an error matching event.ErrNilError.
 func (s *Suspension[T]) Throw(err error) error {
+	if err == nil {
+		return fmt.Errorf("async: Suspension.Throw(nil): %w", event.ErrNilError)
+	}
 	return s.settle(func(f *event.Future[T]) error { return f.Reject(err) })
 }
 
@@ -76,6 +84,9 @@ func (s *Suspension[T]) Throw(err error) error {
 // completed is refused only while its outcome waits to be taken: when a
 // Suspend is taking it, the outcome goes to a new future, the next one.
 func (s *Suspension[T]) settle(complete func(*event.Future[T]) error) error {
+	if !s.usable() {
+		return event.ErrNilEvent
+	}
 	for {
 		f := s.next()
 		err := complete(f)
@@ -90,6 +101,10 @@ func (s *Suspension[T]) settle(complete func(*event.Future[T]) error) error {
 		}
 	}
 }
+
+// usable reports whether s is a suspension NewSuspension made: a nil or
+// zero one refuses with event.ErrNilEvent.
+func (s *Suspension[T]) usable() bool { return s != nil && s.r != nil && s.f != nil }
 
 // next returns the future the next outcome goes to.
 func (s *Suspension[T]) next() *event.Future[T] {

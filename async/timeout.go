@@ -57,5 +57,8 @@ func (t *Timeout) hook(_ event.Event, result any, err error) (any, error, bool) 
 
 // Info describes the timeout, e.g. "Timeout(50ms)".
 func (t *Timeout) Info() string {
+	if t == nil || t.Timer == nil {
+		return "event(" + event.ErrNilEvent.Error() + ")"
+	}
 	return fmt.Sprintf("Timeout(%v)", t.d)
 }

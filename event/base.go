@@ -134,8 +134,12 @@ type extras struct {
 
 // Init prepares b for a kind. loop says whether Start and Stop arm the event
 // in a loop (timers, polls) or do nothing (futures). flags are the initial
-// flags (GoOwned, Hidden, ...).
+// flags (GoOwned, Hidden, ...). A nil b is left alone, and a nil ops leaves
+// an event that refuses everything with ErrNilEvent, as a zero Base does.
 func Init(b *Base, ops Ops, loop bool, flags Flags) {
+	if b == nil {
+		return
+	}
 	b.ops = ops
 	b.iter = -1
 	if loop {
@@ -167,10 +171,14 @@ func (b *Base) state() State {
 	return Created
 }
 
+// unusable reports whether b is nil (a nil event of a kind that embeds its
+// Base first) or a zero value no kind has initialised.
+func (b *Base) unusable() bool { return b == nil || b.ops == nil }
+
 // exec runs fn with the owner held.
 func (b *Base) exec(fn func()) error {
-	if b.ops == nil {
-		return ErrNilEvent // a zero value: no kind made it
+	if b.unusable() {
+		return ErrNilEvent // nil, or a zero value: no kind made it
 	}
 	o := b.ops.Owner()
 	if o.Owned() {
@@ -184,8 +192,8 @@ func (b *Base) exec(fn func()) error {
 // call: the closure that carries f elsewhere is built only on that path, so
 // the hot path allocates nothing.
 func (b *Base) do(f func(*Base) error) error {
-	if b.ops == nil {
-		return ErrNilEvent // a zero value: no kind made it
+	if b.unusable() {
+		return ErrNilEvent // nil, or a zero value: no kind made it
 	}
 	o := b.ops.Owner()
 	if o.Owned() {
@@ -200,8 +208,8 @@ func (b *Base) do(f func(*Base) error) error {
 
 // doCB is do for the methods taking a callback.
 func (b *Base) doCB(f func(*Base, *Callback) error, cb *Callback) error {
-	if b.ops == nil {
-		return ErrNilEvent // a zero value: no kind made it
+	if b.unusable() {
+		return ErrNilEvent // nil, or a zero value: no kind made it
 	}
 	o := b.ops.Owner()
 	if o.Owned() {
@@ -215,7 +223,12 @@ func (b *Base) doCB(f func(*Base, *Callback) error, cb *Callback) error {
 }
 
 // Flags returns the event's flags.
-func (b *Base) Flags() Flags { return Flags(b.flags.Load()) &^ privateFlags }
+func (b *Base) Flags() Flags {
+	if b == nil {
+		return 0
+	}
+	return Flags(b.flags.Load()) &^ privateFlags
+}
 
 func (b *Base) has(f Flags) bool   { return Flags(b.flags.Load())&f != 0 }
 func (b *Base) setFlags(f Flags)   { b.flags.Or(uint32(f)) }
@@ -320,6 +333,9 @@ func (b *Base) stop(all bool) {
 // Close closes the event. See Event. Closing a closed event does nothing
 // and returns nil, even when its owner is gone (a reactor already closed).
 func (b *Base) Close() error {
+	if b.unusable() {
+		return ErrNilEvent
+	}
 	if b.has(Closed) {
 		return nil
 	}
@@ -377,11 +393,18 @@ func (b *Base) released() {
 }
 
 // Retain adds a reference to the event.
-func (b *Base) Retain() { b.refs.Retain() }
+func (b *Base) Retain() {
+	if !b.unusable() {
+		b.refs.Retain()
+	}
+}
 
 // Dispose drops a reference; the last one closes and frees the event.
 // Disposing an event whose references are all gone does nothing.
 func (b *Base) Dispose() {
+	if b.unusable() {
+		return
+	}
 	if last, _ := b.refs.TryRelease(); !last {
 		return // not the last reference, or released already (a no-op)
 	}
@@ -514,7 +537,11 @@ func (b *Base) SetHidden(hidden bool) error {
 }
 
 // MarkErrorHandled sets ErrorHandled: the error was dealt with at its source.
-func (b *Base) MarkErrorHandled() { b.setFlags(ErrorHandled) }
+func (b *Base) MarkErrorHandled() {
+	if !b.unusable() {
+		b.setFlags(ErrorHandled)
+	}
+}
 
 // notify runs one notification pass. It refuses a nested pass of the same
 // event.

@@ -38,12 +38,19 @@ func NewCallback(fn CallbackFunc) *Callback {
 // OnDispose sets a function run once when the last reference is released.
 // It must be set before the callback is shared.
 func (c *Callback) OnDispose(f func()) *Callback {
+	if c == nil {
+		return nil
+	}
 	c.dispose = f
 	return c
 }
 
 // Retain adds a reference.
-func (c *Callback) Retain() { c.refs.Retain() }
+func (c *Callback) Retain() {
+	if c != nil {
+		c.refs.Retain()
+	}
+}
 
 // hold is an event's Retain: none for a pinned callback.
 func (c *Callback) hold() {
@@ -65,7 +72,7 @@ func (c *Callback) Release() {
 // release is Release returning a panic of the dispose function as a
 // *PanicError, for the event that releases c to report.
 func (c *Callback) release() (err error) {
-	if c.pinned || !c.refs.Release() || c.dispose == nil {
+	if c == nil || c.pinned || !c.refs.Release() || c.dispose == nil {
 		return nil
 	}
 	defer func() {
@@ -81,7 +88,12 @@ func (c *Callback) release() (err error) {
 func (c *Callback) usable() bool { return c != nil && c.fn != nil }
 
 // Refs returns the number of references held now.
-func (c *Callback) Refs() int { return c.refs.Load() }
+func (c *Callback) Refs() int {
+	if c == nil {
+		return 0
+	}
+	return c.refs.Load()
+}
 
 // call runs one callback, recovering and reporting a panic so that the loop
 // and the rest of the pass go on.

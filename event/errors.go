@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 )
 
@@ -44,6 +45,16 @@ var (
 	// ErrNoOwner: the event was made with a nil Owner; every operation on
 	// it fails with this error.
 	ErrNoOwner = errors.New("event: made without an owner")
+	// ErrNilError: a nil error was given where a failure is needed
+	// (Future.Reject, async.Suspension.Throw). It matches syscall.EINVAL.
+	ErrNilError = fmt.Errorf("event: nil error: %w", syscall.EINVAL)
+	// ErrBadMode: Await was given a mode it cannot keep: AtLeast(n) with n
+	// outside 1..len(events), a negative Within, or no events at all. It
+	// matches syscall.EINVAL.
+	ErrBadMode = fmt.Errorf("event: bad wait mode: %w", syscall.EINVAL)
+	// ErrNilContext: a wait was given a nil context. It matches
+	// syscall.EINVAL.
+	ErrNilContext = fmt.Errorf("event: nil context: %w", syscall.EINVAL)
 )
 
 // TimeoutError is the error of a wait or an event that ran out of time.
@@ -58,7 +69,7 @@ type TimeoutError struct {
 // Error returns "timeout occurred after 50ms" (or "timed out" when After
 // is not known).
 func (e *TimeoutError) Error() string {
-	if e.After > 0 {
+	if e != nil && e.After > 0 {
 		return "timeout occurred after " + e.After.String()
 	}
 	return "timed out"
@@ -80,10 +91,18 @@ type PanicError struct {
 }
 
 // Error returns "panic: " and the panic value.
-func (e *PanicError) Error() string { return fmt.Sprint("panic: ", e.Value) }
+func (e *PanicError) Error() string {
+	if e == nil {
+		return "panic: <nil>"
+	}
+	return fmt.Sprint("panic: ", e.Value)
+}
 
 // Unwrap returns the panic value when it is an error.
 func (e *PanicError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
 	err, _ := e.Value.(error)
 	return err
 }

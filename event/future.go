@@ -53,10 +53,11 @@ func NewFuture[T any](o Owner) *Future[T] {
 // owner's Close).
 func (f *Future[T]) Resolve(v T) error { return f.complete(v, nil) }
 
-// Reject completes the future with err (which must not be nil).
+// Reject completes the future with err. A nil err is refused with an error
+// matching ErrNilError, and the future is left as it was.
 func (f *Future[T]) Reject(err error) error {
 	if err == nil {
-		return fmt.Errorf("event: Reject(nil)")
+		return fmt.Errorf("event: Future.Reject(nil): %w", ErrNilError)
 	}
 	var zero T
 	return f.complete(zero, err)
@@ -72,6 +73,9 @@ func (f *Future[T]) Settle(v T, err error) error {
 }
 
 func (f *Future[T]) complete(v T, err error) error {
+	if f == nil || f.ops == nil {
+		return ErrNilEvent
+	}
 	if !f.state.CompareAndSwap(futurePending, futureSet) {
 		return ErrCompleted
 	}
@@ -140,7 +144,7 @@ func (f *Future[T]) delivered() any {
 }
 
 // Done reports whether the outcome is delivered.
-func (f *Future[T]) Done() bool { return f.state.Load() == futureDone }
+func (f *Future[T]) Done() bool { return f != nil && f.state.Load() == futureDone }
 
 // Outcome returns the value and the error once the future is done; ok is
 // false before. Reading the outcome counts as handling its error.
@@ -189,7 +193,7 @@ func reportUnhandled(u *unhandled) {
 	}
 	msg := "unhandled error of a collected " + u.info
 	if u.owner.Post(func() { u.owner.Report(nil, msg, u.err) }) != nil {
-		LogReport(slog.Default(), nil, msg, u.err)
+		u.owner.Report(nil, msg, u.err) // the owner has closed: its handler still hears
 	}
 }
 

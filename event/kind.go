@@ -14,6 +14,9 @@ import (
 // unless a callback stopped or closed it. It returns ErrNestedNotify when
 // called from inside a pass over the same event.
 func Notify(b *Base, result any, err error) error {
+	if b.unusable() {
+		return ErrNilEvent
+	}
 	if b.notifying() {
 		return ErrNestedNotify
 	}
@@ -26,6 +29,9 @@ func Notify(b *Base, result any, err error) error {
 // Complete ends a one-shot event: it is stopped and closed first, then its
 // subscribers receive the final notification and are released.
 func Complete(b *Base, result any, err error) error {
+	if b.unusable() {
+		return ErrNilEvent
+	}
 	if b.notifying() {
 		return ErrNestedNotify
 	}
@@ -45,8 +51,11 @@ func Deref(ev Event) Event {
 	return ev
 }
 
-// StateOf returns ev's lifecycle state.
+// StateOf returns ev's lifecycle state (Created for a nil event).
 func StateOf(ev Event) State {
+	if isNil(ev) {
+		return Created
+	}
 	b := ev.base()
 	if b.has(Closed) {
 		return StateClosed // final: no need of the owner, which may be gone
@@ -56,11 +65,20 @@ func StateOf(ev Event) State {
 	return s
 }
 
-// OwnerOf returns the owner of ev (for an event reference, of its event).
-func OwnerOf(ev Event) Owner { return ev.base().owner() }
+// OwnerOf returns the owner of ev (for an event reference, of its event),
+// or nil for a nil event.
+func OwnerOf(ev Event) Owner {
+	if isNil(ev) {
+		return nil
+	}
+	return ev.base().owner()
+}
 
 // Subscribers returns how many callbacks ev holds.
 func Subscribers(ev Event) int {
+	if isNil(ev) {
+		return 0
+	}
 	b := ev.base()
 	var n int
 	b.exec(func() { n = b.cbs.len() })
@@ -69,6 +87,9 @@ func Subscribers(ev Event) int {
 
 // LoopRefs returns how many Starts ev holds.
 func LoopRefs(ev Event) int {
+	if isNil(ev) {
+		return 0
+	}
 	b := ev.base()
 	if b.owner().Owned() {
 		return int(b.loopRefs)
@@ -81,6 +102,9 @@ func LoopRefs(ev Event) int {
 // AttachFD records fd as the event's descriptor; with closeOnClose the event
 // sets CloseFD and closes fd when it closes. Call it with the owner held.
 func AttachFD(b *Base, fd int, closeOnClose bool) {
+	if b.unusable() {
+		return
+	}
 	b.extras().fd = fd
 	if closeOnClose {
 		b.setFlags(CloseFD)

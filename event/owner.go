@@ -1,9 +1,12 @@
 package event
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/uvevent/uvevent/internal/gid"
 )
@@ -25,7 +28,9 @@ type Owner interface {
 	ActiveDelta(n int)
 	// Report tells about a fault the program should hear of: a panicking
 	// callback, an unhandled error, a result nobody used. It is called with
-	// the owner held and must not block.
+	// the owner held and must not block; once the owner has closed (a
+	// collected event's report comes when the collector says), from any
+	// goroutine.
 	Report(ev Event, msg string, err error)
 }
 
@@ -45,10 +50,18 @@ type Serial struct {
 }
 
 // Owned reports whether the caller is inside an operation of s.
-func (s *Serial) Owned() bool { return s.holder.Load() == uintptr(gid.Current()) }
+func (s *Serial) Owned() bool { return s != nil && s.holder.Load() == uintptr(gid.Current()) }
 
 // Exec runs fn under s's lock, or directly when the caller already holds it.
+// A nil s refuses with ErrNoOwner, a nil fn with an error matching
+// syscall.EINVAL.
 func (s *Serial) Exec(fn func()) error {
+	if s == nil {
+		return ErrNoOwner
+	}
+	if fn == nil {
+		return errNilFunc
+	}
 	if s.Owned() {
 		fn()
 		return nil
@@ -67,28 +80,47 @@ func (s *Serial) Exec(fn func()) error {
 func (s *Serial) Post(fn func()) error { return s.Exec(fn) }
 
 // ActiveDelta counts active non-hidden events.
-func (s *Serial) ActiveDelta(n int) { s.active.Add(int64(n)) }
+func (s *Serial) ActiveDelta(n int) {
+	if s != nil {
+		s.active.Add(int64(n))
+	}
+}
 
 // Active returns the number of active non-hidden events.
-func (s *Serial) Active() int { return int(s.active.Load()) }
+func (s *Serial) Active() int {
+	if s == nil {
+		return 0
+	}
+	return int(s.active.Load())
+}
 
 // Report hands a report to ReportFunc or logs it.
 func (s *Serial) Report(ev Event, msg string, err error) {
-	if s.ReportFunc != nil {
+	if s != nil && s.ReportFunc != nil {
 		s.ReportFunc(ev, msg, err)
 		return
 	}
 	LogReport(slog.Default(), ev, msg, err)
 }
 
-// LogReport writes a report to a slog logger, with the event's Info.
+var errNilFunc = fmt.Errorf("event: nil function: %w", syscall.EINVAL)
+
+// LogReport writes a report to a slog logger (slog.Default() when l is
+// nil), with the event's Info and, for a panic (a *PanicError in err's
+// chain), its stack.
 func LogReport(l *slog.Logger, ev Event, msg string, err error) {
+	if l == nil {
+		l = slog.Default()
+	}
 	attrs := []any{}
-	if ev != nil {
+	if !isNil(ev) {
 		attrs = append(attrs, slog.String("event", ev.Info()))
 	}
 	if err != nil {
 		attrs = append(attrs, slog.Any("err", err))
+	}
+	if pe := (*PanicError)(nil); errors.As(err, &pe) && len(pe.Stack) > 0 {
+		attrs = append(attrs, slog.String("stack", string(pe.Stack)))
 	}
 	l.Error("uvevent: "+msg, attrs...)
 }

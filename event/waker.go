@@ -100,7 +100,7 @@ type parker interface {
 	Done() <-chan struct{}
 }
 
-var errNilContext = errors.New("event: Await with a nil context")
+var errNilContext = fmt.Errorf("event: Await: %w", ErrNilContext)
 
 // Await waits until the events satisfy m, ctx is done, or m's timeout runs
 // out, then unsubscribes from every event and returns one Outcome per
@@ -204,13 +204,13 @@ func newWaker(ctx context.Context, m Mode, events []Event, blocking bool) *waker
 func (m Mode) check(events []Event) error {
 	n := len(events)
 	if n == 0 {
-		return errors.New("event: Await needs at least one event")
+		return fmt.Errorf("event: Await needs at least one event: %w", ErrBadMode)
 	}
 	if m.kind == modeAtLeast && (m.n < 1 || m.n > n) {
-		return fmt.Errorf("event: AtLeast(%d) needs 1 ≤ n ≤ %d events", m.n, n)
+		return fmt.Errorf("event: AtLeast(%d) needs 1 ≤ n ≤ %d events: %w", m.n, n, ErrBadMode)
 	}
 	if m.timeout < 0 {
-		return fmt.Errorf("event: negative wait timeout %v", m.timeout)
+		return fmt.Errorf("event: negative wait timeout %v: %w", m.timeout, ErrBadMode)
 	}
 	return nil
 }

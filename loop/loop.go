@@ -73,30 +73,40 @@ func New(opts Options) (*Loop, error) {
 
 // Reactor returns the reactor the loop runs on, for the event kinds the
 // interface does not cover (uv.Process, async.Channel, ...).
-func (l *Loop) Reactor() *reactor.Reactor { return l.r }
+func (l *Loop) Reactor() *reactor.Reactor {
+	if l == nil {
+		return nil
+	}
+	return l.r
+}
 
 // Driver returns the driver that turns the loop: reactor.DriverLibuv or
 // reactor.DriverGo.
-func (l *Loop) Driver() reactor.Driver { return l.r.Driver() }
+func (l *Loop) Driver() reactor.Driver { return l.Reactor().Driver() }
 
 // Run drives the loop until nothing is left that can happen (no timer,
 // watched descriptor, signal or other active event), Stop is called, or
 // ctx is done. It returns ctx's error in the last case, and nil otherwise.
 // Watched descriptors and signals count as active: a loop serving a socket
 // runs until Stop.
-func (l *Loop) Run(ctx context.Context) error { return l.r.Run(ctx) }
+func (l *Loop) Run(ctx context.Context) error {
+	if err := l.usable("Run"); err != nil {
+		return err
+	}
+	return l.r.Run(ctx)
+}
 
 // Stop makes the running Run return after the current turn (from a
 // callback or any goroutine). A Stop while Run is not running makes the
 // next Run return after one turn.
-func (l *Loop) Stop() { l.r.Stop() }
+func (l *Loop) Stop() { l.Reactor().Stop() }
 
 // Suspension returns a new suspension on the loop: a goroutine parks in
 // Suspend until a callback calls Resume(v) or Throw(err). A coroutine
 // (reactor.Go, reactor.Spawn) suspended with nothing left to resume it is
 // reported as deadlocked instead of hanging.
 func (l *Loop) Suspension() *async.Suspension[any] {
-	s, _ := async.NewSuspension[any](l.r) // fails only on a nil reactor
+	s, _ := async.NewSuspension[any](l.Reactor()) // fails only on a nil or zero loop
 	return s
 }
 
@@ -107,6 +117,9 @@ func (l *Loop) Suspension() *async.Suspension[any] {
 // callback is refused when the loop owns its reactor (reactor.ErrRunning).
 // Closing twice is a no-op.
 func (l *Loop) Close() error {
+	if err := l.usable("Close"); err != nil {
+		return err
+	}
 	if l.own {
 		return l.r.Close() // its closer closes the streams
 	}
@@ -130,6 +143,9 @@ func (l *Loop) Close() error {
 
 // exec runs fn on the loop and returns its error, or the reactor's refusal.
 func (l *Loop) exec(op string, fn func() error) error {
+	if err := l.usable(op); err != nil {
+		return err
+	}
 	var err error
 	if e := l.r.Exec(func() { err = fn() }); e != nil {
 		return fmt.Errorf("loop: %s: %w", op, e)
@@ -140,9 +156,21 @@ func (l *Loop) exec(op string, fn func() error) error {
 // off runs fn on the loop and returns what it says was removed; false when
 // the reactor is closed (everything was removed then).
 func (l *Loop) off(fn func() bool) bool {
+	if l.usable("") != nil {
+		return false
+	}
 	var ok bool
 	l.r.Exec(func() { ok = fn() })
 	return ok
+}
+
+// usable refuses a nil Loop, or a zero one (New did not make it), with an
+// error matching reactor.ErrZeroReactor.
+func (l *Loop) usable(op string) error {
+	if l == nil || l.r == nil || l.fds == nil {
+		return fmt.Errorf("loop: %s on a Loop New did not make: %w", op, reactor.ErrZeroReactor)
+	}
+	return nil
 }
 
 // errNilFunc is the error of a registration without a callback.

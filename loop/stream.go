@@ -80,6 +80,9 @@ type Stream struct {
 // It is refused like OnReadable refuses (syscall.EBADF for a descriptor
 // that is not open); a ReadSize above MaxReadSize with syscall.EINVAL.
 func (l *Loop) NewStream(fd int, opts StreamOptions) (*Stream, error) {
+	if err := l.usable("NewStream"); err != nil {
+		return nil, err
+	}
 	if opts.ReadSize > MaxReadSize {
 		return nil, fmt.Errorf("loop: NewStream(fd=%d): ReadSize %d above MaxReadSize: %w", fd, opts.ReadSize, syscall.EINVAL)
 	}
@@ -103,8 +106,17 @@ func (l *Loop) NewStream(fd int, opts StreamOptions) (*Stream, error) {
 	return s, nil
 }
 
-// FD returns the stream's descriptor.
-func (s *Stream) FD() int { return s.fd }
+// FD returns the stream's descriptor (-1 for a nil or zero Stream).
+func (s *Stream) FD() int {
+	if !s.usable() {
+		return -1
+	}
+	return s.fd
+}
+
+// usable reports whether s is a stream NewStream made: a nil or zero
+// Stream (whose descriptor would read as 0, standard input) is refused.
+func (s *Stream) usable() bool { return s != nil && s.l != nil }
 
 // readable reads one block (on the loop).
 func (s *Stream) readable(int) {
@@ -126,6 +138,9 @@ func (s *Stream) readable(int) {
 // writable. It returns len(p), or 0 and an error: event.ErrClosed after
 // Close, or the error of the write (the stream is closed then).
 func (s *Stream) Write(p []byte) (int, error) {
+	if !s.usable() {
+		return 0, fmt.Errorf("loop: Stream.Write: %w", event.ErrNilEvent)
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -195,6 +210,9 @@ func (s *Stream) writable(int) {
 // Buffered returns how many written bytes wait for the descriptor to take
 // them: the backpressure a producer should watch.
 func (s *Stream) Buffered() int {
+	if !s.usable() {
+		return 0
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.out)
@@ -203,7 +221,12 @@ func (s *Stream) Buffered() int {
 // Close stops reading and writing, drops what is still buffered, closes
 // the descriptor if the stream owns it (CloseFD), and calls OnClose with
 // nil. Closing again is a no-op.
-func (s *Stream) Close() error { return s.close(nil) }
+func (s *Stream) Close() error {
+	if !s.usable() {
+		return fmt.Errorf("loop: Stream.Close: %w", event.ErrNilEvent)
+	}
+	return s.close(nil)
+}
 
 // fail closes the stream after a read or write error (or end of stream).
 func (s *Stream) fail(err error) { s.close(err) }

@@ -136,7 +136,11 @@ func (l *Loop) OffRepeat(id RepeatID) bool {
 // DeleteAllTimers removes every timer made by Delay and Repeat on this
 // loop (EventInterface's deleteAllTimer). Timers made on the reactor by other
 // means are not touched.
-func (l *Loop) DeleteAllTimers() { l.r.Exec(l.deleteAllTimers) }
+func (l *Loop) DeleteAllTimers() {
+	if l.usable("DeleteAllTimers") == nil {
+		l.r.Exec(l.deleteAllTimers)
+	}
+}
 
 func (l *Loop) deleteAllTimers() {
 	for id, t := range l.delays {
@@ -153,6 +157,9 @@ func (l *Loop) deleteAllTimers() {
 // (EventInterface's getTimerCount): one-shot timers not fired yet and periodic
 // timers not removed. It is 0 once the reactor is closed.
 func (l *Loop) TimerCount() int {
+	if l.usable("TimerCount") != nil {
+		return 0
+	}
 	n := 0
 	l.r.Exec(func() { n = len(l.delays) + len(l.repeats) })
 	return n

@@ -222,19 +222,25 @@ func callFn[T any](ctx context.Context, fn func(context.Context) (T, error)) (v 
 	return fn(ctx)
 }
 
-// Await waits for the coroutine's result (see event.Await for the rules).
-func (c *Coroutine[T]) Await(ctx context.Context) (T, error) { return c.f.Await(ctx) }
-
 // Done reports whether the coroutine has finished and its result is
 // delivered.
-func (c *Coroutine[T]) Done() bool { return c.f.Done() }
+func (c *Coroutine[T]) Done() bool { return c.usable() && c.f.Done() }
 
 // Cancel cancels the coroutine's context (with context.Canceled). A
 // coroutine waiting in event.Await with it wakes with that error.
-func (c *Coroutine[T]) Cancel() { c.co.cancel(nil) }
+func (c *Coroutine[T]) Cancel() {
+	if c.usable() {
+		c.co.cancel(nil)
+	}
+}
 
 // ID returns the coroutine's number, unique within its reactor.
-func (c *Coroutine[T]) ID() int { return c.co.id }
+func (c *Coroutine[T]) ID() int {
+	if !c.usable() {
+		return 0
+	}
+	return c.co.id
+}
 
 // Info describes the coroutine: its kind, number, where it was made and
 // what it does now, e.g. "Coroutine 3 spawned at app/main.go:10, waiting at
@@ -245,6 +251,9 @@ func (c *Coroutine[T]) ID() int { return c.co.id }
 // The stacks are dumped outside the loop, between two looks at the
 // coroutine: a first one that finds it waiting, and the one described.
 func (c *Coroutine[T]) Info() string {
+	if !c.usable() {
+		return "event(" + event.ErrNilEvent.Error() + ")"
+	}
 	var s string
 	var waits bool
 	if err := c.co.r.Exec(func() { s, waits = c.co.describe(nil), c.co.state == coWaiting }); err != nil || !waits {

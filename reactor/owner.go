@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"syscall"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/gid"
@@ -25,7 +26,7 @@ func currentGID() gid.ID { return gid.Current() }
 
 // Owned reports whether the calling goroutine owns the loop now: it is the
 // loop goroutine, or inside an operation running directly.
-func (r *Reactor) Owned() bool { return r.holder.Load() == uintptr(gid.Current()) }
+func (r *Reactor) Owned() bool { return r != nil && r.holder.Load() == uintptr(gid.Current()) }
 
 // Exec runs fn on the loop and returns when fn has returned: at once when
 // the caller owns the loop, otherwise queued (another goroutine owns it) or
@@ -37,6 +38,9 @@ func (r *Reactor) Owned() bool { return r.holder.Load() == uintptr(gid.Current()
 func (r *Reactor) Exec(fn func()) error {
 	if r == nil || r.wake == nil {
 		return ErrZeroReactor
+	}
+	if fn == nil {
+		return errNilFunc
 	}
 	me := uintptr(gid.Current())
 	if r.holder.Load() == me {
@@ -76,6 +80,10 @@ func (r *Reactor) Exec(fn func()) error {
 	return nil
 }
 
+// errNilFunc refuses a nil operation at Exec or Post, rather than let it
+// panic later on the loop.
+var errNilFunc = fmt.Errorf("reactor: nil function: %w", syscall.EINVAL)
+
 // errGoexit marks a queued operation that called runtime.Goexit.
 var errGoexit = new(int)
 
@@ -89,10 +97,14 @@ var ErrGoexit = errors.New("reactor: runtime.Goexit called")
 
 // Post runs fn on the loop without waiting for it: at once when the caller
 // owns the loop, queued when another goroutine does, run here (taking
-// ownership) when nobody does.
+// ownership) when nobody does. A nil fn is refused with an error matching
+// syscall.EINVAL, as Exec refuses it.
 func (r *Reactor) Post(fn func()) error {
 	if r == nil || r.wake == nil {
 		return ErrZeroReactor
+	}
+	if fn == nil {
+		return errNilFunc
 	}
 	me := uintptr(gid.Current())
 	if r.holder.Load() == me {

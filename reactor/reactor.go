@@ -68,7 +68,7 @@ func (d *Driver) Set(name string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("reactor: unknown driver %q (want libuv, go or auto)", name)
+	return fmt.Errorf("reactor: unknown driver %q (want libuv, go or auto): %w", name, syscall.EINVAL)
 }
 
 // Options configure a reactor. The zero value is fine.
@@ -80,7 +80,9 @@ type Options struct {
 	// results never used) when OnReport is nil. Default: slog.Default().
 	Logger *slog.Logger
 	// OnReport, if set, receives every report instead of the logger. It
-	// runs on the loop goroutine and must not block.
+	// runs on the loop goroutine and must not block. A report made after
+	// Close (a failed future the collector finds later) still comes here
+	// (or to Logger), from the goroutine that makes it.
 	OnReport func(ev event.Event, msg string, err error)
 }
 
@@ -146,8 +148,12 @@ type Reactor struct {
 	}
 }
 
-// New creates a reactor with its libuv loop.
+// New creates a reactor with its loop. A Driver that is none of DriverAuto,
+// DriverLibuv and DriverGo is refused with an error matching syscall.EINVAL.
 func New(opts Options) (*Reactor, error) {
+	if opts.Driver > DriverGo {
+		return nil, fmt.Errorf("reactor: New: unknown driver %d: %w", opts.Driver, syscall.EINVAL)
+	}
 	var loop *uvcgo.Loop
 	if opts.Driver != DriverGo {
 		var err error
@@ -178,14 +184,23 @@ func New(opts Options) (*Reactor, error) {
 	return r, nil
 }
 
-// Driver returns the driver that turns the loop: DriverLibuv or DriverGo.
-func (r *Reactor) Driver() Driver { return r.opts.Driver }
+// Driver returns the driver that turns the loop: DriverLibuv or DriverGo
+// (DriverAuto for a nil or zero Reactor, which no driver turns).
+func (r *Reactor) Driver() Driver {
+	if r == nil {
+		return DriverAuto
+	}
+	return r.opts.Driver
+}
 
 // ActiveDelta implements event.Owner: it counts active, non-hidden events.
 // Events call it on the loop goroutine; from any other goroutine the change
 // is posted to the loop, so the count is never touched without ownership.
 // Applications declare work the reactor cannot see with Hold instead.
 func (r *Reactor) ActiveDelta(n int) {
+	if r == nil {
+		return
+	}
 	if r.Owned() {
 		r.active += n
 		return
@@ -196,6 +211,10 @@ func (r *Reactor) ActiveDelta(n int) {
 // Report implements event.Owner: it hands a report to Options.OnReport or
 // logs it. A panic in OnReport is logged, never propagated.
 func (r *Reactor) Report(ev event.Event, msg string, err error) {
+	if r == nil {
+		event.LogReport(nil, ev, msg, err)
+		return
+	}
 	if r.opts.OnReport != nil {
 		defer func() {
 			if p := recover(); p != nil {
@@ -223,6 +242,13 @@ func (r *Reactor) Hold() (release func(), err error) {
 // owner (internal/waiting.Registry): Close ends the waits still
 // registered with ErrReactorClosed, so no waiter hangs on a closed reactor.
 func (r *Reactor) AddWait(w waiting.State) (remove func()) {
+	if w == nil {
+		return func() {}
+	}
+	if r.usable() != nil {
+		w.Abort(ErrZeroReactor)
+		return func() {}
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -337,6 +363,12 @@ func (r *Reactor) Close() error { return r.Shutdown(context.Background()) }
 // are not known to the reactor; operations on them afterwards return
 // ErrReactorClosed. Closing twice is a no-op.
 func (r *Reactor) Shutdown(ctx context.Context) error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return fmt.Errorf("reactor: Shutdown: %w", event.ErrNilContext)
+	}
 	me := uintptr(currentGID())
 	if r.holder.Load() == me {
 		return fmt.Errorf("reactor: Close from inside the loop: %w", ErrRunning)

@@ -75,6 +75,9 @@ func (r *Reactor) Serve(ctx context.Context) error { return r.run(ctx, serve) }
 // the next run return after its first turn (libuv's uv_stop). A Stop ends
 // exactly one run: it is spent when that run returns.
 func (r *Reactor) Stop() {
+	if r.usable() != nil {
+		return
+	}
 	r.stopReq.Store(true)
 	r.signal()
 }
@@ -82,6 +85,9 @@ func (r *Reactor) Stop() {
 func (r *Reactor) run(ctx context.Context, mode runMode) error {
 	if err := r.usable(); err != nil {
 		return err
+	}
+	if ctx == nil {
+		return fmt.Errorf("reactor: run: %w", event.ErrNilContext)
 	}
 	me := uintptr(currentGID())
 	if r.holder.Load() == me {

@@ -54,6 +54,9 @@ func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
 	if r == nil {
 		return nil, fmt.Errorf("reactor: NewTimer: nil reactor: %w", syscall.EINVAL)
 	}
+	if err := r.usable(); err != nil {
+		return nil, err
+	}
 	if r.closing.Load() {
 		return nil, ErrReactorClosed
 	}
@@ -66,6 +69,9 @@ func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
 // now with the new timeout (libuv's stop + start). It refuses a negative
 // duration and a closed timer.
 func (t *Timer) Reset(timeout time.Duration) error {
+	if t == nil {
+		return event.ErrNilEvent
+	}
 	if timeout < 0 {
 		return fmt.Errorf("reactor: Timer.Reset(%v): negative duration: %w", timeout, syscall.EINVAL)
 	}
@@ -89,6 +95,9 @@ func (t *Timer) Reset(timeout time.Duration) error {
 // SetRepeat changes the repeat interval (0 makes the timer one-shot). It
 // takes effect at the next firing.
 func (t *Timer) SetRepeat(repeat time.Duration) error {
+	if t == nil {
+		return event.ErrNilEvent
+	}
 	if repeat < 0 {
 		return fmt.Errorf("reactor: Timer.SetRepeat(%v): negative duration: %w", repeat, syscall.EINVAL)
 	}
@@ -142,6 +151,9 @@ func (t *Timer) Refresh() error {
 
 // Timeout returns the timeout the timer was created (or last Reset) with.
 func (t *Timer) Timeout() time.Duration {
+	if t == nil {
+		return 0
+	}
 	var d time.Duration
 	t.r.Exec(func() { d = t.timeout })
 	return d
@@ -149,6 +161,9 @@ func (t *Timer) Timeout() time.Duration {
 
 // Repeat returns the repeat interval; 0 means one-shot.
 func (t *Timer) Repeat() time.Duration {
+	if t == nil {
+		return 0
+	}
 	var d time.Duration
 	t.r.Exec(func() { d = t.repeat })
 	return d
@@ -159,6 +174,9 @@ func (t *Timer) Repeat() time.Duration {
 // (a timeout of about 292 years: the timer never fires) gives the largest
 // Duration, math.MaxInt64.
 func (t *Timer) DueIn() time.Duration {
+	if t == nil {
+		return 0
+	}
 	var d time.Duration
 	t.r.Exec(func() {
 		switch {
@@ -177,6 +195,9 @@ func (t *Timer) DueIn() time.Duration {
 // stopped, it is started again. It returns an error matching syscall.EINVAL
 // for a timer never started or not repeating, and ErrClosed once closed.
 func (t *Timer) Again() error {
+	if t == nil {
+		return event.ErrNilEvent
+	}
 	var err error
 	if e := t.r.Exec(func() {
 		switch {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
@@ -63,7 +65,9 @@ var eaiCodes = map[int]struct {
 // EAI_* codes, and against syscall.Errno values for the others. On the
 // pure-Go driver Code is the UV_EAI_* code closest to what Go's resolver
 // reported (see dns_go.go and docs/kinds.md for the mapping) and Err is
-// the resolver's own error (a *net.DNSError, say); on libuv Err is nil.
+// the resolver's own error (a *net.DNSError, say); on libuv Err is nil. A
+// lookup that fails while the process has no descriptor left reports
+// EMFILE (or ENFILE) on both drivers, not EAI_NONAME.
 type DNSError struct {
 	Op   string // "uv_getaddrinfo" or "uv_getnameinfo", on either driver
 	Name string // the host (and service) or the address looked up
@@ -75,15 +79,44 @@ func dnsError(op, name string, code int) error {
 	if code == 0 {
 		return nil
 	}
-	return &DNSError{Op: op, Name: name, Code: code}
+	return &DNSError{Op: op, Name: name, Code: exhaustedCode(code)}
+}
+
+// exhaustedCode returns libuv's -EMFILE (or -ENFILE) for a lookup that
+// failed as "not found" or "try again" while the process (or the system)
+// has no descriptor left, else code. getaddrinfo cannot open /etc/hosts or
+// a socket then, and glibc says EAI_NONAME and Go's resolver "no such
+// host": a lie about the name. The check opens and closes /dev/null at
+// once, when the failure is reported.
+func exhaustedCode(code int) int {
+	switch code {
+	case uvcgo.EAINoName, uvcgo.EAIAgain, uvcgo.EAIFail, uvcgo.EAINoData:
+	default:
+		return code
+	}
+	fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+		return code
+	}
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		return -int(err.(syscall.Errno))
+	}
+	return code
 }
 
 // Error says what failed and how: `uv_getaddrinfo "x": EAI_NONAME (unknown
 // node or service)`, the same on both drivers.
 func (e *DNSError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	c, ok := eaiCodes[e.Code]
 	if !ok {
 		c.name, c.message = uvcgo.ErrorName(e.Code)
+	}
+	if c.name == "" && e.Code < 0 { // an errno, without libuv to name it
+		c.name, c.message = unix.ErrnoName(syscall.Errno(-e.Code)), syscall.Errno(-e.Code).Error()
 	}
 	return fmt.Sprintf("%s %q: %s (%s)", e.Op, e.Name, c.name, c.message)
 }
@@ -91,6 +124,9 @@ func (e *DNSError) Error() string {
 // Unwrap returns the EAI_* error, or, for other codes, the libuv error
 // (which unwraps to its syscall.Errno).
 func (e *DNSError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
 	if c, ok := eaiCodes[e.Code]; ok {
 		return c.err
 	}
@@ -225,21 +261,27 @@ func addrInfoNetwork(network string) (family, sockType int, ok bool) {
 	return 0, 0, false
 }
 
-// Wait waits for the answer (or replays it once it is in). It must not be
-// called on the loop goroutine (event.ErrOnLoop): subscribe there instead.
+// Wait waits for the answer (or replays it once it is in). When ctx ends
+// first it returns no answer and ctx's error (the lookup goes on). It must
+// not be called on the loop goroutine (event.ErrOnLoop): subscribe there
+// instead.
 func (a *AddrInfo) Wait(ctx context.Context) ([]netip.AddrPort, error) {
 	res, err := waitReq(ctx, a)
 	addrs, _ := res.([]netip.AddrPort)
 	return addrs, err
 }
 
-// waitReq awaits one request event and returns its outcome.
+// waitReq awaits one request event and returns its outcome, or the wait's
+// error when the wait ended before the event notified (ctx's end).
 func waitReq(ctx context.Context, ev event.Event) (any, error) {
 	outs, err := event.Await(ctx, event.Any(), ev)
-	if len(outs) == 1 {
-		return outs[0].Result, outs[0].Err
+	if err != nil || len(outs) != 1 || !outs[0].Done {
+		if err == nil {
+			err = event.ErrClosed // cannot happen: Any ends with one outcome or an error
+		}
+		return nil, err
 	}
-	return nil, err
+	return outs[0].Result, outs[0].Err
 }
 
 func (a *AddrInfo) kindName() string { return "addrinfo" }
@@ -359,8 +401,10 @@ func NewNameInfo(r *reactor.Reactor, addr netip.AddrPort, hints NameInfoHints) (
 	return n, nil
 }
 
-// Wait waits for the answer (or replays it once it is in). It must not be
-// called on the loop goroutine (event.ErrOnLoop): subscribe there instead.
+// Wait waits for the answer (or replays it once it is in). When ctx ends
+// first it returns no answer and ctx's error (the lookup goes on). It must
+// not be called on the loop goroutine (event.ErrOnLoop): subscribe there
+// instead.
 func (n *NameInfo) Wait(ctx context.Context) (NameInfoResult, error) {
 	res, err := waitReq(ctx, n)
 	r, _ := res.(NameInfoResult)

@@ -187,7 +187,7 @@ func (q addrQuery) lookup(ctx context.Context, rs resolver) (any, error) {
 		ips, code, err = q.addrs(ctx, rs)
 	}
 	if code != 0 {
-		return nil, &DNSError{Op: "uv_getaddrinfo", Name: q.name, Code: code, Err: err}
+		return nil, &DNSError{Op: "uv_getaddrinfo", Name: q.name, Code: exhaustedCode(code), Err: err}
 	}
 	out := make([]netip.AddrPort, len(ips))
 	for i, ip := range ips {
@@ -346,7 +346,7 @@ type nameQuery struct {
 func (q nameQuery) lookup(ctx context.Context, rs resolver) (any, error) {
 	host, code, err := q.host(ctx, rs)
 	if code != 0 {
-		return nil, &DNSError{Op: "uv_getnameinfo", Name: q.addr.String(), Code: code, Err: err}
+		return nil, &DNSError{Op: "uv_getnameinfo", Name: q.addr.String(), Code: exhaustedCode(code), Err: err}
 	}
 	return NameInfoResult{Host: host, Service: q.service()}, nil
 }

@@ -58,6 +58,9 @@ func addrOf(transport string, l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Add
 // ...). A host name is resolved on the calling goroutine
 // (net.ResolveTCPAddr); give an IP to keep that off a loop goroutine.
 func DialAsync(r *reactor.Reactor, network, address string) (*event.Future[*IO], error) {
+	if err := reactorMade("DialAsync", r); err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
 	ep, err := resolveEndpoint(network, address)
 	if err != nil {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
@@ -98,8 +101,15 @@ func DialAsync(r *reactor.Reactor, network, address string) (*event.Future[*IO],
 
 // Dial connects to address over network (see DialAsync) and returns the
 // connection once connected, or ctx's error (the connection attempt is then
-// closed).
+// closed). A ctx that has ended before the call starts no connect: Dial
+// returns its error at once, as net.Dialer does.
 func Dial(ctx context.Context, r *reactor.Reactor, network, address string) (*IO, error) {
+	if ctx == nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: event.ErrNilContext}
+	}
+	if err := ctx.Err(); err != nil { // ended already: no connect is started
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
 	f, err := DialAsync(r, network, address)
 	if err != nil {
 		return nil, err

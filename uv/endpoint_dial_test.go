@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 
@@ -76,8 +77,15 @@ func TestGoBreakDialAbandoned(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
 		addr, lfd, first := heldConnect(t)
+		// The context ends once the connect is in flight (its IO counted):
+		// a context ended before the call starts no connect at all.
 		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
+		go func() {
+			for u.Stats().Handles["io"] == 0 {
+				runtime.Gosched()
+			}
+			cancel()
+		}()
 		if _, err := uv.Dial(ctx, u.Reactor, "tcp4", addr); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Dial with its connect held in flight and a cancelled context = %v, want context.Canceled", err)
 		}

@@ -164,7 +164,12 @@ func NewExec(r *reactor.Reactor, cmd string, opts ExecOptions) (*Exec, error) {
 }
 
 // Pid returns the shell's process id.
-func (e *Exec) Pid() int { return e.proc.Pid() }
+func (e *Exec) Pid() int {
+	if e == nil {
+		return 0
+	}
+	return e.proc.Pid()
+}
 
 // expire runs when the timeout runs out: SIGTERM now, SIGKILL after the
 // grace period.

@@ -193,6 +193,9 @@ func (f *File) zero() bool { return f == nil || f.r == nil }
 // usable checks an operation's arguments (ok: the caller found them
 // right) and returns the descriptor, or the error refusing it.
 func (f *File) usable(op string, ok bool, off int64) (int, error) {
+	if f == nil {
+		return -1, errZero("File")
+	}
 	fd, err := f.descriptor()
 	if err == nil && (!ok || off < -1) {
 		err = syscall.EINVAL

@@ -120,8 +120,13 @@ type fsDriver interface {
 
 // NewFSEvent creates a watch of path on r. It is not started. A path that
 // does not exist is refused with an error matching fs.ErrNotExist, an empty
-// one with syscall.EINVAL.
+// one (or a nil option) with syscall.EINVAL.
 func NewFSEvent(r *reactor.Reactor, path string, opts ...FSEventOption) (*FSEvent, error) {
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("uv: NewFSEvent(%q): nil option: %w", path, syscall.EINVAL)
+		}
+	}
 	if path == "" || strings.IndexByte(path, 0) >= 0 {
 		return nil, fmt.Errorf("uv: NewFSEvent(%q): %w", path, syscall.EINVAL)
 	}
@@ -148,7 +153,12 @@ func NewFSEvent(r *reactor.Reactor, path string, opts ...FSEventOption) (*FSEven
 }
 
 // Path returns the watched path.
-func (f *FSEvent) Path() string { return f.e.path }
+func (f *FSEvent) Path() string {
+	if f == nil || f.e == nil {
+		return ""
+	}
+	return f.e.path
+}
 
 func (s *fsState) describe() string {
 	if !s.recursive {

@@ -18,13 +18,27 @@ import (
 // reaches the loop through Reactor.Post (a Signal's arrivals through the
 // kit's Host.Queue, see signalLine.forward).
 
-// checkReactor refuses a nil reactor with an error naming the caller, and
-// a reactor whose Close has begun with ErrReactorClosed.
+// checkReactor refuses a nil reactor with an error naming the caller, a
+// zero one with reactor.ErrZeroReactor, and a reactor whose Close has
+// begun with ErrReactorClosed.
 func checkReactor(op string, r *reactor.Reactor) error {
+	if err := reactorMade(op, r); err != nil {
+		return err
+	}
+	return armable(r)
+}
+
+// reactorMade refuses a nil reactor, and a zero one (reactor.New did not
+// make it: no driver turns it), with an error naming the caller and
+// matching syscall.EINVAL.
+func reactorMade(op string, r *reactor.Reactor) error {
 	if r == nil {
 		return fmt.Errorf("uv: %s: nil reactor: %w", op, syscall.EINVAL)
 	}
-	return armable(r)
+	if r.Driver() == reactor.DriverAuto {
+		return fmt.Errorf("uv: %s: %w", op, reactor.ErrZeroReactor)
+	}
+	return nil
 }
 
 // armable refuses with ErrReactorClosed once r's Close has begun: the Arm

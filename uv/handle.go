@@ -143,7 +143,12 @@ func (h *Handle) Flags() event.Flags {
 }
 
 // Target returns the event the reference stands for (see event.Deref).
-func (h *Handle) Target() event.Event { return h.target }
+func (h *Handle) Target() event.Event {
+	if h == nil {
+		return nil
+	}
+	return h.target
+}
 
 // Close closes the handle now, for every holder, and gives up this
 // reference. Closing twice is a no-op.
@@ -215,8 +220,19 @@ type entryKind interface {
 func (o *entry) Owner() event.Owner       { return o.r }
 func (o *entry) Event() event.Event       { return o.ev }
 func (o *entry) HandleEvent() event.Event { return o.ev }
-func (o *entry) Kind() string             { return o.ev.kindName() }
-func (o *entry) Describe() string         { return o.ev.describe() }
+func (o *entry) Kind() string {
+	if o.ev == nil {
+		return "" // a zero event
+	}
+	return o.ev.kindName()
+}
+
+func (o *entry) Describe() string {
+	if o.ev == nil {
+		return "event(" + event.ErrNilEvent.Error() + ")"
+	}
+	return o.ev.describe()
+}
 
 // enter makes the entry for kind ev on r; it runs on the loop and refuses a
 // closing reactor.

@@ -90,6 +90,9 @@ func Listen(r *reactor.Reactor, network, address string) (*Listener, error) {
 // picks: Addr tells which), or "unix" (a socket path, removed again by
 // Close). The listener is not started.
 func (lc ListenConfig) Listen(r *reactor.Reactor, network, address string) (*Listener, error) {
+	if err := reactorMade("Listen", r); err != nil {
+		return nil, &net.OpError{Op: "listen", Net: network, Err: err}
+	}
 	ep, err := resolveEndpoint(network, address)
 	if err != nil {
 		return nil, &net.OpError{Op: "listen", Net: network, Err: err}

@@ -128,9 +128,14 @@ type pollDriver interface {
 // Readable, Writable, Disconnect, Prioritized). It is not started. A bad
 // descriptor is refused with an error matching syscall.EBADF, one epoll
 // cannot watch (a regular file) with syscall.EPERM, a descriptor that has a
-// poll in r already with syscall.EEXIST, a bad event set with
-// syscall.EINVAL.
+// poll in r already with syscall.EEXIST, a bad event set (or a nil option)
+// with syscall.EINVAL.
 func NewPoll(r *reactor.Reactor, fd int, events PollEvents, opts ...PollOption) (*Poll, error) {
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("uv: NewPoll(fd=%d): nil option: %w", fd, syscall.EINVAL)
+		}
+	}
 	if events == 0 || events&^allPollEvents != 0 {
 		return nil, fmt.Errorf("uv: NewPoll(fd=%d, events=%v): %w", fd, events, syscall.EINVAL)
 	}

@@ -80,10 +80,20 @@ func NewPollProxy(p *Poll, events PollEvents) (*PollProxy, error) {
 }
 
 // Poll returns the poll the proxy shares.
-func (x *PollProxy) Poll() *Poll { return x.poll }
+func (x *PollProxy) Poll() *Poll {
+	if x == nil {
+		return nil
+	}
+	return x.poll
+}
 
 // Events returns the proxy's event set.
-func (x *PollProxy) Events() PollEvents { return x.events }
+func (x *PollProxy) Events() PollEvents {
+	if x == nil {
+		return 0
+	}
+	return x.events
+}
 
 func (o *pollProxyOps) Owner() event.Owner { return o.e.drv.reactorOf() }
 func (o *pollProxyOps) Event() event.Event { return (*PollProxy)(o) }

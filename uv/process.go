@@ -185,6 +185,9 @@ func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error
 // A pid that is not a running child spawned on r is an error matching
 // syscall.ECHILD (a finished child is forgotten: its pid may be reused).
 func LookupProcess(r *reactor.Reactor, pid int) (*Process, error) {
+	if err := reactorMade("LookupProcess", r); err != nil {
+		return nil, err
+	}
 	if p := children.get(r, pid); p != nil {
 		return p, nil
 	}
@@ -192,19 +195,39 @@ func LookupProcess(r *reactor.Reactor, pid int) (*Process, error) {
 }
 
 // Pid returns the child's process id.
-func (p *Process) Pid() int { return p.pid }
+func (p *Process) Pid() int {
+	if p == nil {
+		return 0
+	}
+	return p.pid
+}
 
 // Stdin returns the parent's (write) end of the child's standard input
 // when it is a StdioPipe, else nil. The caller closes it.
-func (p *Process) Stdin() *os.File { return p.stdin }
+func (p *Process) Stdin() *os.File {
+	if p == nil {
+		return nil
+	}
+	return p.stdin
+}
 
 // Stdout returns the parent's (read) end of the child's standard output
 // when it is a StdioPipe, else nil. The caller closes it.
-func (p *Process) Stdout() *os.File { return p.stdout }
+func (p *Process) Stdout() *os.File {
+	if p == nil {
+		return nil
+	}
+	return p.stdout
+}
 
 // Stderr returns the parent's (read) end of the child's standard error
 // when it is a StdioPipe, else nil. The caller closes it.
-func (p *Process) Stderr() *os.File { return p.stderr }
+func (p *Process) Stderr() *os.File {
+	if p == nil {
+		return nil
+	}
+	return p.stderr
+}
 
 // ExitStatus returns the child's result once it has been reaped: its exit
 // code, or the negative number of the signal that killed it. ok is false
@@ -212,6 +235,9 @@ func (p *Process) Stderr() *os.File { return p.stderr }
 // else in the program reaped it (a wait for any child); the event then
 // completes with an error matching syscall.ECHILD.
 func (p *Process) ExitStatus() (status int, ok bool) {
+	if p == nil {
+		return 0, false
+	}
 	select {
 	case <-p.exited:
 		return p.status, !p.lost

@@ -98,7 +98,12 @@ func signalRefused(signum syscall.Signal) string {
 }
 
 // Signum returns the signal the event listens to.
-func (s *Signal) Signum() syscall.Signal { return s.signum }
+func (s *Signal) Signum() syscall.Signal {
+	if s == nil {
+		return 0
+	}
+	return s.signum
+}
 
 // deliverSignal runs on the loop for a delivery the dispatcher queued.
 func (s *Signal) deliverSignal() {

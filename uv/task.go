@@ -154,6 +154,9 @@ func (p *TaskPool) work() {
 // Queued returns how many tasks wait for a worker (canceled ones that no
 // worker has passed over yet included).
 func (p *TaskPool) Queued() int {
+	if p == nil {
+		return 0
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.queue)
@@ -163,6 +166,9 @@ func (p *TaskPool) Queued() int {
 // error matching context.Canceled and its function never runs. Once it has
 // started (or finished) Cancel returns ErrTaskStarted and changes nothing.
 func (t *Task) Cancel() error {
+	if t == nil || t.r == nil {
+		return errZero("Task")
+	}
 	if !t.state.CompareAndSwap(taskQueued, taskCanceled) {
 		return ErrTaskStarted
 	}

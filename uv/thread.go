@@ -76,7 +76,12 @@ func (t *Thread) run(fn func(context.Context) (any, error)) {
 
 // ThreadID returns the OS thread id the function runs on, or 0 before it
 // has started.
-func (t *Thread) ThreadID() int { return int(t.tid.Load()) }
+func (t *Thread) ThreadID() int {
+	if t == nil {
+		return 0
+	}
+	return int(t.tid.Load())
+}
 
 func (o *threadOps) Owner() event.Owner         { return o.r }
 func (o *threadOps) Event() event.Event         { return (*Thread)(o) }

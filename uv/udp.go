@@ -108,6 +108,9 @@ var _ net.PacketConn = (*UDP)(nil)
 // ListenUDP opens a UDP socket bound to address over network ("udp",
 // "udp4" or "udp6"; port 0 lets the kernel pick). It is not started.
 func ListenUDP(r *reactor.Reactor, network, address string) (*UDP, error) {
+	if err := reactorMade("ListenUDP", r); err != nil {
+		return nil, &net.OpError{Op: "listen", Net: network, Err: err}
+	}
 	t, err := resolveUDP(network, address)
 	if err != nil {
 		return nil, &net.OpError{Op: "listen", Net: network, Err: err}
@@ -386,7 +389,12 @@ func (u *UDP) LocalAddr() net.Addr {
 func (u *UDP) SetDeadline(t time.Time) error { return u.SetReadDeadline(t) }
 
 // SetWriteDeadline does nothing: WriteTo never waits.
-func (u *UDP) SetWriteDeadline(time.Time) error { return nil }
+func (u *UDP) SetWriteDeadline(time.Time) error {
+	if u == nil || u.e == nil {
+		return errZero("UDP")
+	}
+	return nil
+}
 
 // SetReadDeadline bounds the ReadFrom waiting now and to come, as
 // IO.SetReadDeadline does Read.

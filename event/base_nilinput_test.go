@@ -1,0 +1,41 @@
+package event_test
+
+import (
+	"syscall"
+	"testing"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
+)
+
+// Every exported function and method of the package, called with nil and
+// zero input (nil receivers, zero values, nil arguments), refuses with a
+// clear error and never panics.
+func TestNilInputsRefused(t *testing.T) {
+	conform.CheckNilInputs(t, conform.NilInputs{
+		Dir: ".",
+		Funcs: map[string]any{
+			"All": event.All, "Any": event.Any, "AtLeast": event.AtLeast, "FirstSuccess": event.FirstSuccess,
+			"AttachFD": event.AttachFD, "Await": event.Await, "AwaitAll": event.AwaitAll[int],
+			"AwaitFirst": event.AwaitFirst[int], "AwaitValue": event.AwaitValue[int],
+			"Complete": event.Complete, "Notify": event.Notify, "Deref": event.Deref, "Init": event.Init,
+			"LogReport": event.LogReport, "LoopRefs": event.LoopRefs, "NewCallback": event.NewCallback,
+			"NewFuture": event.NewFuture[int], "OwnerOf": event.OwnerOf, "StateOf": event.StateOf,
+			"Subscribe": event.Subscribe, "Subscribers": event.Subscribers, "ValueOf": event.ValueOf[int],
+			"Winner": event.Winner,
+		},
+		Types: []any{
+			(*event.Base)(nil), (*event.Callback)(nil), (*event.Flags)(nil), (*event.Future[int])(nil),
+			(*event.Mode)(nil), (*event.PanicError)(nil), (*event.Serial)(nil), (*event.State)(nil),
+			(*event.TimeoutError)(nil),
+		},
+		Refusals: []error{event.ErrNilEvent, event.ErrNilCallback, event.ErrNoOwner, syscall.EINVAL},
+		MaySucceed: map[string]string{
+			"ValueOf":                "the zero Outcome holds T's zero value and no error",
+			"Future.Outcome":         "no outcome yet: ok is false, and no error",
+			"zero Future.Outcome":    "no outcome yet: ok is false, and no error",
+			"PanicError.Unwrap":      "it unwraps to the panic value when that is an error",
+			"zero PanicError.Unwrap": "it unwraps to the panic value when that is an error",
+		},
+	})
+}

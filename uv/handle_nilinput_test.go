@@ -1,0 +1,63 @@
+package uv_test
+
+import (
+	"syscall"
+	"testing"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// nilInputFuncs are the package's exported functions, by name.
+var nilInputFuncs = map[string]any{
+	"Dial": uv.Dial, "DialAsync": uv.DialAsync, "Listen": uv.Listen, "ListenUDP": uv.ListenUDP,
+	"LookupProcess": uv.LookupProcess, "NewAddrInfo": uv.NewAddrInfo, "NewCheck": uv.NewCheck,
+	"NewExec": uv.NewExec, "NewFSEvent": uv.NewFSEvent, "NewIdle": uv.NewIdle,
+	"NewNameInfo": uv.NewNameInfo, "NewPoll": uv.NewPoll, "NewPollProxy": uv.NewPollProxy,
+	"NewPrepare": uv.NewPrepare, "NewSignal": uv.NewSignal, "NewTaskPool": uv.NewTaskPool,
+	"NewThread": uv.NewThread, "NewTimer": uv.NewTimer, "NewTrigger": uv.NewTrigger,
+	"OpenFile": uv.OpenFile, "OpenPipe": uv.OpenPipe, "OpenTTY": uv.OpenTTY, "Pipe": uv.Pipe,
+	"QueueTask": uv.QueueTask, "StartProcess": uv.StartProcess, "Recursive": uv.Recursive,
+	"CloseFD": uv.CloseFD, "StdioFile": uv.StdioFile, "IOOf": uv.IOOf, "UDPOf": uv.UDPOf,
+	"ResetTTYMode": uv.ResetTTYMode,
+}
+
+// Every exported function and method of the package, called with nil and
+// zero input (nil receivers, zero values, nil arguments), refuses with a
+// clear error and never panics.
+func TestNilInputsRefused(t *testing.T) {
+	conform.CheckNilInputs(t, conform.NilInputs{
+		Dir:   ".",
+		Funcs: nilInputFuncs,
+		Types: []any{
+			(*uv.AddrInfo)(nil), (*uv.DNSError)(nil), (*uv.Exec)(nil), (*uv.ExecMode)(nil),
+			(*uv.FSEvent)(nil), (*uv.FSEvents)(nil), (*uv.FSRequest)(nil), (*uv.File)(nil),
+			(*uv.Handle)(nil), (*uv.IO)(nil), (*uv.ListenConfig)(nil), (*uv.Listener)(nil),
+			(*uv.NameInfo)(nil), (*uv.Phase)(nil), (*uv.Poll)(nil), (*uv.PollEvents)(nil),
+			(*uv.PollProxy)(nil), (*uv.Process)(nil), (*uv.Signal)(nil), (*uv.Task)(nil),
+			(*uv.TaskPool)(nil), (*uv.Thread)(nil), (*uv.Trigger)(nil), (*uv.UDP)(nil),
+			(*uv.TTYMode)(nil),
+		},
+		Refusals: []error{event.ErrNilEvent, reactor.ErrZeroReactor, syscall.EINVAL},
+		MaySucceed: map[string]string{
+			"ResetTTYMode":         "with no terminal mode changed there is nothing to reset",
+			"zero DNSError.Unwrap": "a zero code is no error",
+			"DNSError.Unwrap":      "a nil error unwraps to nothing",
+		},
+	})
+}
+
+// Every constructor of the package, given a live reactor and nil or zero
+// other arguments, refuses or makes something usable, on both drivers:
+// never a panic, never a nil result without an error.
+func TestNilArgumentsOnLiveReactor(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		uv.UvtServe(t, u)
+		conform.CheckNilArgs(t, u.Reactor, nilInputFuncs, map[string]string{
+			"OpenPipe": "descriptor 0 is the test's standard input, not a nil input",
+			"OpenTTY":  "descriptor 0 is the test's standard input, not a nil input",
+		})
+	})
+}

@@ -9,6 +9,9 @@ const kindBit Flags = 1 << 29
 // SetKindBit sets or clears the flag bit b's kind keeps for itself. For
 // kind writers.
 func SetKindBit(b *Base, on bool) {
+	if b == nil {
+		return
+	}
 	if on {
 		b.setFlags(kindBit)
 	} else {
@@ -17,4 +20,4 @@ func SetKindBit(b *Base, on bool) {
 }
 
 // KindBit reports the flag bit b's kind keeps for itself. For kind writers.
-func KindBit(b *Base) bool { return b.has(kindBit) }
+func KindBit(b *Base) bool { return b != nil && b.has(kindBit) }

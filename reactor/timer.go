@@ -112,6 +112,9 @@ func (t *Timer) SetRepeat(repeat time.Duration) error {
 // collected. A periodic timer is not affected until it is made one-shot
 // (SetRepeat(0)). It returns ErrClosed once the timer is closed.
 func (t *Timer) SetReusable(on bool) error {
+	if t == nil {
+		return event.ErrNilEvent
+	}
 	var err error
 	if e := t.r.Exec(func() {
 		if t.Flags().Has(event.Closed) {
@@ -132,6 +135,9 @@ func (t *Timer) SetReusable(on bool) error {
 // it on every event is a debounce: the timer fires once the events pause
 // for a timeout. It returns ErrClosed once the timer is closed.
 func (t *Timer) Refresh() error {
+	if t == nil {
+		return event.ErrNilEvent
+	}
 	var err error
 	if e := t.r.Exec(func() {
 		switch {

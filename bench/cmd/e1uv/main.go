@@ -28,6 +28,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -69,6 +70,10 @@ func run(opts reactor.Options, port string, reactors int, conn bool, prof string
 		}
 	}()
 	var addr net.Addr
+	// The listeners are event references: one nobody holds is closed by the
+	// collector, and with it the connections its callbacks hold.
+	var lns []*uv.Listener
+	defer func() { runtime.KeepAlive(lns) }()
 	for range reactors {
 		r, err := reactor.New(opts)
 		if err != nil {
@@ -79,6 +84,7 @@ func run(opts reactor.Options, port string, reactors int, conn bool, prof string
 		if err != nil {
 			return err
 		}
+		lns = append(lns, ln)
 		if addr == nil {
 			// The others listen on the port the first one has.
 			addr = ln.Addr()

@@ -293,6 +293,9 @@ func ticks(lo, hi float64, log bool) []float64 {
 // formatShort prints v in a few significant digits, with k and M for
 // thousands and millions.
 func formatShort(v float64) string {
+	if v == 0 {
+		v = 0 // not -0
+	}
 	a := math.Abs(v)
 	switch {
 	case a >= 1e6:

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"testing"
 
@@ -117,7 +118,7 @@ func TestTicks(t *testing.T) {
 
 func TestFormatShort(t *testing.T) {
 	for v, want := range map[float64]string{
-		100119: "100.1k", 6.84: "6.84", 2400000: "2.4M", 0.11: "0.11", 950: "950", -1: "-1", 12000: "12k",
+		100119: "100.1k", 6.84: "6.84", 2400000: "2.4M", 0.11: "0.11", 950: "950", -1: "-1", 12000: "12k", math.Copysign(0, -1): "0",
 	} {
 		if got := formatShort(v); got != want {
 			t.Errorf("formatShort(%v) = %q, want %q", v, got, want)

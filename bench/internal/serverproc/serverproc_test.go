@@ -119,7 +119,7 @@ func TestStartStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf := []byte("ping")
-	if _, err := c.Write(buf); err == nil {
+	if _, err = c.Write(buf); err == nil {
 		_, err = io.ReadFull(c, buf)
 	}
 	c.Close()

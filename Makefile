@@ -51,7 +51,7 @@ cgocheck:
 # benchtable runs the comparators it lists itself, then one NAME=command per
 # program of ours below; {go:NAME} builds ./bench/cmd/NAME (inside it when it
 # is a module of its own), {c:NAME} bench/c/NAME.c. A tagged workload
-# (t1@1e4) is a table of its own. About 4 minutes on 2 cores.
+# (t1@1e4) is a table of its own. About 2.5 minutes on 2 cores.
 bench:
 	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md -svg docs \
 	  -gobench 'C1|X1|K1' -gopkgs './event/ ./reactor/' \

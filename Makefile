@@ -47,21 +47,39 @@ stress:
 cgocheck:
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./cgo/ ./reactor/ ./uv/
 
-## bench: our figures beside the comparators (raw C libuv, Go std), as ratios
+## bench: our figures beside the comparators (raw C libuv, Go std, gnet, nbio), as ratios, and the SVG plots in docs/
 # benchtable runs the comparators it lists itself, then one NAME=command per
-# program of ours below; {go:NAME} builds ./bench/cmd/NAME, {c:NAME}
-# bench/c/NAME.c.
+# program of ours below; {go:NAME} builds ./bench/cmd/NAME (inside it when it
+# is a module of its own), {c:NAME} bench/c/NAME.c. A tagged workload
+# (t1@1e4) is a table of its own. About 2.5 minutes on 2 cores.
 bench:
-	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md \
+	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md -svg docs \
 	  -gobench 'C1|X1|K1' -gopkgs './event/ ./reactor/' \
 	  't1-uvevent={go:t1} -n 1000000' \
 	  't1-uvevent-go={go:t1} -n 1000000 -driver go' \
+	  't1@1e4-uvevent={go:t1} -n 10000' \
+	  't1@1e4-uvevent-go={go:t1} -n 10000 -driver go' \
+	  't1@1e5-uvevent={go:t1} -n 100000' \
+	  't1@1e5-uvevent-go={go:t1} -n 100000 -driver go' \
 	  'x1-uvevent={go:x1}' \
 	  'x1-uvevent-go={go:x1} -driver go' \
 	  'm1-uvevent={go:m1}' \
 	  'e1-uvevent={go:e1load} -impl uvevent {go:e1uv}' \
 	  'e1-uvevent-conn={go:e1load} -impl uvevent-conn {go:e1uv} -conn' \
 	  'e1-uvevent-go={go:e1load} -impl uvevent-go {go:e1uv} -driver go' \
+	  'e1-uvevent-go-conn={go:e1load} -impl uvevent-go-conn {go:e1uv} -conn -driver go' \
+	  'e1@scale-uvevent-1r={go:e1load} -impl uvevent-1r -duration 2s {go:e1uv} -reactors 1' \
+	  'e1@scale-uvevent-2r={go:e1load} -impl uvevent-2r -duration 2s {go:e1uv} -reactors 2' \
+	  'e1@scale-uvevent-go-1r={go:e1load} -impl uvevent-go-1r -duration 2s {go:e1uv} -reactors 1 -driver go' \
+	  'e1@scale-uvevent-go-2r={go:e1load} -impl uvevent-go-2r -duration 2s {go:e1uv} -reactors 2 -driver go' \
+	  'h1-uvevent={go:h1load} -impl uvevent {go:h1serve} -uv' \
+	  'h1-uvevent-go={go:h1load} -impl uvevent-go {go:h1serve} -uv -driver go' \
+	  'h1c-uvevent={go:h1load} -impl uvevent -close -requests 10000 {go:h1serve} -uv' \
+	  'h1c-uvevent-go={go:h1load} -impl uvevent-go -close -requests 10000 {go:h1serve} -uv -driver go' \
+	  'm2-uvevent={go:m2load} -impl uvevent {go:e1uv}' \
+	  'm2-uvevent-conn={go:m2load} -impl uvevent-conn {go:e1uv} -conn' \
+	  'm2-uvevent-go={go:m2load} -impl uvevent-go {go:e1uv} -driver go' \
+	  'm2-uvevent-go-conn={go:m2load} -impl uvevent-go-conn {go:e1uv} -conn -driver go' \
 	  's1-uvevent={go:s1}' \
 	  'd1-uvevent={go:d1uv}' \
 	  'd1-uvevent-go={go:d1uv} -driver go' \

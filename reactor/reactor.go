@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
@@ -137,6 +139,8 @@ type Reactor struct {
 	backend  *os.File
 	fdReady  atomic.Bool // the watcher saw libuv's descriptor readable
 	fdRearm  chan struct{}
+	fdArmed  bool // loop-owned: the watcher watches (else the loop looks itself)
+	fdPoll   [1]unix.PollFd
 	watching bool
 	polling  bool // the watcher could not start: park at most 1 ms
 

@@ -226,7 +226,13 @@ func (r *Reactor) turn() {
 		r.work += r.hooks.run(uvcgo.PhaseCheck)
 		return
 	}
-	if r.fdReady.Swap(false) || r.loop.Dirty() || r.everyTurn > 0 || r.uvDue >= 0 && r.now() >= r.uvDue {
+	ready := r.fdReady.Swap(false)
+	if ready {
+		r.fdArmed = false // the watcher rests until the loop parks
+	} else if r.watching && !r.fdArmed {
+		ready = r.backendReadable()
+	}
+	if ready || r.loop.Dirty() || r.everyTurn > 0 || r.uvDue >= 0 && r.now() >= r.uvDue {
 		r.uvDirty = true
 	}
 	if r.uvDirty {
@@ -249,12 +255,36 @@ func (r *Reactor) turnUV() {
 	r.noteTimeout(timeout)
 	r.work += uint64(len(done))
 	r.dispatch(done)
-	if r.watching {
-		select {
-		case r.fdRearm <- struct{}{}:
-		default:
-		}
+}
+
+// backendReadable reports whether libuv's backend descriptor is readable
+// now: the loop's own look at it (one poll(2)) while the watcher rests.
+func (r *Reactor) backendReadable() bool {
+	r.fdPoll[0] = unix.PollFd{Fd: int32(r.loop.BackendFD()), Events: unix.POLLIN}
+	n, err := unix.Poll(r.fdPoll[:], 0)
+	return err != nil || n > 0
+}
+
+// armWatcher hands libuv's backend descriptor back to the watcher before
+// the loop parks. While the loop keeps turning it looks at the descriptor
+// itself (turn), so that busy I/O makes no goroutine hand-off per turn: the
+// watcher, woken by the netpoller, would have to be woken again by the loop
+// each time. It reports false, arming nothing, if the descriptor is
+// readable already.
+func (r *Reactor) armWatcher() bool {
+	if !r.watching || r.fdArmed {
+		return true
 	}
+	if r.backendReadable() {
+		r.uvDirty = true
+		return false
+	}
+	r.fdArmed = true
+	select {
+	case r.fdRearm <- struct{}{}:
+	default:
+	}
+	return true
 }
 
 // noteTimeout keeps libuv's next timeout, which uv_backend_timeout gives
@@ -320,6 +350,9 @@ func (r *Reactor) wait(ctx context.Context) error {
 	if d == 0 || r.uvDirty || r.loop != nil && r.loop.Dirty() || r.stopReq.Load() || r.hooks.spinning() {
 		return nil
 	}
+	if !r.armWatcher() {
+		return nil
+	}
 	if d < 0 {
 		<-r.wake
 	} else {
@@ -373,11 +406,13 @@ func (r *Reactor) startWatcher() {
 		return
 	}
 	r.watching = true
+	r.fdArmed = true
 	go watch(raw, &r.fdReady, r.wake, r.fdRearm)
 }
 
 // watch sets ready and wakes the loop each time the backend descriptor is
-// readable, then waits until the loop has turned libuv before looking again.
+// readable, then waits until the loop parks again (armWatcher) before
+// looking again.
 // It checks the level with poll(2) so that an edge consumed by an earlier
 // turn is never lost.
 func watch(raw interface {

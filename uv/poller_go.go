@@ -90,6 +90,7 @@ type goPoller struct {
 	rearm   chan struct{} // the loop ran a pass (capacity 1)
 	exited  chan struct{} // the goroutine has returned
 	passFn  func()        // pass, as a func made once (a method value allocates)
+	host    kind.Host
 
 	// The pass being delivered, on the loop: buf holds what epoll_wait
 	// reported, left what is still to deliver. A member leaving the set
@@ -157,6 +158,7 @@ func pollerOf(r *reactor.Reactor) (*goPoller, error) {
 		exited:  make(chan struct{}),
 	}
 	pl.passFn = pl.pass
+	pl.host = kind.HostOf(r)
 	pl.forget = kind.HostOf(r).AddCloser(pl.closeAll)
 	goPollers.m[r] = pl
 	go pl.run(rc, kind.HostOf(r))
@@ -299,29 +301,38 @@ func epollReady(fd uintptr) bool {
 	}
 }
 
-// pass delivers what is ready now to the polls, on the loop, then lets the
-// goroutine look again (even if a callback panicked or called
-// runtime.Goexit).
+// pass delivers what is ready now to the polls, on the loop. If it
+// delivered something it queues itself for the next turn, so that while
+// I/O keeps coming the loop looks at the set itself, turn after turn,
+// without a hand-off to the goroutine and back for each batch; a pass that
+// finds nothing (or fails: a callback panicked or called runtime.Goexit)
+// lets the goroutine look again, in the netpoller.
 func (pl *goPoller) pass() {
+	again := false
 	defer func() {
+		if again && pl.host.Queue(pl.passFn) == nil {
+			return
+		}
 		select {
 		case pl.rearm <- struct{}{}:
 		default:
 		}
 	}()
-	pl.deliver()
+	again = pl.deliver() > 0
 }
 
-// deliver delivers what is ready now to the polls, on the loop.
-func (pl *goPoller) deliver() {
+// deliver delivers what is ready now to the polls, on the loop, and
+// returns how many descriptors had something to report.
+func (pl *goPoller) deliver() int {
 	if pl.closed {
-		return
+		return 0
 	}
 	n, err := unix.EpollWait(pl.epfd, pl.buf[:], 0)
 	for err == unix.EINTR {
 		n, err = unix.EpollWait(pl.epfd, pl.buf[:], 0)
 	}
-	pl.left = pl.buf[:max(n, 0)]
+	n = max(n, 0)
+	pl.left = pl.buf[:n]
 	for len(pl.left) > 0 {
 		ev := pl.left[0]
 		pl.left = pl.left[1:]
@@ -331,4 +342,5 @@ func (pl *goPoller) deliver() {
 			e.fired(ev.Events)
 		}
 	}
+	return n
 }

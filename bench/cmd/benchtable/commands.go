@@ -14,17 +14,28 @@ import (
 
 // comparators are the programs run beside ours, as NAME=command arguments
 // (see parseCommand) whose NAME starts with the workload and a "-" (see
-// runOrder). Each prints result lines whose
-// impl is raw-c for the raw C libuv program and names the Go standard-library
-// mechanism otherwise.
+// runOrder). Each prints result lines whose impl is raw-c for the raw C
+// libuv program, and otherwise names the Go standard-library mechanism or
+// the Go library (gnet, nbio, each a module of its own under bench/cmd).
 var comparators = []string{
 	"t1-raw-c={c:t1_timers}",
 	"t1-afterfunc={go:t1afterfunc}",
+	"t1@1e4-raw-c={c:t1_timers} 10000",
+	"t1@1e4-afterfunc={go:t1afterfunc} -n 10000",
+	"t1@1e5-raw-c={c:t1_timers} 100000",
+	"t1@1e5-afterfunc={go:t1afterfunc} -n 100000",
 	"x1-raw-c={c:x1_async}",
 	"x1-chan={go:x1chan}",
 	"m1-raw-c={c:m1_sizes}",
 	"e1-raw-c={go:e1load} -impl raw-c {c:e1_echo}",
 	"e1-net={go:e1load} -impl go-net {go:e1net}",
+	"e1-gnet={go:e1load} -impl gnet {go:e1gnet}",
+	"e1-nbio={go:e1load} -impl nbio {go:e1nbio}",
+	"e1@scale-gnet-1={go:e1load} -impl gnet-1 -duration 2s {go:e1gnet} -loops 1",
+	"e1@scale-gnet-2={go:e1load} -impl gnet-2 -duration 2s {go:e1gnet} -loops 2",
+	"h1-net={go:h1load} -impl go-net {go:h1serve}",
+	"h1c-net={go:h1load} -impl go-net -close -requests 10000 {go:h1serve}",
+	"m2-net={go:m2load} -impl go-net {go:e1net}",
 	"s1-raw-c={c:s1_spawn}",
 	"s1-exec={go:s1exec}",
 	"d1-raw-c={c:d1_getaddrinfo}",
@@ -45,6 +56,22 @@ func workloadOf(arg string) string {
 	name, _, _ := strings.Cut(arg, "=")
 	w, _, _ := strings.Cut(name, "-")
 	return w
+}
+
+// retag renames the workload of results printed by the command name when
+// its workload carries a tag: under "t1@1e4-raw-c", result lines of
+// workload T1 become T1@1e4, so that one program run with other parameters
+// makes a table of its own. Other workloads are left as printed.
+func retag(name string, rs []Result) {
+	base, tag, ok := strings.Cut(workloadOf(name), "@")
+	if !ok {
+		return
+	}
+	for i := range rs {
+		if strings.EqualFold(rs[i].Workload, base) {
+			rs[i].Workload += "@" + tag
+		}
+	}
 }
 
 // runOrder returns the command-line arguments args in the order they run:
@@ -178,7 +205,9 @@ func newBuilder(cc, dir string) *builder {
 
 // build returns the path of p's binary, building it on first use. C
 // programs are compiled with -O2 against libuv linked statically
-// (pkg-config libuv-static); Go programs with go build.
+// (pkg-config libuv-static); Go programs with go build, inside the
+// program's directory when it holds a go.mod of its own (the gnet and nbio
+// comparators, whose dependencies stay out of uvevent's go.mod).
 func (b *builder) build(p program) (string, error) {
 	if r, ok := b.built[p]; ok {
 		return r.path, r.err
@@ -198,6 +227,13 @@ func (b *builder) build(p program) (string, error) {
 		argv = append([]string{b.cc, "-O2", "-o", path, p.source()}, flags...)
 	case "go":
 		argv = []string{"go", "build", "-o", path, p.source()}
+		if _, serr := os.Stat(filepath.Join(p.source(), "go.mod")); serr == nil {
+			// A module of its own (a comparator with dependencies that
+			// uvevent's go.mod does not take): built inside it.
+			if path, err = filepath.Abs(path); err == nil {
+				argv = []string{"go", "build", "-C", p.source(), "-o", path, "."}
+			}
+		}
 	}
 	if err == nil {
 		_, err = execute(command{name: "build " + p.source(), argv: argv}, cmdTimeout)

@@ -6,14 +6,17 @@
 //
 // Usage:
 //
-//	benchtable [-cc gcc] [-out table.md] [-gobench pattern -gopkgs ./...] [NAME=[VAR=value ...] program arg ...]...
+//	benchtable [-cc gcc] [-out table.md] [-svg dir] [-gobench pattern -gopkgs ./...] [NAME=[VAR=value ...] program arg ...]...
 //
 // In a command line, the word {c:NAME} stands for bench/c/NAME.c and
 // {go:NAME} for ./bench/cmd/NAME, built by benchtable before the command
 // runs; leading VAR=value words go to the program's environment. The
 // comparators are command lines of the same form (see comparators). NAME
 // starts with the workload and a "-" (e1-uvevent): the programs of one
-// workload run one after the other, ours right after its comparators. Every
+// workload run one after the other, ours right after its comparators. A
+// workload with a tag (t1@1e4-uvevent) makes a table of its own for
+// programs run with other parameters (see retag). It reports on stderr
+// which program runs and how long the run has taken so far. Every
 // non-empty line a program prints on stdout is a result line:
 //
 //	WORKLOAD IMPL key=value ...
@@ -44,16 +47,17 @@ const (
 func main() {
 	cc := flag.String("cc", "gcc", "C compiler for bench/c/*.c")
 	out := flag.String("out", "", "also write the markdown tables to this file")
+	svgDir := flag.String("svg", "", "also draw the plots (see plots) as SVG files into this directory")
 	gobench := flag.String("gobench", "", "if set, run go test -bench with this pattern")
 	gopkgs := flag.String("gopkgs", "./...", "packages for -gobench (space separated)")
 	flag.Parse()
-	if err := run(*cc, *out, *gobench, *gopkgs, flag.Args()); err != nil {
+	if err := run(*cc, *out, *svgDir, *gobench, *gopkgs, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
 	}
 }
 
-func run(cc, out, gobench, gopkgs string, extra []string) error {
+func run(cc, out, svgDir, gobench, gopkgs string, extra []string) error {
 	if _, err := os.Stat(filepath.Join("bench", "c")); err != nil {
 		return fmt.Errorf("run from the module root: %w", err)
 	}
@@ -85,16 +89,21 @@ func run(cc, out, gobench, gopkgs string, extra []string) error {
 		cmds = append(cmds, c)
 	}
 	var results []Result
-	for _, c := range cmds {
+	start := time.Now()
+	for i, c := range cmds {
+		fmt.Fprintf(os.Stderr, "benchtable: [%d/%d, %s] %s\n", i+1, len(cmds),
+			time.Since(start).Round(time.Second), c.name)
 		rs, err := runRepeated(c, max(1, repeats[workloadOf(c.name)]))
 		if err != nil {
 			fail(err)
 			continue
 		}
+		retag(c.name, rs)
 		results = append(results, rs...)
 	}
 
 	if gobench != "" {
+		fmt.Fprintf(os.Stderr, "benchtable: [%s] go test -bench %s\n", time.Since(start).Round(time.Second), gobench)
 		argv := append([]string{"go", "test", "-run", "^$", "-bench", gobench, "-benchmem"},
 			strings.Fields(gopkgs)...)
 		stdout, err := execute(command{name: "go test -bench", argv: argv}, goTestTimeout)
@@ -107,6 +116,17 @@ func run(cc, out, gobench, gopkgs string, extra []string) error {
 
 	table := renderTables(results)
 	fmt.Print(table)
+	if svgDir != "" {
+		for _, f := range plots(results) {
+			path := filepath.Join(svgDir, f.name)
+			if err := os.WriteFile(path, []byte(f.svg), 0o644); err != nil {
+				fail(err)
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "benchtable: wrote %s\n", path)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "benchtable: done in %s\n", time.Since(start).Round(time.Second))
 	if out != "" {
 		if err := os.WriteFile(out, []byte(table), 0o644); err != nil {
 			fail(err)

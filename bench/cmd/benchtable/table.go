@@ -185,9 +185,11 @@ const oursPrefix = "uvevent"
 
 // renderTables groups results by workload (sorted by name) and renders one
 // markdown table per workload. Rows keep their input order, except that the
-// raw-c row comes first; when it exists, each other cell also shows the
-// ratio to it. A workload with a raw-c row (one of DESIGN.md §6's) but no
-// row of ours gets a line saying so under its table.
+// raw-c row comes first; each other cell also shows the ratio to the first
+// row's (raw-c's, or where there is none the first comparator's). A
+// workload with a raw-c row (one of DESIGN.md §6's) but no row of ours gets
+// a line saying so under its table. The ratios between workloads that a
+// target names (derivedRatios) follow the tables.
 func renderTables(results []Result) string {
 	groups := make(map[string][]Result)
 	var names []string
@@ -208,10 +210,9 @@ func renderTables(results []Result) string {
 		sort.SliceStable(rows, func(i, j int) bool {
 			return rows[i].Impl == baselineImpl && rows[j].Impl != baselineImpl
 		})
-		var base *Result
-		if rows[0].Impl == baselineImpl {
-			base = &rows[0]
-		}
+		// The raw-c row, or where there is none the first row (the first
+		// comparator run: go-net for H1 and M2, gnet-1 for E1's scaling).
+		base := &rows[0]
 		var keys []string
 		seen := make(map[string]bool)
 		for _, r := range rows {
@@ -241,11 +242,46 @@ func renderTables(results []Result) string {
 			}
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 		}
-		if base != nil && !slices.ContainsFunc(rows, func(r Result) bool {
+		if base.Impl == baselineImpl && !slices.ContainsFunc(rows, func(r Result) bool {
 			return strings.HasPrefix(r.Impl, oursPrefix)
 		}) {
 			fmt.Fprintf(&b, "\nNo %s row in this run.\n", oursPrefix)
 		}
+	}
+	b.WriteString(renderDerived(results))
+	return b.String()
+}
+
+// derivedRatios are the targets that compare two workloads' figures: num's
+// key over den's.
+var derivedRatios = []struct {
+	name, num, den, key string
+}{
+	{"K1 coroutine switch / channel ping-pong", "BenchmarkK1CoroutineSwitch", "BenchmarkK1ChanPingPong", "ns/op"},
+}
+
+// renderDerived renders the derivedRatios whose two figures are both in
+// results, as a table; nothing when none is.
+func renderDerived(results []Result) string {
+	find := func(workload, key string) (float64, bool) {
+		for _, r := range results {
+			if r.Workload == workload {
+				return r.metric(key)
+			}
+		}
+		return 0, false
+	}
+	var b strings.Builder
+	for _, d := range derivedRatios {
+		num, ok1 := find(d.num, d.key)
+		den, ok2 := find(d.den, d.key)
+		if !ok1 || !ok2 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\n### Ratios\n\n| ratio | value |\n|---|---:|\n")
+		}
+		fmt.Fprintf(&b, "| %s (%s) | %s |\n", d.name, d.key, formatRatio(num, den))
 	}
 	return b.String()
 }

@@ -45,6 +45,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/uvevent/uvevent/bench/internal/serverproc"
 )
 
 // config is what the flags ask for.
@@ -109,17 +111,17 @@ func (c config) check() error {
 // run starts the server if asked, loads it and returns the result line.
 func run(ctx context.Context, cfg config) (string, error) {
 	addr := cfg.addr
-	var srv *server
+	var srv *serverproc.Server
 	if len(cfg.server) > 0 {
 		var err error
-		if srv, err = startServer(ctx, cfg.server, setupTimeout); err != nil {
+		if srv, err = serverproc.Start(ctx, cfg.server, setupTimeout); err != nil {
 			return "", err
 		}
-		defer srv.stop()
-		addr = srv.addr
+		defer srv.Stop()
+		addr = srv.Addr()
 	}
 
-	if err := checkLoopback(addr); err != nil {
+	if err := serverproc.CheckLoopback(addr); err != nil {
 		return "", err
 	}
 	l, err := dialAll(ctx, addr, cfg.conns)
@@ -136,7 +138,7 @@ func run(ctx context.Context, cfg config) (string, error) {
 		return "", err
 	}
 	n0, t0 := l.count(), time.Now()
-	cpu0, err := srv.cpu()
+	cpu0, err := srv.CPU()
 	if err != nil {
 		return "", err
 	}
@@ -144,7 +146,7 @@ func run(ctx context.Context, cfg config) (string, error) {
 		return "", err
 	}
 	n1, t1 := l.count(), time.Now()
-	cpu1, err := srv.cpu()
+	cpu1, err := srv.CPU()
 	if err != nil {
 		return "", err
 	}
@@ -157,19 +159,6 @@ func run(ctx context.Context, cfg config) (string, error) {
 		line += fmt.Sprintf(" server_cpu_us_per_msg=%.2f", float64((cpu1-cpu0).Microseconds())/float64(msgs))
 	}
 	return line, nil
-}
-
-// checkLoopback refuses an address that is not an IP literal on the
-// loopback network: the load never leaves the machine.
-func checkLoopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("address %s: want a loopback IP address, such as 127.0.0.1:PORT", addr)
-	}
-	return nil
 }
 
 // load is the set of connections and their ping-pong goroutines.

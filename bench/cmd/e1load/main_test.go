@@ -1,5 +1,6 @@
-// Tests for e1load: the server contract (ready line, start, stop), the
-// checking of echoes, and the flags. The test binary plays the servers: run
+// Tests for e1load: a load against a server it starts, the checking of
+// echoes, and the flags (bench/internal/serverproc tests the server
+// contract itself). The test binary plays the servers: run
 // with E1LOAD_TEST_SERVER set, it becomes the server that variable names.
 package main
 
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/uvevent/uvevent/bench/internal/serverproc"
 )
 
 func TestMain(m *testing.M) {
@@ -35,13 +38,6 @@ func TestMain(m *testing.M) {
 				}
 			}
 		})
-	case "silent": // never prints its ready line
-		time.Sleep(time.Hour)
-	case "bad-ready":
-		fmt.Println("ready on port 80")
-		time.Sleep(time.Hour)
-	case "exit":
-		os.Exit(3)
 	}
 	os.Exit(99)
 }
@@ -73,58 +69,6 @@ func testServerArgv(t *testing.T, kind string) []string {
 	return []string{os.Args[0]}
 }
 
-func TestParseReady(t *testing.T) {
-	tests := []struct {
-		line, want string
-		wantErr    bool
-	}{
-		{line: "listening 127.0.0.1:4000", want: "127.0.0.1:4000"},
-		{line: "listening [::1]:4000\r", want: "[::1]:4000"},
-		{line: "listening 127.0.0.1", wantErr: true},
-		{line: "Listening 127.0.0.1:4000", wantErr: true},
-		{line: "", wantErr: true},
-	}
-	for _, tt := range tests {
-		got, err := parseReady(tt.line)
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("parseReady(%q) = %q, %v; want %q, error %v", tt.line, got, err, tt.want, tt.wantErr)
-		}
-	}
-}
-
-func TestCheckLoopback(t *testing.T) {
-	for addr, wantOK := range map[string]bool{
-		"127.0.0.1:4000":  true,
-		"127.9.9.9:1":     true,
-		"[::1]:4000":      true,
-		"10.0.0.1:4000":   false,
-		"example.com:80":  false,
-		"localhost:4000":  false,
-		"127.0.0.1":       false,
-		"[::ffff:1]:4000": false,
-	} {
-		if err := checkLoopback(addr); (err == nil) != wantOK {
-			t.Errorf("checkLoopback(%q) = %v, want ok %v", addr, err, wantOK)
-		}
-	}
-}
-
-func TestReadyWriter(t *testing.T) {
-	w := &readyWriter{line: make(chan string, 1)}
-	for _, p := range []string{"listen", "ing 127.0.0.1:1\nmore", " output\nand more\n"} {
-		if n, err := w.Write([]byte(p)); n != len(p) || err != nil {
-			t.Fatalf("Write(%q) = %d, %v", p, n, err)
-		}
-	}
-	if got := <-w.line; got != "listening 127.0.0.1:1" {
-		t.Errorf("ready line %q, want %q", got, "listening 127.0.0.1:1")
-	}
-	long := &readyWriter{line: make(chan string, 1)}
-	if _, err := long.Write([]byte(strings.Repeat("x", 5000))); err == nil {
-		t.Errorf("a 5000-byte first line was accepted")
-	}
-}
-
 func TestConfigCheck(t *testing.T) {
 	good := config{impl: "x", server: []string{"srv"}, conns: 1, size: 8, duration: time.Second}
 	if err := good.check(); err != nil {
@@ -153,14 +97,14 @@ func TestConfigCheck(t *testing.T) {
 // that the process is gone afterwards.
 func TestServerLifecycle(t *testing.T) {
 	ctx := context.Background()
-	s, err := startServer(ctx, testServerArgv(t, "echo"), 30*time.Second)
+	s, err := serverproc.Start(ctx, testServerArgv(t, "echo"), 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.cpu(); err != nil {
+	if _, err := s.CPU(); err != nil {
 		t.Errorf("cpu of a running server: %v", err)
 	}
-	l, err := dialAll(ctx, s.addr, 3)
+	l, err := dialAll(ctx, s.Addr(), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,27 +128,10 @@ func TestServerLifecycle(t *testing.T) {
 	default:
 	}
 
-	pid := s.cmd.Process.Pid
-	s.stop()
+	pid := s.Pid()
+	s.Stop()
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("server process %d after stop: kill(0) = %v, want ESRCH", pid, err)
-	}
-}
-
-func TestServerFailsToStart(t *testing.T) {
-	for _, tt := range []struct {
-		kind, wantErr string
-	}{
-		{"exit", "exited before it was ready"},
-		{"silent", "printed no ready line"},
-		{"bad-ready", `want "listening HOST:PORT"`},
-	} {
-		t.Run(tt.kind, func(t *testing.T) {
-			_, err := startServer(context.Background(), testServerArgv(t, tt.kind), time.Second)
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("startServer = %v, want an error containing %q", err, tt.wantErr)
-			}
-		})
 	}
 }
 

@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	e1uv [-conn] [-driver libuv|go] [-cpuprofile FILE] [port]
+//	e1uv [-conn] [-driver libuv|go] [-reactors N] [-cpuprofile FILE] [port]
 //
 // It listens on 127.0.0.1 (port 0 or none: the kernel picks one), prints
 // "listening 127.0.0.1:PORT" on stdout once it accepts connections, and
@@ -14,7 +14,10 @@
 // each read is a view of the C buffer libuv read into, written back with
 // Send (uv_try_write first, a copy queued only for what the socket does not
 // take). With -conn, each connection is a net.Conn served by a goroutine of
-// its own (Read and Write), as a net server would be, over uvevent.
+// its own (Read and Write), as a net server would be, over uvevent. With
+// -reactors N (default 1), N reactors each listen on the port with a socket
+// of their own (SO_REUSEPORT), the kernel sharing the connections among
+// them, each reactor serving its own on its own goroutine.
 package main
 
 import (
@@ -22,9 +25,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"syscall"
 
 	"github.com/uvevent/uvevent/bench/internal/driverflag"
@@ -36,36 +42,59 @@ import (
 func main() {
 	conn := flag.Bool("conn", false, "serve each connection as a net.Conn on a goroutine")
 	prof := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	reactors := flag.Int("reactors", 1, "reactors, one listening socket each (SO_REUSEPORT)")
 	driver := driverflag.Var()
 	flag.Parse()
 	port := "0"
-	if flag.NArg() > 1 {
-		fmt.Fprintln(os.Stderr, "usage: e1uv [-conn] [-driver libuv|go] [-cpuprofile FILE] [port]")
+	if flag.NArg() > 1 || *reactors < 1 {
+		fmt.Fprintln(os.Stderr, "usage: e1uv [-conn] [-driver libuv|go] [-reactors N] [-cpuprofile FILE] [port]")
 		os.Exit(2)
 	}
 	if flag.NArg() == 1 {
 		port = flag.Arg(0)
 	}
-	if err := run(reactor.Options{Driver: *driver}, port, *conn, *prof); err != nil {
+	if err := run(reactor.Options{Driver: *driver}, port, *reactors, *conn, *prof); err != nil {
 		fmt.Fprintln(os.Stderr, "e1uv:", err)
 		os.Exit(1)
 	}
 }
 
-func run(opts reactor.Options, port string, conn bool, prof string) error {
-	r, err := reactor.New(opts)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	ln, err := uv.Listen(r, "tcp4", "127.0.0.1:"+port)
-	if err != nil {
-		return err
-	}
-	if conn {
-		go acceptLoop(ln)
-	} else if err := serveCallbacks(ln); err != nil {
-		return err
+func run(opts reactor.Options, port string, reactors int, conn bool, prof string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	lc := uv.ListenConfig{ReusePort: reactors > 1}
+	var rs []*reactor.Reactor
+	defer func() {
+		for _, r := range rs {
+			r.Close()
+		}
+	}()
+	var addr net.Addr
+	// The listeners are event references: one nobody holds is closed by the
+	// collector, and with it the connections its callbacks hold.
+	var lns []*uv.Listener
+	defer func() { runtime.KeepAlive(lns) }()
+	for range reactors {
+		r, err := reactor.New(opts)
+		if err != nil {
+			return err
+		}
+		rs = append(rs, r)
+		ln, err := lc.Listen(r, "tcp4", "127.0.0.1:"+port)
+		if err != nil {
+			return err
+		}
+		lns = append(lns, ln)
+		if addr == nil {
+			// The others listen on the port the first one has.
+			addr = ln.Addr()
+			port = strconv.Itoa(addr.(*net.TCPAddr).Port)
+		}
+		if conn {
+			go acceptLoop(ln)
+		} else if err := serveCallbacks(ln); err != nil {
+			return err
+		}
 	}
 	if prof != "" {
 		f, err := os.Create(prof)
@@ -76,11 +105,15 @@ func run(opts reactor.Options, port string, conn bool, prof string) error {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	fmt.Printf("listening %s\n", ln.Addr())
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	if err := r.Serve(ctx); err != nil && ctx.Err() == nil {
-		return err
+	fmt.Printf("listening %s\n", addr)
+	errs := make(chan error, len(rs))
+	for _, r := range rs {
+		go func() { errs <- r.Serve(ctx) }()
+	}
+	for range rs {
+		if err := <-errs; err != nil && ctx.Err() == nil {
+			return err
+		}
 	}
 	return nil
 }

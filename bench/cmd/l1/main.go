@@ -3,7 +3,7 @@
 // cached clock has gone stale), and for each the time from Start to its
 // callback minus its timeout. It prints how many fired early (must be 0:
 // a timer never fires before its timeout has passed since Start) and the
-// lateness at p50, p99 and the maximum, for the chosen driver.
+// lateness at the minimum, p10, p25, p50, p75, p90, p99 and the maximum, for the chosen driver.
 package main
 
 import (
@@ -90,7 +90,8 @@ func run(n int, maxTimeout time.Duration, driver reactor.Driver) error {
 	}
 	slices.Sort(late)
 	q := func(p float64) int64 { return late[int(p*float64(len(late)-1))].Microseconds() }
-	fmt.Printf("L1 %s early=%d p50_us=%d p99_us=%d max_us=%d\n", impl, early, q(0.5), q(0.99), late[len(late)-1].Microseconds())
+	fmt.Printf("L1 %s early=%d min_us=%d p10_us=%d p25_us=%d p50_us=%d p75_us=%d p90_us=%d p99_us=%d max_us=%d\n",
+		impl, early, q(0), q(0.1), q(0.25), q(0.5), q(0.75), q(0.9), q(0.99), q(1))
 	return nil
 }
 

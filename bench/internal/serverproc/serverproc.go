@@ -1,5 +1,11 @@
-// Starting, watching and stopping the echo server under load.
-package main
+// Package serverproc starts, watches and stops the server process that a
+// load generator under bench/ loads (e1load, h1load, m2load): the server
+// contract those commands state. The server must listen on a loopback
+// address, print "listening HOST:PORT" as the first line of its stdout once
+// it accepts connections, and serve until SIGTERM. It runs in a process
+// group of its own, signalled as a whole on Stop, and dies with the load
+// generator should that die first.
+package serverproc
 
 import (
 	"bytes"
@@ -21,15 +27,15 @@ import (
 // killed.
 const stopGrace = 2 * time.Second
 
-// server is a running echo server started by e1load.
-type server struct {
+// Server is a running server process.
+type Server struct {
 	cmd    *exec.Cmd
 	addr   string
 	exited chan error // receives cmd.Wait's result once
 }
 
-// startServer runs argv and waits, at most timeout, for its ready line.
-func startServer(ctx context.Context, argv []string, timeout time.Duration) (*server, error) {
+// Start runs argv and waits, at most timeout, for its ready line.
+func Start(ctx context.Context, argv []string, timeout time.Duration) (*Server, error) {
 	ready := &readyWriter{line: make(chan string, 1)}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout = ready
@@ -41,7 +47,7 @@ func startServer(ctx context.Context, argv []string, timeout time.Duration) (*se
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &server{cmd: cmd, exited: make(chan error, 1)}
+	s := &Server{cmd: cmd, exited: make(chan error, 1)}
 	go func() { s.exited <- cmd.Wait() }()
 
 	t := time.NewTimer(timeout)
@@ -77,9 +83,15 @@ func parseReady(line string) (string, error) {
 	return addr, nil
 }
 
-// cpu returns the server's CPU time so far; 0 for a server e1load did not
-// start (a nil *server).
-func (s *server) cpu() (time.Duration, error) {
+// Addr is the address of the server's ready line.
+func (s *Server) Addr() string { return s.addr }
+
+// Pid is the server's process id.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
+// CPU returns the server's CPU time so far (user plus system, all threads);
+// 0 for a nil *Server (a server the caller did not start).
+func (s *Server) CPU() (time.Duration, error) {
 	if s == nil {
 		return 0, nil
 	}
@@ -91,13 +103,13 @@ func (s *server) cpu() (time.Duration, error) {
 }
 
 // signal sends sig to the server's process group.
-func (s *server) signal(sig syscall.Signal) {
+func (s *Server) signal(sig syscall.Signal) {
 	syscall.Kill(-s.cmd.Process.Pid, sig)
 }
 
-// stop sends SIGTERM, then SIGKILL after stopGrace, to the server's process
+// Stop sends SIGTERM, then SIGKILL after stopGrace, to the server's process
 // group, and reaps the server.
-func (s *server) stop() {
+func (s *Server) Stop() {
 	s.signal(syscall.SIGTERM)
 	t := time.NewTimer(stopGrace)
 	defer t.Stop()
@@ -133,4 +145,17 @@ func (w *readyWriter) Write(p []byte) (int, error) {
 		return 0, errors.New("server's first line is longer than 4096 bytes")
 	}
 	return len(p), nil
+}
+
+// CheckLoopback refuses an address that is not an IP literal on the
+// loopback network: the load never leaves the machine.
+func CheckLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("address %s: want a loopback IP address, such as 127.0.0.1:PORT", addr)
+	}
+	return nil
 }

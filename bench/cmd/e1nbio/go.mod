@@ -1,0 +1,5 @@
+module github.com/uvevent/uvevent/bench/cmd/e1nbio
+
+go 1.24
+
+require github.com/lesismal/nbio v1.6.8

@@ -1,0 +1,74 @@
+package uv_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// A poll whose descriptor stays readable (level-triggered: its callback
+// never drains it) is delivered on every turn, and still cannot hold the
+// loop from its timers and from work queued by other goroutines: on the
+// pure-Go driver the loop then runs the poller's pass itself turn after
+// turn, one pass per turn.
+func TestPollAlwaysReadableLeavesRoomForTimersAndExec(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		r := u.Reactor
+		p, err := eventfdPoll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fireEventfd(p); err != nil {
+			t.Fatal(err)
+		}
+		passes := 0
+		if _, err := event.Subscribe(p, func(event.Event, any, error) { passes++ }); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		tm, err := uv.NewTimer(r, time.Millisecond, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fired := make(chan struct{})
+		if _, err := event.Subscribe(tm, func(event.Event, any, error) { close(fired) }); err != nil {
+			t.Fatal(err)
+		}
+		if err := tm.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		served := make(chan error, 1)
+		go func() { served <- r.Serve(ctx) }()
+		<-fired // hangs (the test's timeout) if the poll starves the timer
+		var seen int
+		if err := r.Exec(func() { seen = passes }); err != nil {
+			t.Fatal(err)
+		}
+		if seen == 0 {
+			t.Errorf("the readable poll was not delivered before the timer fired")
+		}
+		var before, after int
+		r.Exec(func() { before = passes })
+		r.Exec(func() { after = passes })
+		if after <= before {
+			t.Errorf("the readable poll was not delivered between two Execs (%d, then %d passes)", before, after)
+		}
+		cancel()
+		if err := <-served; err != nil && err != context.Canceled {
+			t.Errorf("Serve = %v", err)
+		}
+		var buf [8]byte
+		unix.Read(p.FD(), buf[:])
+		p.Close()
+		tm.Close()
+		uv.UvtShutdown(t, u, false)
+	})
+}

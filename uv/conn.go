@@ -215,17 +215,6 @@ func (e *ioEvent) readTimedOut() {
 	e.updateReading()
 }
 
-// writeTimedOut fails the parked writes; their bytes still queued in libuv
-// stay queued, behind ops that nobody waits for.
-func (e *ioEvent) writeTimedOut() {
-	for i, op := range e.writes {
-		if op.ch != nil || op.fut != nil {
-			e.writes[i] = &ioOp{n: op.n, left: op.left, err: op.err}
-			op.finish(op.n, errTimeout)
-		}
-	}
-}
-
 // isClosed reports whether err says the IO or its reactor closed.
 func isClosed(err error) bool {
 	return errors.Is(err, net.ErrClosed) || errors.Is(err, event.ErrClosed) || errors.Is(err, reactor.ErrReactorClosed)

@@ -81,9 +81,12 @@ type ioEvent struct {
 	rerr    error // how reading ended (io.EOF, a reset, ...)
 	told    bool  // the callbacks were told of rerr
 	readers []*ioOp
-	writes  []*ioOp // ops with libuv writes in flight, in completion order
+	writes  []*ioOp // write ops not yet complete, oldest first (io_write.go)
+	pending int     // their bytes not yet handed to the transport
 	werr    error   // a failed write: the stream cannot be written any more
-	shut    *ioOp   // a shutdown in flight
+	shut    *ioOp   // a shutdown asked for (handed to the transport once pending is 0)
+	shutOut bool    // the shutdown was handed to the transport
+	drains  []drainWait
 	conn    *ioOp   // a connect in flight
 	dl      deadlines
 
@@ -107,6 +110,9 @@ type streamTransport interface {
 	queueSize() int
 	// shutdown shuts the writing side down once the queue is out.
 	shutdown() error
+	// refusal is the transport's error for a write (or, with shutdown
+	// set, a second shutdown) after its writing side was shut down.
+	refusal(shutdown bool) error
 	// release frees a kept read buffer.
 	release(c chunk)
 	addresses() (local, remote net.Addr)
@@ -125,10 +131,12 @@ type chunk struct {
 // ioOp is one parked operation: a blocking call waits on ch, an async one
 // is completed through fut.
 type ioOp struct {
-	p    []byte
-	n    int
-	err  error
-	left int           // libuv writes of this op still in flight
+	p      []byte // a read's buffer; a write's bytes not yet handed to the transport
+	n      int    // bytes read; bytes written (taken at once, or completed)
+	err    error
+	left   int // transport writes of this op still in flight
+	handed int // a write's bytes taken at once or handed to the transport
+	flying int // of them, bytes in flight (a windowed write's bound)
 	ch   chan struct{} // the blocked goroutine's wake-up (cap 1)
 	fut  settler
 	res  func(op *ioOp) any // the future's result
@@ -345,14 +353,6 @@ func (e *ioEvent) received(p []byte, keep func(rest []byte) chunk) {
 	e.updateReading()
 }
 
-// shutDone completes the shutdown in flight.
-func (e *ioEvent) shutDone(err error) {
-	if op := e.shut; op != nil {
-		e.shut = nil
-		op.finish(0, err)
-	}
-}
-
 // connected completes the connect in flight. A failed connect closes the
 // IO first, and so does one whose future was closed meanwhile: nobody else
 // holds the IO (Dial returns only the error; an abandoned DialAsync, no
@@ -475,81 +475,6 @@ func (e *ioEvent) consume(p []byte) int {
 	return n
 }
 
-// write writes p: what the socket takes at once, then the rest queued in
-// libuv behind op (a new op without waiter when op is nil). It returns the
-// bytes written now and whether op waits for queued ones. On the loop.
-func (e *ioEvent) write(p []byte, op *ioOp) (int, bool, error) {
-	switch {
-	case e.closed:
-		return 0, false, ErrClosed
-	case e.werr != nil:
-		return 0, false, e.werr
-	case op != nil && e.dl.write.expired:
-		return 0, false, errTimeout
-	}
-	n := 0
-	if len(e.writes) == 0 { // with writes queued, libuv refuses a try anyway
-		var err error
-		if n, err = e.t.tryWrite(p); err != nil {
-			e.werr = err
-			return 0, false, err
-		}
-		e.out.Add(uint64(n))
-		if n == len(p) {
-			return n, false, nil
-		}
-	}
-	if op == nil {
-		op = &ioOp{}
-	}
-	op.n = n
-	for rest := p[n:]; len(rest) > 0; {
-		k := min(len(rest), maxWrite)
-		if err := e.t.write(rest[:k]); err != nil {
-			if op.left == 0 {
-				e.werr = err
-				return n, false, err
-			}
-			op.err = err // the writes queued before it still complete
-			break
-		}
-		op.left++
-		rest = rest[k:]
-	}
-	e.writes = append(e.writes, op)
-	return n, true, nil
-}
-
-// wrote completes the oldest write queued in the transport: n bytes went
-// out, or it failed with err.
-func (e *ioEvent) wrote(n int, err error) {
-	if len(e.writes) == 0 {
-		return
-	}
-	op := e.writes[0]
-	op.left--
-	if err != nil {
-		if op.err == nil {
-			op.err = err
-		}
-		e.werr = op.err
-	} else {
-		op.n += n
-		e.out.Add(uint64(n))
-	}
-	if op.left > 0 {
-		return
-	}
-	e.writes[0] = nil
-	e.writes = e.writes[1:]
-	switch {
-	case op.ch != nil || op.fut != nil:
-		op.finish(op.n, op.err)
-	case op.err != nil && e.started:
-		event.Notify(e.base, nil, op.err) // a Send failed: the callbacks hear of it
-	}
-}
-
 // closing fails every parked operation with ErrClosed and frees the kept
 // buffers, before the kit closes the handle.
 func (e *ioEvent) closing() {
@@ -566,12 +491,13 @@ func (e *ioEvent) closing() {
 			op.finish(op.n, ErrClosed)
 		}
 	}
-	e.writes = nil
+	e.writes, e.pending = nil, 0
 	for _, op := range []*ioOp{e.shut, e.conn} {
 		if op != nil {
 			op.finish(0, ErrClosed)
 		}
 	}
+	e.failDrains(ErrClosed)
 	if e.conn != nil {
 		e.r.ActiveDelta(-1)
 	}

@@ -79,8 +79,11 @@ func (c *IO) ReadAsync(max int) (*event.Future[[]byte], error) {
 }
 
 // Write writes p whole and returns when the socket has taken all of it, or
-// the stream failed, closed, or passed its write deadline (then n says how
-// much was written). On the loop goroutine it does not wait: it is Send.
+// the stream failed, closed, or passed its write deadline. Past the
+// deadline n is exactly what goes out: the bytes handed to the transport
+// (at most writeWindow, 1 MiB, wait there at a time) still go out, the
+// rest of p is withdrawn, so retrying p[n:] sends no byte twice. On the
+// loop goroutine it does not wait: it is Send.
 func (c *IO) Write(p []byte) (int, error) {
 	if c.zero() {
 		return 0, errZero("IO")
@@ -135,8 +138,11 @@ func (c *IO) Send(p []byte) error {
 }
 
 // WriteAsync returns a request that completes with len(p) (an int) once the
-// socket has taken all of p, or with the error that stopped it. p is copied
-// where it must wait: the caller may reuse it when WriteAsync returns.
+// socket has taken all of p, or with the error that stopped it (ErrClosed
+// when the IO closed first: its bytes not yet out are dropped). p is copied
+// where it must wait: the caller may reuse it when WriteAsync returns. The
+// write deadline bounds the blocking Write only: a request, like Send,
+// goes out whole unless the stream fails or closes.
 func (c *IO) WriteAsync(p []byte) (*event.Future[int], error) {
 	if c.zero() {
 		return nil, errZero("IO")
@@ -155,49 +161,81 @@ func (c *IO) WriteAsync(p []byte) (*event.Future[int], error) {
 	return f, nil
 }
 
-// Queued returns the bytes written but still waiting in libuv for the
-// socket: the measure of backpressure.
+// Queued returns the bytes written but still waiting to go out (in libuv's
+// queue, or behind a blocking Write): the measure of backpressure. A
+// writer that uses Send stops producing above a high-water mark of its
+// choosing and resumes when DrainAsync completes.
 func (c *IO) Queued() int {
 	if c.zero() {
 		return 0
 	}
 	e := c.e
 	n := 0
-	e.exec(func() {
-		if e.t.open() && !e.closed {
-			n = e.t.queueSize()
-		}
-	})
+	e.exec(func() { n = e.queued() })
 	return n
 }
 
-// CloseWrite shuts the writing side down once the queued writes are out
-// (the peer reads io.EOF); reading goes on. It waits for the shutdown,
-// except on the loop goroutine.
+// DrainAsync returns a request that completes, with the bytes still
+// queued (an int), once Queued is at or below mark: at once when it is
+// already, else when the writes queued go out far enough (Node's 'drain',
+// with the low-water mark chosen here). It fails with the stream's write
+// error, or ErrClosed when the IO closes first; closing the request drops
+// the wait. A negative mark is refused with an error matching
+// syscall.EINVAL.
+func (c *IO) DrainAsync(mark int) (*event.Future[int], error) {
+	if c.zero() {
+		return nil, errZero("IO")
+	}
+	if mark < 0 {
+		return nil, errMark(mark)
+	}
+	e := c.e
+	f := event.NewFuture[int](e.r)
+	if x := e.exec(func() {
+		e.drain(mark, futureOf[int]{f})
+		if !f.Flags().Has(event.Closed) {
+			// A wait whose holder closes it leaves at once: it no longer
+			// keeps Run going.
+			event.Subscribe(f, func(_ event.Event, _ any, err error) {
+				if isClosed(err) {
+					e.checkDrains()
+				}
+			})
+		}
+	}); x != nil {
+		return nil, x
+	}
+	return f, nil
+}
+
+// CloseWrite shuts the writing side down once every write asked for before
+// it is out (the peer reads io.EOF after the last byte); reading goes on.
+// It waits for the shutdown, except on the loop goroutine: there it asks
+// for it and returns, and a shutdown that fails later is reported to the
+// callbacks of a started IO (CloseWriteAsync is the way to await it from a
+// callback). A second CloseWrite fails with ENOTCONN, a write after it
+// with EPIPE, as with libuv's uv_shutdown.
 func (c *IO) CloseWrite() error {
 	if c.zero() {
 		return errZero("IO")
 	}
 	e := c.e
+	if e.r.Owned() {
+		if err := e.closeWrite(&ioOp{}); err != nil {
+			return c.opError("shutdown", err)
+		}
+		return nil
+	}
 	op := blockingOp(nil)
 	defer op.put()
-	wait := !e.r.Owned()
 	var err error
-	if x := e.exec(func() {
-		switch {
-		case e.closed:
-			err = ErrClosed
-		case e.shut != nil:
-			err = fmt.Errorf("uv: CloseWrite: a shutdown is in flight: %w", errInvalid)
-		default:
-			if err = e.t.shutdown(); err == nil && wait {
-				e.shut = op
-			}
+	if x := e.post(func() {
+		if err := e.closeWrite(op); err != nil {
+			op.finish(0, err)
 		}
 	}); x != nil {
 		err = x
-	}
-	if err == nil && wait {
+	} else {
 		<-op.ch
 		err = op.err
 	}
@@ -205,6 +243,29 @@ func (c *IO) CloseWrite() error {
 		return c.opError("shutdown", err)
 	}
 	return nil
+}
+
+// CloseWriteAsync is CloseWrite as a request: the graceful end of a
+// stream (Node's socket.end()). It completes (with nil) once every write
+// asked for before it went out and the writing side is shut down, or with
+// the error that stopped it: a write that failed, ErrClosed when the IO
+// closed first. Await it (event.Await with a context) before Close to be
+// sure the peer got every byte; a callback subscribes to it.
+func (c *IO) CloseWriteAsync() (*event.Future[struct{}], error) {
+	if c.zero() {
+		return nil, errZero("IO")
+	}
+	e := c.e
+	f := event.NewFuture[struct{}](e.r)
+	op := &ioOp{fut: futureOf[struct{}]{f}, res: func(*ioOp) any { return struct{}{} }}
+	var err error
+	if x := e.exec(func() { err = e.closeWrite(op) }); x != nil {
+		return nil, x
+	}
+	if err != nil {
+		return nil, c.opError("shutdown", err)
+	}
+	return f, nil
 }
 
 // Stats returns the bytes read and written and the reads done so far.

@@ -462,6 +462,13 @@ func (g *goStream) shutdown() error {
 	return nil
 }
 
+func (g *goStream) refusal(shutdown bool) error {
+	if shutdown {
+		return errnoError("shutdown", unix.ENOTCONN)
+	}
+	return errnoError("write", unix.EPIPE)
+}
+
 func (g *goStream) release(c chunk) { goReadBufs.Put(c.buf) }
 
 func (g *goStream) noDelay(on bool) error {

@@ -3,6 +3,7 @@ package uv
 import (
 	"io"
 	"net"
+	"syscall"
 
 	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/reactor"
@@ -84,6 +85,12 @@ func (s *uvStream) tryWrite(p []byte) (int, error) { return s.loop.TryWrite(s.h,
 func (s *uvStream) write(p []byte) error           { return s.loop.Write(s.h, p) }
 func (s *uvStream) queueSize() int                 { return s.loop.WriteQueueSize(s.h) }
 func (s *uvStream) shutdown() error                { return s.loop.ShutdownStream(s.h) }
+func (s *uvStream) refusal(shutdown bool) error {
+	if shutdown {
+		return uvcgo.ErrorOf("uv_shutdown", -int(syscall.ENOTCONN))
+	}
+	return uvcgo.ErrorOf("uv_write", -int(syscall.EPIPE))
+}
 func (s *uvStream) release(c chunk)                { s.loop.Release(c.data, c.release) }
 func (s *uvStream) noDelay(on bool) error          { return s.loop.TCPNoDelay(s.h, on) }
 

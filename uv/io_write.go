@@ -1,0 +1,321 @@
+package uv
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/uvevent/uvevent/event"
+)
+
+// This file is an IO's write side, shared by both drivers: the write ops
+// in order, what each has handed to the transport, the shutdown behind
+// them, and the drain waits.
+//
+// Every write op sits in e.writes until it completes. Its bytes go to the
+// transport in chunks of at most writeChunk, in order: an op is handed
+// over only once every op before it has been. A blocking Write (the one
+// kind of write a deadline bounds) keeps at most writeWindow bytes in the
+// transport at a time and the rest, not yet handed, in the caller's
+// memory: when its deadline passes, the bytes handed over are what it
+// reports written (they go out, as the net.Conn contract wants p[:n] to)
+// and the rest is withdrawn, so a caller retrying p[n:] sends no byte
+// twice. A Send or a WriteAsync is handed over whole as soon as it is
+// first in line (copied first when it must wait behind a Write).
+
+// writeChunk is the largest single transport write: each completes on its
+// own, so the queue shrinks (and drain waits hear of it) in steps of at
+// most this many bytes.
+const writeChunk = 256 << 10
+
+// writeWindow bounds the bytes of one blocking Write in the transport at a
+// time: what a passing deadline cannot withdraw any more.
+const writeWindow = 4 * writeChunk
+
+// windowed reports a write op that a deadline bounds: a blocking Write's.
+func (op *ioOp) windowed() bool { return op.ch != nil }
+
+// write writes p: what the socket takes at once (when nothing waits
+// before it), the rest queued behind op (a new op without waiter when op
+// is nil). It returns the bytes written now and whether op waits for
+// the rest. On the loop.
+func (e *ioEvent) write(p []byte, op *ioOp) (int, bool, error) {
+	switch {
+	case e.closed:
+		return 0, false, ErrClosed
+	case e.werr != nil:
+		return 0, false, e.werr
+	case e.shut != nil:
+		return 0, false, e.t.refusal(false)
+	case op != nil && op.windowed() && e.dl.write.expired:
+		return 0, false, errTimeout
+	}
+	n := 0
+	if len(e.writes) == 0 { // with writes queued, a try would pass them
+		var err error
+		if n, err = e.t.tryWrite(p); err != nil {
+			e.werr = err
+			return 0, false, err
+		}
+		e.out.Add(uint64(n))
+		if n == len(p) {
+			return n, false, nil
+		}
+	}
+	if op == nil {
+		op = &ioOp{}
+	}
+	op.n, op.handed, op.p = n, n, p[n:]
+	if !op.windowed() && e.pending > 0 {
+		// It waits behind bytes not handed over yet, and its caller
+		// does not wait for it: it needs its own copy.
+		op.p = bytes.Clone(op.p)
+	}
+	e.writes = append(e.writes, op)
+	e.pending += len(op.p)
+	e.feed()
+	if e.werr != nil && op.left == 0 {
+		// Refused at once: the caller hears it, no completion comes.
+		e.writes = e.writes[:len(e.writes)-1]
+		e.pending -= len(op.p)
+		op.p = nil
+		e.settleWrites()
+		return n, false, e.werr
+	}
+	return n, true, nil
+}
+
+// feed hands the transport what may be handed now: each op in order, a
+// windowed one up to its window; then the shutdown asked for once every
+// byte is handed. A refusal fails the stream (werr).
+func (e *ioEvent) feed() {
+	for _, op := range e.writes {
+		for len(op.p) > 0 {
+			k := min(len(op.p), writeChunk)
+			if op.windowed() {
+				if op.flying >= writeWindow {
+					return
+				}
+				k = min(k, writeWindow-op.flying)
+			}
+			if err := e.t.write(op.p[:k]); err != nil {
+				e.werr = err
+				return
+			}
+			op.left++
+			op.flying += k
+			op.handed += k
+			op.p = op.p[k:]
+			e.pending -= k
+		}
+	}
+	if e.shut != nil && !e.shutOut && e.pending == 0 {
+		e.shutOut = true
+		if err := e.t.shutdown(); err != nil {
+			e.shutDone(err)
+		}
+	}
+}
+
+// wrote completes the oldest transport write in flight: n bytes went out,
+// or it failed with err.
+func (e *ioEvent) wrote(n int, err error) {
+	if len(e.writes) == 0 || e.writes[0].left == 0 {
+		return
+	}
+	op := e.writes[0]
+	op.left--
+	op.flying = max(op.flying-n, 0)
+	if err != nil {
+		if op.err == nil {
+			op.err = err
+		}
+		e.werr = op.err
+	} else {
+		op.n += n
+		e.out.Add(uint64(n))
+	}
+	if e.werr == nil {
+		e.feed()
+	}
+	e.settleWrites()
+}
+
+// settleWrites completes the ops at the head that are done: all written,
+// or, once the stream failed, with nothing left in flight. Then the drain
+// waits that the queue now satisfies.
+func (e *ioEvent) settleWrites() {
+	for len(e.writes) > 0 && !e.closed {
+		op := e.writes[0]
+		if e.werr != nil && op.left == 0 && len(op.p) > 0 {
+			e.pending -= len(op.p)
+			op.p = nil
+			if op.err == nil {
+				op.err = e.werr
+			}
+		}
+		if op.left > 0 || len(op.p) > 0 {
+			break
+		}
+		e.writes[0] = nil
+		e.writes = e.writes[1:]
+		switch {
+		case op.ch != nil || op.fut != nil:
+			op.finish(op.n, op.err)
+		case op.err != nil && e.started:
+			event.Notify(e.base, nil, op.err) // a Send failed: the callbacks hear of it
+		}
+	}
+	if e.closed {
+		return
+	}
+	if e.werr != nil && e.shut != nil && !e.shutOut {
+		e.shutDone(e.werr) // the bytes it waited for will never go out
+	}
+	e.checkDrains()
+}
+
+// writeTimedOut fails the parked blocking Writes: each reports the bytes
+// it handed to the transport, which still go out, and withdraws the rest.
+func (e *ioEvent) writeTimedOut() {
+	kept := e.writes[:0]
+	for _, op := range e.writes {
+		if !op.windowed() {
+			kept = append(kept, op)
+			continue
+		}
+		e.pending -= len(op.p)
+		if op.left > 0 { // its chunks in flight complete behind a stand-in
+			kept = append(kept, &ioOp{n: op.n, left: op.left, handed: op.handed, flying: op.flying, err: op.err})
+		}
+		op.p = nil
+		op.finish(op.handed, errTimeout)
+	}
+	clear(e.writes[len(kept):])
+	e.writes = kept
+	if e.werr == nil {
+		e.feed()
+	}
+	e.settleWrites()
+}
+
+// queued is Queued on the loop: the bytes in the transport's queue and
+// those not yet handed to it.
+func (e *ioEvent) queued() int {
+	if e.closed || !e.t.open() {
+		return 0
+	}
+	return e.t.queueSize() + e.pending
+}
+
+// closeWrite asks for the shutdown of the writing side, behind every
+// write asked for before it; op completes when it is done. On the loop.
+func (e *ioEvent) closeWrite(op *ioOp) error {
+	switch {
+	case e.closed:
+		return ErrClosed
+	case e.shut != nil:
+		return e.t.refusal(true)
+	case e.werr != nil && e.pending > 0:
+		return e.werr
+	}
+	if e.pending == 0 {
+		// Handed at once: the transport refuses what it refuses
+		// (a second shutdown, a descriptor open for reading only).
+		if err := e.t.shutdown(); err != nil {
+			return err
+		}
+		e.shut, e.shutOut = op, true
+		return nil
+	}
+	e.shut, e.shutOut = op, false // handed by feed once the bytes before it are
+	return nil
+}
+
+// shutDone completes the shutdown asked for. One nobody waits for (asked
+// on the loop) tells the callbacks of a started IO when it fails.
+func (e *ioEvent) shutDone(err error) {
+	op := e.shut
+	if op == nil {
+		return
+	}
+	e.shut = nil // a second one is the transport's to refuse
+	if op.ch == nil && op.fut == nil {
+		if err != nil && e.started && !e.closed {
+			event.Notify(e.base, nil, err)
+		}
+		return
+	}
+	op.finish(0, err)
+}
+
+// drainWait is a DrainAsync request: it completes once the queue is at or
+// below mark.
+type drainWait struct {
+	mark int
+	fut  settler
+}
+
+// drain registers a drain wait, completing it now when the queue is low
+// enough already. On the loop.
+func (e *ioEvent) drain(mark int, fut settler) {
+	switch q := e.queued(); {
+	case e.closed:
+		fut.settle(nil, ErrClosed)
+	case q <= mark:
+		fut.settle(q, nil)
+	case e.werr != nil:
+		fut.settle(nil, e.werr)
+	default:
+		e.drains = append(e.drains, drainWait{mark: mark, fut: fut})
+		e.r.ActiveDelta(1)
+	}
+}
+
+// checkDrains completes the drain waits the queue now satisfies, and all
+// of them with the stream's error once it failed.
+func (e *ioEvent) checkDrains() {
+	if len(e.drains) == 0 {
+		return
+	}
+	if e.werr != nil {
+		e.failDrains(e.werr)
+		return
+	}
+	q := e.queued()
+	kept := e.drains[:0]
+	var done []drainWait
+	for _, d := range e.drains {
+		if d.fut.closed() {
+			e.r.ActiveDelta(-1)
+			continue
+		}
+		if q <= d.mark {
+			done = append(done, d)
+			continue
+		}
+		kept = append(kept, d)
+	}
+	clear(e.drains[len(kept):])
+	e.drains = kept
+	for _, d := range done {
+		e.r.ActiveDelta(-1)
+		d.fut.settle(q, nil)
+	}
+}
+
+// failDrains fails every drain wait with err.
+func (e *ioEvent) failDrains(err error) {
+	ds := e.drains
+	e.drains = nil
+	for _, d := range ds {
+		e.r.ActiveDelta(-1)
+		if !d.fut.closed() {
+			d.fut.settle(nil, err)
+		}
+	}
+}
+
+// errMark refuses a negative drain mark.
+func errMark(mark int) error {
+	return fmt.Errorf("uv: DrainAsync(%d): %w", mark, errInvalid)
+}

@@ -124,8 +124,9 @@ func (c *IO) SetDeadline(t time.Time) error {
 func (c *IO) SetReadDeadline(t time.Time) error { return c.setDeadline(t, true, false) }
 
 // SetWriteDeadline bounds the Writes waiting now and to come, as
-// SetReadDeadline the reads. A write that timed out may have written some
-// of its bytes; what libuv has queued still goes out.
+// SetReadDeadline the reads. A Write that timed out returns n, and exactly
+// p[:n] goes out: retrying p[n:] sends no byte twice. Send and WriteAsync
+// are not bounded by it.
 func (c *IO) SetWriteDeadline(t time.Time) error { return c.setDeadline(t, false, true) }
 
 func (c *IO) setDeadline(t time.Time, read, write bool) error {

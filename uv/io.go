@@ -87,7 +87,7 @@ type ioEvent struct {
 	shut    *ioOp   // a shutdown asked for (handed to the transport once pending is 0)
 	shutOut bool    // the shutdown was handed to the transport
 	drains  []drainWait
-	conn    *ioOp   // a connect in flight
+	conn    *ioOp // a connect in flight
 	dl      deadlines
 
 	in, out, reads atomic.Uint64
@@ -134,12 +134,12 @@ type ioOp struct {
 	p      []byte // a read's buffer; a write's bytes not yet handed to the transport
 	n      int    // bytes read; bytes written (taken at once, or completed)
 	err    error
-	left   int // transport writes of this op still in flight
-	handed int // a write's bytes taken at once or handed to the transport
-	flying int // of them, bytes in flight (a windowed write's bound)
-	ch   chan struct{} // the blocked goroutine's wake-up (cap 1)
-	fut  settler
-	res  func(op *ioOp) any // the future's result
+	left   int           // transport writes of this op still in flight
+	handed int           // a write's bytes taken at once or handed to the transport
+	flying int           // of them, bytes in flight (a windowed write's bound)
+	ch     chan struct{} // the blocked goroutine's wake-up (cap 1)
+	fut    settler
+	res    func(op *ioOp) any // the future's result
 	// ref is the IO of a request in flight (ReadAsync, WriteAsync, Send):
 	// while the event holds the op, the op holds the IO, so its reactor
 	// keeps it (DESIGN §3) whoever else still points at it.

@@ -24,7 +24,7 @@ func TestIODrainBoundsAServer(t *testing.T) {
 		record := pattern(64 << 10)
 		c, s := v.pair(t)
 		stalled := make(chan int, 1) // the first stop
-		var most atomic.Int64         // the most queued at a stop
+		var most atomic.Int64        // the most queued at a stop
 		sent := 0
 		var produce func()
 		produce = func() {

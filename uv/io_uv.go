@@ -91,8 +91,8 @@ func (s *uvStream) refusal(shutdown bool) error {
 	}
 	return uvcgo.ErrorOf("uv_write", -int(syscall.EPIPE))
 }
-func (s *uvStream) release(c chunk)                { s.loop.Release(c.data, c.release) }
-func (s *uvStream) noDelay(on bool) error          { return s.loop.TCPNoDelay(s.h, on) }
+func (s *uvStream) release(c chunk)       { s.loop.Release(c.data, c.release) }
+func (s *uvStream) noDelay(on bool) error { return s.loop.TCPNoDelay(s.h, on) }
 
 // addresses reads the local and peer addresses of the IO. On the loop.
 func (s *uvStream) addresses() (local, remote net.Addr) {

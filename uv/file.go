@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -34,9 +35,8 @@ type File struct {
 	r    *reactor.Reactor
 	name string
 
-	mu    sync.Mutex // guards fd (-1 once closed) and off
+	mu    sync.Mutex // guards fd (-1 once closed)
 	fd    int
-	off   int64
 	clean runtime.Cleanup
 }
 
@@ -128,6 +128,10 @@ func (q *FSRequest) await(ctx context.Context) (any, error) {
 // thread pool, and waits for it (or ctx: the open is then cancelled, and a
 // descriptor it gives all the same is closed).
 func OpenFile(ctx context.Context, r *reactor.Reactor, name string, flag int, perm os.FileMode) (*File, error) {
+	if strings.IndexByte(name, 0) >= 0 {
+		// The system would open the name up to the NUL: another file.
+		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.EINVAL}
+	}
 	f := &File{r: r, name: name, fd: -1}
 	q, err := submitFS(r, f, fsOp{name: "open", path: name, flag: flag | unix.O_CLOEXEC, mode: int(perm.Perm())})
 	if err != nil {
@@ -165,27 +169,37 @@ func (f *File) descriptor() (int, error) {
 }
 
 // ReadAsync reads up to n bytes at off (-1: at the descriptor's position)
-// and completes with them (an empty []byte at the end of the file). A
-// closed File is refused with an error matching os.ErrClosed; n < 1 or an
-// offset below -1 with one matching syscall.EINVAL.
+// and completes with them (an empty []byte at the end of the file). One
+// request reads at most maxFileIO (1 GiB, as package os bounds a read):
+// its buffer is made up front. A closed File is refused with an error
+// matching os.ErrClosed; n < 1 or an offset below -1 with one matching
+// syscall.EINVAL.
 func (f *File) ReadAsync(n int, off int64) (*FSRequest, error) {
 	fd, err := f.usable("read", n > 0, off)
 	if err != nil {
 		return nil, err
 	}
+	n = min(n, maxFileIO)
 	return submitFS(f.r, f, fsOp{name: "read", fd: fd, n: n, off: off})
 }
 
 // WriteAsync writes p at off (-1: at the descriptor's position) and
-// completes with the count written. p is copied: reuse it at once. It is
-// refused as ReadAsync is, and an empty p with syscall.EINVAL.
+// completes with the count written: at most maxFileIO (1 GiB) in one
+// request, as ReadAsync reads (WriteAt and Write go on with the rest). p is
+// copied: reuse it at once. It is refused as ReadAsync is, and an empty p
+// with syscall.EINVAL.
 func (f *File) WriteAsync(p []byte, off int64) (*FSRequest, error) {
 	fd, err := f.usable("write", len(p) > 0, off)
 	if err != nil {
 		return nil, err
 	}
+	p = p[:min(len(p), maxFileIO)]
 	return submitFS(f.r, f, fsOp{name: "write", fd: fd, p: p, off: off})
 }
+
+// maxFileIO bounds the bytes of one read or write request: libuv's
+// uv_buf_t holds a 32-bit length, and a buffer is made up front.
+const maxFileIO = 1 << 30
 
 // zero reports a File that OpenFile did not make (a zero value, or nil).
 func (f *File) zero() bool { return f == nil || f.r == nil }
@@ -254,7 +268,9 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// Read reads at the File's offset and advances it (io.Reader).
+// Read reads at the descriptor's position and advances it (io.Reader),
+// as read(2) does: a FIFO, a terminal or a socket opened as a file reads
+// as well as a regular file.
 func (f *File) Read(p []byte) (int, error) {
 	if f.zero() {
 		return 0, &os.PathError{Op: "read", Err: errZero("File")}
@@ -262,10 +278,7 @@ func (f *File) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	f.mu.Lock()
-	off := f.off
-	f.mu.Unlock()
-	q, err := f.ReadAsync(len(p), off)
+	q, err := f.ReadAsync(len(p), -1)
 	if err != nil {
 		return 0, err
 	}
@@ -277,25 +290,34 @@ func (f *File) Read(p []byte) (int, error) {
 	if n == 0 {
 		return 0, io.EOF
 	}
-	f.mu.Lock()
-	f.off += int64(n)
-	f.mu.Unlock()
 	return n, nil
 }
 
-// Write writes at the File's offset and advances it (io.Writer).
+// Write writes p whole at the descriptor's position and advances it
+// (io.Writer), as write(2) does, whatever the descriptor is.
 func (f *File) Write(p []byte) (int, error) {
 	if f.zero() {
 		return 0, &os.PathError{Op: "write", Err: errZero("File")}
 	}
-	f.mu.Lock()
-	off := f.off
-	f.mu.Unlock()
-	n, err := f.WriteAt(p, off)
-	f.mu.Lock()
-	f.off += int64(n)
-	f.mu.Unlock()
-	return n, err
+	if _, err := f.descriptor(); err != nil {
+		return 0, &os.PathError{Op: "write", Path: f.name, Err: err}
+	}
+	n := 0
+	for n < len(p) {
+		q, err := f.WriteAsync(p[n:], -1)
+		if err != nil {
+			return n, err
+		}
+		res, err := q.await(context.Background())
+		if err != nil {
+			return n, &os.PathError{Op: "write", Path: f.name, Err: err}
+		}
+		if res.(int) == 0 {
+			return n, &os.PathError{Op: "write", Path: f.name, Err: io.ErrShortWrite}
+		}
+		n += res.(int)
+	}
+	return n, nil
 }
 
 // Close closes the descriptor (uv_fs_close, or close(2) on the pure-Go

@@ -57,8 +57,9 @@ const (
 	readAheadChunks = 16
 )
 
-// maxWrite is the largest single libuv write (uv_buf_t's length is 32 bits).
-const maxWrite = 1 << 30
+// maxReadAsync bounds the bytes one ReadAsync takes (and the buffer it
+// makes up front).
+const maxReadAsync = readAhead
 
 // ioEvent is what an IO's event holds on either driver, and the stream
 // logic both share: buffering, parked operations, deadlines. The event is a

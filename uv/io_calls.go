@@ -48,7 +48,9 @@ func (c *IO) Read(p []byte) (int, error) {
 
 // ReadAsync returns a request that completes with up to max bytes (a
 // []byte the receiver owns) as soon as there are any, or with io.EOF, the
-// stream's error, or ErrClosed.
+// stream's error, or ErrClosed. One request takes at most maxReadAsync
+// (256 KiB, what an IO keeps read ahead) whatever max is: its buffer is
+// made up front, so a huge max must not cost its size.
 func (c *IO) ReadAsync(max int) (*event.Future[[]byte], error) {
 	if c.zero() {
 		return nil, errZero("IO")
@@ -58,7 +60,7 @@ func (c *IO) ReadAsync(max int) (*event.Future[[]byte], error) {
 	}
 	e := c.e
 	f := event.NewFuture[[]byte](e.r)
-	op := &ioOp{p: make([]byte, max), fut: futureOf[[]byte]{f}, res: func(op *ioOp) any { return op.p[:op.n] }, ref: c}
+	op := &ioOp{p: make([]byte, min(max, maxReadAsync)), fut: futureOf[[]byte]{f}, res: func(op *ioOp) any { return op.p[:op.n] }, ref: c}
 	if err := e.exec(func() {
 		if e.read(op, true) {
 			op.finish(op.n, op.err)

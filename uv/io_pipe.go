@@ -1,9 +1,13 @@
 package uv
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -18,8 +22,15 @@ import (
 
 // unixEndpoint is a socket path as an endpoint to listen on or dial.
 func unixEndpoint(path string) (endpoint, error) {
-	if path == "" {
+	switch {
+	case path == "":
 		return endpoint{}, fmt.Errorf("uv: empty socket path: %w", errInvalid)
+	case strings.IndexByte(path, 0) >= 0:
+		// The kernel would take the name up to the NUL: another file.
+		return endpoint{}, fmt.Errorf("uv: socket path %q holds a NUL byte: %w", path, errInvalid)
+	case len(path) > maxUnixPath:
+		// libuv would cut it to fit sun_path: another file.
+		return endpoint{}, fmt.Errorf("uv: socket path of %d bytes, over %d: %w", len(path), maxUnixPath, errInvalid)
 	}
 	return endpoint{
 		transport: "unix",
@@ -29,9 +40,44 @@ func unixEndpoint(path string) (endpoint, error) {
 		newHandle: func(l *uvcgo.Loop, id uint64, listener bool) (uvcgo.Handle, error) {
 			return l.NewPipe(id, listener)
 		},
-		bind:    func(l *uvcgo.Loop, h uvcgo.Handle) error { return l.BindPipe(h, path) },
+		bind:    func(l *uvcgo.Loop, h uvcgo.Handle) error { return bindPipe(l, h, path) },
 		connect: func(l *uvcgo.Loop, h uvcgo.Handle) error { return l.ConnectPipe(h, path) },
 	}, nil
+}
+
+// maxUnixPath is the longest socket path: sun_path's 108 bytes, the last
+// for the NUL that ends the name.
+const maxUnixPath = 107
+
+// bindPipe binds a pipe handle to path. libuv's uv_pipe_bind reports a
+// missing directory as EACCES; bind(2), and so the pure-Go driver and
+// package net, say ENOENT (or ENOTDIR): so does this.
+func bindPipe(l *uvcgo.Loop, h uvcgo.Handle, path string) error {
+	err := l.BindPipe(h, path)
+	if errors.Is(err, syscall.EACCES) {
+		var errno syscall.Errno
+		if _, serr := os.Stat(filepath.Dir(path)); errors.As(serr, &errno) && (errno == syscall.ENOENT || errno == syscall.ENOTDIR) {
+			return uvcgo.ErrorOf("uv_pipe_bind", -int(errno))
+		}
+	}
+	return err
+}
+
+// watchable refuses a descriptor epoll cannot watch (a regular file, a
+// directory, /dev/null): libuv would abort the process at its first read,
+// and the pure-Go driver's poller refuses it. Both drivers refuse it the
+// same way, before anything is made of it: EPERM from epoll_ctl, or
+// EBADF for no descriptor.
+func watchable(fd int) error {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return os.NewSyscallError("epoll_create1", err)
+	}
+	defer unix.Close(ep)
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN}); err != nil {
+		return fmt.Errorf("uv: descriptor %d cannot be watched as a stream: %w", fd, os.NewSyscallError("epoll_ctl", err))
+	}
+	return nil
 }
 
 // unixAddrOf reads a pipe handle's socket name, or its peer's.
@@ -57,8 +103,13 @@ func unixName(name string) string {
 // OpenPipe makes an IO of fd, a stream descriptor (a socket, a pipe's end,
 // a terminal's descriptor used as a plain stream): the IO owns fd from then
 // on and closes it when it closes (on error, fd stays the caller's). fd is
-// made non-blocking.
+// made non-blocking. A descriptor epoll cannot watch (a regular file, a
+// directory, /dev/null) is refused on both drivers with an error matching
+// syscall.EPERM (open such a file with OpenFile).
 func OpenPipe(r *reactor.Reactor, fd int) (*IO, error) {
+	if err := watchable(fd); err != nil {
+		return nil, err
+	}
 	if r != nil && r.Driver() == reactor.DriverGo {
 		return openGoIO(r, fd, "unix")
 	}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dns.h"
+#include "fs.h"
 
 typedef struct {
   uv_getaddrinfo_t req;
@@ -103,8 +104,11 @@ intptr_t uvev_getaddrinfo(uvev_loop *l, uint64_t id, const char *node, size_t nl
   hints.ai_family = family;
   hints.ai_socktype = socktype;
   hints.ai_flags = flags;
+  sigset_t mask; /* the pool's threads block SIGPIPE: see fs.c */
+  int entered = uvev__pool_enter(&mask);
   int err = uv_getaddrinfo(&l->loop, &g->req, uvev__on_getaddrinfo, uvev__cstr(nbuf, sizeof nbuf, node, nlen),
                            uvev__cstr(sbuf, sizeof sbuf, service, slen), &hints);
+  uvev__pool_leave(entered, &mask, err);
   if (err != 0) {
     free(g);
     return err;
@@ -167,7 +171,10 @@ intptr_t uvev_getnameinfo(uvev_loop *l, uint64_t id, int family, uint64_t hi, ui
   uvev__gni *g = malloc(sizeof *g);
   if (g == NULL) return UV_ENOMEM;
   g->id = id;
+  sigset_t mask; /* the pool's threads block SIGPIPE: see fs.c */
+  int entered = uvev__pool_enter(&mask);
   int err = uv_getnameinfo(&l->loop, &g->req, uvev__on_getnameinfo, (const struct sockaddr *)&ss, flags);
+  uvev__pool_leave(entered, &mask, err);
   if (err != 0) {
     free(g);
     return err;

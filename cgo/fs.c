@@ -1,15 +1,47 @@
 /* fs.c — file operations as uv_fs_t requests (open, read, write, close),
  * run on libuv's thread pool, completing through the record queue. */
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fs.h"
+
+/* libuv 1.44 makes its pool's threads at the first request submitted to
+ * the pool (threadpool.c: uv__work_submit runs init_once, whose
+ * init_threads calls pthread_create) and blocks no signal in them; a new
+ * thread starts with the signal mask of the thread that made it. A pool
+ * thread is no Go thread, so a SIGPIPE raised there (a write to a FIFO
+ * whose reader is gone) finds no Go handler to turn it into EPIPE: the
+ * default action ends the process. Every submission to the pool
+ * (uvev__pool_enter/leave, here and in dns.c) therefore runs with SIGPIPE
+ * blocked on the submitting thread until one succeeded: the pool was made
+ * then, under that mask, and its threads keep SIGPIPE blocked for good, so
+ * such a write fails with EPIPE. The submitting thread's mask is restored
+ * at once. */
+static int uvev__pool_made;
+
+int uvev__pool_enter(sigset_t *old) {
+  if (__atomic_load_n(&uvev__pool_made, __ATOMIC_ACQUIRE)) return 0;
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  return pthread_sigmask(SIG_BLOCK, &pipe, old) == 0;
+}
+
+void uvev__pool_leave(int entered, const sigset_t *old, int err) {
+  if (!entered) return;
+  if (err >= 0) __atomic_store_n(&uvev__pool_made, 1, __ATOMIC_RELEASE);
+  pthread_sigmask(SIG_SETMASK, old, NULL);
+}
 
 /* A request with the buffer it reads into or writes from. */
 typedef struct {
   uv_fs_t req;
   uint64_t id;
   char *buf; /* malloc'd: a read's destination, a write's copy of the bytes */
+  int guarded; /* submitted inside uvev__pool_enter: mask is what to restore */
+  sigset_t mask;
 } uvev__fs;
 
 /* Runs on the loop thread inside uv_run, once per request, with
@@ -44,10 +76,12 @@ static uvev__fs *uvev__fs_new(uint64_t id, size_t bufsize) {
     free(f);
     return NULL;
   }
+  f->guarded = uvev__pool_enter(&f->mask);
   return f;
 }
 
 static int uvev__fs_submitted(uvev_loop *l, uvev__fs *f, int err, uintptr_t *out) {
+  uvev__pool_leave(f->guarded, &f->mask, err);
   if (err < 0) {
     uv_fs_req_cleanup(&f->req);
     free(f->buf);

@@ -2,6 +2,7 @@ package uv
 
 import (
 	"bytes"
+	"io"
 	"context"
 	"syscall"
 
@@ -109,7 +110,7 @@ func (op *fsOp) run() (any, syscall.Errno) {
 	case "open":
 		return retried(func() (int, error) { return unix.Open(op.path, op.flag, uint32(op.mode)) })
 	case "read":
-		buf := make([]byte, op.n)
+		buf := make([]byte, op.readSize())
 		n, errno := retried(func() (int, error) {
 			if op.off < 0 {
 				return unix.Read(op.fd, buf)
@@ -127,6 +128,25 @@ func (op *fsOp) run() (any, syscall.Errno) {
 		return op.writeAll()
 	}
 	return 0, errnoOf(unix.Close(op.fd))
+}
+
+// readSize is the buffer a read is given: op.n, but no more than a
+// regular file holds past the offset (and a page, should it grow
+// meanwhile): a Go buffer is zeroed as it is made, and a huge request on a
+// small file must not cost its size. A short read is a read's right.
+func (op *fsOp) readSize() int {
+	var st unix.Stat_t
+	if unix.Fstat(op.fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return op.n
+	}
+	at := op.off
+	if at < 0 {
+		var err error
+		if at, err = unix.Seek(op.fd, 0, io.SeekCurrent); err != nil {
+			return op.n
+		}
+	}
+	return int(min(int64(op.n), max(st.Size-at, 0)+4096))
 }
 
 // writeAll writes op.p whole, as uv__fs_write_all does: a short write is

@@ -2,8 +2,8 @@ package uv
 
 import (
 	"bytes"
-	"io"
 	"context"
+	"io"
 	"syscall"
 
 	"golang.org/x/sys/unix"

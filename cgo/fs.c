@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fs.h"
 
@@ -44,6 +45,10 @@ typedef struct {
   sigset_t mask;
 } uvev__fs;
 
+/* The release of an open's record Go did not take: its descriptor (+1, so
+ * that descriptor 0 is no NULL payload) is closed. */
+static void uvev__close_opened(void *p) { close((int)((intptr_t)p - 1)); }
+
 /* Runs on the loop thread inside uv_run, once per request, with
  * UV_ECANCELED when uv_cancel got it first. It frees the request here; a
  * read's buffer becomes the record's payload (freed by the turn's release,
@@ -60,6 +65,15 @@ static void uvev__on_fs(uv_fs_t *req) {
     c->release = free;
   } else {
     free(f->buf);
+  }
+  if (req->fs_type == UV_FS_OPEN && res >= 0) {
+    /* The descriptor is the record's payload until Go takes it: a record
+     * Go never sees (its reactor closed first) closes it when released. */
+    c->data = (char *)(intptr_t)(res + 1);
+    c->release = uvev__close_opened;
+  }
+  if (req->fs_type == UV_FS_CLOSE && res == UV_ECANCELED) {
+    close(req->file); /* cancelled before it ran: the descriptor is still open */
   }
   uv_fs_req_cleanup(req);
   l->reqs--;

@@ -56,8 +56,15 @@ type FSRequest struct {
 
 	// The pure-Go driver's (file_go.go): the pool job running the
 	// operation, and the registration with the reactor's Close.
-	job    *Task
-	closer reactorCloser
+	job     *Task
+	closer  reactorCloser
+	closing int // a close's descriptor
+
+	// An open's descriptor, between the loop delivering it and a waiter
+	// that gave up (abandon): whichever comes second closes it.
+	mu     sync.Mutex
+	gaveUp bool
+	held   int // the descriptor delivered, or -1
 }
 
 // fsOp is one file operation with its arguments, as either driver runs it:
@@ -84,6 +91,23 @@ func (q *FSRequest) describe() string {
 	return fmt.Sprintf("FS(%s %s)", q.op, name)
 }
 
+// hold records the descriptor an open delivers, for abandon to close
+// should its waiter give up after all; it reports false when the waiter
+// gave up already: nobody will take it.
+func (q *FSRequest) hold(res any) bool {
+	fd, ok := res.(int)
+	if !ok || q.op != "open" {
+		return true
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.gaveUp {
+		return false
+	}
+	q.held = fd
+	return true
+}
+
 // failure is the error of an operation that failed with status, a negated
 // errno (libuv's convention), the same on both drivers.
 func (q *FSRequest) failure(status int) error {
@@ -101,7 +125,7 @@ func (q *FSRequest) unclaimed(res any) {
 // submitFS makes one request for op on f's reactor r and submits it, to
 // libuv or, on the pure-Go driver, to the pool (submitGo).
 func submitFS(r *reactor.Reactor, f *File, op fsOp) (*FSRequest, error) {
-	q := &FSRequest{op: op.name, fs: f}
+	q := &FSRequest{op: op.name, fs: f, held: -1}
 	var err error
 	if r != nil && r.Driver() == reactor.DriverGo {
 		err = q.submitGo(r, op)
@@ -114,14 +138,33 @@ func submitFS(r *reactor.Reactor, f *File, op fsOp) (*FSRequest, error) {
 	return q, nil
 }
 
-// await waits for q and returns its result.
+// await waits for q and returns its result. When the wait ends first
+// (ctx, or a nil one, or the reactor closing), q is abandoned: closed, and
+// an outcome it had already given, which nobody takes now, is let go (a
+// descriptor an open gave is closed).
 func (q *FSRequest) await(ctx context.Context) (any, error) {
 	out, err := event.Await(ctx, event.Any(), q)
 	if err != nil {
-		q.Close()
+		q.abandon()
 		return nil, err
 	}
 	return out[0].Result, out[0].Err
+}
+
+// abandon closes q for a waiter that gave up. A descriptor an open
+// delivered already is closed here; one still to come is closed where it
+// is delivered (hold), whether the loop runs it before or after the
+// request's close, and even with the reactor closed meanwhile.
+func (q *FSRequest) abandon() {
+	q.mu.Lock()
+	q.gaveUp = true
+	fd := q.held
+	q.held = -1
+	q.mu.Unlock()
+	if fd >= 0 {
+		unix.Close(fd)
+	}
+	q.Close()
 }
 
 // OpenFile opens name with os.OpenFile's flags and permissions, on the

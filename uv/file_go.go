@@ -40,6 +40,7 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 	// WriteAsync's caller may reuse p at once (libuv's path copies it into
 	// the request's C memory).
 	op.p = bytes.Clone(op.p)
+	q.closing = op.fd // for a close taken back before it ran (Free)
 	host := kind.HostOf(r)
 	q.entry = entry{r: r, host: host, ev: q}
 	event.Init(&q.Base, (*goFSOps)(q), false, event.GoOwned)
@@ -75,7 +76,7 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 // landed delivers the outcome of q's job, on the loop: to q's waiters, or,
 // if q closed first, to nobody.
 func (q *FSRequest) landed(res any, err error) {
-	if !q.settle(res, err) {
+	if !q.hold(res) || !q.settle(res, err) {
 		q.unclaimed(res)
 	}
 }
@@ -89,11 +90,17 @@ func (o *goFSOps) Stored() (any, error, bool) { return (*reqCoreOps)(&o.reqCore)
 
 // Free runs when the request has closed (completed, or closed first by
 // Close, Dispose or the reactor's Close): a job that has not started is
-// taken back; one that has runs on, and its outcome is let go (landed).
+// taken back (a close's descriptor is then closed here, as libuv's shim
+// closes it when its close request is cancelled); one that has runs on,
+// and its outcome is let go (landed).
 func (o *goFSOps) Free(bool) {
 	o.closer.forget()
 	if o.job != nil {
-		o.job.Cancel()
+		if o.job.Cancel() == nil && o.op == "close" {
+			// Taken back before it ran: the descriptor is still open,
+			// and its File has let go of it.
+			unix.Close(o.closing)
+		}
 		o.host.CountHandle((*FSRequest)(o).kindName(), -1)
 	}
 }

@@ -25,10 +25,13 @@ func (q *FSRequest) done(rec *uvcgo.Completion) (any, error) {
 		return nil, q.failure(int(rec.Status))
 	}
 	var res any = int(rec.N)
-	if q.op == "read" {
+	switch q.op {
+	case "read":
 		res = append([]byte{}, rec.Bytes()...)
+	case "open":
+		uvcgo.Take(rec) // the descriptor is Go's from here on: fs.c closes one never taken
 	}
-	if q.Flags().Has(event.Closed) {
+	if q.Flags().Has(event.Closed) || !q.hold(res) {
 		q.unclaimed(res) // reqCore.settle drops it
 	}
 	return res, nil

@@ -53,7 +53,11 @@ func TestIOWriteDeadlineRetry(t *testing.T) {
 		} {
 			got := slowReader(io.LimitReader(s, int64(len(data))))
 			timeouts := 0
+			giveUp := time.Now().Add(uv.UvtSafety) // a peer that stopped reading (it got more than was written) ends the test
 			for p := data; len(p) > 0; {
+				if time.Now().After(giveUp) {
+					t.Fatalf("%s: %d bytes still unwritten at the safety deadline: the peer stopped reading", via.name, len(p))
+				}
 				uv.UvtMust(t, c.SetWriteDeadline(time.Now().Add(2*time.Millisecond)))
 				n, err := via.write(p)
 				if n < 0 || n > len(p) {

@@ -194,7 +194,7 @@ func (c *IO) DrainAsync(mark int) (*event.Future[int], error) {
 	e := c.e
 	f := event.NewFuture[int](e.r)
 	if x := e.exec(func() {
-		e.drain(mark, futureOf[int]{f})
+		e.drain(mark, futureOf[int]{f}, c)
 		if !f.Flags().Has(event.Closed) {
 			// A wait whose holder closes it leaves at once: it no longer
 			// keeps Run going.
@@ -259,7 +259,7 @@ func (c *IO) CloseWriteAsync() (*event.Future[struct{}], error) {
 	}
 	e := c.e
 	f := event.NewFuture[struct{}](e.r)
-	op := &ioOp{fut: futureOf[struct{}]{f}, res: func(*ioOp) any { return struct{}{} }}
+	op := &ioOp{fut: futureOf[struct{}]{f}, res: func(*ioOp) any { return struct{}{} }, ref: c}
 	var err error
 	if x := e.exec(func() { err = e.closeWrite(op) }); x != nil {
 		return nil, x

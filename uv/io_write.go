@@ -185,7 +185,7 @@ func (e *ioEvent) writeTimedOut() {
 		}
 		e.pending -= len(op.p)
 		if op.left > 0 { // its chunks in flight complete behind a stand-in
-			kept = append(kept, &ioOp{n: op.n, left: op.left, handed: op.handed, flying: op.flying, err: op.err})
+			kept = append(kept, &ioOp{n: op.n, left: op.left, handed: op.handed, flying: op.flying, err: op.err, ref: op.ref})
 		}
 		op.p = nil
 		op.finish(op.handed, errTimeout)
@@ -253,11 +253,12 @@ func (e *ioEvent) shutDone(err error) {
 type drainWait struct {
 	mark int
 	fut  settler
+	ref  *IO // held while it waits, as every request in flight holds its IO
 }
 
 // drain registers a drain wait, completing it now when the queue is low
 // enough already. On the loop.
-func (e *ioEvent) drain(mark int, fut settler) {
+func (e *ioEvent) drain(mark int, fut settler, ref *IO) {
 	switch q := e.queued(); {
 	case e.closed:
 		fut.settle(nil, ErrClosed)
@@ -266,7 +267,7 @@ func (e *ioEvent) drain(mark int, fut settler) {
 	case e.werr != nil:
 		fut.settle(nil, e.werr)
 	default:
-		e.drains = append(e.drains, drainWait{mark: mark, fut: fut})
+		e.drains = append(e.drains, drainWait{mark: mark, fut: fut, ref: ref})
 		e.r.ActiveDelta(1)
 	}
 }

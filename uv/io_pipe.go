@@ -107,10 +107,13 @@ func unixName(name string) string {
 // directory, /dev/null) is refused on both drivers with an error matching
 // syscall.EPERM (open such a file with OpenFile).
 func OpenPipe(r *reactor.Reactor, fd int) (*IO, error) {
+	if err := reactorMade("OpenPipe", r); err != nil {
+		return nil, err
+	}
 	if err := watchable(fd); err != nil {
 		return nil, err
 	}
-	if r != nil && r.Driver() == reactor.DriverGo {
+	if r.Driver() == reactor.DriverGo {
 		return openGoIO(r, fd, "unix")
 	}
 	s := newUVStream(r, "unix")

@@ -35,7 +35,7 @@ func (p *Process) Done() <-chan struct{} {
 // child must lead a group (ProcessOptions.Group or Detached), else the
 // error matches ErrNoGroup. The group can outlive the child: while a member
 // lives its id stays reserved, so KillGroup still reaches it after the
-// child was reaped; once no member is left it returns os.ErrProcessDone.
+// child was reaped; once no member is alive it returns os.ErrProcessDone.
 // A number that is not a signal is an error matching syscall.EINVAL. Safe
 // from any goroutine.
 func (p *Process) KillGroup(sig syscall.Signal) error {
@@ -204,8 +204,8 @@ func (p *Process) signal(sig syscall.Signal) error {
 
 // signalLocked is signal with mu held. While the child is not reaped its
 // pid (the group's id too) cannot be reused, a zombie holds it; after
-// that the group's id stays reserved as long as a member lives, and
-// signalling an empty group fails with ESRCH.
+// that the group's id stays reserved as long as a member lives, and a
+// group with no live member is not signalled.
 func (p *Process) signalLocked(sig syscall.Signal) error {
 	if p.pid <= 0 {
 		return event.ErrNilEvent // never kill(0) or kill(-0): the caller's own group
@@ -215,6 +215,9 @@ func (p *Process) signalLocked(sig syscall.Signal) error {
 			return os.ErrProcessDone
 		}
 		return syscall.Kill(p.pid, sig)
+	}
+	if p.reaped && !groupAlive(p.pid) {
+		return os.ErrProcessDone // only zombies left, if anything
 	}
 	err := syscall.Kill(-p.pid, sig)
 	if errors.Is(err, syscall.ESRCH) {

@@ -40,7 +40,8 @@ import (
 // its subscribers with ErrClosed. It does not kill the child unless
 // ProcessOptions.KillOnClose says so: the child runs on, its watcher
 // goroutine still reaps it when it ends (no zombie is left), and
-// ExitStatus, Done and Replay give its result then. With KillOnClose, Close
+// ExitStatus and Done give its result then (Replay too, while the reactor
+// is open). With KillOnClose, Close
 // terminates the child as Terminate does, and the reactor's Close waits
 // until it has been reaped. To end a child and learn when it is gone
 // without closing the event, call Terminate (or Kill) and wait for the

@@ -175,6 +175,35 @@ func NewExec(r *reactor.Reactor, cmd string, opts ExecOptions) (*Exec, error) {
 // Pid returns the shell's process id.
 func (e *Exec) Pid() int { return e.proc.Pid() }
 
+// Terminate ends the command without closing the event: SIGTERM to its
+// group, and SIGKILL after the grace period if something of it is still
+// there (the escalation of Process.Terminate). It returns at once, from any
+// goroutine or the loop; the Exec then completes as usual, with the
+// signal as its exit code, and Done is closed once nothing of the command
+// is alive — when a replacement may start. Once the command is over it
+// returns os.ErrProcessDone.
+func (e *Exec) Terminate() error {
+	if e == nil || e.proc == nil {
+		return fmt.Errorf("uv: Exec.Terminate: %w", event.ErrNilEvent)
+	}
+	if e.finished() && e.proc.gone() {
+		return fmt.Errorf("uv: Exec.Terminate: %w", os.ErrProcessDone)
+	}
+	e.terminate()
+	return nil
+}
+
+// Done returns a channel closed once the command is over: the shell
+// reaped, its output at its end and, when it was terminated, no process
+// of its group alive. It is closed after the event's Close too. Nil for
+// an Exec NewExec did not make.
+func (e *Exec) Done() <-chan struct{} {
+	if e == nil {
+		return nil
+	}
+	return e.gone
+}
+
 // expire runs when the timeout runs out: SIGTERM now, SIGKILL after the
 // grace period.
 func (e *Exec) expire() {

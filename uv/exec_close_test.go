@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -127,5 +128,34 @@ func TestExecShutdownContextNamesTheCommand(t *testing.T) {
 		for _, pid := range pids {
 			checkGone(t, pid)
 		}
+	})
+}
+
+// Exec.Terminate ends the command without closing the event: it completes
+// with the signal (SIGKILL for a command that ignores SIGTERM), Done is
+// closed and nothing of the command is alive; then Terminate says the
+// command is done. The zero Exec refuses. Both drivers.
+func TestExecTerminate(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		e, pids := startTermIgnored(t, u, 20*time.Millisecond)
+		uv.UvtMust(t, e.Terminate())
+		got := awaitOne(t, e)
+		if res, ok := got.Result.(*uv.ExecResult); !ok || res.ExitCode != -int(syscall.SIGKILL) || got.Err != nil {
+			t.Errorf("outcome %+v, want exit -9", got)
+		}
+		uv.UvtRecv(t, e.Done(), "the command's end")
+		for _, pid := range pids {
+			checkGone(t, pid)
+		}
+		if err := e.Terminate(); !errors.Is(err, os.ErrProcessDone) {
+			t.Errorf("Terminate after the end = %v, want os.ErrProcessDone", err)
+		}
+		var zero uv.Exec
+		if err := zero.Terminate(); !errors.Is(err, event.ErrNilEvent) {
+			t.Errorf("zero Exec: Terminate = %v, want ErrNilEvent", err)
+		}
+		stop()
+		uv.UvtShutdown(t, u, false)
 	})
 }

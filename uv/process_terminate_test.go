@@ -79,7 +79,7 @@ func TestProcessTerminate(t *testing.T) {
 		if got := awaitOne(t, obedient); got.Result != -int(syscall.SIGTERM) || got.Err != nil {
 			t.Errorf("obedient: %+v, want -15", got)
 		}
-		<-stubborn.Done() // closed with the completion
+		uv.UvtRecv(t, stubborn.Done(), "the child's end") // closed with the completion
 		if err := obedient.Terminate(0); !errors.Is(err, os.ErrProcessDone) {
 			t.Errorf("Terminate after the end = %v, want os.ErrProcessDone", err)
 		}

@@ -336,11 +336,12 @@ func (r *Reactor) Close() error { return r.Shutdown(context.Background()) }
 //     handle closed completes with ErrClosed; one already running on the
 //     thread pool, such as a file read, cannot be taken back and runs to
 //     its end), then frees the loop; waits still registered end with
-//     ErrReactorClosed.
+//     ErrReactorClosed. (The pure-Go driver has no libuv: its file and
+//     lookup work runs in goroutines that Shutdown does not wait for.)
 //  5. It waits for the work that outlives the events it closed: a child
-//     that a closed Exec (or a Process with KillOnClose) terminates is
-//     signalled, escalated to SIGKILL after its grace period, and reaped
-//     before Shutdown returns.
+//     being terminated (a closed Exec's, a KillOnClose Process's, one given
+//     Terminate) is signalled, escalated to SIGKILL after its grace period,
+//     and reaped before Shutdown returns.
 //
 // ctx bounds steps 4 and 5 too: if it ends first, Shutdown returns an error
 // matching ErrCloseIncomplete and ctx.Err() whose text names what is still

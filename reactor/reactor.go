@@ -144,6 +144,11 @@ type Reactor struct {
 	watching bool
 	polling  bool // the watcher could not start: park at most 1 ms
 
+	lingers    []lingering   // work Close waits for (kind.Host.Linger), under mu
+	lingerDone bool          // Close no longer waits for lingering work (under mu)
+	finished   chan struct{} // closed when Close is over: the loop freed, nothing lingering
+	closeErr   error         // what freeing the loop said; read once finished is closed
+
 	final Stats                      // what Stats reports after Close
 	waits map[waiting.State]struct{} // Awaits on this reactor's events (under mu)
 
@@ -351,21 +356,36 @@ func (r *Reactor) Close() error { return r.Shutdown(context.Background()) }
 //  1. From its first moment, constructors and Start refuse with
 //     ErrReactorClosed, so nothing a callback does can keep the reactor open.
 //  2. A Run, RunOnce or Serve running in another goroutine is stopped, and
-//     Shutdown waits for it to return; ctx bounds that wait (its error is
-//     returned and the reactor stays open, stopped, for a later Close).
-//     ctx does not bound step 3: a libuv request already running on the
-//     thread pool (a lookup, a file operation) cannot be taken back, and
-//     Shutdown waits for it to finish.
+//     Shutdown waits for it to return. If ctx ends in this step, its error
+//     is returned and the reactor stays open, stopped, for a later Close.
 //  3. Operations queued before run; then every event the reactor holds is
 //     closed — started timers, C-owned events (their subscribers get
-//     ErrClosed) — and Shutdown waits, blocked in libuv rather than
-//     spinning, for every close callback and every request in flight (a
-//     request whose handle closed completes with ErrClosed).
-//  4. The loop is freed; waits still registered end with ErrReactorClosed.
+//     ErrClosed), Go-owned events — and the reactor is closed from here on.
+//  4. Shutdown waits, blocked in libuv rather than spinning, for every
+//     close callback and every libuv request in flight (a request whose
+//     handle closed completes with ErrClosed; one already running on the
+//     thread pool, such as a file read, cannot be taken back and runs to
+//     its end), then frees the loop; waits still registered end with
+//     ErrReactorClosed. (The pure-Go driver has no libuv: its file and
+//     lookup work runs in goroutines that Shutdown does not wait for.)
+//  5. It waits for the work that outlives the events it closed: a child
+//     being terminated (a closed Exec's, a KillOnClose Process's, one given
+//     Terminate) is signalled, escalated to SIGKILL after its grace period,
+//     and reaped before Shutdown returns.
+//
+// ctx bounds steps 4 and 5 too: if it ends first, Shutdown returns an error
+// matching ErrCloseIncomplete and ctx.Err() whose text names what is still
+// running. The reactor is closed all the same; what was left finishes in
+// the background (a request's completion, the kill of a child), and a
+// later Close waits for it. With a context that cannot end (Close), every
+// step runs on the calling goroutine; otherwise steps 4 and 5, when there
+// is something to wait for, run on a goroutine of their own, where close
+// notifications that come late (a request's ErrClosed) run.
 //
 // Go-owned events that are not started (a timer never started, a future)
 // are not known to the reactor; operations on them afterwards return
-// ErrReactorClosed. Closing twice is a no-op.
+// ErrReactorClosed. Closing again waits, bounded by its ctx, for the end of
+// the first Close, and returns nil.
 func (r *Reactor) Shutdown(ctx context.Context) error {
 	if err := r.usable(); err != nil {
 		return err
@@ -382,7 +402,12 @@ func (r *Reactor) Shutdown(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	if r.closed {
+		// Closed already: wait for the end of that Close (a child it
+		// terminates, a request it waits for), bounded by ctx.
 		r.mu.Unlock()
+		if err := r.waitClosed(ctx, nil); errors.Is(err, ErrCloseIncomplete) {
+			return err
+		}
 		return nil
 	}
 	// closing stays set while any Shutdown is in progress: one whose
@@ -430,21 +455,35 @@ func (r *Reactor) Shutdown(ctx context.Context) error {
 	// ErrReactorClosed); what was queued before runs now, and then
 	// everything it may have opened is closed.
 	r.closed = true
+	r.finished = make(chan struct{})
 	r.mu.Unlock()
 	finished := false
 	defer func() {
 		if !finished {
 			// runtime.Goexit in a close notification is ending this
 			// goroutine: close what is left and free the loop all the same.
-			r.closeAll()
-			r.finishClose()
+			r.closeEvents()
+			r.waitLibuv()
+			r.closeErr = r.finishClose()
+			close(r.finished)
 		}
 	}()
 	r.drain()
-	r.closeAll()
-	err := r.finishClose()
+	r.closeEvents()
+	var pending []string
+	if ctx.Done() != nil {
+		pending = r.quiesce()
+	}
+	if ctx.Done() == nil || len(pending) == 0 && len(r.stillLingering()) == 0 {
+		// Nothing to give up on: settle here.
+		r.closeErr = r.settle()
+		finished = true
+		close(r.finished)
+		return r.closeErr
+	}
+	r.handOff()
 	finished = true
-	return err
+	return r.waitClosed(ctx, pending)
 }
 
 // finishClose frees the loop once everything is closed, gives up
@@ -479,10 +518,11 @@ func (r *Reactor) usable() error {
 	return nil
 }
 
-// closeAll closes every handle and timer, then waits, blocked in libuv, for
-// every close callback and request in flight. Nothing can be opened any more
-// (closing is set), so each round leaves less behind and the rounds end.
-func (r *Reactor) closeAll() {
+// closeEvents closes every handle and timer and every Go-owned event
+// registered with AddCloser, and runs what that queues. Nothing can be
+// opened any more (closing is set), so each round leaves less behind and
+// the rounds end. What libuv still has to do then is waitLibuv's.
+func (r *Reactor) closeEvents() {
 	for {
 		r.handles.Each(func(id eventref.ID, h kind.Handle) { r.safely(func() { h.HandleEvent().Close() }) })
 		for r.timers.count > 0 {
@@ -492,28 +532,6 @@ func (r *Reactor) closeAll() {
 		r.drain()
 		if r.timers.count == 0 && len(r.closers) == 0 && r.allClosing() {
 			break
-		}
-	}
-	if r.loop == nil {
-		return
-	}
-	r.loop.Shutdown()
-	idle := 0
-	for r.loop.Handles() > 0 || r.loop.Requests() > 0 {
-		h, q := r.loop.Handles(), r.loop.Requests()
-		done, _ := r.loop.TurnBlocking()
-		r.dispatch(done)
-		r.drain()
-		// A blocking turn returns at once only when libuv has nothing
-		// left to wait for: a handle still counted then is one libuv no
-		// longer knows of (a bug). Report it rather than spin.
-		if len(done) == 0 && h == r.loop.Handles() && q == r.loop.Requests() {
-			if idle++; idle == 1000 {
-				r.Report(nil, "handles left open at Close", fmt.Errorf("%d C handles, %d requests", h, q))
-				return
-			}
-		} else {
-			idle = 0
 		}
 	}
 }

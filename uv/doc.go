@@ -75,8 +75,11 @@
 //     process; deliveries coalesce. See docs/signals.md.
 //   - Process starts children with syscall.ForkExec and waits for them on a
 //     pidfd in the netpoller, reaping by pid: no SIGCHLD handler, and
-//     os/exec elsewhere in the program is unaffected. Exec runs a shell
-//     command on top of it, in PHP's four modes.
+//     os/exec elsewhere in the program is unaffected. Its standard streams
+//     can be loop streams (StdioLoop: an *IO, read line by line with
+//     ReadLines); Group, Terminate (SIGTERM, then SIGKILL after a grace
+//     period), KillGroup, a Context and KillOnClose end it and what it
+//     started. Exec runs a shell command on top of it, in PHP's four modes.
 //   - Task runs blocking work on a bounded pool of goroutines (libuv's
 //     thread pool model: 4 workers unless UV_THREADPOOL_SIZE says
 //     otherwise), not on libuv's pool: a libuv worker thread would have to
@@ -104,6 +107,8 @@
 // event.ErrClosed, as for any kind. What runs behind it is handled as by
 // the event's own Close: a queued Task is taken back, a running Task's or
 // Thread's context is cancelled, an Exec's command gets SIGTERM and later
-// SIGKILL, a Process's child is left running and still reaped when it
-// ends, and a Signal gives its signal back.
+// SIGKILL (and the reactor's Close waits until it is gone), a Process's
+// child is left running and still reaped when it ends (unless KillOnClose:
+// then it is ended as an Exec's command is), and a Signal gives its signal
+// back.
 package uv

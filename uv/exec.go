@@ -54,7 +54,8 @@ type ExecOptions struct {
 	// event.ErrTimeout.
 	Timeout time.Duration
 	// Grace is the time between SIGTERM and SIGKILL, after a timeout or a
-	// Close of a running command; 0 means 2 seconds.
+	// Close of a running command; 0 means 2 seconds. The reactor's Close
+	// waits for it to run out when the command ignores SIGTERM.
 	Grace time.Duration
 	// Out receives the output in ExecSystem and ExecPassthru modes; nil
 	// means os.Stdout. It is written from a goroutine of its own, never
@@ -94,9 +95,15 @@ type ExecResult struct {
 // The command runs in a process group of its own (what it starts is
 // signalled with it). Its standard error is this process's, its standard
 // input /dev/null. Close (or the last Dispose) of a running Exec, or the
-// Close of its reactor, sends SIGTERM to the group, and SIGKILL after the
-// grace period if the shell is still there or something of the group still
-// holds the output open; subscribers hear ErrClosed.
+// Close of its reactor, terminates it as Process.Terminate does: SIGTERM to
+// the group, and SIGKILL after the grace period if the shell is still
+// there or something of the group is still alive; subscribers hear
+// ErrClosed. Close returns at once (it may be called on the loop); the
+// reactor's Close waits until the shell has been reaped, the output has
+// reached its end and no process of the group is alive — so a program
+// that closes its reactor and exits leaves none of the command behind.
+// Shutdown's context bounds that wait (its error then names the command:
+// reactor.ErrCloseIncomplete).
 //
 // An Exec is a Go-owned event built on Process (see it for how children
 // are started and reaped). It is started when created and counts as active
@@ -109,10 +116,12 @@ type Exec struct {
 	proc *Process
 	out  outcome
 
-	timedOut atomic.Bool
-	timer    *time.Timer   // the timeout
-	drained  chan struct{} // closed when the output reached its end
-	closer   reactorCloser
+	timedOut    atomic.Bool
+	terminating atomic.Bool   // terminate signalled the group
+	timer       *time.Timer   // the timeout
+	drained     chan struct{} // closed when the output reached its end
+	gone        chan struct{} // closed when the shell is reaped and the output drained
+	closer      reactorCloser
 }
 
 type execOps Exec
@@ -141,18 +150,18 @@ func NewExec(r *reactor.Reactor, cmd string, opts ExecOptions) (*Exec, error) {
 	if opts.Shell == "" {
 		opts.Shell = "/bin/sh"
 	}
-	proc, err := spawn(r, ProcessOptions{
+	proc, err := StartProcess(r, ProcessOptions{
 		Args: []string{opts.Shell, "-c", cmd}, Dir: opts.Dir, Env: opts.Env,
-		Stdout: StdioPipe, Stderr: StdioInherit,
-	}, true)
+		Stdout: StdioPipe, Stderr: StdioInherit, Group: true,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("uv: NewExec: %w", err)
 	}
 	proc.Stop() // the Exec counts as active, not its process as well
-	e := &Exec{r: r, cmd: cmd, opts: opts, proc: proc, drained: make(chan struct{})}
+	e := &Exec{r: r, cmd: cmd, opts: opts, proc: proc, drained: make(chan struct{}), gone: make(chan struct{})}
 	event.Init(&e.Base, (*execOps)(e), true, event.GoOwned|event.ValueResult)
 	if err := e.Start(); err != nil {
-		proc.killGroup(syscall.SIGKILL)
+		proc.signal(syscall.SIGKILL)
 		proc.Stdout().Close()
 		return nil, fmt.Errorf("uv: NewExec: %w", err)
 	}
@@ -171,6 +180,35 @@ func (e *Exec) Pid() int {
 	return e.proc.Pid()
 }
 
+// Terminate ends the command without closing the event: SIGTERM to its
+// group, and SIGKILL after the grace period if something of it is still
+// there (the escalation of Process.Terminate). It returns at once, from any
+// goroutine or the loop; the Exec then completes as usual, with the
+// signal as its exit code, and Done is closed once nothing of the command
+// is alive — when a replacement may start. Once the command is over it
+// returns os.ErrProcessDone.
+func (e *Exec) Terminate() error {
+	if e == nil || e.proc == nil {
+		return fmt.Errorf("uv: Exec.Terminate: %w", event.ErrNilEvent)
+	}
+	if e.finished() && e.proc.gone() {
+		return fmt.Errorf("uv: Exec.Terminate: %w", os.ErrProcessDone)
+	}
+	e.terminate()
+	return nil
+}
+
+// Done returns a channel closed once the command is over: the shell
+// reaped, its output at its end and, when it was terminated, no process
+// of its group alive. It is closed after the event's Close too. Nil for
+// an Exec NewExec did not make.
+func (e *Exec) Done() <-chan struct{} {
+	if e == nil {
+		return nil
+	}
+	return e.gone
+}
+
 // expire runs when the timeout runs out: SIGTERM now, SIGKILL after the
 // grace period.
 func (e *Exec) expire() {
@@ -178,18 +216,20 @@ func (e *Exec) expire() {
 	e.terminate()
 }
 
-// terminate sends SIGTERM to the command's group, and SIGKILL after the
-// grace period unless by then the shell has been reaped and the output has
-// reached its end (no process of the group holds it open any more).
+// terminate runs Process.Terminate's escalation on the command's group:
+// SIGTERM now, and SIGKILL after the grace period unless by then the shell
+// has been reaped, the output has reached its end (no process of the group
+// holds it open any more) and no member of the group is left. The
+// reactor's Close waits until the shell is reaped and the output drained.
 func (e *Exec) terminate() {
-	if e.finished() {
+	if e.finished() && e.proc.gone() {
 		return
 	}
-	e.proc.killGroup(syscall.SIGTERM)
-	time.AfterFunc(e.opts.Grace, func() {
-		if !e.finished() {
-			e.proc.killGroup(syscall.SIGKILL)
-		}
+	e.terminating.Store(true)
+	e.proc.terminate(e.opts.Grace, &termination{
+		what: fmt.Sprintf("Exec(pid=%d, %q)", e.proc.Pid(), e.cmd),
+		done: e.gone,
+		over: func() bool { return e.finished() && e.proc.gone() },
 	})
 }
 
@@ -246,6 +286,12 @@ func (e *Exec) collect(f *os.File) {
 		buf.Write(last)
 	}
 	<-e.proc.exited
+	defer func() {
+		if e.terminating.Load() {
+			<-e.proc.groupDone() // what SIGKILL hit is dead too
+		}
+		close(e.gone)
+	}()
 	if e.timer != nil {
 		e.timer.Stop()
 	}

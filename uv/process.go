@@ -1,6 +1,7 @@
 package uv
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -17,9 +19,11 @@ import (
 
 // A Process is a child process and the event of its end: it completes, on
 // the loop goroutine, with the child's exit code, or with the negative
-// number of the signal that killed it (-9 for SIGKILL). It stores that
-// result and replays it to subscribers that come later (event.Await on a
-// finished Process returns at once).
+// number of the signal that killed it (-9 for SIGKILL), once the child has
+// been reaped — it is gone, and its pid is free for reuse (a restart on
+// the same port can go ahead). It stores that result and replays it to
+// subscribers that come later (event.Await on a finished Process returns
+// at once). Done gives the same moment to any goroutine, even after Close.
 //
 // Children are started with syscall.ForkExec (what os/exec uses, under the
 // same fork lock) and watched through a pidfd in Go's netpoller; they are
@@ -31,12 +35,20 @@ import (
 // StartProcess returns the event started: while the child runs it counts as
 // active, so the reactor's Run does not end before it. Stop makes the child
 // no longer count (its end is still delivered); Start counts it again.
+//
 // Close (or the last Dispose, or the reactor's Close) ends the event for
-// its subscribers with ErrClosed but does not kill the child: its watcher
+// its subscribers with ErrClosed. It does not kill the child unless
+// ProcessOptions.KillOnClose says so: the child runs on, its watcher
 // goroutine still reaps it when it ends (no zombie is left), and
-// ExitStatus and Replay give its result then. The parent's ends of
-// piped standard streams (Stdin, Stdout, Stderr) belong to the caller, who
-// closes them.
+// ExitStatus and Done give its result then (Replay too, while the reactor
+// is open). With KillOnClose, Close
+// terminates the child as Terminate does, and the reactor's Close waits
+// until it has been reaped. To end a child and learn when it is gone
+// without closing the event, call Terminate (or Kill) and wait for the
+// event's completion.
+//
+// The parent's ends of piped standard streams (Stdin, Stdout, Stderr, and
+// the IOs of StdioLoop streams) belong to the caller, who closes them.
 type Process struct {
 	event.Base
 	r    *reactor.Reactor
@@ -45,51 +57,23 @@ type Process struct {
 	out  outcome
 
 	stdin, stdout, stderr *os.File // parent's pipe ends, or nil
+	loopIO                [3]*IO   // parent's ends of StdioLoop streams, or nil
 
-	mu     sync.Mutex // held while reaping, so that Kill never signals a reused pid
-	reaped bool
-	exited chan struct{} // closed once reaped and status is set
-	status int           // exit code or -signal; read only after exited is closed
-	lost   bool          // the status was lost: someone else reaped the child
-	group  bool          // the child leads its own process group (Exec)
-	closer reactorCloser
+	grace       time.Duration // between SIGTERM and SIGKILL (Context, KillOnClose)
+	killOnClose bool
+	ctxStop     func() bool // stops the Context's AfterFunc
+
+	mu        sync.Mutex // held while reaping, so that Kill never signals a reused pid
+	reaped    bool
+	cancelled error         // the Context's error, when it ended the child (under mu)
+	exited    chan struct{} // closed once reaped and status is set
+	status    int           // exit code or -signal; read only after exited is closed
+	lost      bool          // the status was lost: someone else reaped the child
+	group     bool          // the child leads its own process group (Group, Detached)
+	closer    reactorCloser
 }
 
 type processOps Process
-
-// Stdio says what a child's standard stream is connected to. The zero
-// value is StdioIgnore.
-type Stdio struct {
-	mode stdioMode
-	file *os.File
-}
-
-type stdioMode uint8
-
-const (
-	stdioIgnore stdioMode = iota
-	stdioInherit
-	stdioPipe
-	stdioFile
-)
-
-var (
-	// StdioIgnore connects the stream to /dev/null (libuv's UV_IGNORE, os/exec's
-	// nil).
-	StdioIgnore = Stdio{}
-	// StdioInherit gives the child this process's stream of the same number.
-	StdioInherit = Stdio{mode: stdioInherit}
-	// StdioPipe connects the stream to a new pipe; Process.Stdin, Stdout or
-	// Stderr return the parent's end.
-	StdioPipe = Stdio{mode: stdioPipe}
-)
-
-// StdioFile connects the stream to f (the child gets a duplicate; f stays
-// open in the parent). A nil f is an error of StartProcess matching
-// syscall.EINVAL; an f closed by then, one matching os.ErrClosed and
-// syscall.EBADF (its descriptor would otherwise read as -1, which fork and
-// exec take as "close this stream").
-func StdioFile(f *os.File) Stdio { return Stdio{mode: stdioFile, file: f} }
 
 // ProcessOptions describe a child to spawn.
 type ProcessOptions struct {
@@ -106,30 +90,62 @@ type ProcessOptions struct {
 	Stdin, Stdout, Stderr Stdio
 	// Detached starts the child in a new session (setsid), away from this
 	// process's terminal and process group: it outlives this process's
-	// terminal signals.
+	// terminal signals. It leads a process group of its own too, as with
+	// Group.
 	Detached bool
+	// Group starts the child in a new process group of its own (setpgid),
+	// whose id is its pid: KillGroup and Terminate then signal the child
+	// and whatever it started (a shell's commands) together.
+	Group bool
 	// Credential runs the child as another user and group; that needs the
 	// privilege to (EPERM otherwise).
 	Credential *syscall.Credential
+	// SysProcAttr, if not nil, is the base of the attributes given to
+	// fork and exec: what the fields above do not set passes through
+	// (Pdeathsig, Noctty, Setctty and Ctty, Foreground, Cloneflags, Chroot,
+	// UidMappings, ...). Detached sets Setsid, Group sets Setpgid, and a
+	// Credential here replaces its Credential. PidFD must be nil: the
+	// Process watches the child through a pidfd of its own (EINVAL
+	// otherwise).
+	SysProcAttr *syscall.SysProcAttr
+	// Context, if not nil, ends the child when it is done: Terminate with
+	// Grace. StartProcess refuses a Context already done, with its error.
+	// A child so ended completes the event with its status (the signal)
+	// and an error matching the Context's.
+	Context context.Context
+	// KillOnClose makes Close (and the last Dispose, the collector's
+	// close and the reactor's Close) terminate a child still running, as
+	// Terminate with Grace does; the reactor's Close then waits until the
+	// child has been reaped.
+	KillOnClose bool
+	// Grace is the time between SIGTERM and SIGKILL when Context ends or
+	// KillOnClose applies; 0 sends SIGKILL at once. It must not be
+	// negative (EINVAL).
+	Grace time.Duration
 }
 
 // StartProcess starts a child on r and returns its started Process event. A
 // program that does not exist is an error matching fs.ErrNotExist (a path)
-// or exec.ErrNotFound (a name looked up in PATH); an empty argument vector
-// is an error matching syscall.EINVAL; other failures of fork and exec come
-// back as the syscall.Errno they are.
+// or exec.ErrNotFound (a name looked up in PATH); an empty argument vector,
+// a negative Grace or a SysProcAttr with a PidFD is an error matching
+// syscall.EINVAL; a Context already done, its error; other failures of
+// fork and exec come back as the syscall.Errno they are.
 func StartProcess(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
-	return spawn(r, opts, false)
-}
-
-// spawn is StartProcess; with group the child is put in a process group
-// of its own (setpgid), so that killGroup reaches what it starts too.
-func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error) {
 	if err := checkReactor("StartProcess", r); err != nil {
 		return nil, err
 	}
-	if len(opts.Args) == 0 {
+	switch {
+	case len(opts.Args) == 0:
 		return nil, fmt.Errorf("uv: StartProcess: empty Args: %w", syscall.EINVAL)
+	case opts.Grace < 0:
+		return nil, fmt.Errorf("uv: StartProcess: negative Grace: %w", syscall.EINVAL)
+	case opts.SysProcAttr != nil && opts.SysProcAttr.PidFD != nil:
+		return nil, fmt.Errorf("uv: StartProcess: SysProcAttr.PidFD is the Process's own: %w", syscall.EINVAL)
+	}
+	if opts.Context != nil {
+		if err := opts.Context.Err(); err != nil {
+			return nil, fmt.Errorf("uv: StartProcess: %w", err)
+		}
 	}
 	path := opts.Path
 	if path == "" {
@@ -146,20 +162,17 @@ func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error
 	if env == nil {
 		env = os.Environ()
 	}
-	p := &Process{r: r, path: path, exited: make(chan struct{}), group: group}
+	p := &Process{r: r, path: path, exited: make(chan struct{}), grace: opts.Grace, killOnClose: opts.KillOnClose}
 	var sio stdioSetup
 	defer sio.closeChildEnds()
-	files, err := sio.open([3]Stdio{opts.Stdin, opts.Stdout, opts.Stderr})
+	files, err := sio.open(r, [3]Stdio{opts.Stdin, opts.Stdout, opts.Stderr})
 	if err != nil {
 		return nil, fmt.Errorf("uv: StartProcess %s: %w", path, err)
 	}
 	pidfd := -1
-	attr := &syscall.ProcAttr{Dir: opts.Dir, Env: env, Files: files[:], Sys: &syscall.SysProcAttr{
-		Setsid:     opts.Detached,
-		Setpgid:    group && !opts.Detached,
-		Credential: opts.Credential,
-		PidFD:      &pidfd,
-	}}
+	sys := sysProcAttr(opts, &pidfd)
+	p.group = sys.Setsid || sys.Setpgid && sys.Pgid == 0
+	attr := &syscall.ProcAttr{Dir: opts.Dir, Env: env, Files: files[:], Sys: sys}
 	pid, err := syscall.ForkExec(path, opts.Args, attr)
 	runtime.KeepAlive(opts)
 	if err != nil {
@@ -168,16 +181,45 @@ func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error
 	}
 	p.pid = pid
 	p.stdin, p.stdout, p.stderr = sio.parent[0], sio.parent[1], sio.parent[2]
+	p.loopIO = sio.loop
 	event.Init(&p.Base, (*processOps)(p), true, event.GoOwned)
 	children.add(r, p)
 	serr := p.Start()
+	if opts.Context != nil && serr == nil {
+		ctx := opts.Context
+		p.ctxStop = context.AfterFunc(ctx, func() { p.contextDone(ctx) })
+	}
 	go p.watch(pidfd)
 	if serr != nil { // the reactor is closed: the child must not run unwatched
-		p.Kill(syscall.SIGKILL)
+		p.signal(syscall.SIGKILL)
 		sio.closeParentEnds()
 		return nil, fmt.Errorf("uv: StartProcess %s: %w", path, serr)
 	}
 	return p, nil
+}
+
+// sysProcAttr makes the attributes of fork and exec from opts.
+func sysProcAttr(opts ProcessOptions, pidfd *int) *syscall.SysProcAttr {
+	sys := &syscall.SysProcAttr{}
+	if opts.SysProcAttr != nil {
+		*sys = *opts.SysProcAttr
+	}
+	sys.PidFD = pidfd
+	if opts.Detached {
+		sys.Setsid = true
+	}
+	if opts.Group {
+		sys.Setpgid, sys.Pgid = true, 0
+	}
+	if sys.Setsid && sys.Pgid == 0 {
+		// A session leader leads its own group already, and setpgid
+		// after setsid would fail (EPERM).
+		sys.Setpgid = false
+	}
+	if opts.Credential != nil {
+		sys.Credential = opts.Credential
+	}
+	return sys
 }
 
 // LookupProcess returns the running child pid spawned on r: the same
@@ -269,22 +311,6 @@ func (p *Process) Kill(sig syscall.Signal) error {
 	return nil
 }
 
-// killGroup sends sig to the child's process group (the child and what it
-// started), for a child spawned with its own group. While the child is not
-// reaped its pid is the group's id and cannot be reused; after that the
-// group id stays reserved as long as a member lives, and signalling an
-// empty group fails harmlessly with ESRCH.
-func (p *Process) killGroup(sig syscall.Signal) {
-	if p.pid <= 0 {
-		return // never -0: that is the caller's own group
-	}
-	if !p.group {
-		p.Kill(sig)
-		return
-	}
-	syscall.Kill(-p.pid, sig)
-}
-
 // watch waits for the child to end and delivers its status. With a pidfd
 // it parks in the netpoller until the pidfd is readable; without one (old
 // kernels) it blocks in waitid without reaping. Either way it reaps with
@@ -309,7 +335,11 @@ func (p *Process) watch(pidfd int) {
 		}
 	}
 	p.reaped = true
+	cause := p.cancelled
 	p.mu.Unlock()
+	if p.ctxStop != nil {
+		p.ctxStop()
+	}
 	if err != nil { // reaped by someone else (a wait for any child): the status is lost
 		p.lost = true
 		close(p.exited)
@@ -322,7 +352,10 @@ func (p *Process) watch(pidfd int) {
 		p.status = -int(ws.Signal())
 	}
 	close(p.exited)
-	p.out.deliver(p.r, &p.Base, p.status, nil, func() { children.remove(p.r, p.pid) })
+	if cause != nil {
+		err = fmt.Errorf("uv: process %d: ended by its Context: %w", p.pid, cause)
+	}
+	p.out.deliver(p.r, &p.Base, p.status, err, func() { children.remove(p.r, p.pid) })
 }
 
 // waitPidfd waits in the netpoller until pidfd is readable (the child has
@@ -356,9 +389,17 @@ func (o *processOps) Owner() event.Owner         { return o.r }
 func (o *processOps) Event() event.Event         { return (*Process)(o) }
 func (o *processOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Process)(o)) }
 func (o *processOps) Disarm()                    {}
-func (o *processOps) Free(bool)                  { o.closer.forget() }
 func (o *processOps) Stored() (any, error, bool) { return o.out.stored() }
 
+// Free runs when the event has closed (its own Close, its last Dispose,
+// its completion or the reactor's Close): with KillOnClose, a child still
+// running is terminated.
+func (o *processOps) Free(bool) {
+	o.closer.forget()
+	if o.killOnClose {
+		(*Process)(o).terminate(o.grace, nil)
+	}
+}
 func (o *processOps) Describe() string {
 	select {
 	case <-o.exited:
@@ -372,75 +413,6 @@ func (o *processOps) Describe() string {
 		return fmt.Sprintf("Process(pid=%d, signal=%d)", o.pid, -o.status)
 	}
 	return fmt.Sprintf("Process(pid=%d, exit=%d)", o.pid, o.status)
-}
-
-// stdioSetup opens what the three standard streams of a child need, and
-// closes the child's ends after the fork.
-type stdioSetup struct {
-	parent [3]*os.File // the parent's pipe ends, given to the Process
-	child  []*os.File  // closed after the fork
-}
-
-func (s *stdioSetup) open(streams [3]Stdio) ([3]uintptr, error) {
-	var files [3]uintptr
-	for i, st := range streams {
-		switch st.mode {
-		case stdioInherit:
-			files[i] = uintptr(i)
-		case stdioFile:
-			if st.file == nil {
-				s.closeParentEnds()
-				return files, fmt.Errorf("stream %d: nil file: %w", i, syscall.EINVAL)
-			}
-			fd := st.file.Fd()
-			if fd == ^uintptr(0) {
-				s.closeParentEnds()
-				return files, fmt.Errorf("stream %d: file %s: %w (%w)", i, st.file.Name(), os.ErrClosed, syscall.EBADF)
-			}
-			files[i] = fd
-		case stdioPipe:
-			rd, wr, err := os.Pipe()
-			if err != nil {
-				s.closeParentEnds()
-				return files, err
-			}
-			mine, theirs := wr, rd
-			if i > 0 {
-				mine, theirs = rd, wr
-			}
-			s.parent[i] = mine
-			s.child = append(s.child, theirs)
-			files[i] = theirs.Fd()
-		default:
-			f, err := devNull()
-			if err != nil {
-				s.closeParentEnds()
-				return files, err
-			}
-			files[i] = f.Fd()
-		}
-	}
-	return files, nil
-}
-
-// devNull returns /dev/null opened for reading and writing, once for the
-// process: every ignored stream of every child is a duplicate of it, which
-// saves an open and a close per stream and spawn.
-var devNull = sync.OnceValues(func() (*os.File, error) { return os.OpenFile(os.DevNull, os.O_RDWR, 0) })
-
-func (s *stdioSetup) closeChildEnds() {
-	for _, f := range s.child {
-		f.Close()
-	}
-}
-
-func (s *stdioSetup) closeParentEnds() {
-	for i, f := range s.parent {
-		if f != nil {
-			f.Close()
-			s.parent[i] = nil
-		}
-	}
 }
 
 // children is the table of running children by reactor and pid.

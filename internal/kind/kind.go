@@ -69,6 +69,13 @@ type Host interface {
 	// weak.Pointer) if the event may be dropped without Close. remove
 	// unregisters it; call it when the event closes. Call with ownership.
 	AddCloser(fn func()) (remove func())
+	// Linger makes the reactor's Close wait, once every event is closed,
+	// until done is closed: work that outlives its event (a child being
+	// terminated) is over before Close returns. Shutdown's context bounds
+	// that wait, and its error then names what (see
+	// reactor.ErrCloseIncomplete). Safe from any goroutine; once Close has
+	// stopped waiting it does nothing.
+	Linger(what string, done <-chan struct{})
 	// Dropped queues the close of the event whose reference was collected
 	// (eventref.Dropper). Safe from any goroutine.
 	Dropped(id eventref.ID)

@@ -1,0 +1,224 @@
+package reactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/uvevent/uvevent/eventref"
+	"github.com/uvevent/uvevent/internal/kind"
+)
+
+// ErrCloseIncomplete: Shutdown's context ended after the reactor was
+// closed but before everything its events had started was over — a child
+// still being terminated, a libuv request still running on the thread
+// pool. The error Shutdown returns matches it and the context's error,
+// and its text names what is still running. The reactor is closed all the
+// same (nothing can use it any more); what was left finishes in the
+// background, and a later Close waits for it.
+var ErrCloseIncomplete = errors.New("reactor: closed, but work it started is still running")
+
+// A lingering thing is work that outlives the event that started it and
+// that the reactor's Close waits for (kind.Host.Linger): a child process
+// being terminated.
+type lingering struct {
+	what string
+	done <-chan struct{}
+}
+
+// Linger implements kind.Host: Close waits, once every event is closed,
+// until done is closed. Safe from any goroutine; after Close it does
+// nothing.
+func (h *host) Linger(what string, done <-chan struct{}) {
+	r := (*Reactor)(h)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lingerDone {
+		return // Close has stopped looking
+	}
+	// Forget what has ended, so that a reactor that lives long does not
+	// keep every child it ever terminated.
+	kept := r.lingers[:0]
+	for _, l := range r.lingers {
+		if !isClosed(l.done) {
+			kept = append(kept, l)
+		}
+	}
+	clear(r.lingers[len(kept):])
+	r.lingers = append(kept, lingering{what, done})
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// stillLingering returns the names of the lingering work not over yet.
+func (r *Reactor) stillLingering() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var names []string
+	for _, l := range r.lingers {
+		if !isClosed(l.done) {
+			names = append(names, l.what)
+		}
+	}
+	return names
+}
+
+// waitLingering waits until every lingering work is over, then stops
+// taking more (a Linger after that does nothing).
+func (r *Reactor) waitLingering() {
+	for {
+		r.mu.Lock()
+		var next <-chan struct{}
+		for _, l := range r.lingers {
+			if !isClosed(l.done) {
+				next = l.done
+				break
+			}
+		}
+		if next == nil {
+			r.lingers = nil
+			r.lingerDone = true
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		<-next
+	}
+}
+
+// settle runs the end of a Close once every event is closed: it turns
+// libuv until its handles' close callbacks have run and its requests are
+// over (blocked in libuv), frees the loop, then waits for the lingering
+// work. It is what the Shutdown goroutine does when its context cannot
+// end; otherwise a goroutine of its own does it (see handOff).
+func (r *Reactor) settle() error {
+	r.waitLibuv()
+	err := r.finishClose()
+	r.waitLingering()
+	return err
+}
+
+// handOff gives the loop to a goroutine of its own, which settles the
+// close while Shutdown waits for it or for ctx. With ownership; after it
+// returns, the calling goroutine owns the loop no more.
+func (r *Reactor) handOff() {
+	gids := make(chan uintptr)
+	handed := make(chan struct{})
+	go func() {
+		gids <- uintptr(currentGID())
+		<-handed
+		var err error
+		settled := false
+		defer func() {
+			if !settled {
+				// runtime.Goexit in a close notification is ending this
+				// goroutine: finish all the same.
+				err = r.finishClose()
+				r.waitLingering()
+			}
+			r.closeErr = err
+			close(r.finished)
+		}()
+		err = r.settle()
+		settled = true
+	}()
+	me := <-gids
+	r.mu.Lock()
+	loopOwners.CompareAndDelete(r.holder.Load(), r)
+	r.holder.Store(me)
+	loopOwners.LoadOrStore(me, r)
+	r.mu.Unlock()
+	close(handed)
+}
+
+// waitClosed waits for the end of a Close begun earlier (finished is
+// closed), bounded by ctx; pending names what libuv still had in flight
+// when the loop was handed off.
+func (r *Reactor) waitClosed(ctx context.Context, pending []string) error {
+	select {
+	case <-r.finished:
+		return r.closeErr
+	case <-ctx.Done():
+	}
+	select {
+	case <-r.finished: // both ready: the close is over
+		return r.closeErr
+	default:
+	}
+	left := r.stillLingering()
+	if len(left) < 8 {
+		for i, p := range pending {
+			if len(left) == 8 {
+				left = append(left, fmt.Sprintf("and %d more", len(pending)-i))
+				break
+			}
+			left = append(left, p)
+		}
+	}
+	if len(left) == 0 {
+		left = []string{"the loop's last close callbacks"}
+	}
+	return fmt.Errorf("reactor: Shutdown: %w (%w): still running: %s", ErrCloseIncomplete, ctx.Err(), strings.Join(left, ", "))
+}
+
+// quiesce turns libuv without blocking as long as that makes progress
+// (closing handles complete in one such turn), and reports whether
+// anything is left that the close would have to wait for. With ownership.
+func (r *Reactor) quiesce() (pending []string) {
+	if r.loop != nil {
+		r.loop.Shutdown()
+		for r.loop.Handles() > 0 || r.loop.Requests() > 0 {
+			h, q := r.loop.Handles(), r.loop.Requests()
+			done, _ := r.loop.Turn()
+			r.dispatch(done)
+			r.drain()
+			if len(done) == 0 && h == r.loop.Handles() && q == r.loop.Requests() {
+				break
+			}
+		}
+		if n := r.loop.Requests(); n > 0 || r.loop.Handles() > 0 {
+			r.handles.Each(func(_ eventref.ID, h kind.Handle) {
+				pending = append(pending, h.HandleEvent().Info())
+			})
+			if len(pending) == 0 {
+				pending = append(pending, fmt.Sprintf("%d libuv requests", n))
+			}
+		}
+	}
+	return pending
+}
+
+// waitLibuv turns libuv, blocked in it rather than spinning, until every
+// handle's close callback has run and every request in flight is over.
+func (r *Reactor) waitLibuv() {
+	if r.loop == nil {
+		return
+	}
+	r.loop.Shutdown()
+	idle := 0
+	for r.loop.Handles() > 0 || r.loop.Requests() > 0 {
+		h, q := r.loop.Handles(), r.loop.Requests()
+		done, _ := r.loop.TurnBlocking()
+		r.dispatch(done)
+		r.drain()
+		// A blocking turn returns at once only when libuv has nothing
+		// left to wait for: a handle still counted then is one libuv no
+		// longer knows of (a bug). Report it rather than spin.
+		if len(done) == 0 && h == r.loop.Handles() && q == r.loop.Requests() {
+			if idle++; idle == 1000 {
+				r.Report(nil, "handles left open at Close", fmt.Errorf("%d C handles, %d requests", h, q))
+				return
+			}
+		} else {
+			idle = 0
+		}
+	}
+}

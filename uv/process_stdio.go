@@ -1,0 +1,191 @@
+package uv
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// Stdio says what a child's standard stream is connected to. The zero
+// value is StdioIgnore.
+type Stdio struct {
+	mode stdioMode
+	file *os.File
+}
+
+type stdioMode uint8
+
+const (
+	stdioIgnore stdioMode = iota
+	stdioInherit
+	stdioPipe
+	stdioFile
+	stdioLoop
+)
+
+var (
+	// StdioIgnore connects the stream to /dev/null (libuv's UV_IGNORE, os/exec's
+	// nil).
+	StdioIgnore = Stdio{}
+	// StdioInherit gives the child this process's stream of the same number.
+	StdioInherit = Stdio{mode: stdioInherit}
+	// StdioPipe connects the stream to a new pipe; Process.Stdin, Stdout or
+	// Stderr return the parent's end, an *os.File for goroutines.
+	StdioPipe = Stdio{mode: stdioPipe}
+	// StdioLoop connects the stream to a new pipe whose parent end is a
+	// stream on the child's reactor (libuv's UV_CREATE_PIPE):
+	// Process.StdinIO, StdoutIO or StderrIO return it as an *IO, to read
+	// with callbacks on the loop (ReadLines splits it into lines), with
+	// ReadAsync, or from a goroutine with Read. The IO is the caller's: it
+	// is not closed with the Process (the child may outlive its event);
+	// close it when done, or drop it (see Handle).
+	StdioLoop = Stdio{mode: stdioLoop}
+)
+
+// StdioFile connects the stream to f (the child gets a duplicate; f stays
+// open in the parent). A nil f is an error of StartProcess matching
+// syscall.EINVAL; an f closed by then, one matching os.ErrClosed and
+// syscall.EBADF (its descriptor would otherwise read as -1, which fork and
+// exec take as "close this stream").
+func StdioFile(f *os.File) Stdio { return Stdio{mode: stdioFile, file: f} }
+
+// stdioSetup opens what the three standard streams of a child need, and
+// closes the child's ends after the fork.
+type stdioSetup struct {
+	parent [3]*os.File // the parent's pipe ends, given to the Process
+	loop   [3]*IO      // the parent's ends of StdioLoop streams
+	child  []*os.File  // closed after the fork
+}
+
+func (s *stdioSetup) open(r *reactor.Reactor, streams [3]Stdio) ([3]uintptr, error) {
+	var files [3]uintptr
+	for i, st := range streams {
+		switch st.mode {
+		case stdioInherit:
+			files[i] = uintptr(i)
+		case stdioFile:
+			if st.file == nil {
+				s.closeParentEnds()
+				return files, fmt.Errorf("stream %d: nil file: %w", i, syscall.EINVAL)
+			}
+			fd := st.file.Fd()
+			if fd == ^uintptr(0) {
+				s.closeParentEnds()
+				return files, fmt.Errorf("stream %d: file %s: %w (%w)", i, st.file.Name(), os.ErrClosed, syscall.EBADF)
+			}
+			files[i] = fd
+		case stdioPipe:
+			rd, wr, err := os.Pipe()
+			if err != nil {
+				s.closeParentEnds()
+				return files, err
+			}
+			mine, theirs := wr, rd
+			if i > 0 {
+				mine, theirs = rd, wr
+			}
+			s.parent[i] = mine
+			s.child = append(s.child, theirs)
+			files[i] = theirs.Fd()
+		case stdioLoop:
+			fd, err := s.openLoop(r, i)
+			if err != nil {
+				s.closeParentEnds()
+				return files, err
+			}
+			files[i] = fd
+		default:
+			f, err := devNull()
+			if err != nil {
+				s.closeParentEnds()
+				return files, err
+			}
+			files[i] = f.Fd()
+		}
+	}
+	return files, nil
+}
+
+// openLoop makes the pipe of stream i for StdioLoop: the parent's end
+// becomes an IO on r (which owns the descriptor), the child's end is
+// returned and closed after the fork.
+func (s *stdioSetup) openLoop(r *reactor.Reactor, i int) (uintptr, error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return 0, os.NewSyscallError("pipe2", err)
+	}
+	mine, theirs := p[1], p[0]
+	if i > 0 {
+		mine, theirs = p[0], p[1]
+	}
+	c, err := OpenPipe(r, mine)
+	if err != nil {
+		unix.Close(mine)
+		unix.Close(theirs)
+		return 0, fmt.Errorf("stream %d: %w", i, err)
+	}
+	s.loop[i] = c
+	child := os.NewFile(uintptr(theirs), "|child")
+	s.child = append(s.child, child)
+	return child.Fd(), nil
+}
+
+// devNull returns /dev/null opened for reading and writing, once for the
+// process: every ignored stream of every child is a duplicate of it, which
+// saves an open and a close per stream and spawn.
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.OpenFile(os.DevNull, os.O_RDWR, 0) })
+
+func (s *stdioSetup) closeChildEnds() {
+	for _, f := range s.child {
+		f.Close()
+	}
+}
+
+func (s *stdioSetup) closeParentEnds() {
+	for i, f := range s.parent {
+		if f != nil {
+			f.Close()
+			s.parent[i] = nil
+		}
+	}
+	for i, c := range s.loop {
+		if c != nil {
+			c.Close()
+			s.loop[i] = nil
+		}
+	}
+}
+
+// StdinIO returns the parent's (write) end of the child's standard input
+// when it is StdioLoop, else nil. The caller closes it (the child sees the
+// end of its input then).
+func (p *Process) StdinIO() *IO {
+	if p == nil {
+		return nil
+	}
+	return p.loopIO[0]
+}
+
+// StdoutIO returns the parent's (read) end of the child's standard output
+// when it is StdioLoop, else nil: a stream on the child's reactor. The
+// caller closes it.
+func (p *Process) StdoutIO() *IO {
+	if p == nil {
+		return nil
+	}
+	return p.loopIO[1]
+}
+
+// StderrIO returns the parent's (read) end of the child's standard error
+// when it is StdioLoop, else nil. The caller closes it.
+func (p *Process) StderrIO() *IO {
+	if p == nil {
+		return nil
+	}
+	return p.loopIO[2]
+}

@@ -18,7 +18,7 @@ var nilInputFuncs = map[string]any{
 	"NewNameInfo": uv.NewNameInfo, "NewPoll": uv.NewPoll, "NewPollProxy": uv.NewPollProxy,
 	"NewPrepare": uv.NewPrepare, "NewSignal": uv.NewSignal, "NewTaskPool": uv.NewTaskPool,
 	"NewThread": uv.NewThread, "NewTimer": uv.NewTimer, "NewTrigger": uv.NewTrigger,
-	"OpenFile": uv.OpenFile, "OpenPipe": uv.OpenPipe, "OpenTTY": uv.OpenTTY, "Pipe": uv.Pipe,
+	"OpenFile": uv.OpenFile, "OpenPipe": uv.OpenPipe, "ReadLines": uv.ReadLines, "OpenTTY": uv.OpenTTY, "Pipe": uv.Pipe,
 	"QueueTask": uv.QueueTask, "StartProcess": uv.StartProcess, "Recursive": uv.Recursive,
 	"CloseFD": uv.CloseFD, "StdioFile": uv.StdioFile, "IOOf": uv.IOOf, "UDPOf": uv.UDPOf,
 	"ResetTTYMode": uv.ResetTTYMode,

@@ -102,6 +102,9 @@ func (*Loop) Close() error { return ErrNoLibuv }
 // CloseHandle is unavailable without cgo.
 func (*Loop) CloseHandle(Handle) {}
 
+// Abandon is unavailable without cgo.
+func (*Loop) Abandon() error { return ErrNoLibuv }
+
 // NewPhase is unavailable without cgo.
 func (*Loop) NewPhase(Phase, uint64) (Handle, error) { return 0, ErrNoLibuv }
 

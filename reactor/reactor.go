@@ -135,11 +135,12 @@ type Reactor struct {
 
 	// The backend-fd watcher (see run.go).
 	backend  *os.File
-	fdReady  atomic.Bool // the watcher saw libuv's descriptor readable
+	fdReady  *atomic.Bool // the watcher saw libuv's descriptor readable (not in r: see drop.go)
 	fdRearm  chan struct{}
 	watching bool
 	polling  bool // the watcher could not start: park at most 1 ms
 
+	drop  *dropped                   // what the collector frees if the reactor is dropped (drop.go)
 	final Stats                      // what Stats reports after Close
 	waits map[waiting.State]struct{} // Awaits on this reactor's events (under mu)
 
@@ -178,7 +179,9 @@ func New(opts Options) (*Reactor, error) {
 		epoch:   time.Now(),
 		uvDue:   -1,
 		fdRearm: make(chan struct{}, 1),
+		fdReady: new(atomic.Bool),
 	}
+	r.trackDrop()
 	r.coros.init()
 	r.free = sync.NewCond(&r.mu)
 	return r, nil
@@ -454,6 +457,7 @@ func (r *Reactor) finishClose() error {
 	r.mu.Lock()
 	r.final = final
 	r.mu.Unlock()
+	r.drop.closedByClose()
 	r.release()
 	r.abortWaits()
 	if r.watching {

@@ -373,7 +373,8 @@ func (r *Reactor) startWatcher() {
 		return
 	}
 	r.watching = true
-	go watch(raw, &r.fdReady, r.wake, r.fdRearm)
+	r.drop.watcherStarted(r.backend, r.fdRearm)
+	go watch(raw, r.fdReady, r.wake, r.fdRearm)
 }
 
 // watch sets ready and wakes the loop each time the backend descriptor is

@@ -102,6 +102,14 @@ fuzz:
 fuzz-seeds:
 	$(GO) test -count=1 -run '^Fuzz' ./event/ ./uv/ ./loop/
 
+## valgrind: the C shim's own tests (cgo/ctest, no Go) under memcheck;
+## installs valgrind with apt-get only when it is missing
+valgrind:
+	@command -v valgrind >/dev/null || { sudo -n true 2>/dev/null && SUDO=sudo; $${SUDO:-} apt-get update -qq && $${SUDO:-} apt-get install -y -qq valgrind; }
+	@mkdir -p $(BIN)
+	cc -g -O0 -Wall -o $(BIN)/shimtest cgo/*.c cgo/ctest/*.c $$(pkg-config --cflags --libs libuv-static)
+	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite -q $(BIN)/shimtest
+
 ## static-check: a program built with uvevent does not need libuv.so
 static-check:
 	$(GO) build -o $(BIN)/demo ./cmd/demo

@@ -42,7 +42,8 @@ asan:
 ## stress: the stress tests (build tag stress; docs/reliability.md): G1 for
 ## every kind under GOGC=10, close racing firing under -race, many reactors
 ## at once, then the signal storm and uv.Process beside os/exec repeated, on
-## both drivers; about 5 minutes on 2 cores. STRESS_SHORT=1: about a minute.
+## both drivers, and failures injected into the shim's libuv calls (tag
+## uvfaults); about 5 minutes on 2 cores. STRESS_SHORT=1: about a minute.
 STRESS_SHORT ?=
 STRESS_COUNT := $(if $(filter 1,$(STRESS_SHORT)),2,10)
 stress:
@@ -50,6 +51,7 @@ stress:
 	STRESS_SHORT=$(STRESS_SHORT) $(GO) test -tags stress -count=1 -timeout 15m -run '^TestStress(G1EveryKind|ManyReactors)$$' ./uv/
 	STRESS_SHORT=$(STRESS_SHORT) $(GO) test -race -tags stress -count=1 -timeout 15m -run '^TestStress(CloseRacesFiring|UDPClosedInOwnCallback)$$' ./uv/
 	$(GO) test -count=$(STRESS_COUNT) -timeout 15m -run '^(TestSignalStorm|TestProcessBesideOsExec)$$' ./uv/
+	$(GO) test -tags uvfaults -count=1 -run '^TestFaultInjectedLibuvCalls$$' ./uv/
 
 ## cgocheck: the cgo packages under the strict pointer checks (cgocheck2)
 cgocheck:

@@ -33,6 +33,9 @@ func ErrorName(int) (string, string) { return "", "" }
 // Version is unavailable without cgo.
 func Version() string { return "" }
 
+// InjectFault is unavailable without cgo.
+func InjectFault(int, syscall.Errno) {}
+
 // FSOpen is unavailable without cgo.
 func (*Loop) FSOpen(uint64, string, int, int) (Request, error) { return 0, ErrNoLibuv }
 

@@ -43,7 +43,7 @@ asan:
 ## every kind under GOGC=10, close racing firing under -race, many reactors
 ## at once, then the signal storm and uv.Process beside os/exec repeated, on
 ## both drivers, and failures injected into the shim's libuv calls (tag
-## uvfaults); about 5 minutes on 2 cores. STRESS_SHORT=1: about a minute.
+## uvfaults); about 2 minutes on 2 cores. STRESS_SHORT=1: under a minute.
 STRESS_SHORT ?=
 STRESS_COUNT := $(if $(filter 1,$(STRESS_SHORT)),2,10)
 stress:

@@ -121,7 +121,7 @@ var closeRaces = []closeRace{
 // rounds repeat it. Run under -race by make stress. Every round ends with
 // no handle left once the reactor closes, and nothing reported.
 func TestStressCloseRacesFiring(t *testing.T) {
-	rounds := stressScale(200)
+	rounds := stressScale(1000)
 	total := 0
 	for _, cr := range closeRaces {
 		t.Run(cr.name, func(t *testing.T) {

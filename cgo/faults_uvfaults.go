@@ -8,8 +8,6 @@ package uvcgo
 */
 import "C"
 
-import "syscall"
-
 // The classes of libuv calls a test can make fail (build tag uvfaults).
 const (
 	FaultInit        = C.UVEV_FAULT_INIT        // the next uv_*_init
@@ -18,7 +16,7 @@ const (
 	FaultGetaddrinfo = C.UVEV_FAULT_GETADDRINFO // the next uv_getaddrinfo
 )
 
-// InjectFault makes the next libuv call of class op fail with errno
-// instead of running. Tests only: it exists in builds with the uvfaults
+// InjectFault makes the next libuv call of class op fail with errno (a
+// positive syscall.Errno value) instead of running; op 0 disarms. Tests only: it exists in builds with the uvfaults
 // tag, whose shim is compiled with -DUVEV_FAULTS.
-func InjectFault(op int, errno syscall.Errno) { C.uvev_fault_arm(C.int(op), C.int(-int(errno))) }
+func InjectFault(op, errno int) { C.uvev_fault_arm(C.int(op), C.int(-errno)) }

@@ -34,7 +34,7 @@ func ErrorName(int) (string, string) { return "", "" }
 func Version() string { return "" }
 
 // InjectFault is unavailable without cgo.
-func InjectFault(int, syscall.Errno) {}
+func InjectFault(int, int) {}
 
 // FSOpen is unavailable without cgo.
 func (*Loop) FSOpen(uint64, string, int, int) (Request, error) { return 0, ErrNoLibuv }

@@ -75,7 +75,7 @@ func TestFaultInjectedLibuvCalls(t *testing.T) {
 		} {
 			t.Run(tc.name+"/"+errno.Error(), func(t *testing.T) {
 				u := uv.UvtNewReactorOn(t, reactor.DriverLibuv)
-				uvcgo.InjectFault(tc.op, errno)
+				uvcgo.InjectFault(tc.op, int(errno))
 				err := tc.call(u)
 				uvcgo.InjectFault(0, 0) // disarm, had the call not reached libuv
 				if !errors.Is(err, errno) {

@@ -31,6 +31,9 @@ type BlockedError struct {
 }
 
 func (e *BlockedError) Error() string {
+	if e == nil {
+		return ErrBlocked.Error()
+	}
 	where := ""
 	if e.Where != "" {
 		where = " at " + e.Where
@@ -39,7 +42,7 @@ func (e *BlockedError) Error() string {
 }
 
 // Is makes a BlockedError match ErrBlocked.
-func (e *BlockedError) Is(target error) bool { return target == ErrBlocked }
+func (e *BlockedError) Is(target error) bool { return e != nil && target == ErrBlocked }
 
 // defaultBlockedAfter is the threshold when Options.BlockedAfter is 0.
 const defaultBlockedAfter = time.Second

@@ -8,7 +8,7 @@ BIN     := bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(shell $(GO) env GOPATH)/bin/staticcheck
 
-.PHONY: setup test race asan cgocheck bench demo lint fuzz static-check stress clean
+.PHONY: setup test race asan cgocheck bench demo lint fuzz fuzz-seeds static-check stress valgrind clean
 
 ## setup: install libuv1-dev and pkg-config with apt-get, and staticcheck with
 ## go install, each only when missing
@@ -39,9 +39,19 @@ asan:
 	CGO_LDFLAGS="-fsanitize=address" \
 	$(GO) test -asan -count=1 $(PKGS)
 
-## stress: the signal storm and uv.Process beside os/exec, 20 times each (about a minute)
+## stress: the stress tests (build tag stress; docs/reliability.md): G1 for
+## every kind under GOGC=10, close racing firing under -race, many reactors
+## at once, then the signal storm and uv.Process beside os/exec repeated, on
+## both drivers, and failures injected into the shim's libuv calls (tag
+## uvfaults); about 2 minutes on 2 cores. STRESS_SHORT=1: under a minute.
+STRESS_SHORT ?=
+STRESS_COUNT := $(if $(filter 1,$(STRESS_SHORT)),2,10)
 stress:
-	$(GO) test -count=20 -run '^(TestSignalStorm|TestProcessBesideOsExec)$$' ./uv/
+	$(GO) vet -tags stress ./uv/
+	STRESS_SHORT=$(STRESS_SHORT) $(GO) test -tags stress -count=1 -timeout 15m -run '^TestStress(G1EveryKind|ManyReactors)$$' ./uv/
+	STRESS_SHORT=$(STRESS_SHORT) $(GO) test -race -tags stress -count=1 -timeout 15m -run '^TestStress(CloseRacesFiring|UDPClosedInOwnCallback)$$' ./uv/
+	$(GO) test -count=$(STRESS_COUNT) -timeout 15m -run '^(TestSignalStorm|TestProcessBesideOsExec)$$' ./uv/
+	$(GO) test -tags uvfaults -count=1 -run '^TestFaultInjectedLibuvCalls$$' ./uv/
 
 ## cgocheck: the cgo packages under the strict pointer checks (cgocheck2)
 cgocheck:
@@ -98,9 +108,27 @@ lint:
 	@test -x $(STATICCHECK) || { echo "lint: $(STATICCHECK) is missing: run make setup"; exit 1; }
 	$(STATICCHECK) $(PKGS)
 
-## fuzz: the callbacks-vector fuzz target for a while
+## fuzz: each fuzz target for FUZZTIME (default 30s), one after the other,
+## on one worker: FUZZTIME=5m is the run of record (docs/reliability.md)
+FUZZTIME ?= 30s
+FUZZ_TARGETS := event:FuzzVector uv:FuzzReactorLifecycle uv:FuzzIO uv:FuzzPollProxyMask loop:FuzzLoop
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzVector -fuzztime 30s ./event/
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t#*:}; echo "== $$name (./$$pkg, $(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -parallel 1 ./$$pkg/; \
+	done
+
+## fuzz-seeds: every fuzz target on its seed corpus only (what CI runs)
+fuzz-seeds:
+	$(GO) test -count=1 -run '^Fuzz' ./event/ ./uv/ ./loop/
+
+## valgrind: the C shim's own tests (cgo/ctest, no Go) under memcheck;
+## installs valgrind with apt-get only when it is missing
+valgrind:
+	@command -v valgrind >/dev/null || { sudo -n true 2>/dev/null && SUDO=sudo; $${SUDO:-} apt-get update -qq && $${SUDO:-} apt-get install -y -qq valgrind; }
+	@mkdir -p $(BIN)
+	cc -g -O0 -Wall -o $(BIN)/shimtest cgo/*.c cgo/ctest/*.c $$(pkg-config --cflags --libs libuv-static)
+	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite -q $(BIN)/shimtest
 
 ## static-check: a program built with uvevent does not need libuv.so
 static-check:

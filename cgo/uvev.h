@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "faults.h" /* tests only: empty without -DUVEV_FAULTS */
+
 #if UV_VERSION_HEX < 0x012c00
 #error "uvevent needs libuv >= 1.44: see third_party/libuv/README.md"
 #endif

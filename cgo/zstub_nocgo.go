@@ -33,6 +33,9 @@ func ErrorName(int) (string, string) { return "", "" }
 // Version is unavailable without cgo.
 func Version() string { return "" }
 
+// InjectFault is unavailable without cgo.
+func InjectFault(int, int) {}
+
 // FSOpen is unavailable without cgo.
 func (*Loop) FSOpen(uint64, string, int, int) (Request, error) { return 0, ErrNoLibuv }
 
@@ -101,6 +104,9 @@ func (*Loop) Close() error { return ErrNoLibuv }
 
 // CloseHandle is unavailable without cgo.
 func (*Loop) CloseHandle(Handle) {}
+
+// Abandon is unavailable without cgo.
+func (*Loop) Abandon() error { return ErrNoLibuv }
 
 // NewPhase is unavailable without cgo.
 func (*Loop) NewPhase(Phase, uint64) (Handle, error) { return 0, ErrNoLibuv }

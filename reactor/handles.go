@@ -133,7 +133,9 @@ func (r *Reactor) complete(c *uvcgo.Completion) {
 		r.opts.Logger.Debug("uvevent: completion for a retired id", slog.Uint64("id", c.ID))
 		return
 	}
+	r.wd.cur = h.HandleEvent()
 	r.safely(func() { h.Completed(c) })
+	r.notified()
 }
 
 // closeDropped closes the event whose reference was collected: nothing can

@@ -82,10 +82,19 @@ type Options struct {
 	// results never used) when OnReport is nil. Default: slog.Default().
 	Logger *slog.Logger
 	// OnReport, if set, receives every report instead of the logger. It
-	// runs on the loop goroutine and must not block. A report made after
-	// Close (a failed future the collector finds later) still comes here
-	// (or to Logger), from the goroutine that makes it.
+	// runs on the loop goroutine and must not block. Two reports come
+	// from other goroutines: one made after Close (a failed future the
+	// collector finds later), from the goroutine that makes it (or to
+	// Logger), and the watchdog's report of a blocked loop, from the
+	// watchdog's goroutine with a nil event (see BlockedAfter).
 	OnReport func(ev event.Event, msg string, err error)
+	// BlockedAfter is the watchdog's threshold: while Run or Serve drives
+	// the loop, a callback that keeps it from finishing its turn for
+	// longer is reported (a BlockedError,
+	// matching ErrBlocked) while it blocks, and again with its event when
+	// it returns; meanwhile Stats answers without waiting for the loop.
+	// 0 means 1 second; a negative value turns the watchdog off.
+	BlockedAfter time.Duration
 }
 
 // A Reactor owns one libuv loop and drives it from one goroutine at a time:
@@ -137,7 +146,7 @@ type Reactor struct {
 
 	// The backend-fd watcher (see run.go).
 	backend  *os.File
-	fdReady  atomic.Bool // the watcher saw libuv's descriptor readable
+	fdReady  *atomic.Bool // the watcher saw libuv's descriptor readable (not in r: see drop.go)
 	fdRearm  chan struct{}
 	fdArmed  bool // loop-owned: the watcher watches (else the loop looks itself)
 	fdPoll   [1]unix.PollFd
@@ -149,6 +158,8 @@ type Reactor struct {
 	finished   chan struct{} // closed when Close is over: the loop freed, nothing lingering
 	closeErr   error         // what freeing the loop said; read once finished is closed
 
+	drop  *dropped                   // what the collector frees if the reactor is dropped (drop.go)
+	wd    watchdog                   // the blocked-loop watchdog (watchdog.go)
 	final Stats                      // what Stats reports after Close
 	waits map[waiting.State]struct{} // Awaits on this reactor's events (under mu)
 
@@ -187,7 +198,9 @@ func New(opts Options) (*Reactor, error) {
 		epoch:   time.Now(),
 		uvDue:   -1,
 		fdRearm: make(chan struct{}, 1),
+		fdReady: new(atomic.Bool),
 	}
+	r.trackDrop()
 	r.coros.init()
 	r.free = sync.NewCond(&r.mu)
 	return r, nil
@@ -300,6 +313,10 @@ type Stats struct {
 	Queued     uint64         // operations queued from other goroutines
 	Wakeups    uint64         // times a parked loop was woken early
 	Running    bool           // a goroutine drives the loop now
+	// Blocked is how long a callback has blocked the loop, once the
+	// watchdog reported it (0 otherwise); the loop-owned counters above
+	// (Handles to Waiting) are then left out rather than waited for.
+	Blocked time.Duration
 }
 
 // Stats returns the reactor's counters. Safe from any goroutine, and after
@@ -311,7 +328,7 @@ func (r *Reactor) Stats() Stats {
 		return Stats{}
 	}
 	var s Stats
-	if err := r.Exec(func() { s = r.loopStats() }); errors.Is(err, ErrReactorClosed) {
+	if err := r.statsNow(&s); errors.Is(err, ErrReactorClosed) {
 		r.mu.Lock()
 		s = r.final
 		s.Coroutines = max(0, s.Coroutines-r.endedAfterClose)
@@ -324,6 +341,7 @@ func (r *Reactor) Stats() Stats {
 	s.Iterations = r.stats.iterations.Load()
 	s.Queued = r.stats.queued.Load()
 	s.Wakeups = r.stats.wakeups.Load()
+	s.Blocked = time.Duration(r.wd.blocked.Load())
 	return s
 }
 
@@ -497,6 +515,7 @@ func (r *Reactor) finishClose() error {
 	r.mu.Lock()
 	r.final = final
 	r.mu.Unlock()
+	r.drop.closedByClose()
 	r.release()
 	r.abortWaits()
 	if r.watching {

@@ -18,7 +18,7 @@ func TestNilInputsRefused(t *testing.T) {
 		Funcs: map[string]any{"New": reactor.New, "Go": reactor.Go[int], "Spawn": reactor.Spawn[int]},
 		Types: []any{
 			(*reactor.Coroutine[int])(nil), (*reactor.DeadlockError)(nil), (*reactor.Driver)(nil),
-			(*reactor.Reactor)(nil), (*reactor.Timer)(nil),
+			(*reactor.Reactor)(nil), (*reactor.Timer)(nil), (*reactor.BlockedError)(nil),
 		},
 		Refusals: []error{event.ErrNilEvent, reactor.ErrZeroReactor, syscall.EINVAL},
 		MaySucceed: map[string]string{

@@ -109,6 +109,9 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 		r.release()
 	}()
 	r.startWatcher()
+	if mode == untilIdle || mode == serve {
+		defer r.startWatchdog()() // RunOnce and RunNoWait are too short to watch
+	}
 	// The context wakes the parked loop like any other sender, so that
 	// parking waits on one channel (and a timer), not on a select of many.
 	r.ctxDone.Store(false)
@@ -210,6 +213,7 @@ func (r *Reactor) now() int64 {
 func (r *Reactor) turn() {
 	r.stats.iterations.Add(1)
 	r.nowFresh = false
+	r.wd.cur = nil
 	if r.timers.count > 0 {
 		r.timers.advance(r.now(), r.fireTimer)
 	}
@@ -224,6 +228,9 @@ func (r *Reactor) turn() {
 		r.work += r.hooks.run(uvcgo.PhaseIdle)
 		r.work += r.hooks.run(uvcgo.PhasePrepare)
 		r.work += r.hooks.run(uvcgo.PhaseCheck)
+		if r.wd.reported.Load() != nil {
+			r.afterBlock()
+		}
 		return
 	}
 	ready := r.fdReady.Swap(false)
@@ -239,11 +246,16 @@ func (r *Reactor) turn() {
 		r.turnUV()
 		r.drainOnce()
 	}
+	if r.wd.reported.Load() != nil {
+		r.afterBlock()
+	}
 }
 
 func (r *Reactor) fireTimer(t *Timer) {
 	r.work++
+	r.wd.cur = t
 	t.fire()
+	r.notified()
 }
 
 // turnUV runs libuv once without blocking and dispatches what it reported.
@@ -353,6 +365,8 @@ func (r *Reactor) wait(ctx context.Context) error {
 	if !r.armWatcher() {
 		return nil
 	}
+	r.wd.parked.Store(true)
+	defer r.wd.parked.Store(false)
 	if d < 0 {
 		<-r.wake
 	} else {
@@ -407,7 +421,8 @@ func (r *Reactor) startWatcher() {
 	}
 	r.watching = true
 	r.fdArmed = true
-	go watch(raw, &r.fdReady, r.wake, r.fdRearm)
+	r.drop.watcherStarted(r.backend, r.fdRearm)
+	go watch(raw, r.fdReady, r.wake, r.fdRearm)
 }
 
 // watch sets ready and wakes the loop each time the backend descriptor is

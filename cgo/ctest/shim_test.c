@@ -1,0 +1,157 @@
+/* shim_test.c — the C shim's own tests, without Go: each drives the shim as
+ * the Go side does (create, start, turn, close, turn until the close
+ * records, free the loop) and checks the records and the counts. Built and
+ * run under valgrind's memcheck by `make valgrind`; exits non-zero on the
+ * first failed check. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../uvev.h"
+#include "../phase.h"
+#include "../poll.h"
+
+void uvev_loop_close_all(uvev_loop *l);
+
+static int checks;
+
+#define CHECK(cond)                                                        \
+  do {                                                                     \
+    checks++;                                                              \
+    if (!(cond)) {                                                         \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      exit(1);                                                             \
+    }                                                                      \
+  } while (0)
+
+/* turn runs one turn and counts the records of kind k for id. */
+static int turn(uvev_loop *l, int block, uint64_t id, int32_t k) {
+  uvev_turn t;
+  uvev_loop_turn(l, block, &t);
+  int n = 0;
+  for (size_t i = 0; i < t.ndone; i++) {
+    if (t.done[i].id == id && t.done[i].kind == k) n++;
+  }
+  return n;
+}
+
+/* closed closes h and turns until its close record came. */
+static void closed(uvev_loop *l, uintptr_t h, uint64_t id) {
+  uvev_close(l, h);
+  int got = 0;
+  for (int i = 0; i < 100 && !got; i++) got = turn(l, 0, id, UVEV_DONE_CLOSED);
+  CHECK(got == 1);
+}
+
+static uvev_loop *new_loop(void) {
+  int err = 0;
+  uvev_loop *l = uvev_loop_new(&err);
+  CHECK(l != NULL && err == 0);
+  return l;
+}
+
+static void free_loop(uvev_loop *l) {
+  CHECK(l->handles == 0);
+  CHECK(uvev_loop_free(l) == 0);
+}
+
+static void test_loop(void) {
+  uvev_loop *l = new_loop();
+  CHECK(uvev_loop_backend_fd(l) >= 0);
+  free_loop(l);
+}
+
+static void test_async(void) {
+  uvev_loop *l = new_loop();
+  uintptr_t h;
+  CHECK(uvev_async_new(l, 7, &h) == 0);
+  CHECK(l->handles == 1);
+  CHECK(uvev_async_send(h) == 0);
+  CHECK(uvev_async_send(h) == 0); /* sends coalesce */
+  int got = 0;
+  for (int i = 0; i < 100 && got == 0; i++) got = turn(l, 0, 7, UVEV_DONE_ASYNC);
+  CHECK(got == 1);
+  closed(l, h, 7);
+  free_loop(l);
+}
+
+static void test_timer(void) {
+  uvev_loop *l = new_loop();
+  uintptr_t h;
+  CHECK(uvev_testtimer_new(l, 9, &h) == 0);
+  CHECK(uvev_testtimer_start(l, h, 1, 1) == 0);
+  int fired = 0;
+  while (fired < 3) fired += turn(l, 1, 9, UVEV_DONE_TIMER);
+  CHECK(uvev_testtimer_stop(h) == 0);
+  closed(l, h, 9);
+  free_loop(l);
+}
+
+static void test_poll(void) {
+  uvev_loop *l = new_loop();
+  int p[2];
+  CHECK(pipe(p) == 0);
+  uintptr_t h;
+  CHECK(uvev_poll_new(l, 11, p[0], &h) == 0);
+  CHECK(uvev_poll_start(l, h, UV_READABLE) == 0);
+  CHECK(write(p[1], "x", 1) == 1);
+  int got = 0;
+  for (int i = 0; i < 100 && got == 0; i++) got = turn(l, 1, 11, UVEV_DONE_POLL);
+  CHECK(got == 1);
+  CHECK(uvev_poll_stop(h) == 0);
+  closed(l, h, 11);
+  close(p[0]);
+  close(p[1]);
+  free_loop(l);
+}
+
+static void test_phase(void) {
+  uvev_loop *l = new_loop();
+  uintptr_t h;
+  CHECK(uvev_phase_new(l, UVEV_PHASE_CHECK, 13, &h) == 0);
+  CHECK(uvev_phase_start(h) == 0);
+  int got = 0;
+  for (int i = 0; i < 10; i++) got += turn(l, 0, 13, UVEV_DONE_PHASE);
+  CHECK(got >= 1);
+  CHECK(uvev_phase_stop(h) == 0);
+  closed(l, h, 13);
+  free_loop(l);
+}
+
+static void test_work(void) {
+  uvev_loop *l = new_loop();
+  uintptr_t req;
+  CHECK(uvev_testwork_submit(l, 15, 1000, &req) == 0);
+  int got = 0;
+  while (got == 0) got = turn(l, 1, 15, UVEV_DONE_WORK);
+  CHECK(l->reqs == 0);
+  free_loop(l);
+}
+
+/* A loop abandoned with handles open (a reactor dropped without Close):
+ * close_all closes them, the close callbacks free them, the loop frees. */
+static void test_close_all(void) {
+  uvev_loop *l = new_loop();
+  uintptr_t h;
+  for (int i = 0; i < 5; i++) CHECK(uvev_async_new(l, 100 + i, &h) == 0);
+  CHECK(uvev_testtimer_new(l, 200, &h) == 0);
+  CHECK(uvev_testtimer_start(l, h, 1000, 0) == 0);
+  CHECK(l->handles == 6);
+  uvev_loop_close_all(l);
+  uvev_loop_shutdown(l);
+  for (int i = 0; i < 100 && (l->handles > 0 || l->reqs > 0); i++) turn(l, 1, 0, 0);
+  free_loop(l);
+}
+
+int main(void) {
+  test_loop();
+  test_async();
+  test_timer();
+  test_poll();
+  test_phase();
+  test_work();
+  test_close_all();
+  printf("shim tests: %d checks passed\n", checks);
+  return 0;
+}

@@ -1,0 +1,22 @@
+//go:build uvfaults && cgo
+
+package uvcgo
+
+/*
+#cgo CFLAGS: -DUVEV_FAULTS
+#include "uvev.h"
+*/
+import "C"
+
+// The classes of libuv calls a test can make fail (build tag uvfaults).
+const (
+	FaultInit        = C.UVEV_FAULT_INIT        // the next uv_*_init
+	FaultReadStart   = C.UVEV_FAULT_READ_START  // the next uv_read_start
+	FaultWrite       = C.UVEV_FAULT_WRITE       // the next uv_write
+	FaultGetaddrinfo = C.UVEV_FAULT_GETADDRINFO // the next uv_getaddrinfo
+)
+
+// InjectFault makes the next libuv call of class op fail with errno (a
+// positive syscall.Errno value) instead of running; op 0 disarms. Tests only: it exists in builds with the uvfaults
+// tag, whose shim is compiled with -DUVEV_FAULTS.
+func InjectFault(op, errno int) { C.uvev_fault_arm(C.int(op), C.int(-errno)) }

@@ -1,0 +1,183 @@
+package reactor
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/caller"
+)
+
+// The watchdog of a blocked loop. While Run, RunOnce or Serve drives the
+// loop, a goroutine looks at the loop's progress every quarter of
+// Options.BlockedAfter: a loop that is not parked and has not finished a
+// turn since the last look is inside a turn; past the threshold it is
+// reported blocked, once per blocking, from the watchdog's goroutine, with
+// the callback's location (the first line of user code on the loop
+// goroutine's stack) and how long it has blocked. When the callback
+// returns, the loop reports again, on its own goroutine, with the event
+// whose callback it was: there the report handler may call the event's
+// Info (while the loop is blocked, Info would wait for it).
+
+// ErrBlocked is the error of a blocked-loop report: it says how long and
+// where, and matches ErrBlocked with errors.Is.
+var ErrBlocked = fmt.Errorf("reactor: a callback blocked the loop")
+
+// BlockedError is a blocked-loop report's error.
+type BlockedError struct {
+	For   time.Duration // how long the loop had been blocked when reported
+	Where string        // the callback's location: "dir/file.go:line", or "" when unknown
+}
+
+func (e *BlockedError) Error() string {
+	if e == nil {
+		return ErrBlocked.Error()
+	}
+	where := ""
+	if e.Where != "" {
+		where = " at " + e.Where
+	}
+	return fmt.Sprintf("reactor: a callback%s has blocked the loop for %v", where, e.For.Round(time.Millisecond))
+}
+
+// Is makes a BlockedError match ErrBlocked.
+func (e *BlockedError) Is(target error) bool { return e != nil && target == ErrBlocked }
+
+// defaultBlockedAfter is the threshold when Options.BlockedAfter is 0.
+const defaultBlockedAfter = time.Second
+
+// watchdog is the loop's side of the watchdog: the loop sets parked around
+// its waits and cur around a timer's firing or a completion's delivery;
+// iterations (the reactor's counter) tell a turn's progress.
+type watchdog struct {
+	parked   atomic.Bool
+	cur      event.Event  // loop-owned: the event being notified, when known
+	blocked  atomic.Int64 // ns the loop has been blocked, once reported (0: not blocked)
+	reported atomic.Pointer[BlockedError]
+	loopG    int64 // the loop goroutine's number, for its stack
+}
+
+// threshold returns the watchdog's threshold, 0 when disabled.
+func (r *Reactor) blockedAfter() time.Duration {
+	switch d := r.opts.BlockedAfter; {
+	case d < 0:
+		return 0
+	case d == 0:
+		return defaultBlockedAfter
+	default:
+		return d
+	}
+}
+
+// startWatchdog starts the watchdog for one run; the returned stop ends it.
+func (r *Reactor) startWatchdog() (stop func()) {
+	limit := r.blockedAfter()
+	if limit == 0 {
+		return func() {}
+	}
+	r.wd.loopG = caller.Goroutine()
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		r.watchLoop(limit, done)
+	}()
+	return func() {
+		close(done)
+		<-exited // no figure of the watcher lands after the run
+		r.afterBlock()
+		r.wd.blocked.Store(0)
+	}
+}
+
+func (r *Reactor) watchLoop(limit time.Duration, done chan struct{}) {
+	tick := max(limit/4, time.Millisecond)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	last := r.stats.iterations.Load()
+	var since time.Time // when the loop was first seen stuck in a turn
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-t.C:
+			it := r.stats.iterations.Load()
+			if it != last || r.wd.parked.Load() {
+				last, since = it, time.Time{}
+				continue
+			}
+			if since.IsZero() {
+				since = now.Add(-tick) // stuck since at least the last look
+				continue
+			}
+			d := now.Sub(since)
+			if d < limit || r.wd.reported.Load() != nil {
+				if r.wd.reported.Load() != nil {
+					r.wd.blocked.Store(int64(d))
+					if r.wd.reported.Load() == nil { // the loop went on meanwhile
+						r.wd.blocked.Store(0)
+					}
+				}
+				continue
+			}
+			e := &BlockedError{For: d, Where: caller.Waiting()[r.wd.loopG]}
+			r.wd.blocked.Store(int64(d))
+			r.wd.reported.Store(e)
+			// The event is not passed: the handler could call its Info,
+			// which waits for the blocked loop.
+			r.Report(nil, "loop blocked", e)
+		}
+	}
+}
+
+// notified ends the notification of r.wd.cur: a block the watchdog
+// reported meanwhile is reported again with the event.
+func (r *Reactor) notified() {
+	if r.wd.reported.Load() != nil {
+		r.afterBlock()
+	}
+	r.wd.cur = nil
+}
+
+// afterBlock runs on the loop after a turn: if the watchdog reported the
+// turn blocked, the loop reports again with the event, now that its Info
+// can be read.
+func (r *Reactor) afterBlock() {
+	e := r.wd.reported.Load()
+	if e == nil {
+		return
+	}
+	r.wd.reported.Store(nil)
+	ev := r.wd.cur
+	r.wd.blocked.Store(0)
+	r.Report(ev, "loop was blocked by this event's callback", e)
+}
+
+// statsNow fills s with the loop's counters without waiting for a blocked
+// loop: once the watchdog has reported the loop blocked, it gives up
+// waiting and leaves the loop-owned counters out (Stats.Blocked says why).
+func (r *Reactor) statsNow(s *Stats) error {
+	limit := r.blockedAfter()
+	if limit == 0 || r.Owned() {
+		return r.Exec(func() { *s = r.loopStats() })
+	}
+	if other, ok := loopOwners.Load(uintptr(currentGID())); ok && other != r {
+		return r.Exec(func() { *s = r.loopStats() }) // ErrOnLoop: it does not wait
+	}
+	ch := make(chan Stats, 1)
+	if err := r.Post(func() { ch <- r.loopStats() }); err != nil {
+		return err
+	}
+	t := time.NewTicker(max(limit/4, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case *s = <-ch:
+			return nil
+		case <-t.C:
+			if r.wd.blocked.Load() > 0 {
+				return nil
+			}
+		}
+	}
+}

@@ -84,6 +84,7 @@ type ioEvent struct {
 	readers []*ioOp
 	writes  []*ioOp // write ops not yet complete, oldest first (io_write.go)
 	pending int     // their bytes not yet handed to the transport
+	fed     int     // writes[:fed] are handed to the transport whole (io_write.go)
 	werr    error   // a failed write: the stream cannot be written any more
 	shut    *ioOp   // a shutdown asked for (handed to the transport once pending is 0)
 	shutOut bool    // the shutdown was handed to the transport
@@ -492,7 +493,7 @@ func (e *ioEvent) closing() {
 			op.finish(op.n, ErrClosed)
 		}
 	}
-	e.writes, e.pending = nil, 0
+	e.writes, e.pending, e.fed = nil, 0, 0
 	for _, op := range []*ioOp{e.shut, e.conn} {
 		if op != nil {
 			op.finish(0, ErrClosed)

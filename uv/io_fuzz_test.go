@@ -190,15 +190,6 @@ func runIOFuzz(t *testing.T, d reactor.Driver, data []byte) {
 	uv.UvtShutdown(t, u, false)
 }
 
-func firstDiff(a, b []byte) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return min(len(a), len(b))
-}
-
 // FuzzIO drives a stream pair with random chunking, random peer behaviour
 // (slow reads, stalls, half-close, reset) and random write deadlines, on
 // each driver, and checks that exactly the bytes the writes reported

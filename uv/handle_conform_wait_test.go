@@ -61,15 +61,28 @@ func holdLookups(t *testing.T, u *uv.UvtReactor) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	var opens []event.Event
 	for range uv.UvtPoolSize() {
-		if _, err := uv.UvtFSOpen(u.Reactor, fifo, os.O_RDONLY); err != nil {
+		q, err := uv.UvtFSOpen(u.Reactor, fifo, os.O_RDONLY)
+		if err != nil {
 			t.Fatal(err)
 		}
+		opens = append(opens, q)
 	}
 	t.Cleanup(func() {
-		// A writer lets every blocked open through.
-		if f, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
-			f.Close()
+		// A writer lets every blocked open through. It stays open until
+		// every open has completed: a pool thread that reaches its open
+		// only after the writer has gone would block for good, and the
+		// reactor's Close with it.
+		f, err := os.OpenFile(fifo, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		if _, err := event.Await(ctx, event.All().IgnoreErrors(), opens...); err != nil {
+			t.Errorf("the blocked opens did not complete: %v", err)
 		}
 	})
 }

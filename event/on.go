@@ -34,17 +34,18 @@ const WithClose OnOption = 1
 // As with Subscribe, an event that stores its result (a future, a
 // coroutine, a process, a lookup, a task...) and has completed already
 // replays it to fn at once, on its loop; other closed events refuse with
-// ErrClosed. A nil fn or event is refused (ErrNilCallback, ErrNilEvent).
+// ErrClosed. A nil or zero event is refused with ErrNilEvent, a nil fn with
+// ErrNilCallback.
 //
 // For a one-shot event, whose only notification may be the close's (a task
 // its reactor's Close takes back), pass WithClose or wait with AwaitValue
 // instead, or fn may never run.
 func On[T any](ev Source[T], fn func(v T, err error), opts ...OnOption) (*Callback, error) {
-	if fn == nil {
-		return nil, ErrNilCallback
-	}
 	if isNil(ev) {
 		return nil, ErrNilEvent
+	}
+	if fn == nil {
+		return nil, ErrNilCallback
 	}
 	var o OnOption
 	for _, x := range opts {

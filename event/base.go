@@ -19,7 +19,12 @@ import (
 // on the loop and returns when done.
 type Event interface {
 	// AddCallback subscribes cb; the event holds a reference to it until it
-	// is removed or the event closes. It returns ErrClosed on a closed event.
+	// is removed or the event closes. It returns ErrClosed on a closed event,
+	// even one that stores a result: it is the model's primitive, which
+	// only subscribes, and a closed event holds no subscribers. Replay
+	// delivers a stored result; Subscribe, On and the waits do both, so
+	// that a late subscriber of a completed future, process or lookup
+	// hears its outcome.
 	AddCallback(cb *Callback) error
 	// DelCallback unsubscribes cb and releases the event's reference to it.
 	DelCallback(cb *Callback) error

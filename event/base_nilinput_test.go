@@ -16,9 +16,9 @@ func TestNilInputsRefused(t *testing.T) {
 		Dir: ".",
 		Funcs: map[string]any{
 			"All": event.All, "Any": event.Any, "AtLeast": event.AtLeast, "FirstSuccess": event.FirstSuccess,
-			"AttachFD": event.AttachFD, "Await": event.Await, "AwaitAll": event.AwaitAll[int],
-			"AwaitFirst": event.AwaitFirst[int], "AwaitValue": event.AwaitValue[int],
-			"Complete": event.Complete, "Notify": event.Notify, "Deref": event.Deref, "Init": event.Init,
+			"AttachFD": event.AttachFD, "Await": event.Await, "AwaitAll": event.AwaitAll[int, event.Typed[int]], "AwaitAllSettled": event.AwaitAllSettled[int, event.Typed[int]],
+			"AwaitFirst": event.AwaitFirst[int, event.Typed[int]], "On": event.On[int], "AwaitValue": event.AwaitValue[int],
+			"Complete": event.Complete, "Notify": event.Notify, "Deref": event.Deref, "Init": event.Init, "KindOf": event.KindOf,
 			"LogReport": event.LogReport, "LoopRefs": event.LoopRefs, "NewCallback": event.NewCallback,
 			"NewFuture": event.NewFuture[int], "OwnerOf": event.OwnerOf, "StateOf": event.StateOf,
 			"Subscribe": event.Subscribe, "Subscribers": event.Subscribers, "ValueOf": event.ValueOf[int],

@@ -55,8 +55,14 @@
 // Start is counted), replays closed events that store a result, and does
 // not park when that satisfies the wait. Typed events (Typed: *Future[T], a
 // reactor's *Coroutine[T], an async.Op[T]) have typed waits: Future.Await,
-// AwaitValue, AwaitAll (values by position) and AwaitFirst (the winner and
-// its position). A wait that runs out of time ends with a *TimeoutError,
+// AwaitValue, AwaitAll (values by position), AwaitAllSettled (values and
+// errors by position) and AwaitFirst (the winner and its position); they
+// take a slice of one kind as it is (AwaitAll(ctx, tasks...)).
+//
+// Every kind is a Source of its result type, and On subscribes a typed
+// function to it: On(timer, func(struct{}, error)), On(listener,
+// func(*uv.IO, error)). On leaves out the notification a close sends
+// unless asked for it (WithClose). A wait that runs out of time ends with a *TimeoutError,
 // which matches ErrTimeout and context.DeadlineExceeded.
 //
 // # Reports

@@ -106,15 +106,18 @@ func (s *Serial) Report(ev Event, msg string, err error) {
 var errNilFunc = fmt.Errorf("event: nil function: %w", syscall.EINVAL)
 
 // LogReport writes a report to a slog logger (slog.Default() when l is
-// nil), with the event's Info and, for a panic (a *PanicError in err's
-// chain), its stack.
+// nil) as one record at level Error, its message "uvevent: " and msg, its
+// attributes: "kind" (the event's kind, KindOf) and "event" (its Info)
+// when there is an event, "err", and for a panic (a *PanicError in err's
+// chain) "stack", the panicking goroutine's stack.
 func LogReport(l *slog.Logger, ev Event, msg string, err error) {
 	if l == nil {
 		l = slog.Default()
 	}
 	attrs := []any{}
 	if !isNil(ev) {
-		attrs = append(attrs, slog.String("event", ev.Info()))
+		info := ev.Info()
+		attrs = append(attrs, slog.String("kind", kindOfInfo(info)), slog.String("event", info))
 	}
 	if err != nil {
 		attrs = append(attrs, slog.Any("err", err))

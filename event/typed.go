@@ -52,31 +52,49 @@ func awaitValue[T any](ctx context.Context, ev Typed[T]) (T, error) {
 // AwaitAll waits for every event and returns their values in the order of
 // the events. The first error ends the wait: it is returned with the values
 // known by then (the others are T's zero value).
-func AwaitAll[T any](ctx context.Context, evs ...Typed[T]) ([]T, error) {
+//
+// The events may be of one type, passed as a slice of it
+// (AwaitAll(ctx, tasks...) with tasks a []*uv.Task[int]), or of several
+// kinds with one T, passed as a []Typed[T] or with the type arguments
+// given (AwaitAll[int, Typed[int]](ctx, future, coroutine)).
+func AwaitAll[T any, E Typed[T]](ctx context.Context, evs ...E) ([]T, error) {
 	outs, err := Await(ctx, All(), events(evs)...)
 	if outs == nil {
 		return nil, err
 	}
-	vs := make([]T, len(outs))
-	for i, o := range outs {
-		vs[i], _ = ValueOf[T](o)
+	return values[T](outs), err
+}
+
+// AwaitAllSettled waits for every event to notify, success or error, and
+// returns their values and errors by position: vs[i] and errs[i] are the
+// i-th event's (T's zero value with its error). err is not an event's: it
+// is nil once every event has notified, else why the wait ended first (ctx
+// ended, ErrDeadlock), and then the events that had not notified have T's
+// zero value and a nil error. The events are passed as for AwaitAll.
+func AwaitAllSettled[T any, E Typed[T]](ctx context.Context, evs ...E) (vs []T, errs []error, err error) {
+	outs, err := Await(ctx, All().IgnoreErrors(), events(evs)...)
+	if outs == nil {
+		return nil, nil, err
 	}
-	return vs, err
+	errs = make([]error, len(outs))
+	for i, o := range outs {
+		errs[i] = o.Err
+	}
+	return values[T](outs), errs, err
 }
 
 // AwaitFirst waits for the first event to succeed and returns its position
 // and value. When every event fails, winner is -1 and err joins their
 // errors; when ctx ends or the wait is aborted first, winner is -1 and err
-// says why.
-func AwaitFirst[T any](ctx context.Context, evs ...Typed[T]) (winner int, v T, err error) {
+// says why. The events are passed as for AwaitAll.
+func AwaitFirst[T any, E Typed[T]](ctx context.Context, evs ...E) (winner int, v T, err error) {
 	outs, err := Await(ctx, FirstSuccess(), events(evs)...)
 	if err != nil {
 		return -1, v, err
 	}
 	for i, o := range outs {
 		if o.Done && o.Err == nil {
-			v, _ = ValueOf[T](o)
-			return i, v, nil
+			return i, valueOf(evs[i], o), nil
 		}
 	}
 	return -1, v, errors.New("event: AwaitFirst ended without a winner")
@@ -101,7 +119,29 @@ func ValueOf[T any](o Outcome) (T, error) {
 	return v, o.Err
 }
 
-func events[T any](evs []Typed[T]) []Event {
+// values gives each outcome's result as a T, by position.
+func values[T any](outs []Outcome) []T {
+	vs := make([]T, len(outs))
+	for i, o := range outs {
+		vs[i], _ = ValueOf[T](o)
+	}
+	return vs
+}
+
+// valueOf is an outcome's value as ev gives it: a future that left its
+// value unboxed gives it through Outcome.
+func valueOf[T any](ev Typed[T], o Outcome) T {
+	if _, none := o.Result.(noValue); none {
+		v, _, _ := ev.Outcome()
+		return v
+	}
+	v, _ := o.Result.(T)
+	return v
+}
+
+// events is the list Await takes: the wait keeps its own, so the caller's
+// slice is neither copied into a []Typed[T] nor kept.
+func events[T any, E Typed[T]](evs []E) []Event {
 	out := make([]Event, len(evs))
 	for i, ev := range evs {
 		out[i] = ev

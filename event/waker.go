@@ -16,9 +16,12 @@ import (
 //
 // Without IgnoreErrors the first error ends the wait with that error
 // (FirstSuccess excepted: it exists to tolerate errors). With it, an
-// event's error is recorded in its Outcome and the wait goes on; the wait
-// ends when enough events have succeeded, or when every event has notified
-// and that can no longer happen, and then its error joins the events'.
+// event's error is recorded in its Outcome and the wait goes on. All then
+// ends when every event has notified, with a nil error: the events' errors
+// are in the outcomes only (AwaitAllSettled gives them by position).
+// FirstSuccess and AtLeast end when enough events have succeeded, or when
+// every event has notified and that can no longer happen, and then with an
+// error that joins the events'.
 type Mode struct {
 	kind    modeKind
 	ignore  bool

@@ -503,7 +503,7 @@ func TestDeadlockLoggedAtInfo(t *testing.T) {
 	if !errors.Is(outcomeErr(t, a), event.ErrDeadlock) {
 		t.Fatal("no deadlock")
 	}
-	if got := buf.String(); !strings.Contains(got, "level=INFO msg=\"uvevent: deadlock\" waiters=2") || strings.Contains(got, "level=ERROR") {
+	if got := buf.String(); !strings.Contains(got, "level=INFO msg=\"uvevent: deadlock\" deadlock.waiters=2") || strings.Contains(got, "level=ERROR") {
 		t.Errorf("log = %q", got)
 	}
 }

@@ -99,7 +99,8 @@ func (r *Reactor) detectDeadlock() {
 }
 
 // reportDeadlock hands the report to Options.OnReport. Without one it is
-// logged, at info level: every waiter receives the *DeadlockError, so it is
+// logged, at info level, as one structured record (see
+// DeadlockError.LogValue): every waiter receives the *DeadlockError, so it is
 // the program's to handle (an error nobody handles is reported as such
 // when its coroutine's outcome goes unread).
 func (r *Reactor) reportDeadlock(report *DeadlockError) {
@@ -107,5 +108,5 @@ func (r *Reactor) reportDeadlock(report *DeadlockError) {
 		r.Report(nil, "deadlock", report)
 		return
 	}
-	r.opts.Logger.Info("uvevent: deadlock", slog.Int("waiters", len(report.Waiters)), slog.Any("err", report))
+	r.opts.Logger.Info("uvevent: deadlock", slog.Any("deadlock", report)) // structured: DeadlockError.LogValue
 }

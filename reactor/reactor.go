@@ -300,21 +300,28 @@ func (r *Reactor) abortWaits() {
 	}
 }
 
-// Stats is a snapshot of a reactor's counters.
+// Stats is a snapshot of a reactor's counters. Every figure is a number of
+// things (handles, events, calls, turns), none a duration or a size;
+// Publish serves it through expvar.
 type Stats struct {
-	Handles    map[string]int // live handles by kind: C handles, and the pure-Go driver's descriptors
-	CHandles   int            // handles the C shim has allocated and not freed
-	Active     int            // active, non-hidden events
-	Timers     int            // timers queued on the wheel (hidden ones too)
-	Coroutines int            // goroutines run by the reactor, not finished
-	Waiting    int            // of those, how many wait in Await
-	Crossings  uint64         // calls from Go into the C shim
-	Iterations uint64         // loop turns
-	Queued     uint64         // operations queued from other goroutines
-	Wakeups    uint64         // times a parked loop was woken early
-	Running    bool           // a goroutine drives the loop now
+	// Gauges: what there is now.
+	Handles    map[string]int // live handles, by kind ("tcp", "poll", ...): C handles, and the pure-Go driver's descriptors
+	CHandles   int            // handles the C shim has allocated and not freed (0 on the pure-Go driver)
+	Active     int            // active, non-hidden events: what keeps Run going
+	Timers     int            // timers queued on the wheel, hidden ones too
+	Coroutines int            // goroutines run by the reactor (Spawn, Go), not finished
+	Waiting    int            // of those, how many wait in Await now
+	Running    bool           // a goroutine drives the loop now (Run, RunOnce or Serve)
+
+	// Counters: totals since New, never decreasing (rates come from the
+	// difference between two readings).
+	Crossings  uint64 // calls from Go into the C shim (0 on the pure-Go driver)
+	Iterations uint64 // loop turns
+	Queued     uint64 // operations queued from other goroutines (Post, Call, and every method called off the loop)
+	Wakeups    uint64 // times a parked loop was woken early
+
 	// Blocked is how long a callback has blocked the loop, once the
-	// watchdog reported it (0 otherwise); the loop-owned counters above
+	// watchdog reported it (0 otherwise); the loop-owned gauges above
 	// (Handles to Waiting) are then left out rather than waited for.
 	Blocked time.Duration
 }

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
 
-// A Task runs blocking work off the loop; its result comes back on the
-// loop goroutine. A task that has not started can be taken back.
-func ExampleTaskPool_Queue() {
+// A Task runs blocking work off the loop; its result, typed, comes back on
+// the loop goroutine. A task that has not started can be taken back.
+func ExampleQueueTaskIn() {
 	r, err := reactor.New(reactor.Options{})
 	if err != nil {
 		fmt.Println(err)
@@ -21,13 +20,13 @@ func ExampleTaskPool_Queue() {
 
 	pool, _ := uv.NewTaskPool(1)
 	gate := make(chan struct{})
-	first, _ := pool.Queue(r, func(context.Context) (any, error) {
+	first, _ := uv.QueueTaskIn(pool, r, func(context.Context) (string, error) {
 		<-gate // blocking work
 		return "first done", nil
 	})
-	second, _ := pool.Queue(r, func(context.Context) (any, error) { return "never", nil })
-	for _, t := range []*uv.Task{first, second} {
-		event.Subscribe(t, func(_ event.Event, res any, err error) { fmt.Println(res, err) })
+	second, _ := uv.QueueTaskIn(pool, r, func(context.Context) (string, error) { return "never", nil })
+	for _, t := range []*uv.Task[string]{first, second} {
+		t.OnDone(func(res string, err error) { fmt.Printf("%q %v\n", res, err) })
 	}
 	fmt.Println("cancel second:", second.Cancel())
 	close(gate)
@@ -36,7 +35,7 @@ func ExampleTaskPool_Queue() {
 	}
 
 	// Output:
-	// <nil> uv: task canceled before it started: context canceled
+	// "" uv: task canceled before it started: context canceled
 	// cancel second: <nil>
-	// first done <nil>
+	// "first done" <nil>
 }

@@ -20,15 +20,15 @@ func ExampleNewThread() {
 	}
 	defer r.Close()
 
-	th, err := uv.NewThread(r, func(context.Context) (any, error) {
+	th, err := uv.NewThread(r, func(context.Context) (int, error) {
 		return unix.Gettid(), nil
 	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	outs, err := event.Await(context.Background(), event.Any(), th)
-	fmt.Println("ran on its own thread:", outs[0].Result == th.ThreadID(), err)
+	tid, err := event.AwaitValue(context.Background(), th) // an int
+	fmt.Println("ran on its own thread:", tid == th.ThreadID(), err)
 
 	// Output:
 	// ran on its own thread: true <nil>

@@ -56,7 +56,7 @@ type FSRequest struct {
 
 	// The pure-Go driver's (file_go.go): the pool job running the
 	// operation, and the registration with the reactor's Close.
-	job     *Task
+	job     *Task[any]
 	closer  reactorCloser
 	closing int // a close's descriptor
 

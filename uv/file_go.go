@@ -49,7 +49,7 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 		if err = onReactorClose(&q.closer, r, q); err != nil {
 			return
 		}
-		q.job, err = DefaultTaskPool.Queue(r, func(context.Context) (any, error) {
+		q.job, err = QueueTask(r, func(context.Context) (any, error) {
 			res, errno := op.run()
 			var ferr error
 			if errno != 0 {

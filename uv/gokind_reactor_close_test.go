@@ -102,7 +102,7 @@ func TestReactorCloseEndsGoOwnedWork(t *testing.T) {
 			}
 			pool, err := uv.NewTaskPool(1) // its own: the default pool may be busy with other tests' work
 			uv.UvtMust(t, err)
-			task, err := pool.Queue(r, waitCtx("task"))
+			task, err := uv.QueueTaskIn(pool, r, waitCtx("task"))
 			uv.UvtMust(t, err)
 			th, err := uv.NewThread(r, waitCtx("thread"))
 			uv.UvtMust(t, err)

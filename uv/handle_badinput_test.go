@@ -50,8 +50,8 @@ func TestBadInputAcrossKinds(t *testing.T) {
 			"NewSignal 1<<20":   func() error { _, err := uv.NewSignal(r, 1<<20); return err },
 			"NewSignal SIGKILL": func() error { _, err := uv.NewSignal(r, syscall.SIGKILL); return err },
 			"NewSignal SIGSTOP": func() error { _, err := uv.NewSignal(r, syscall.SIGSTOP); return err },
-			"QueueTask nil":     func() error { _, err := uv.QueueTask(r, nil); return err },
-			"NewThread nil":     func() error { _, err := uv.NewThread(r, nil); return err },
+			"QueueTask nil":     func() error { _, err := uv.QueueTask[any](r, nil); return err },
+			"NewThread nil":     func() error { _, err := uv.NewThread[any](r, nil); return err },
 			"reactor.Go nil": func() error {
 				_, err := reactor.Go[int](r, context.Background(), nil)
 				return err

@@ -257,7 +257,7 @@ func TestAwaitOddEvents(t *testing.T) {
 		var nilTr *uv.Trigger
 		var nilTm *uv.Timer
 		var nilFut *event.Future[int]
-		var nilTask *uv.Task
+		var nilTask *uv.Task[any]
 		closedTr, _ := uv.NewTrigger(r)
 		closedTr.Close()
 		cases := map[string][]event.Event{

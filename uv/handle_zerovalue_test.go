@@ -119,7 +119,7 @@ func TestZeroValueEventsAreRefused(t *testing.T) {
 		"Timer.Close":   func() { var tm reactor.Timer; _ = tm.Close() },
 		"Signal.Start":  func() { var s uv.Signal; _ = s.Start() },
 		"Process.Close": func() { var p uv.Process; _ = p.Close() },
-		"Task.Start":    func() { var tk uv.Task; _ = tk.Start() },
+		"Task.Start":    func() { var tk uv.Task[any]; _ = tk.Start() },
 		"Phase.Start":   func() { var p uv.Phase; _ = p.Start() },
 		"Await zero Trigger": func() {
 			var tr uv.Trigger

@@ -31,7 +31,7 @@ type TaskPool struct {
 	workers int
 
 	mu      sync.Mutex
-	queue   []*Task
+	queue   []queued
 	running int // worker goroutines alive
 }
 
@@ -78,10 +78,10 @@ var taskStateNames = [...]string{"queued", "running", "canceled", "done"}
 // its subscribers hear event.ErrClosed; of a running one, it cancels the
 // context the function was given and the result, when it comes, is only
 // stored.
-type Task struct {
+type Task[T any] struct {
 	event.Base
 	r      *reactor.Reactor
-	fn     func(ctx context.Context) (any, error)
+	fn     func(ctx context.Context) (T, error)
 	ctx    context.Context
 	cancel context.CancelFunc
 	state  atomic.Int32
@@ -89,17 +89,21 @@ type Task struct {
 	closer reactorCloser
 }
 
-type taskOps Task
+type taskOps[T any] Task[T]
 
-// QueueTask queues fn on DefaultTaskPool; see TaskPool.Queue.
-func QueueTask(r *reactor.Reactor, fn func(ctx context.Context) (any, error)) (*Task, error) {
-	return DefaultTaskPool.Queue(r, fn)
+// queued is a task in a pool's queue, whatever its T.
+type queued interface{ run() }
+
+// QueueTask queues fn on DefaultTaskPool; see QueueTaskIn.
+func QueueTask[T any](r *reactor.Reactor, fn func(ctx context.Context) (T, error)) (*Task[T], error) {
+	return QueueTaskIn(DefaultTaskPool, r, fn)
 }
 
-// Queue queues fn to run off the loop and returns its started Task. A nil
-// function, or a nil or zero TaskPool (one not made by NewTaskPool), is an
-// error matching syscall.EINVAL; a closed reactor, ErrReactorClosed.
-func (p *TaskPool) Queue(r *reactor.Reactor, fn func(ctx context.Context) (any, error)) (*Task, error) {
+// QueueTaskIn queues fn on p to run off the loop and returns its started
+// Task, which completes with fn's T. A nil function, or a nil or zero
+// TaskPool (one not made by NewTaskPool), is an error matching
+// syscall.EINVAL; a closed reactor, ErrReactorClosed.
+func QueueTaskIn[T any](p *TaskPool, r *reactor.Reactor, fn func(ctx context.Context) (T, error)) (*Task[T], error) {
 	if err := checkReactor("Queue", r); err != nil {
 		return nil, err
 	}
@@ -109,9 +113,9 @@ func (p *TaskPool) Queue(r *reactor.Reactor, fn func(ctx context.Context) (any, 
 	if fn == nil {
 		return nil, fmt.Errorf("uv: TaskPool.Queue: nil function: %w", syscall.EINVAL)
 	}
-	t := &Task{r: r, fn: fn}
+	t := &Task[T]{r: r, fn: fn}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
-	event.Init(&t.Base, (*taskOps)(t), true, event.GoOwned)
+	event.Init(&t.Base, (*taskOps[T])(t), true, event.GoOwned)
 	if err := t.Start(); err != nil {
 		t.cancel()
 		return nil, fmt.Errorf("uv: TaskPool.Queue: %w", err)
@@ -142,12 +146,7 @@ func (p *TaskPool) work() {
 		p.queue[0] = nil
 		p.queue = p.queue[1:]
 		p.mu.Unlock()
-		if t.state.CompareAndSwap(taskQueued, taskRunning) {
-			res, err := callSafely(t.ctx, t.fn)
-			t.state.Store(taskDone)
-			t.cancel()
-			t.out.deliver(t.r, &t.Base, res, err, nil)
-		}
+		t.run()
 	}
 }
 
@@ -165,7 +164,7 @@ func (p *TaskPool) Queued() int {
 // Cancel takes the task back if it has not started: it completes with an
 // error matching context.Canceled and its function never runs. Once it has
 // started (or finished) Cancel returns ErrTaskStarted and changes nothing.
-func (t *Task) Cancel() error {
+func (t *Task[T]) Cancel() error {
 	if t == nil || t.r == nil {
 		return errZero("Task")
 	}
@@ -177,30 +176,41 @@ func (t *Task) Cancel() error {
 	return nil
 }
 
+// run runs the task's function on a worker, unless it was taken back.
+func (t *Task[T]) run() {
+	if t.state.CompareAndSwap(taskQueued, taskRunning) {
+		res, err := callSafely(t.ctx, t.fn)
+		t.state.Store(taskDone)
+		t.cancel()
+		t.out.deliver(t.r, &t.Base, res, err, nil)
+	}
+}
+
 // callSafely runs fn, turning a panic into an *event.PanicError.
-func callSafely(ctx context.Context, fn func(context.Context) (any, error)) (res any, err error) {
+func callSafely[T any](ctx context.Context, fn func(context.Context) (T, error)) (res T, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			res, err = nil, &event.PanicError{Value: p, Stack: debug.Stack()}
+			var zero T
+			res, err = zero, &event.PanicError{Value: p, Stack: debug.Stack()}
 		}
 	}()
 	return fn(ctx)
 }
 
-func (o *taskOps) Owner() event.Owner         { return o.r }
-func (o *taskOps) Event() event.Event         { return (*Task)(o) }
-func (o *taskOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Task)(o)) }
-func (o *taskOps) Disarm()                    {}
-func (o *taskOps) Stored() (any, error, bool) { return o.out.stored() }
+func (o *taskOps[T]) Owner() event.Owner         { return o.r }
+func (o *taskOps[T]) Event() event.Event         { return (*Task[T])(o) }
+func (o *taskOps[T]) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Task[T])(o)) }
+func (o *taskOps[T]) Disarm()                    {}
+func (o *taskOps[T]) Stored() (any, error, bool) { return o.out.stored() }
 
 // Free runs when the event has closed (its own Close, its last Dispose,
 // its completion or the reactor's Close): a queued task is taken back, a
 // running one has its context canceled.
-func (o *taskOps) Free(bool) {
+func (o *taskOps[T]) Free(bool) {
 	o.closer.forget()
-	if err := (*Task)(o).Cancel(); errors.Is(err, ErrTaskStarted) {
+	if err := (*Task[T])(o).Cancel(); errors.Is(err, ErrTaskStarted) {
 		o.cancel()
 	}
 }
 
-func (o *taskOps) Describe() string { return "Task(" + taskStateNames[o.state.Load()] + ")" }
+func (o *taskOps[T]) Describe() string { return "Task(" + taskStateNames[o.state.Load()] + ")" }

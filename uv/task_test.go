@@ -26,9 +26,9 @@ func newPool(t testing.TB, workers int) *uv.TaskPool {
 }
 
 // queue queues fn on p or fails the test.
-func queue(t testing.TB, p *uv.TaskPool, u *uv.UvtReactor, fn func(context.Context) (any, error)) *uv.Task {
+func queue(t testing.TB, p *uv.TaskPool, u *uv.UvtReactor, fn func(context.Context) (any, error)) *uv.Task[any] {
 	t.Helper()
-	task, err := p.Queue(u.Reactor, fn)
+	task, err := uv.QueueTaskIn(p, u.Reactor, fn)
 	if err != nil {
 		t.Fatalf("Queue: %v", err)
 	}
@@ -41,7 +41,7 @@ func TestTaskLifecycle(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	p := newPool(t, 2)
 	errBoom := errors.New("boom")
-	var ok, failed, panicked *uv.Task
+	var ok, failed, panicked *uv.Task[any]
 	var calls *uv.UvtCounter
 	uv.UvtMust(t, u.Exec(func() { // nothing completes before the subscriptions
 		ok = queue(t, p, u, func(context.Context) (any, error) { return 42, nil })
@@ -181,7 +181,7 @@ func TestTaskBadInput(t *testing.T) {
 	if _, err := uv.NewTaskPool(0); !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("NewTaskPool(0) = %v, want EINVAL", err)
 	}
-	if _, err := uv.QueueTask(u.Reactor, nil); !errors.Is(err, syscall.EINVAL) {
+	if _, err := uv.QueueTask[any](u.Reactor, nil); !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("nil function: %v, want EINVAL", err)
 	}
 	if _, err := uv.QueueTask(nil, func(context.Context) (any, error) { return nil, nil }); !errors.Is(err, syscall.EINVAL) {
@@ -189,7 +189,7 @@ func TestTaskBadInput(t *testing.T) {
 	}
 	var nilPool *uv.TaskPool
 	for name, p := range map[string]*uv.TaskPool{"nil": nilPool, "zero": {}} {
-		task, err := p.Queue(u.Reactor, func(context.Context) (any, error) { return nil, nil })
+		task, err := uv.QueueTaskIn(p, u.Reactor, func(context.Context) (any, error) { return nil, nil })
 		if !errors.Is(err, syscall.EINVAL) || task != nil {
 			t.Errorf("Queue on a %s TaskPool = %v, %v; want nil, EINVAL", name, task, err)
 		}
@@ -223,7 +223,7 @@ func BenchmarkTask(b *testing.B) {
 	b.ResetTimer()
 	uv.UvtMust(b, u.Exec(func() {
 		for range b.N {
-			task, err := p.Queue(u.Reactor, fn)
+			task, err := uv.QueueTaskIn(p, u.Reactor, fn)
 			if err != nil {
 				b.Fatal(err)
 			}

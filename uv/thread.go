@@ -32,7 +32,7 @@ import (
 // while it runs cancels the context the function was given and its
 // subscribers hear event.ErrClosed; the result, when it comes, is only
 // stored.
-type Thread struct {
+type Thread[T any] struct {
 	event.Base
 	r      *reactor.Reactor
 	ctx    context.Context
@@ -42,20 +42,21 @@ type Thread struct {
 	closer reactorCloser
 }
 
-type threadOps Thread
+type threadOps[T any] Thread[T]
 
 // NewThread runs fn on a new locked OS thread and returns its started
-// Thread event. A nil function is an error matching syscall.EINVAL.
-func NewThread(r *reactor.Reactor, fn func(ctx context.Context) (any, error)) (*Thread, error) {
+// Thread event, which completes with fn's T. A nil function is an error
+// matching syscall.EINVAL.
+func NewThread[T any](r *reactor.Reactor, fn func(ctx context.Context) (T, error)) (*Thread[T], error) {
 	if err := checkReactor("NewThread", r); err != nil {
 		return nil, err
 	}
 	if fn == nil {
 		return nil, fmt.Errorf("uv: NewThread: nil function: %w", syscall.EINVAL)
 	}
-	t := &Thread{r: r}
+	t := &Thread[T]{r: r}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
-	event.Init(&t.Base, (*threadOps)(t), true, event.GoOwned)
+	event.Init(&t.Base, (*threadOps[T])(t), true, event.GoOwned)
 	if err := t.Start(); err != nil {
 		t.cancel()
 		return nil, fmt.Errorf("uv: NewThread: %w", err)
@@ -66,7 +67,7 @@ func NewThread(r *reactor.Reactor, fn func(ctx context.Context) (any, error)) (*
 
 // run is the thread's goroutine. It never calls UnlockOSThread: the thread
 // ends when the goroutine does.
-func (t *Thread) run(fn func(context.Context) (any, error)) {
+func (t *Thread[T]) run(fn func(context.Context) (T, error)) {
 	runtime.LockOSThread()
 	t.tid.Store(int64(unix.Gettid()))
 	res, err := callSafely(t.ctx, fn)
@@ -76,27 +77,27 @@ func (t *Thread) run(fn func(context.Context) (any, error)) {
 
 // ThreadID returns the OS thread id the function runs on, or 0 before it
 // has started.
-func (t *Thread) ThreadID() int {
+func (t *Thread[T]) ThreadID() int {
 	if t == nil {
 		return 0
 	}
 	return int(t.tid.Load())
 }
 
-func (o *threadOps) Owner() event.Owner         { return o.r }
-func (o *threadOps) Event() event.Event         { return (*Thread)(o) }
-func (o *threadOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Thread)(o)) }
-func (o *threadOps) Disarm()                    {}
-func (o *threadOps) Stored() (any, error, bool) { return o.out.stored() }
+func (o *threadOps[T]) Owner() event.Owner         { return o.r }
+func (o *threadOps[T]) Event() event.Event         { return (*Thread[T])(o) }
+func (o *threadOps[T]) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Thread[T])(o)) }
+func (o *threadOps[T]) Disarm()                    {}
+func (o *threadOps[T]) Stored() (any, error, bool) { return o.out.stored() }
 
 // Free runs when the event has closed (its own Close, its last Dispose,
 // its completion or the reactor's Close): a running function has its
 // context canceled.
-func (o *threadOps) Free(bool) {
+func (o *threadOps[T]) Free(bool) {
 	o.closer.forget()
 	o.cancel()
 }
-func (o *threadOps) Describe() string {
+func (o *threadOps[T]) Describe() string {
 	state := "running"
 	switch {
 	case o.out.done.Load():

@@ -16,7 +16,7 @@ import (
 )
 
 // newThread starts a Thread or fails the test.
-func newThread(t testing.TB, u *uv.UvtReactor, fn func(context.Context) (any, error)) *uv.Thread {
+func newThread(t testing.TB, u *uv.UvtReactor, fn func(context.Context) (any, error)) *uv.Thread[any] {
 	t.Helper()
 	th, err := uv.NewThread(u.Reactor, fn)
 	if err != nil {
@@ -35,7 +35,7 @@ func TestThreadLifecycle(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	testTID := unix.Gettid()
 	errBoom := errors.New("boom")
-	var th, failed, panicked *uv.Thread
+	var th, failed, panicked *uv.Thread[any]
 	var calls *uv.UvtCounter
 	uv.UvtMust(t, u.Exec(func() { // nothing completes before the subscriptions
 		th = newThread(t, u, func(context.Context) (any, error) {
@@ -92,7 +92,7 @@ func TestThreadLifecycle(t *testing.T) {
 // hear ErrClosed, the result is stored when it comes. Bad input is refused.
 func TestThreadCloseWhileBusyAndBadInput(t *testing.T) {
 	u := uv.UvtNewReactor(t)
-	if _, err := uv.NewThread(u.Reactor, nil); !errors.Is(err, syscall.EINVAL) {
+	if _, err := uv.NewThread[any](u.Reactor, nil); !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("nil function: %v, want EINVAL", err)
 	}
 	if _, err := uv.NewThread(nil, func(context.Context) (any, error) { return nil, nil }); !errors.Is(err, syscall.EINVAL) {

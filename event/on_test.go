@@ -1,0 +1,128 @@
+package event_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/uvevent/uvevent/event"
+)
+
+// A ticks is a repeating kind whose notifications carry an int: the
+// smallest event.Source.
+type ticks struct {
+	event.Base
+	owner event.Owner
+}
+
+type ticksOps ticks
+
+func newTicks(o event.Owner) *ticks {
+	t := &ticks{owner: o}
+	event.Init(&t.Base, (*ticksOps)(t), true, event.GoOwned)
+	return t
+}
+
+// Result names the kind's result type: an int.
+func (t *ticks) Result(res any) int {
+	n, _ := res.(int)
+	return n
+}
+
+func (t *ticks) tick(n int, err error) {
+	t.owner.Exec(func() { event.Notify(&t.Base, n, err) })
+}
+
+func (o *ticksOps) Owner() event.Owner { return o.owner }
+func (o *ticksOps) Event() event.Event { return (*ticks)(o) }
+func (o *ticksOps) Arm() error         { return nil }
+func (o *ticksOps) Disarm()            {}
+func (o *ticksOps) Free(bool)          {}
+func (o *ticksOps) Describe() string   { return "Ticks" }
+
+func TestOnDeliversTypedAndLeavesOutTheClose(t *testing.T) {
+	s := &event.Serial{}
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name string
+		opts []event.OnOption
+		want []string
+	}{
+		{"default", nil, []string{"1 <nil>", "0 boom", "2 <nil>"}},
+		{"WithClose", []event.OnOption{event.WithClose}, []string{"1 <nil>", "0 boom", "2 <nil>", "0 event closed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tk := newTicks(s)
+			var got []string
+			if _, err := event.On(tk, func(n int, err error) { got = append(got, fmt.Sprint(n, " ", err)) }, tc.opts...); err != nil {
+				t.Fatalf("On: %v", err)
+			}
+			tk.Start()
+			tk.tick(1, nil)
+			tk.tick(0, boom)
+			tk.tick(2, nil)
+			tk.Close()
+			if diff := cmpDiff(tc.want, got); diff != "" {
+				t.Errorf("notifications (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestOnCallbackUnsubscribes(t *testing.T) {
+	s := &event.Serial{}
+	tk := newTicks(s)
+	n := 0
+	cb, err := event.On(tk, func(int, error) { n++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk.Start()
+	tk.tick(1, nil)
+	if err := tk.DelCallback(cb); err != nil {
+		t.Fatalf("DelCallback(On's callback) = %v", err)
+	}
+	tk.tick(2, nil)
+	if n != 1 {
+		t.Errorf("calls = %d, want 1 (none after DelCallback)", n)
+	}
+}
+
+func TestOnFutureReplaysAndHearsCloseOnlyWhenAsked(t *testing.T) {
+	s := &event.Serial{}
+	done := event.NewFuture[string](s)
+	done.Resolve("v")
+	var got []string
+	if _, err := event.On(done, func(v string, err error) { got = append(got, v) }); err != nil {
+		t.Fatalf("On(completed future) = %v, want a replay", err)
+	}
+	if diff := cmpDiff([]string{"v"}, got); diff != "" {
+		t.Errorf("replay (-want +got):\n%s", diff)
+	}
+
+	for _, opts := range [][]event.OnOption{nil, {event.WithClose}} {
+		closed := event.NewFuture[string](s)
+		heard := 0
+		var herr error
+		event.On(closed, func(_ string, err error) { heard, herr = heard+1, err }, opts...)
+		closed.Close()
+		want := 0
+		if len(opts) > 0 {
+			want = 1
+		}
+		if heard != want || (want == 1 && !errors.Is(herr, event.ErrClosed)) {
+			t.Errorf("On(opts %v) of a future closed unsettled: %d calls (err %v), want %d", opts, heard, herr, want)
+		}
+	}
+}
+
+func TestOnRefusesNil(t *testing.T) {
+	s := &event.Serial{}
+	if _, err := event.On(newTicks(s), nil); !errors.Is(err, event.ErrNilCallback) {
+		t.Errorf("On(nil fn) = %v, want ErrNilCallback", err)
+	}
+	var nilTicks *ticks
+	if _, err := event.On(nilTicks, func(int, error) {}); !errors.Is(err, event.ErrNilEvent) {
+		t.Errorf("On(typed nil) = %v, want ErrNilEvent", err)
+	}
+}

@@ -159,18 +159,8 @@ func runIOFuzz(t *testing.T, d reactor.Driver, data []byte) {
 	rd.mu.Unlock()
 	want := sent.Bytes()
 	if timedOut && len(got) > len(want) {
-		what := "the rest of the write that timed out"
-		if !bytes.HasPrefix(late.Bytes(), got) {
-			// Seen on the libuv driver: the bytes after a timed-out
-			// write are the next write's, from the same offset, as if
-			// the timed-out request went on sending from a buffer the
-			// next write reused (seed c25f57a3c7d47506).
-			what = "bytes that are not the rest of the write they follow"
-		}
-		w.Close()
-		peer.Close()
-		t.Skipf("issue 13 (open) on the %v driver: after a write timed out, %d bytes beyond those reported written arrived (%s): the peer read %d, the writes reported %d",
-			d, len(got)-len(want), what, len(got), len(want))
+		t.Errorf("on the %v driver, after a write timed out, %d bytes beyond those reported written arrived: the peer read %d, the writes reported %d",
+			d, len(got)-len(want), len(got), len(want))
 	}
 	switch {
 	case reset:

@@ -172,19 +172,13 @@ func TestStressCloseRacesFiring(t *testing.T) {
 // A UDP socket closed in its own receive callback, while datagrams keep
 // arriving, on each driver. It runs in a child process (this test binary
 // again), so that a crash is told and the rest of the run goes on: the
-// crash of issue 13 (open at the time of writing) is skipped, saying so.
+// crash it once had fails the test through the child's exit.
 func TestStressUDPClosedInOwnCallback(t *testing.T) {
 	if os.Getenv("UVEVENT_STRESS_CHILD") != "1" {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestStressUDPClosedInOwnCallback$", "-test.v")
 		cmd.Env = append(os.Environ(), "UVEVENT_STRESS_CHILD=1")
 		out, err := cmd.CombinedOutput()
 		switch {
-		case err != nil && bytes.Contains(out, []byte("SIGSEGV")):
-			line := out[bytes.Index(out, []byte("SIGSEGV")):]
-			if i := bytes.IndexByte(line, '\n'); i > 0 {
-				line = line[:i]
-			}
-			t.Skipf("issue 13 (open): a UDP socket closed in its own receive callback crashes the process (%s)", line)
 		case err != nil:
 			t.Fatalf("child: %v\n%s", err, out)
 		}

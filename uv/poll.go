@@ -173,6 +173,30 @@ func NewPoll(r *reactor.Reactor, fd int, events PollEvents, opts ...PollOption) 
 	return p, nil
 }
 
+// Stop undoes one Start of the poll's user (see event.Event). The Start
+// that started proxies hold is theirs: a Stop when the user holds none is
+// a no-op, as for any event not started, and the started proxies go on
+// being polled for.
+func (p *Poll) Stop() error {
+	if p == nil || p.e == nil || p.zero() {
+		return event.ErrNilEvent
+	}
+	s := p.e
+	var err error
+	if x := s.drv.reactorOf().Exec(func() {
+		held := 0
+		if s.proxyHold {
+			held = 1
+		}
+		if event.LoopRefs(s.drv) > held {
+			err = s.drv.Stop()
+		}
+	}); x != nil {
+		return x
+	}
+	return err
+}
+
 // FD returns the descriptor the poll watches.
 func (p *Poll) FD() int {
 	if p == nil || p.e == nil {

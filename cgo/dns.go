@@ -58,7 +58,7 @@ func (l *Loop) CancelDNS(r Request) error {
 // ErrorName returns libuv's name for a code ("EAI_NONAME") and its message.
 func ErrorName(code int) (name, message string) {
 	e := Error{Code: code}
-	return e.Name(), C.GoString(C.uv_strerror(C.int(code)))
+	return e.Name(), errString(code, true)
 }
 
 // sysConstants gives the C values of the constants types_sys.go mirrors,

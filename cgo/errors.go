@@ -8,8 +8,21 @@ package uvcgo
 import "C"
 
 func init() {
-	errName = func(code int) string { return C.GoString(C.uv_err_name(C.int(code))) }
-	errText = func(code int) string { return C.GoString(C.uv_strerror(C.int(code))) }
+	errName = func(code int) string { return errString(code, false) }
+	errText = func(code int) string { return errString(code, true) }
+}
+
+// errString is libuv's name (or message) for code through the _r calls,
+// which write into a buffer: uv_err_name and uv_strerror allocate a string
+// for a code libuv does not know, and never free it.
+func errString(code int, text bool) string {
+	var buf [128]C.char
+	if text {
+		C.uv_strerror_r(C.int(code), &buf[0], C.size_t(len(buf)))
+	} else {
+		C.uv_err_name_r(C.int(code), &buf[0], C.size_t(len(buf)))
+	}
+	return C.GoString(&buf[0])
 }
 
 // Version returns the version of the libuv linked in.

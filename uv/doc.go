@@ -1,6 +1,6 @@
 // Package uv holds the event kinds of the libuv model, one file each: Timer,
 // Trigger, Phase (prepare, check, idle), Poll and PollProxy, Signal, Process,
-// Exec, Task, Thread, FSEvent, AddrInfo and NameInfo, Listener (listen), IO
+// Command, Task, Thread, FSEvent, AddrInfo and NameInfo, Listener (listen), IO
 // (TCP, Unix domain sockets and pipes, terminals), UDP and File (I/O;
 // docs/io.md tells their buffers' validity, backpressure and net.Conn
 // semantics).
@@ -64,7 +64,7 @@
 //
 // # System events without libuv handles
 //
-// Signal, Process, Exec, Task and Thread are Go-owned too: their work
+// Signal, Process, Command, Task and Thread are Go-owned too: their work
 // happens in goroutines (os/signal's relay, a child's watcher, a pool
 // worker, a locked thread) and reaches the loop through Reactor.Post (a
 // signal's arrival is queued for the next turn), so their callbacks run
@@ -75,8 +75,8 @@
 //     process; deliveries coalesce. See docs/signals.md.
 //   - Process starts children with syscall.ForkExec and waits for them on a
 //     pidfd in the netpoller, reaping by pid: no SIGCHLD handler, and
-//     os/exec elsewhere in the program is unaffected. Exec runs a shell
-//     command on top of it, in PHP's four modes.
+//     os/exec elsewhere in the program is unaffected. Command runs a shell
+//     command on top of it, its output captured or streamed (OutputMode).
 //   - Task runs blocking work on a bounded pool of goroutines (libuv's
 //     thread pool model: 4 workers unless UV_THREADPOOL_SIZE says
 //     otherwise), not on libuv's pool: a libuv worker thread would have to
@@ -89,7 +89,7 @@
 //     uv_cancel: work that has not started can be taken back.
 //   - Thread runs a function on an OS thread of its own.
 //
-// Process, Exec, Task and Thread are one-shot: they are started when made,
+// Process, Command, Task and Thread are one-shot: they are started when made,
 // count as active until they end (Run waits for them; Stop makes one no
 // longer count), complete with their result, and replay it to subscribers
 // that come later. Such an event can end before a subscription made after
@@ -103,7 +103,7 @@
 // and holds itself there only weakly): its subscribers hear
 // event.ErrClosed, as for any kind. What runs behind it is handled as by
 // the event's own Close: a queued Task is taken back, a running Task's or
-// Thread's context is cancelled, an Exec's command gets SIGTERM and later
+// Thread's context is cancelled, a Command's shell gets SIGTERM and later
 // SIGKILL, a Process's child is left running and still reaped when it
 // ends, and a Signal gives its signal back.
 package uv

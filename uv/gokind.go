@@ -13,7 +13,7 @@ import (
 )
 
 // This file holds what the Go-owned kinds of this package share (Signal,
-// Process, Exec, Task, Thread): none of them has a libuv handle. Their
+// Process, Command, Task, Thread): none of them has a libuv handle. Their
 // work happens in goroutines (os/signal's, a child's watcher, a worker) and
 // reaches the loop through Reactor.Post (a Signal's arrivals through the
 // kit's Host.Queue, see signalLine.forward).
@@ -107,7 +107,7 @@ func trackGo[T any, E interface {
 	h.cleanup = runtime.AddCleanup(user, func(ev E) { r.Post(func() { ev.Close() }) }, ev)
 }
 
-// outcome is the stored result of a one-shot Go-owned kind (Process, Exec,
+// outcome is the stored result of a one-shot Go-owned kind (Process, Command,
 // Task, Thread): written once, then replayed to late subscribers.
 type outcome struct {
 	done   atomic.Bool

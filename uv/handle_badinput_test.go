@@ -70,15 +70,18 @@ func TestBadInputAcrossKinds(t *testing.T) {
 				_, err := uv.StartProcess(r, uv.ProcessOptions{Args: []string{"/bin/true"}, Dir: "/nonexistent/dir"})
 				return err
 			},
-			"NewExec empty":        func() error { _, err := uv.NewExec(r, "", uv.ExecOptions{}); return err },
-			"NewExec bad shell":    func() error { _, err := uv.NewExec(r, "true", uv.ExecOptions{Shell: "/nonexistent/sh"}); return err },
-			"NewExec neg timeout":  func() error { _, err := uv.NewExec(r, "true", uv.ExecOptions{Timeout: -1}); return err },
-			"NewExec bad mode":     func() error { _, err := uv.NewExec(r, "true", uv.ExecOptions{Mode: 200}); return err },
-			"NewTaskPool 0":        func() error { _, err := uv.NewTaskPool(0); return err },
-			"NewTaskPool negative": func() error { _, err := uv.NewTaskPool(-3); return err },
-			"AddCallback nil":      func() error { tr, _ := uv.NewTrigger(r); defer tr.Close(); return tr.AddCallback(nil) },
-			"DelCallback nil":      func() error { tr, _ := uv.NewTrigger(r); defer tr.Close(); return tr.DelCallback(nil) },
-			"Replay nil":           func() error { tr, _ := uv.NewTrigger(r); defer tr.Close(); return tr.Replay(nil) },
+			"NewCommand empty": func() error { _, err := uv.NewCommand(r, "", uv.CommandOptions{}); return err },
+			"NewCommand bad shell": func() error {
+				_, err := uv.NewCommand(r, "true", uv.CommandOptions{Shell: "/nonexistent/sh"})
+				return err
+			},
+			"NewCommand neg timeout": func() error { _, err := uv.NewCommand(r, "true", uv.CommandOptions{Timeout: -1}); return err },
+			"NewCommand bad mode":    func() error { _, err := uv.NewCommand(r, "true", uv.CommandOptions{Mode: 200}); return err },
+			"NewTaskPool 0":          func() error { _, err := uv.NewTaskPool(0); return err },
+			"NewTaskPool negative":   func() error { _, err := uv.NewTaskPool(-3); return err },
+			"AddCallback nil":        func() error { tr, _ := uv.NewTrigger(r); defer tr.Close(); return tr.AddCallback(nil) },
+			"DelCallback nil":        func() error { tr, _ := uv.NewTrigger(r); defer tr.Close(); return tr.DelCallback(nil) },
+			"Replay nil":             func() error { tr, _ := uv.NewTrigger(r); defer tr.Close(); return tr.Replay(nil) },
 			"NewCallback nil fn": func() error {
 				tr, _ := uv.NewTrigger(r)
 				defer tr.Close()

@@ -49,7 +49,7 @@ var conformKinds = []struct {
 	{"NameInfo", conformNameInfo},
 	{"Signal", conformSignal},
 	{"Process", conformProcess},
-	{"Exec", conformExec},
+	{"Command", conformCommand},
 	{"Task", conformTask},
 	{"Thread", conformThread},
 	{"UDP", conformUDP},
@@ -396,17 +396,17 @@ func conformProcess(t *testing.T) conform.Kind {
 	}
 }
 
-func conformExec(t *testing.T) conform.Kind {
+func conformCommand(t *testing.T) conform.Kind {
 	return conform.Kind{
 		New: func(r *reactor.Reactor) (event.Event, error) {
-			return uv.NewExec(r, "sleep 100", uv.ExecOptions{})
+			return uv.NewCommand(r, "sleep 100", uv.CommandOptions{})
 		},
-		Fire: func(ev event.Event) error { return syscall.Kill(-ev.(*uv.Exec).Pid(), syscall.SIGTERM) },
+		Fire: func(ev event.Event) error { return syscall.Kill(-ev.(*uv.Command).Pid(), syscall.SIGTERM) },
 		Detach: func(ev event.Event) func() error {
-			pid := ev.(*uv.Exec).Pid()
+			pid := ev.(*uv.Command).Pid()
 			return func() error { return syscall.Kill(-pid, syscall.SIGTERM) }
 		},
-		Info:    regexp.MustCompile(`^Exec\(mode=exec, pid=\d+(, exit=-15)?\)$`),
+		Info:    regexp.MustCompile(`^Command\(mode=CaptureLines, pid=\d+(, exit=-15)?\)$`),
 		OneShot: true,
 		NoStart: true,
 	}

@@ -70,7 +70,7 @@ func TestNilReactorIsRefused(t *testing.T) {
 			_, err := uv.StartProcess(r, uv.ProcessOptions{Args: []string{"/bin/true"}})
 			return err
 		},
-		"NewExec": func() error { _, err := uv.NewExec(r, "true", uv.ExecOptions{}); return err },
+		"NewCommand": func() error { _, err := uv.NewCommand(r, "true", uv.CommandOptions{}); return err },
 		"QueueTask": func() error {
 			_, err := uv.QueueTask(r, func(context.Context) (any, error) { return nil, nil })
 			return err

@@ -51,7 +51,7 @@ type Process struct {
 	exited chan struct{} // closed once reaped and status is set
 	status int           // exit code or -signal; read only after exited is closed
 	lost   bool          // the status was lost: someone else reaped the child
-	group  bool          // the child leads its own process group (Exec)
+	group  bool          // the child leads its own process group (Command)
 	closer reactorCloser
 }
 

@@ -15,13 +15,13 @@ import (
 // replayed), and a file watch that sees a file appear and change, side by
 // side in one Run.
 func tourSystem(ctx context.Context, r *reactor.Reactor) error {
-	ex, err := uv.NewExec(r, "echo hello from a child; echo its pid is $$; exit 3", uv.ExecOptions{Timeout: 5 * time.Second})
+	ex, err := uv.NewCommand(r, "echo hello from a child; echo its pid is $$; exit 3", uv.CommandOptions{Timeout: 5 * time.Second})
 	if err != nil {
 		return err
 	}
 	say("started %s", ex.Info())
 	event.Subscribe(ex, func(ev event.Event, res any, err error) {
-		if res, ok := res.(*uv.ExecResult); ok {
+		if res, ok := res.(*uv.CommandResult); ok {
 			say("the child ended: exit code %d, lines %q", res.ExitCode, res.Lines[:1])
 		} else {
 			say("the child: %v", err)
@@ -65,6 +65,6 @@ func tourSystem(ctx context.Context, r *reactor.Reactor) error {
 	if err != nil {
 		return err
 	}
-	say("replayed to a late waiter: %s, last line %q", ex.Info(), outs[0].Result.(*uv.ExecResult).Last)
+	say("replayed to a late waiter: %s, last line %q", ex.Info(), outs[0].Result.(*uv.CommandResult).Last)
 	return nil
 }

@@ -157,7 +157,7 @@ func (p *Pool[T]) Release(v T) error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := p.r.Exec(func() {
+	if e := p.r.Call(func() {
 		if err = p.takeBack(v); err != nil {
 			return
 		}
@@ -180,7 +180,7 @@ func (p *Pool[T]) Discard(v T) error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := p.r.Exec(func() {
+	if e := p.r.Call(func() {
 		if err = p.takeBack(v); err != nil {
 			return
 		}
@@ -240,7 +240,7 @@ func (p *Pool[T]) Close() error {
 	if !p.usable() {
 		return event.ErrNilEvent
 	}
-	return p.r.Exec(func() {
+	return p.r.Call(func() {
 		if p.closed {
 			return
 		}
@@ -267,7 +267,7 @@ func (p *Pool[T]) Stats() PoolStats {
 	if !p.usable() {
 		return s
 	}
-	p.r.Exec(func() { s = PoolStats{Size: p.size, Idle: len(p.idle), Waiting: len(p.waiters)} })
+	p.r.Call(func() { s = PoolStats{Size: p.size, Idle: len(p.idle), Waiting: len(p.waiters)} })
 	return s
 }
 

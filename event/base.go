@@ -185,7 +185,7 @@ func (b *Base) exec(fn func()) error {
 		fn()
 		return nil
 	}
-	return o.Exec(fn)
+	return o.Call(fn)
 }
 
 // do runs f(b) with the owner held. On the loop goroutine it is a plain
@@ -200,7 +200,7 @@ func (b *Base) do(f func(*Base) error) error {
 		return f(b)
 	}
 	var err error
-	if e := o.Exec(func() { err = f(b) }); e != nil {
+	if e := o.Call(func() { err = f(b) }); e != nil {
 		return e
 	}
 	return err
@@ -216,7 +216,7 @@ func (b *Base) doCB(f func(*Base, *Callback) error, cb *Callback) error {
 		return f(b, cb)
 	}
 	var err error
-	if e := o.Exec(func() { err = f(b, cb) }); e != nil {
+	if e := o.Call(func() { err = f(b, cb) }); e != nil {
 		return e
 	}
 	return err

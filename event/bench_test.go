@@ -17,7 +17,7 @@ func BenchmarkC1Notify(b *testing.B) {
 		b.Run(itoa(n), func(b *testing.B) {
 			var o event.Serial
 			p := newProbe(&o, "bench", true, 0)
-			o.Exec(func() {
+			o.Call(func() {
 				for range n {
 					p.AddCallback(event.NewCallback(func(event.Event, any, error) {}))
 				}
@@ -39,7 +39,7 @@ func BenchmarkC1AddNotifyRemove(b *testing.B) {
 	var o event.Serial
 	p := newProbe(&o, "bench", true, 0)
 	cb := event.NewCallback(func(event.Event, any, error) {})
-	o.Exec(func() {
+	o.Call(func() {
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
@@ -54,7 +54,7 @@ func BenchmarkC1AddNotifyRemove(b *testing.B) {
 func BenchmarkC1StartStop(b *testing.B) {
 	var o event.Serial
 	p := newProbe(&o, "bench", true, 0)
-	o.Exec(func() {
+	o.Call(func() {
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {

@@ -24,7 +24,7 @@ func newCountdown(o event.Owner, n int) *countdown {
 
 // Tick counts one down; it runs with the owner held.
 func (c *countdown) Tick() {
-	c.owner.Exec(func() {
+	c.owner.Call(func() {
 		if event.LoopRefs(c) == 0 || c.Flags().Has(event.Closed) {
 			return
 		}

@@ -360,7 +360,7 @@ func TestFlagCloseFD(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev := newProbe(s, "fd", true, 0)
-		s.Exec(func() { event.AttachFD(&ev.Base, fds[0], closeOnClose) })
+		s.Call(func() { event.AttachFD(&ev.Base, fds[0], closeOnClose) })
 		if got := ev.Flags().Has(event.CloseFD); got != closeOnClose {
 			t.Errorf("CloseFD = %v after AttachFD(…, %v)", got, closeOnClose)
 		}

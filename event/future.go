@@ -223,7 +223,7 @@ func (o *futureOps[T]) Describe() string {
 type noOwner struct{}
 
 func (noOwner) Owned() bool                            { return false }
-func (noOwner) Exec(func()) error                      { return ErrNoOwner }
+func (noOwner) Call(func()) error                      { return ErrNoOwner }
 func (noOwner) Post(func()) error                      { return ErrNoOwner }
 func (noOwner) ActiveDelta(int)                        {}
 func (noOwner) Report(ev Event, msg string, err error) { LogReport(slog.Default(), ev, msg, err) }

@@ -47,7 +47,7 @@ func (o *probeOps) Free(free bool) {
 // fire runs one notification pass (event.Notify) with the owner held.
 func (p *probe) fire(result any, err error) error {
 	var nerr error
-	if xerr := p.owner.Exec(func() { nerr = event.Notify(&p.Base, result, err) }); xerr != nil {
+	if xerr := p.owner.Call(func() { nerr = event.Notify(&p.Base, result, err) }); xerr != nil {
 		return xerr
 	}
 	return nerr
@@ -56,7 +56,7 @@ func (p *probe) fire(result any, err error) error {
 // complete ends the probe (event.Complete) with the owner held.
 func (p *probe) complete(result any, err error) error {
 	var nerr error
-	if xerr := p.owner.Exec(func() { nerr = event.Complete(&p.Base, result, err) }); xerr != nil {
+	if xerr := p.owner.Call(func() { nerr = event.Complete(&p.Base, result, err) }); xerr != nil {
 		return xerr
 	}
 	return nerr

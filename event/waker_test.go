@@ -328,7 +328,7 @@ func TestAwaitOnLoopRefused(t *testing.T) {
 	s := &event.Serial{}
 	f := event.NewFuture[any](s)
 	var err error
-	s.Exec(func() { _, err = event.Await(context.Background(), event.Any(), f) })
+	s.Call(func() { _, err = event.Await(context.Background(), event.Any(), f) })
 	if !errors.Is(err, event.ErrOnLoop) {
 		t.Errorf("Await inside the owner = %v, want ErrOnLoop", err)
 	}
@@ -347,7 +347,7 @@ func TestAwaitStopsTheOthersWhenItEnds(t *testing.T) {
 	p := newProbe(s, "loser", true, 0)
 	var atTheEnd loopState
 	_, err := await(t, t.Context(), event.Any(), func(func(error)) {
-		s.Exec(func() {
+		s.Call(func() {
 			f.Resolve(1) // ends the wait, on the owner
 			atTheEnd = stateOf(s, p)
 		})

@@ -46,7 +46,7 @@ func BenchmarkX1RoundTrip(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		f := event.NewFuture[any](r)
-		r.Exec(func() { f.Resolve(1) })
+		r.Call(func() { f.Resolve(1) })
 		if _, ok, _ := f.Outcome(); !ok {
 			b.Fatal("future not resolved after the round trip")
 		}
@@ -91,7 +91,7 @@ func BenchmarkX1Senders(b *testing.B) {
 		}()
 	}
 	wg.Wait()
-	r.Exec(func() {}) // the loop has run everything posted
+	r.Call(func() {}) // the loop has run everything posted
 	b.StopTimer()
 	after := r.Stats()
 	ops := float64(per * senders)

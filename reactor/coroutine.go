@@ -141,7 +141,7 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 	f := event.NewFuture[T](r)
 	c := &Coroutine[T]{Typed: f, f: f, co: co}
 	var refused error
-	if err := r.Exec(func() {
+	if err := r.Call(func() {
 		// From the first moment of Close on, nothing new starts: a
 		// coroutine started by a close notification would run without
 		// the baton, beside Close's callbacks, on a reactor being freed.
@@ -179,7 +179,7 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 		co.gid = uintptr(currentGID())
 		if coop {
 			// While it holds the baton the coroutine owns the loop: the
-			// deadlock guard of Exec must know it (see loopOwners).
+			// deadlock guard of Call must know it (see loopOwners).
 			loopOwners.Store(co.gid, r)
 			defer loopOwners.CompareAndDelete(co.gid, r)
 			co.yield <- struct{}{} // Spawn may schedule now
@@ -256,14 +256,14 @@ func (c *Coroutine[T]) Info() string {
 	}
 	var s string
 	var waits bool
-	if err := c.co.r.Exec(func() { s, waits = c.co.describe(nil), c.co.state == coWaiting }); err != nil || !waits {
+	if err := c.co.r.Call(func() { s, waits = c.co.describe(nil), c.co.state == coWaiting }); err != nil || !waits {
 		if err != nil {
 			return c.co.name() + " (" + err.Error() + ")"
 		}
 		return s
 	}
 	sites := caller.Waiting()
-	if err := c.co.r.Exec(func() { s = c.co.describe(sites) }); err != nil {
+	if err := c.co.r.Call(func() { s = c.co.describe(sites) }); err != nil {
 		return c.co.name() + " (" + err.Error() + ")"
 	}
 	return s

@@ -28,14 +28,15 @@ func currentGID() gid.ID { return gid.Current() }
 // loop goroutine, or inside an operation running directly.
 func (r *Reactor) Owned() bool { return r != nil && r.holder.Load() == uintptr(gid.Current()) }
 
-// Exec runs fn on the loop and returns when fn has returned: at once when
-// the caller owns the loop, otherwise queued (another goroutine owns it) or
-// run here, the caller taking ownership for the length of fn (nobody does).
-// A panic in fn is raised again in the caller. It returns ErrReactorClosed
-// after Close, and ErrOnLoop when the caller owns another reactor's loop
-// (its loop goroutine, or a cooperative coroutine of it, which holds its
-// baton): waiting for this loop there could deadlock the two loops.
-func (r *Reactor) Exec(fn func()) error {
+// Call runs fn on the loop and returns when fn has returned (Post is the
+// same without the wait): at once when the caller owns the loop, otherwise
+// queued (another goroutine owns it) or run here, the caller taking
+// ownership for the length of fn (nobody does). A panic in fn is raised
+// again in the caller. It returns ErrReactorClosed after Close, and
+// ErrOnLoop when the caller owns another reactor's loop (its loop
+// goroutine, or a cooperative coroutine of it, which holds its baton):
+// waiting for this loop there could deadlock the two loops.
+func (r *Reactor) Call(fn func()) error {
 	if r == nil || r.wake == nil {
 		return ErrZeroReactor
 	}
@@ -58,7 +59,7 @@ func (r *Reactor) Exec(fn func()) error {
 	}
 	if other, ok := loopOwners.Load(me); ok && other != r {
 		r.mu.Unlock()
-		return fmt.Errorf("reactor: Exec from the loop goroutine of another reactor (use Post): %w", event.ErrOnLoop)
+		return fmt.Errorf("reactor: Call from the loop goroutine of another reactor (use Post): %w", event.ErrOnLoop)
 	}
 	c := callPool.Get().(*call)
 	c.fn = fn
@@ -91,7 +92,7 @@ var errGoexit = new(int)
 // operation, a callback or a coroutine. In an operation or callback it ended
 // the goroutine driving the loop: that Run never returns, but the reactor is
 // left consistent (ownership released; another Run, Serve or Close may take
-// over) and Exec returns ErrGoexit. A coroutine that calls it fails with
+// over) and Call returns ErrGoexit. A coroutine that calls it fails with
 // ErrGoexit, and the loop carries on.
 var ErrGoexit = errors.New("reactor: runtime.Goexit called")
 
@@ -165,7 +166,7 @@ func (r *Reactor) take(me uintptr) {
 // release for ever, holding off a Run or Close that waits for ownership.
 // What is left is run by whoever takes ownership next: a waiting Run or
 // Close, or else a goroutine started here for that, so that no queued
-// Exec waits for an owner that never comes.
+// Call waits for an owner that never comes.
 func (r *Reactor) release() {
 	gaveUp := false
 	defer func() {
@@ -247,7 +248,7 @@ func (r *Reactor) signal() {
 	}
 }
 
-// call carries a queued Exec back to its caller.
+// call carries a queued Call back to its caller.
 type call struct {
 	fn       func()
 	done     chan struct{}
@@ -326,7 +327,7 @@ func (r *Reactor) drain() {
 }
 
 // runTurnQueue runs the work kinds queued with kind.Host.Queue so far: in
-// a loop turn (or at Close), never in another goroutine's Exec or Post on a
+// a loop turn (or at Close), never in another goroutine's Call or Post on a
 // loop nobody runs (release drains only the operations), as libuv delivers
 // only inside uv_run. It reports whether it ran anything.
 func (r *Reactor) runTurnQueue() bool {

@@ -231,7 +231,7 @@ func (r *Reactor) Report(ev event.Event, msg string, err error) {
 // outside the reactor that will resolve a future: until release is called,
 // Run does not return for lack of active events and no deadlock is reported.
 func (r *Reactor) Hold() (release func(), err error) {
-	if err := r.Exec(func() { r.active++ }); err != nil {
+	if err := r.Call(func() { r.active++ }); err != nil {
 		return nil, err
 	}
 	var once sync.Once
@@ -302,7 +302,7 @@ func (r *Reactor) Stats() Stats {
 		return Stats{}
 	}
 	var s Stats
-	if err := r.Exec(func() { s = r.loopStats() }); errors.Is(err, ErrReactorClosed) {
+	if err := r.Call(func() { s = r.loopStats() }); errors.Is(err, ErrReactorClosed) {
 		r.mu.Lock()
 		s = r.final
 		s.Coroutines = max(0, s.Coroutines-r.endedAfterClose)
@@ -422,7 +422,7 @@ func (r *Reactor) Shutdown(ctx context.Context) error {
 		}
 		return err
 	}
-	// From here on nothing new is queued (Exec and Post return
+	// From here on nothing new is queued (Call and Post return
 	// ErrReactorClosed); what was queued before runs now, and then
 	// everything it may have opened is closed.
 	r.closed = true

@@ -40,8 +40,8 @@ func TestDirectCallbackMayCallStatsAndClose(t *testing.T) {
 	}
 }
 
-// A loop goroutine must not block on another loop: Exec is refused.
-func TestCrossReactorExecRefused(t *testing.T) {
+// A loop goroutine must not block on another loop: Call is refused.
+func TestCrossReactorCallRefused(t *testing.T) {
 	a, _ := newReactor(t)
 	b, _ := newReactor(t)
 	stopA, stopB := serve(t, a), serve(t, b)
@@ -50,19 +50,19 @@ func TestCrossReactorExecRefused(t *testing.T) {
 	tb, _ := b.NewTimer(time.Hour, 0)
 	var execErr error
 	var info string
-	a.Exec(func() {
-		execErr = b.Exec(func() {})
+	a.Call(func() {
+		execErr = b.Call(func() {})
 		info = tb.Info()
 	})
 	if !errors.Is(execErr, event.ErrOnLoop) {
-		t.Fatalf("Exec on b from a's loop = %v, want ErrOnLoop", execErr)
+		t.Fatalf("Call on b from a's loop = %v, want ErrOnLoop", execErr)
 	}
 	if !strings.Contains(info, event.ErrOnLoop.Error()) {
 		t.Fatalf("Info across loops = %q, want the refusal", info)
 	}
 	// Post is the way across: it does not wait.
 	got := make(chan bool, 1)
-	a.Exec(func() { b.Post(func() { got <- b.Owned() }) })
+	a.Call(func() { b.Post(func() { got <- b.Owned() }) })
 	if !<-got {
 		t.Fatal("an operation posted across loops did not run on the other loop")
 	}

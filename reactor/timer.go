@@ -76,7 +76,7 @@ func (t *Timer) Reset(timeout time.Duration) error {
 		return fmt.Errorf("reactor: Timer.Reset(%v): negative duration: %w", timeout, syscall.EINVAL)
 	}
 	var err error
-	if e := t.r.Exec(func() {
+	if e := t.r.Call(func() {
 		if t.Flags().Has(event.Closed) {
 			err = event.ErrClosed
 			return
@@ -101,7 +101,7 @@ func (t *Timer) SetRepeat(repeat time.Duration) error {
 	if repeat < 0 {
 		return fmt.Errorf("reactor: Timer.SetRepeat(%v): negative duration: %w", repeat, syscall.EINVAL)
 	}
-	return t.r.Exec(func() { t.repeat = repeat })
+	return t.r.Call(func() { t.repeat = repeat })
 }
 
 // SetReusable makes a one-shot timer stop, rather than close, when it
@@ -116,7 +116,7 @@ func (t *Timer) SetReusable(on bool) error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := t.r.Exec(func() {
+	if e := t.r.Call(func() {
 		if t.Flags().Has(event.Closed) {
 			err = event.ErrClosed
 			return
@@ -139,7 +139,7 @@ func (t *Timer) Refresh() error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := t.r.Exec(func() {
+	if e := t.r.Call(func() {
 		switch {
 		case t.Flags().Has(event.Closed):
 			err = event.ErrClosed
@@ -161,7 +161,7 @@ func (t *Timer) Timeout() time.Duration {
 		return 0
 	}
 	var d time.Duration
-	t.r.Exec(func() { d = t.timeout })
+	t.r.Call(func() { d = t.timeout })
 	return d
 }
 
@@ -171,7 +171,7 @@ func (t *Timer) Repeat() time.Duration {
 		return 0
 	}
 	var d time.Duration
-	t.r.Exec(func() { d = t.repeat })
+	t.r.Call(func() { d = t.repeat })
 	return d
 }
 
@@ -184,7 +184,7 @@ func (t *Timer) DueIn() time.Duration {
 		return 0
 	}
 	var d time.Duration
-	t.r.Exec(func() {
+	t.r.Call(func() {
 		switch {
 		case t.where == inNone:
 		case t.due > math.MaxInt64/int64(time.Millisecond):
@@ -205,7 +205,7 @@ func (t *Timer) Again() error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := t.r.Exec(func() {
+	if e := t.r.Call(func() {
 		switch {
 		case t.Flags().Has(event.Closed):
 			err = event.ErrClosed

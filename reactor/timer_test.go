@@ -181,7 +181,7 @@ func TestTimerSetRepeatZeroEndsPeriodic(t *testing.T) {
 }
 
 // Reset on a started timer re-arms it from now: the order against another
-// timer shows the new deadline. Setting up inside one Exec gives every
+// timer shows the new deadline. Setting up inside one Call gives every
 // Start and Reset the same loop time, so the order is exact.
 func TestTimerResetRearms(t *testing.T) {
 	for _, tc := range []struct {
@@ -199,7 +199,7 @@ func TestTimerResetRearms(t *testing.T) {
 			a := timerTestNew(t, r, 10*time.Millisecond, 0, func(event.Event, any, error) { order = append(order, "a") })
 			b := timerTestNew(t, r, 40*time.Millisecond, 0, func(event.Event, any, error) { order = append(order, "b") })
 			var errs []error
-			r.Exec(func() {
+			r.Call(func() {
 				if errs = append(errs, a.Start(), b.Start()); tc.reset > 0 {
 					errs = append(errs, a.Reset(tc.reset))
 				}
@@ -250,7 +250,7 @@ func TestTimerStopReadyTimerFromCallback(t *testing.T) {
 	end := timerTestNew(t, r, 5*time.Millisecond, 0, func(event.Event, any, error) { order = append(order, "end"); r.Stop() })
 	a := timerTestNew(t, r, 0, 0, func(ev event.Event, _ any, err error) { rec("a")(ev, nil, err); b.Stop(); end.Start() })
 	kick := timerTestNew(t, r, time.Millisecond, 0, func(event.Event, any, error) {
-		go r.Exec(func() { a.Start(); b.Start() }) // queued: runs after the timers of a turn
+		go r.Call(func() { a.Start(); b.Start() }) // queued: runs after the timers of a turn
 	})
 	timerTestStart(t, kick)
 	if err := r.Serve(timerTestCtx(t)); err != nil {

@@ -82,7 +82,7 @@ func TestCommandModes(t *testing.T) {
 			out := newSyncBuffer()
 			var e *uv.Command
 			var calls *uv.UvtCounter
-			uv.UvtMust(t, u.Exec(func() { // nothing completes before the subscription
+			uv.UvtMust(t, u.Call(func() { // nothing completes before the subscription
 				e = newCommand(t, u, cmd, uv.CommandOptions{Mode: tc.mode, Out: out})
 				calls = uv.UvtSubscribe(t, e, u.Owned)
 			}))

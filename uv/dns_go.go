@@ -23,7 +23,7 @@ import (
 // goroutine of its own, with a context its Close cancels; the answer is
 // queued on the loop (kind.Host.Queue: never run in the resolving
 // goroutine), which completes the event on a turn, as libuv's callback
-// does inside uv_run, never in an Exec on a loop nobody runs. A goroutine rather than a bounded pool: Go's resolver waits in the
+// does inside uv_run, never in a Call on a loop nobody runs. A goroutine rather than a bounded pool: Go's resolver waits in the
 // netpoller, not on a thread, and bounds its own cgo lookups.
 //
 // From submission until it completes or closes, a lookup counts as active
@@ -78,7 +78,7 @@ func submitGo[E any, P interface {
 	g := &goLookup{c: c}
 	rs := goResolver
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if err = onReactorClose(&g.closer, r, ev); err != nil {
 			return
 		}

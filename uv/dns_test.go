@@ -235,7 +235,7 @@ func TestAddrInfoDisposeBeforeCompletion(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		const n = 200
 		var counters []*uv.UvtCounter
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			var lookups []*uv.AddrInfo
 			for range n {
 				a, err := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{})
@@ -343,7 +343,7 @@ func TestDNSDroppedWithoutClose(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		for round := range 5 {
-			uv.UvtMust(t, u.Exec(func() {
+			uv.UvtMust(t, u.Call(func() {
 				for i := range 100 {
 					var err error
 					if i%2 == round%2 {

@@ -95,7 +95,7 @@
 // that come later. Such an event can end before a subscription made after
 // it was created: event.Subscribe and event.Await then replay the result (a
 // bare AddCallback returns ErrClosed; Replay gives the result). To subscribe before
-// anything can be delivered, create and subscribe inside Reactor.Exec (or a
+// anything can be delivered, create and subscribe inside Reactor.Call (or a
 // callback): deliveries wait until the loop is let go.
 //
 // The reactor's Close closes every one of these events that was ever

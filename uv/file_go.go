@@ -43,7 +43,7 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 	q.entry = entry{r: r, host: host, ev: q}
 	event.Init(&q.Base, (*goFSOps)(q), false, event.GoOwned)
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if err = onReactorClose(&q.closer, r, q); err != nil {
 			return
 		}

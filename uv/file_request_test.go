@@ -53,7 +53,7 @@ func TestFSRequestLifecycle(t *testing.T) {
 		}
 		// Holding the reactor, nothing lands (on the pure-Go driver, any
 		// operation from another goroutine would otherwise deliver it).
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			var err error
 			q, err = uv.UvtFSRead(u.Reactor, osf.Fd())
 			uv.UvtMust(t, err)
@@ -162,7 +162,7 @@ func TestFSRequestCloseMidflight(t *testing.T) {
 		// Holding the reactor, nothing lands: the pool's outcomes queue up
 		// (on the pure-Go driver, any other goroutine's operation would
 		// otherwise run them).
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			uv.UvtMust(t, w.Close())
 			uv.UvtWaitFor(t, "an open to begin", started)
 			for _, q := range blockers {

@@ -268,7 +268,7 @@ func TestFSRequestCounted(t *testing.T) {
 		uv.UvtMust(t, err)
 		var q *uv.FSRequest
 		var inFlight map[string]int
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			// Submitted on the loop: it cannot complete before a later turn.
 			q, err = f.WriteAsync([]byte("x"), 0)
 			inFlight = u.Stats().Handles

@@ -47,7 +47,7 @@ func newGoFSEvent(r *reactor.Reactor, s fsState) (*FSEvent, error) {
 	e.drv = e
 	event.Init(&e.Base, (*goFSEventOps)(e), true, event.GoOwned)
 	var err error
-	if x := r.Exec(func() { err = e.enter() }); x != nil {
+	if x := r.Call(func() { err = e.enter() }); x != nil {
 		err = x
 	}
 	if err != nil {

@@ -397,7 +397,7 @@ func TestFSEventDroppedWithoutClose(t *testing.T) {
 		root := t.TempDir()
 		uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "a", "b"), 0o700))
 		var held []*uv.FSEvent // until counted
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			for i := range 300 {
 				var opts []uv.FSEventOption
 				if i%2 == 0 {

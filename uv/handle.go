@@ -289,7 +289,7 @@ func openEntry(r *reactor.Reactor, e *entry, ev entryKind, setup func() kind.Han
 		return fmt.Errorf("uv: nil reactor: %w", syscall.EINVAL)
 	}
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if err = e.enter(r, ev); err != nil {
 			return
 		}

@@ -92,7 +92,7 @@ func TestCloseWhileSystemEventsRun(t *testing.T) {
 				var cancelled chan struct{}
 				cleanup := func() {}
 				heard := make(chan error, 1)
-				err := r.Exec(func() {
+				err := r.Call(func() {
 					ev, cancelled, cleanup = mk(t, r)
 					ev.AddCallback(event.NewCallback(func(_ event.Event, _ any, err error) {
 						select {

@@ -100,7 +100,7 @@ func TestG1MillionDroppedBothDrivers(t *testing.T) {
 				const batch = 10_000
 				for made := 0; made < n; made += batch {
 					var err error
-					if e := r.Exec(func() {
+					if e := r.Call(func() {
 						for i := range batch {
 							var ev event.Event
 							switch what {

@@ -98,7 +98,7 @@ func TestTimersNeverEarly(t *testing.T) {
 				close(all)
 			}
 		})
-		u.Exec(func() {
+		u.Call(func() {
 			if i%100 == 0 {
 				busy(2 * time.Millisecond) // the turn's cached clock goes stale
 			}

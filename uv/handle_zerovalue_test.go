@@ -40,7 +40,7 @@ func TestZeroReactorIsRefused(t *testing.T) {
 	cases := map[string]func(r *reactor.Reactor){
 		"Run":      func(r *reactor.Reactor) { _ = r.Run(ctx) },
 		"RunOnce":  func(r *reactor.Reactor) { _ = r.RunOnce(ctx) },
-		"Exec":     func(r *reactor.Reactor) { _ = r.Exec(func() {}) },
+		"Call":     func(r *reactor.Reactor) { _ = r.Call(func() {}) },
 		"Post":     func(r *reactor.Reactor) { _ = r.Post(func() {}) },
 		"Close":    func(r *reactor.Reactor) { _ = r.Close() },
 		"Stats":    func(r *reactor.Reactor) { _ = r.Stats() },

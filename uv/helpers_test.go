@@ -309,7 +309,7 @@ func UvtFence(t testing.TB, u *UvtReactor) {
 	t.Helper()
 	// On the pure-Go driver, descriptors' readiness reaches the loop
 	// through the poller's goroutine: a pass now delivers what is ready.
-	u.Exec(func() {
+	u.Call(func() {
 		if pl := uvtPoller(u); pl != nil {
 			pl.deliver()
 		}

@@ -222,7 +222,7 @@ func (e *ioEvent) describe() string {
 
 // exec runs fn on the loop; a closed reactor reads as a closed stream.
 func (e *ioEvent) exec(fn func()) error {
-	if err := e.r.Exec(fn); err != nil {
+	if err := e.r.Call(fn); err != nil {
 		return ErrClosed
 	}
 	return nil

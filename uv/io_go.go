@@ -103,7 +103,7 @@ func goIO(r *reactor.Reactor, fd int, transport string) (*IO, error) {
 func openGoIO(r *reactor.Reactor, fd int, transport string) (*IO, error) {
 	var c *IO
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if _, err = unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
 			err = os.NewSyscallError("fcntl", err)
 			return
@@ -149,7 +149,7 @@ func dialGo(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 // is refused.
 func onLoopWithSocket(r *reactor.Reactor, family int, fn func(fd int) error) error {
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if err = armable(r); err != nil {
 			return
 		}

@@ -80,7 +80,7 @@ func TestGoBreakCloseWriteTwice(t *testing.T) {
 		// On the loop, CloseWrite does not wait; the second is refused all
 		// the same, and so is a Send.
 		var second, send error
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			uv.UvtMust(t, s.CloseWrite())
 			second = s.CloseWrite()
 			send = s.Send([]byte("x"))

@@ -81,7 +81,7 @@ func TestGoBreakResetWithWritesQueued(t *testing.T) {
 				t.Errorf("notification after the reset: %v, %v; want the reset", call.Result, call.Err)
 			}
 		}
-		uv.UvtMust(t, v.u.Exec(func() {})) // a later turn
+		uv.UvtMust(t, v.u.Call(func() {})) // a later turn
 		if n := cs.N(); n != 2 {
 			t.Errorf("%d notifications, want 2: %v", n, cs.Calls())
 		}
@@ -115,7 +115,7 @@ func TestGoBreakCloseInWriteFailure(t *testing.T) {
 		}
 		uv.UvtMust(t, nc.Close())
 		uv.UvtRecv(t, closed, "the first error")
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			if len(errs) != 1 || !isResetOrPipe(errs[0]) {
 				t.Errorf("errors heard: %v; want the one reset that closed", errs)
 			}

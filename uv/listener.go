@@ -200,7 +200,7 @@ func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 	if e.r.Owned() {
 		return nil, fmt.Errorf("uv: Accept: %w", event.ErrOnLoop)
 	}
-	if x := e.r.Exec(func() {
+	if x := e.r.Call(func() {
 		switch {
 		case e.self.Flags().Has(event.Closed):
 			err = ErrClosed
@@ -230,7 +230,7 @@ func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 	select {
 	case <-w.ch:
 	case <-ctx.Done():
-		e.r.Exec(func() {
+		e.r.Call(func() {
 			for i, x := range e.waiters {
 				if x == w {
 					e.waiters = append(e.waiters[:i], e.waiters[i+1:]...)

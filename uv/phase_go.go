@@ -37,7 +37,7 @@ func newGoPhase(r *reactor.Reactor, which uvcgo.Phase) (*Phase, error) {
 	e := &goPhase{r: r, which: which}
 	event.Init(&e.Base, (*goPhaseOps)(e), true, event.GoOwned)
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if err = onReactorClose(&e.closer, r, e); err == nil {
 			kind.HostOf(r).CountHandle(e.kindName(), 1)
 		}

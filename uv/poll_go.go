@@ -29,7 +29,7 @@ func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
 	e.drv = e
 	event.Init(&e.Base, (*goPollOps)(e), true, event.GoOwned)
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if err = armable(r); err != nil {
 			return
 		}

@@ -343,7 +343,7 @@ func TestPollDroppedWithoutClose(t *testing.T) {
 		const rounds, each = 10, 100
 		var fds []int
 		for round := range rounds {
-			uv.UvtMust(t, u.Exec(func() {
+			uv.UvtMust(t, u.Call(func() {
 				for i := range each {
 					pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 					if err != nil {

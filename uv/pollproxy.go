@@ -59,7 +59,7 @@ func NewPollProxy(p *Poll, events PollEvents) (*PollProxy, error) {
 	x := &PollProxy{poll: p, e: p.e, events: events}
 	event.Init(&x.Base, (*pollProxyOps)(x), true, event.GoOwned)
 	var err error
-	if e := p.e.drv.reactorOf().Exec(func() {
+	if e := p.e.drv.reactorOf().Call(func() {
 		if p.e.drv.Flags().Has(event.Closed) {
 			err = event.ErrClosed
 			return

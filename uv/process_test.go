@@ -57,7 +57,7 @@ func TestProcessLifecycle(t *testing.T) {
 	// be delivered before the subscription.
 	var p *uv.Process
 	var calls *uv.UvtCounter
-	uv.UvtMust(t, u.Exec(func() {
+	uv.UvtMust(t, u.Call(func() {
 		p = spawnChild(t, u.Reactor, uv.ProcessOptions{}, "exit", "3")
 		calls = uv.UvtSubscribe(t, p, u.Owned)
 	}))

@@ -43,7 +43,7 @@ func TestTaskLifecycle(t *testing.T) {
 	errBoom := errors.New("boom")
 	var ok, failed, panicked *uv.Task
 	var calls *uv.UvtCounter
-	uv.UvtMust(t, u.Exec(func() { // nothing completes before the subscriptions
+	uv.UvtMust(t, u.Call(func() { // nothing completes before the subscriptions
 		ok = queue(t, p, u, func(context.Context) (any, error) { return 42, nil })
 		failed = queue(t, p, u, func(context.Context) (any, error) { return nil, errBoom })
 		panicked = queue(t, p, u, func(context.Context) (any, error) { panic("oops") })
@@ -221,7 +221,7 @@ func BenchmarkTask(b *testing.B) {
 	fn := func(context.Context) (any, error) { return nil, nil }
 	b.ReportAllocs()
 	b.ResetTimer()
-	uv.UvtMust(b, u.Exec(func() {
+	uv.UvtMust(b, u.Call(func() {
 		for range b.N {
 			task, err := p.Queue(u.Reactor, fn)
 			if err != nil {

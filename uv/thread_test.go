@@ -37,7 +37,7 @@ func TestThreadLifecycle(t *testing.T) {
 	errBoom := errors.New("boom")
 	var th, failed, panicked *uv.Thread
 	var calls *uv.UvtCounter
-	uv.UvtMust(t, u.Exec(func() { // nothing completes before the subscriptions
+	uv.UvtMust(t, u.Call(func() { // nothing completes before the subscriptions
 		th = newThread(t, u, func(context.Context) (any, error) {
 			tid := unix.Gettid()
 			for range 100 {

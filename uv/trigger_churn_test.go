@@ -111,7 +111,7 @@ func TestChurnG1MillionDroppedTriggers(t *testing.T) {
 	peak := 0
 	for made := 0; made < n; made += batch {
 		var err error
-		if e := u.Exec(func() {
+		if e := u.Call(func() {
 			for range batch {
 				var tr *uv.Trigger
 				if tr, err = uv.NewTrigger(u.Reactor); err != nil {

@@ -31,7 +31,7 @@ func newGoTrigger(r *reactor.Reactor) (*Trigger, error) {
 	e := &goTrigger{r: r}
 	event.Init(&e.Base, (*goTriggerOps)(e), true, event.GoOwned)
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		host := kind.HostOf(r)
 		if host.Closing() {
 			err = reactor.ErrReactorClosed

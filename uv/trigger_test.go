@@ -323,9 +323,9 @@ func TestTriggerSendRacingCloseOnLoop(t *testing.T) {
 		started.Wait()
 		// Close on the loop goroutine, while the senders hammer.
 		var onLoop bool
-		uv.UvtMust(t, u.Exec(func() { onLoop = u.Owned(); tr.Close() }))
+		uv.UvtMust(t, u.Call(func() { onLoop = u.Owned(); tr.Close() }))
 		if !onLoop {
-			t.Fatal("Exec while Serve runs did not run on the loop")
+			t.Fatal("Call while Serve runs did not run on the loop")
 		}
 		done.Wait()
 		close(errs)
@@ -415,8 +415,8 @@ func TestTriggerOnClosedReactor(t *testing.T) {
 	if info := tr.Info(); info == "" {
 		t.Error("Info on a closed reactor is empty")
 	}
-	if err := u.Exec(func() {}); !errors.Is(err, reactor.ErrReactorClosed) {
-		t.Errorf("Exec = %v, want ErrReactorClosed", err)
+	if err := u.Call(func() {}); !errors.Is(err, reactor.ErrReactorClosed) {
+		t.Errorf("Call = %v, want ErrReactorClosed", err)
 	}
 	if err := u.Serve(context.Background()); !errors.Is(err, reactor.ErrReactorClosed) {
 		t.Errorf("Serve = %v, want ErrReactorClosed", err)

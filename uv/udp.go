@@ -301,7 +301,7 @@ func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 	}
 	rd := &udpRead{p: p, ch: make(chan struct{}, 1)}
 	var err error
-	if x := e.r.Exec(func() {
+	if x := e.r.Call(func() {
 		switch {
 		case e.closed:
 			err = ErrClosed
@@ -349,7 +349,7 @@ func (u *UDP) WriteTo(p []byte, addr net.Addr) (int, error) {
 	t := tcpTarget{ip: ip, port: ua.Port, zone: zoneIndex(ua.Zone)}
 	e := u.e
 	var err error
-	if x := e.r.Exec(func() {
+	if x := e.r.Call(func() {
 		switch {
 		case e.closed:
 			err = ErrClosed
@@ -373,7 +373,7 @@ func (u *UDP) Queued() int {
 		return 0
 	}
 	n := 0
-	u.e.r.Exec(func() { n = u.e.drv.queued() })
+	u.e.r.Call(func() { n = u.e.drv.queued() })
 	return n
 }
 
@@ -404,7 +404,7 @@ func (u *UDP) SetReadDeadline(t time.Time) error {
 	}
 	e := u.e
 	err := ErrClosed
-	e.r.Exec(func() {
+	e.r.Call(func() {
 		if !e.closed {
 			err = e.dl.set(e.r, t, func() {
 				for _, rd := range e.takeReaders() {

@@ -59,7 +59,7 @@ func listenGoUDP(r *reactor.Reactor, network string, t tcpTarget) (*UDP, error) 
 	e.init(e, r, network)
 	event.Init(&e.Base, (*goUDPOps)(e), true, event.GoOwned)
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if err = armable(r); err != nil {
 			return
 		}

@@ -350,7 +350,7 @@ func TestUDPBadInput(t *testing.T) {
 			t.Errorf("ListenUDP(nil reactor) = %v, want EINVAL", err)
 		}
 		var onLoop error
-		u.Exec(func() { _, _, onLoop = a.ReadFrom(make([]byte, 1)) })
+		u.Call(func() { _, _, onLoop = a.ReadFrom(make([]byte, 1)) })
 		if !errors.Is(onLoop, event.ErrOnLoop) {
 			t.Errorf("ReadFrom on the loop = %v, want ErrOnLoop", onLoop)
 		}

@@ -26,7 +26,7 @@ type Handle interface {
 }
 
 // Host is a reactor as kind implementations see it. Every method but
-// Dropped must be called with the reactor's ownership (inside Exec or a
+// Dropped must be called with the reactor's ownership (inside Call or a
 // callback).
 type Host interface {
 	// Loop returns the libuv loop, to create handles on. Its calls that
@@ -59,7 +59,7 @@ type Host interface {
 	// the rest of it. With ownership; the libuv driver has its own hooks.
 	AddTurnHook(which uvcgo.Phase, fn func()) (remove func())
 	// Queue runs fn on the loop's next turn (or at the reactor's Close),
-	// never in the caller nor in another goroutine's Exec or Post on a loop
+	// never in the caller nor in another goroutine's Call or Post on a loop
 	// nobody runs: as libuv delivers only inside uv_run. Safe from any
 	// goroutine; it fails with ErrReactorClosed once Close has begun.
 	Queue(fn func()) error

@@ -49,7 +49,7 @@ func run(n int, maxTimeout time.Duration, driver reactor.Driver) error {
 	for i := range n {
 		// Each start is its own operation on the running loop; every
 		// 500th comes after a millisecond of work in the same operation.
-		err = r.Exec(func() {
+		err = r.Call(func() {
 			timeout := time.Duration(rng.Int64N(int64(maxTimeout)))
 			tm, err := uv.NewTimer(r, timeout, 0)
 			if err != nil {
@@ -78,7 +78,7 @@ func run(n int, maxTimeout time.Duration, driver reactor.Driver) error {
 	}
 	for {
 		var done bool
-		r.Exec(func() { done = len(late) == n })
+		r.Call(func() { done = len(late) == n })
 		if done {
 			break
 		}

@@ -292,7 +292,7 @@ func (p *Pool[T]) grow() {
 	for !p.closed && p.size < p.opts.Max && len(p.waiters) > p.creating {
 		p.size++
 		p.creating++
-		c, err := reactor.Go(p.r, p.ctx, p.opts.New)
+		c, err := reactor.Go(p.ctx, p.r, p.opts.New)
 		if err == nil {
 			_, err = event.Subscribe(c, p.made)
 		}

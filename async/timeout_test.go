@@ -23,7 +23,7 @@ func TestTimeoutFiresAsError(t *testing.T) {
 		t.Errorf("Info = %q", got)
 	}
 	never := event.NewFuture[int](r)
-	c, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) (int, error) {
+	c, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (int, error) {
 		return 0, func() error { _, err := event.Await(ctx, event.Any(), never, to); return err }()
 	})
 	run(t, r)
@@ -53,7 +53,7 @@ func TestTimeoutStoppedWhenTheWaitEnds(t *testing.T) {
 	r, _ := newReactor(t)
 	to, _ := async.NewTimeout(r, time.Hour)
 	f := event.NewFuture[string](r)
-	c, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) (string, error) {
+	c, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (string, error) {
 		f.Resolve("first")
 		outs, err := event.Await(ctx, event.Any(), f, to)
 		if err != nil {
@@ -91,7 +91,7 @@ func ExampleNewTimeout() {
 	defer r.Close()
 	reply := event.NewFuture[string](r) // nobody answers
 	to, _ := async.NewTimeout(r, 50*time.Millisecond)
-	c, _ := reactor.Spawn(r, context.Background(), func(ctx context.Context) (string, error) {
+	c, _ := reactor.Spawn(context.Background(), r, func(ctx context.Context) (string, error) {
 		_, err := event.Await(ctx, event.Any(), reply, to)
 		return "", err
 	})

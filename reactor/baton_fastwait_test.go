@@ -42,7 +42,7 @@ func TestFastWaitOnDoneEventKeepsBaton(t *testing.T) {
 		}
 		got = append(got, s)
 	}
-	reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
+	reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
 		resolved := event.NewFuture[int](r)
 		resolved.Resolve(1)
 		v, err := resolved.Await(ctx)
@@ -65,7 +65,7 @@ func TestFastWaitOnDoneEventKeepsBaton(t *testing.T) {
 		record(v, err, failed)
 		return nil, nil
 	})
-	reactor.Spawn(r, ctx, func(context.Context) (any, error) {
+	reactor.Spawn(ctx, r, func(context.Context) (any, error) {
 		otherRan = true
 		return nil, nil
 	})
@@ -91,9 +91,9 @@ func TestFastWaitCancelled(t *testing.T) {
 		r, _ := newReactor(t)
 		ctx := runCtx(t)
 		f := event.NewFuture[int](r)
-		w, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) { return f.Await(ctx) })
+		w, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 		var subsAfter int
-		reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
+		reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
 			w.Cancel() // w waits: it ran first and gave the baton here
 			_, err := w.Await(ctx)
 			subsAfter = event.Subscribers(f)
@@ -112,7 +112,7 @@ func TestFastWaitCancelled(t *testing.T) {
 		stop := serve(t, r)
 		defer stop()
 		f := event.NewFuture[int](r)
-		w, _ := reactor.Spawn(r, runCtx(t), func(ctx context.Context) (int, error) { return f.Await(ctx) })
+		w, _ := reactor.Spawn(runCtx(t), r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 		waitFor(t, "the coroutine to wait", func() bool { return strings.Contains(w.Info(), ", waiting at ") })
 		w.Cancel()
 		if _, err := w.Await(runCtx(t)); !errors.Is(err, context.Canceled) {
@@ -150,8 +150,8 @@ func TestFastWaitResolverPanicsOrExits(t *testing.T) {
 			ctx := runCtx(t)
 			f := event.NewFuture[int](r)
 			event.Subscribe(f, func(event.Event, any, error) { panic("subscriber down") })
-			w, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) { return f.Await(ctx) })
-			res, _ := reactor.Spawn(r, ctx, func(context.Context) (any, error) {
+			w, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
+			res, _ := reactor.Spawn(ctx, r, func(context.Context) (any, error) {
 				f.Resolve(42)
 				end()
 				return nil, nil
@@ -182,7 +182,7 @@ func TestFastWaitReusedAcrossWaits(t *testing.T) {
 	add := func(v any, err error) { got = append(got, fmt.Sprintf("%v %v", v, err)) }
 	var refs []int
 	later := event.NewFuture[string](r)
-	reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
+	reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
 		for range 3 {
 			tm, err := r.NewTimer(time.Millisecond, 0)
 			if err != nil {
@@ -202,7 +202,7 @@ func TestFastWaitReusedAcrossWaits(t *testing.T) {
 		}
 		return nil, nil
 	})
-	reactor.Spawn(r, ctx, func(context.Context) (any, error) { return nil, later.Resolve("later") })
+	reactor.Spawn(ctx, r, func(context.Context) (any, error) { return nil, later.Resolve("later") })
 	mustRun(t, r, ctx)
 	want := []string{"true <nil>", "0 bad", "later <nil>", "true <nil>", "0 bad", "later <nil>", "true <nil>", "0 bad", "later <nil>"}
 	checkDiff(t, "outcomes", want, got)
@@ -216,13 +216,13 @@ func TestFastWaitReadyInOrder(t *testing.T) {
 	fs := []*event.Future[int]{event.NewFuture[int](r), event.NewFuture[int](r), event.NewFuture[int](r)}
 	var order []int
 	for i, f := range fs {
-		reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
+		reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
 			v, err := f.Await(ctx)
 			order = append(order, i*10+v)
 			return nil, err
 		})
 	}
-	reactor.Spawn(r, ctx, func(context.Context) (any, error) {
+	reactor.Spawn(ctx, r, func(context.Context) (any, error) {
 		fs[1].Resolve(1) // the order of the Resolves, not of the waiters
 		fs[0].Resolve(2)
 		fs[2].Resolve(3)
@@ -252,19 +252,19 @@ func TestFastWaitFutureValueStillDelivered(t *testing.T) {
 	// none replayed.
 	typed := make([]int, 3)
 	for i, fut := range []*event.Future[int]{f, g, k} {
-		reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
+		reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
 			v, err := fut.Await(ctx)
 			typed[i] = v
 			return nil, err
 		})
 	}
 	var untyped any
-	reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
+	reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
 		outs, err := event.Await(ctx, event.Any(), h)
 		untyped = outs[0].Result
 		return nil, err
 	})
-	reactor.Spawn(r, ctx, func(context.Context) (any, error) {
+	reactor.Spawn(ctx, r, func(context.Context) (any, error) {
 		f.Resolve(1000)
 		g.Resolve(2000)
 		h.Resolve(3000)
@@ -289,9 +289,9 @@ func TestFastWaitInfoAndDeadlock(t *testing.T) {
 	ctx := runCtx(t)
 	f := event.NewFuture[int](r)
 	_, _, line, _ := runtime.Caller(0)
-	w, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) { return f.Await(ctx) })
+	w, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 	var info string
-	reactor.Spawn(r, ctx, func(context.Context) (any, error) {
+	reactor.Spawn(ctx, r, func(context.Context) (any, error) {
 		info = w.Info() // from a coroutine: w waits, this one holds the baton
 		return nil, nil
 	})
@@ -337,7 +337,7 @@ func TestFastWaitCloseWhileServing(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- r.Serve(context.Background()) }()
 	f := event.NewFuture[int](r)
-	w, _ := reactor.Spawn(r, runCtx(t), func(ctx context.Context) (int, error) { return f.Await(ctx) })
+	w, _ := reactor.Spawn(runCtx(t), r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 	waitFor(t, "the coroutine to wait", func() bool { return strings.Contains(w.Info(), ", waiting at ") })
 	if err := r.Close(); err != nil {
 		t.Fatal(err)

@@ -116,19 +116,19 @@ func (c *coroutines) init() {
 // baton; fn gets a context to pass to event.Await, cancelled when fn
 // returns, by Cancel, or by r's Close. From the moment r's Close begins
 // (in a close notification too) it refuses with ErrReactorClosed.
-func Spawn[T any](r *Reactor, ctx context.Context, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
-	return start(r, ctx, fn, true)
+func Spawn[T any](ctx context.Context, r *Reactor, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
+	return start(ctx, r, fn, true)
 }
 
 // Go runs fn in a new goroutine, in parallel with the loop, as a coroutine
 // of r, and returns its event. fn gets a context to pass to event.Await,
 // cancelled when fn returns, by Cancel, or by r's Close. Like Spawn, it
 // refuses with ErrReactorClosed once r's Close has begun.
-func Go[T any](r *Reactor, ctx context.Context, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
-	return start(r, ctx, fn, false)
+func Go[T any](ctx context.Context, r *Reactor, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
+	return start(ctx, r, fn, false)
 }
 
-func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, error), coop bool) (*Coroutine[T], error) {
+func start[T any](ctx context.Context, r *Reactor, fn func(context.Context) (T, error), coop bool) (*Coroutine[T], error) {
 	switch {
 	case r == nil:
 		return nil, fmt.Errorf("reactor: coroutine on a nil reactor: %w", syscall.EINVAL)

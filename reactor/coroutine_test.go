@@ -19,7 +19,7 @@ import (
 )
 
 // spawner is Spawn or Go, so that a test runs over both kinds.
-type spawner func(*reactor.Reactor, context.Context, func(context.Context) (any, error)) (*reactor.Coroutine[any], error)
+type spawner func(context.Context, *reactor.Reactor, func(context.Context) (any, error)) (*reactor.Coroutine[any], error)
 
 var kinds = []struct {
 	name  string
@@ -39,7 +39,7 @@ func awaitEachOther(t *testing.T, r *reactor.Reactor, spawn spawner) (a, b *reac
 	t.Helper()
 	ctx := runCtx(t)
 	fa, fb := event.NewFuture[any](r), event.NewFuture[any](r)
-	a, err := spawn(r, ctx, func(ctx context.Context) (any, error) {
+	a, err := spawn(ctx, r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fb)
 		fa.Reject(err)
 		return nil, err
@@ -47,7 +47,7 @@ func awaitEachOther(t *testing.T, r *reactor.Reactor, spawn spawner) (a, b *reac
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err = spawn(r, ctx, func(ctx context.Context) (any, error) {
+	b, err = spawn(ctx, r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fa)
 		fb.Reject(err)
 		return nil, err
@@ -110,8 +110,8 @@ func TestDeadlockCoroutinesAwaitEachOtherDirectly(t *testing.T) {
 	r, _ := newReactor(t)
 	ctx := runCtx(t)
 	var a, b *reactor.Coroutine[int]
-	a, _ = reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) { return event.AwaitValue[int](ctx, b) })
-	b, _ = reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) { return event.AwaitValue[int](ctx, a) })
+	a, _ = reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return event.AwaitValue[int](ctx, b) })
+	b, _ = reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return event.AwaitValue[int](ctx, a) })
 	if err := r.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestCancelledWaiterIsNoDeadlock(t *testing.T) {
 				}
 				release, _ := r.Hold()
 				f := event.NewFuture[any](r)
-				c, _ := k.spawn(r, context.Background(), func(ctx context.Context) (any, error) {
+				c, _ := k.spawn(context.Background(), r, func(ctx context.Context) (any, error) {
 					_, err := event.Await(ctx, event.Any(), f)
 					return nil, err
 				})
@@ -209,13 +209,13 @@ func TestCloseCancelsCoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := make(chan struct{})
-	c, _ := reactor.Go(r, context.Background(), func(ctx context.Context) (any, error) {
+	c, _ := reactor.Go(context.Background(), r, func(ctx context.Context) (any, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, context.Cause(ctx)
 	})
 	f := event.NewFuture[any](r)
-	w, _ := reactor.Spawn(r, context.Background(), func(ctx context.Context) (any, error) {
+	w, _ := reactor.Spawn(context.Background(), r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), f)
 		return nil, err
 	})
@@ -243,11 +243,11 @@ func TestCoroutineResultAndPanic(t *testing.T) {
 	for _, k := range []string{"Spawn", "Go"} {
 		r, _ := newReactor(t)
 		ctx := runCtx(t)
-		spawnInt := map[string]func(*reactor.Reactor, context.Context, func(context.Context) (int, error)) (*reactor.Coroutine[int], error){
+		spawnInt := map[string]func(context.Context, *reactor.Reactor, func(context.Context) (int, error)) (*reactor.Coroutine[int], error){
 			"Spawn": reactor.Spawn[int], "Go": reactor.Go[int],
 		}[k]
-		ok, _ := spawnInt(r, ctx, func(ctx context.Context) (int, error) { return 42, nil })
-		bad, _ := spawnInt(r, ctx, func(ctx context.Context) (int, error) { panic("in a coroutine") })
+		ok, _ := spawnInt(ctx, r, func(ctx context.Context) (int, error) { return 42, nil })
+		bad, _ := spawnInt(ctx, r, func(ctx context.Context) (int, error) { panic("in a coroutine") })
 		if err := r.Run(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +280,7 @@ func TestCoroutineAwaitsUnstartedTimer(t *testing.T) {
 			r, rep := newReactor(t)
 			ctx := runCtx(t)
 			tm, _ := r.NewTimer(time.Millisecond, time.Millisecond)
-			c, _ := k.spawn(r, ctx, func(ctx context.Context) (any, error) {
+			c, _ := k.spawn(ctx, r, func(ctx context.Context) (any, error) {
 				outs, err := event.Await(ctx, event.Any(), tm)
 				if err != nil {
 					return nil, err
@@ -320,7 +320,7 @@ func TestCooperativeCoroutinesShareLoopState(t *testing.T) {
 	event.Subscribe(tick, func(event.Event, any, error) { ticks++ })
 	var cs []*reactor.Coroutine[int]
 	for range coroutines {
-		c, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+		c, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 			for range rounds {
 				before := counter
 				counter++
@@ -339,7 +339,7 @@ func TestCooperativeCoroutinesShareLoopState(t *testing.T) {
 		})
 		cs = append(cs, c)
 	}
-	stopper, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+	stopper, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 		_, err := event.AwaitAll(ctx, toTyped(cs)...)
 		tick.Close()
 		return 0, err
@@ -370,7 +370,7 @@ func toTyped[T any](cs []*reactor.Coroutine[T]) []event.Typed[T] {
 func TestSpawnWaitsForTheLoop(t *testing.T) {
 	r, _ := newReactor(t)
 	ran := false
-	c, _ := reactor.Spawn(r, context.Background(), func(context.Context) (bool, error) {
+	c, _ := reactor.Spawn(context.Background(), r, func(context.Context) (bool, error) {
 		ran = true
 		return true, nil
 	})
@@ -389,17 +389,17 @@ func TestCoroutineBadInput(t *testing.T) {
 	r, _ := newReactor(t)
 	fn := func(context.Context) (any, error) { return nil, nil }
 	for name, call := range map[string]func() (*reactor.Coroutine[any], error){
-		"nil reactor": func() (*reactor.Coroutine[any], error) { return reactor.Go[any](nil, context.Background(), fn) },
+		"nil reactor": func() (*reactor.Coroutine[any], error) { return reactor.Go[any](context.Background(), nil, fn) },
 		// The nil context is the bad input under test.
-		"nil context": func() (*reactor.Coroutine[any], error) { return reactor.Spawn[any](r, nil, fn) },
-		"nil func":    func() (*reactor.Coroutine[any], error) { return reactor.Go[any](r, context.Background(), nil) },
+		"nil context": func() (*reactor.Coroutine[any], error) { return reactor.Spawn[any](nil, r, fn) },
+		"nil func":    func() (*reactor.Coroutine[any], error) { return reactor.Go[any](context.Background(), r, nil) },
 	} {
 		if c, err := call(); c != nil || !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("%s: %v, %v; want EINVAL", name, c, err)
 		}
 	}
 	r.Close()
-	if _, err := reactor.Spawn[any](r, context.Background(), fn); !errors.Is(err, reactor.ErrReactorClosed) {
+	if _, err := reactor.Spawn[any](context.Background(), r, fn); !errors.Is(err, reactor.ErrReactorClosed) {
 		t.Errorf("Spawn on a closed reactor = %v, want ErrReactorClosed", err)
 	}
 }
@@ -411,7 +411,7 @@ func ExampleSpawn() {
 	total := 0 // loop-owned state: cooperative coroutines need no lock for it
 	var workers []*reactor.Coroutine[int]
 	for i := 1; i <= 3; i++ {
-		c, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+		c, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 			tm, _ := r.NewTimer(time.Duration(i)*time.Millisecond, 0)
 			if _, err := event.Await(ctx, event.Any(), tm); err != nil { // gives the baton back while waiting
 				return 0, err
@@ -421,7 +421,7 @@ func ExampleSpawn() {
 		})
 		workers = append(workers, c)
 	}
-	sum, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (string, error) {
+	sum, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (string, error) {
 		vs, err := event.AwaitAll(ctx, workers[0], workers[1], workers[2]) // by position
 		return fmt.Sprint(vs, " total ", total), err
 	})
@@ -443,7 +443,7 @@ func BenchmarkK1CoroutineSwitch(b *testing.B) {
 	ctx := context.Background()
 	n := b.N
 	inA, inB := event.NewFuture[int](r), event.NewFuture[int](r) // loop-owned
-	reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+	reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 		for i := range n {
 			inA = event.NewFuture[int](r)
 			inB.Resolve(i)
@@ -453,7 +453,7 @@ func BenchmarkK1CoroutineSwitch(b *testing.B) {
 		}
 		return n, nil
 	})
-	reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+	reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 		for i := range n {
 			v, err := inB.Await(ctx)
 			if err != nil {
@@ -517,15 +517,15 @@ func TestSpawnFromCallbackAndCoroutine(t *testing.T) {
 	tm, _ := r.NewTimer(0, 0)
 	var fromCallback *reactor.Coroutine[int]
 	event.Subscribe(tm, func(event.Event, any, error) {
-		fromCallback, _ = reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+		fromCallback, _ = reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 			order = append(order, "child of callback")
 			return 1, nil
 		})
 		order = append(order, "callback")
 	})
 	tm.Start()
-	parent, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
-		child, err := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+	parent, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
+		child, err := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 			order = append(order, "child of coroutine")
 			return 2, nil
 		})
@@ -558,8 +558,8 @@ func TestCoroutineGoexit(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			r, _ := newReactor(t)
 			ctx := runCtx(t)
-			c, _ := k.spawn(r, ctx, func(context.Context) (any, error) { runtime.Goexit(); return nil, nil })
-			after, _ := k.spawn(r, ctx, func(context.Context) (any, error) { return "after", nil })
+			c, _ := k.spawn(ctx, r, func(context.Context) (any, error) { runtime.Goexit(); return nil, nil })
+			after, _ := k.spawn(ctx, r, func(context.Context) (any, error) { return "after", nil })
 			if err := r.Run(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -582,7 +582,7 @@ func TestCoroutineContextInAnotherGoroutine(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var self *reactor.Coroutine[int]
-	c, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+	c, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 		f := event.NewFuture[int](r)
 		release, _ := r.Hold() // the helper goroutine is not a coroutine
 		go func() {

@@ -29,7 +29,7 @@ func ExampleCoroutine() {
 	})
 	tick.Start()
 
-	co, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (string, error) {
+	co, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (string, error) {
 		return f.Await(ctx) // gives the loop back while it waits
 	})
 	_ = r.Run(ctx)            // until no active event and no coroutine remains
@@ -43,11 +43,11 @@ func ExampleDeadlockError() {
 	r, _ := reactor.New(reactor.Options{OnReport: func(event.Event, string, error) {}})
 	defer r.Close()
 	fa, fb := event.NewFuture[any](r), event.NewFuture[any](r)
-	a, _ := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
+	a, _ := reactor.Go(ctx, r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fb)
 		return nil, err
 	})
-	reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
+	reactor.Go(ctx, r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fa)
 		return nil, err
 	})
@@ -67,7 +67,7 @@ func ExampleGo() {
 	ctx := context.Background()
 	r, _ := reactor.New(reactor.Options{})
 	defer r.Close()
-	sum, _ := reactor.Go(r, ctx, func(ctx context.Context) (int, error) {
+	sum, _ := reactor.Go(ctx, r, func(ctx context.Context) (int, error) {
 		time.Sleep(time.Millisecond) // blocking is fine here, not in a callback or Spawn
 		return 1 + 2 + 3, nil
 	})

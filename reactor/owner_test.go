@@ -255,7 +255,7 @@ func TestCallBetweenCoroutinesOfTwoReactors(t *testing.T) {
 	holding := []chan struct{}{make(chan struct{}), make(chan struct{})}
 	for i, r := range rs {
 		other := rs[1-i]
-		_, err := reactor.Spawn(r, context.Background(), func(context.Context) (int, error) {
+		_, err := reactor.Spawn(context.Background(), r, func(context.Context) (int, error) {
 			close(holding[i]) // this coroutine holds r's baton until it returns
 			<-holding[1-i]
 			err := other.Call(func() {})

@@ -74,7 +74,7 @@ func TestNoDeadlockOnForeignEvent(t *testing.T) {
 	r, rep := newReactor(t)
 	var other event.Serial
 	f := event.NewFuture[any](&other)
-	c, _ := reactor.Go(r, context.Background(), func(ctx context.Context) (any, error) {
+	c, _ := reactor.Go(context.Background(), r, func(ctx context.Context) (any, error) {
 		outs, err := event.Await(ctx, event.Any(), f)
 		if err != nil {
 			return nil, err
@@ -100,7 +100,7 @@ func TestNoDeadlockOnForeignEvent(t *testing.T) {
 func TestWithinIsNotADeadlock(t *testing.T) {
 	r, rep := newReactor(t)
 	f := event.NewFuture[any](r)
-	c, _ := reactor.Go(r, context.Background(), func(ctx context.Context) (any, error) {
+	c, _ := reactor.Go(context.Background(), r, func(ctx context.Context) (any, error) {
 		return event.Await(ctx, event.Any().Within(10*time.Millisecond), f)
 	})
 	if err := r.Run(runCtx(t)); err != nil {
@@ -194,8 +194,8 @@ func TestUnhandledErrorReportedAtCollection(t *testing.T) {
 	r, rep := newReactor(t)
 	ctx := context.Background()
 	func() {
-		reactor.Go(r, ctx, func(context.Context) (any, error) { return nil, errors.New("lost") })
-		seen, _ := reactor.Go(r, ctx, func(context.Context) (any, error) { return nil, errors.New("seen") })
+		reactor.Go(ctx, r, func(context.Context) (any, error) { return nil, errors.New("lost") })
+		seen, _ := reactor.Go(ctx, r, func(context.Context) (any, error) { return nil, errors.New("seen") })
 		if err := r.Run(runCtx(t)); err != nil {
 			t.Fatal(err)
 		}

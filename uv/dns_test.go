@@ -269,7 +269,7 @@ func TestAddrInfoKeepsRunAliveNoDeadlock(t *testing.T) {
 		uv.UvtMust(t, err)
 		n, err := uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{})
 		uv.UvtMust(t, err)
-		co, err := reactor.Spawn(u.Reactor, context.Background(), func(ctx context.Context) (any, error) {
+		co, err := reactor.Spawn(context.Background(), u.Reactor, func(ctx context.Context) (any, error) {
 			_, err := event.Await(ctx, event.All(), a, n)
 			return nil, err
 		})

@@ -312,7 +312,7 @@ func TestFSRequestInCoroutine(t *testing.T) {
 		osf, err := os.OpenFile(path, os.O_RDWR, 0)
 		uv.UvtMust(t, err)
 		defer osf.Close()
-		co, err := reactor.Spawn(u.Reactor, context.Background(), func(ctx context.Context) (string, error) {
+		co, err := reactor.Spawn(context.Background(), u.Reactor, func(ctx context.Context) (string, error) {
 			var got []byte
 			for range 3 { // one wait after another
 				q, err := uv.UvtFSRead(u.Reactor, osf.Fd()) // 64 bytes at 0

@@ -53,16 +53,16 @@ func TestBadInputAcrossKinds(t *testing.T) {
 			"QueueTask nil":     func() error { _, err := uv.QueueTask(r, nil); return err },
 			"NewThread nil":     func() error { _, err := uv.NewThread(r, nil); return err },
 			"reactor.Go nil": func() error {
-				_, err := reactor.Go[int](r, context.Background(), nil)
+				_, err := reactor.Go[int](context.Background(), r, nil)
 				return err
 			},
 			"reactor.Spawn nil": func() error {
-				_, err := reactor.Spawn[int](r, context.Background(), nil)
+				_, err := reactor.Spawn[int](context.Background(), r, nil)
 				return err
 			},
 			"reactor.Go nil ctx": func() error {
 				// The nil context is the point of the case.
-				_, err := reactor.Go(r, nil, func(context.Context) (int, error) { return 0, nil })
+				_, err := reactor.Go(nil, r, func(context.Context) (int, error) { return 0, nil })
 				return err
 			},
 			"Spawn empty Args": func() error { _, err := uv.StartProcess(r, uv.ProcessOptions{}); return err },

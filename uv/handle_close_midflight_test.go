@@ -215,9 +215,9 @@ func TestCloseFromWorkerFunctions(t *testing.T) {
 				case "thread":
 					_, err = uv.NewThread(r, fn)
 				case "go":
-					_, err = reactor.Go(r, context.Background(), fn)
+					_, err = reactor.Go(context.Background(), r, fn)
 				case "spawn":
-					_, err = reactor.Spawn(r, context.Background(), fn)
+					_, err = reactor.Spawn(context.Background(), r, fn)
 				}
 				if err != nil {
 					t.Fatalf("create: %v", err)

@@ -136,7 +136,7 @@ func TestRequestKeepsRunAlive(t *testing.T) {
 	}
 	var got any
 	event.Subscribe(w, func(_ event.Event, res any, err error) { got = res })
-	co, err := reactor.Spawn(u.Reactor, context.Background(), func(ctx context.Context) (any, error) {
+	co, err := reactor.Spawn(context.Background(), u.Reactor, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), w)
 		return nil, err
 	})

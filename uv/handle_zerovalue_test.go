@@ -80,11 +80,11 @@ func TestNilReactorIsRefused(t *testing.T) {
 			return err
 		},
 		"rSpawn": func() error {
-			_, err := reactor.Spawn(r, context.Background(), func(context.Context) (int, error) { return 0, nil })
+			_, err := reactor.Spawn(context.Background(), r, func(context.Context) (int, error) { return 0, nil })
 			return err
 		},
 		"rGo": func() error {
-			_, err := reactor.Go(r, context.Background(), func(context.Context) (int, error) { return 0, nil })
+			_, err := reactor.Go(context.Background(), r, func(context.Context) (int, error) { return 0, nil })
 			return err
 		},
 		"NewFuture": func() error { f := event.NewFuture[int](r); return f.Start() },

@@ -53,7 +53,7 @@ func tourModel(ctx context.Context, r *reactor.Reactor) error {
 		f.Resolve("hello from a goroutine")
 		release()
 	}()
-	co, err := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
+	co, err := reactor.Go(ctx, r, func(ctx context.Context) (any, error) {
 		outs, err := event.Await(ctx, event.Any(), slow, trig, f)
 		if err != nil {
 			return nil, err

@@ -265,7 +265,7 @@ func eventfdPoll(r *reactor.Reactor) (*uv.Poll, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := uv.NewPoll(r, fd, uv.Readable, uv.CloseFD())
+	p, err := uv.NewPoll(r, fd, uv.Readable, uv.PollOptions{CloseFD: true})
 	if err != nil {
 		unix.Close(fd)
 		return nil, err
@@ -321,7 +321,7 @@ func conformFSEvent(t *testing.T) conform.Kind {
 			if err := os.Mkdir(dir, 0o700); err != nil {
 				return nil, err
 			}
-			return uv.NewFSEvent(r, dir)
+			return uv.NewFSEvent(r, dir, uv.FSEventOptions{})
 		},
 		Fire: func(ev event.Event) error {
 			return os.WriteFile(filepath.Join(ev.(*uv.FSEvent).Path(), "f"), nil, 0o600)

@@ -53,7 +53,7 @@ func TestGoBreakStaleReadiness(t *testing.T) {
 					uv.UvtMust(t, unix.Dup3(fresh[0], num, unix.O_CLOEXEC))
 					unix.Close(fresh[0])
 				}
-				p, err := uv.NewPoll(u.Reactor, num, uv.Readable, uv.CloseFD())
+				p, err := uv.NewPoll(u.Reactor, num, uv.Readable, uv.PollOptions{CloseFD: true})
 				uv.UvtMust(t, err)
 				_, err = event.Subscribe(p, func(_ event.Event, res any, err error) { spurious++ })
 				uv.UvtMust(t, err)
@@ -65,7 +65,7 @@ func TestGoBreakStaleReadiness(t *testing.T) {
 		zero, one := 0, 1
 		uv.UvtMust(t, u.Call(func() {
 			for i, fd := range []int{a[0], b[0]} {
-				p, err := uv.NewPoll(u.Reactor, fd, uv.Readable, uv.CloseFD())
+				p, err := uv.NewPoll(u.Reactor, fd, uv.Readable, uv.PollOptions{CloseFD: true})
 				uv.UvtMust(t, err)
 				polls[i] = p
 			}

@@ -24,7 +24,7 @@ type goPoll struct {
 
 type goPollOps goPoll
 
-func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
+func newGoPoll(r *reactor.Reactor, s pollState, opts PollOptions) (*Poll, error) {
 	e := &goPoll{pollState: s, r: r}
 	e.drv = e
 	event.Init(&e.Base, (*goPollOps)(e), true, event.GoOwned)
@@ -41,7 +41,7 @@ func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
 		if e.pl, err = joinPoller(r, e.fd, e); err != nil {
 			return
 		}
-		event.AttachFD(&e.Base, e.fd, cfg.closeFD)
+		event.AttachFD(&e.Base, e.fd, opts.CloseFD)
 	}); x != nil {
 		return nil, x
 	}

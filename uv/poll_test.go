@@ -38,9 +38,9 @@ func fdOpen(fd int) bool {
 	return err == nil
 }
 
-func newPoll(t testing.TB, u *uv.UvtReactor, fd int, events uv.PollEvents, opts ...uv.PollOption) *uv.Poll {
+func newPoll(t testing.TB, u *uv.UvtReactor, fd int, events uv.PollEvents, opts uv.PollOptions) *uv.Poll {
 	t.Helper()
-	p, err := uv.NewPoll(u.Reactor, fd, events, opts...)
+	p, err := uv.NewPoll(u.Reactor, fd, events, opts)
 	if err != nil {
 		t.Fatalf("NewPoll: %v", err)
 	}
@@ -70,7 +70,7 @@ func UvtMustClose(t testing.TB, ev event.Event) {
 func TestPollLifecycle(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
-		p := newPoll(t, u, a, uv.Readable)
+		p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 		if got, want := p.Info(), "Poll(fd="+itoa(a)+", events=r)"; got != want {
 			t.Errorf("Info = %q, want %q", got, want)
 		}
@@ -120,7 +120,7 @@ func TestPollLifecycle(t *testing.T) {
 func TestPollWritableAndMask(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
-		p := newPoll(t, u, a, uv.Readable|uv.Writable)
+		p := newPoll(t, u, a, uv.Readable|uv.Writable, uv.PollOptions{})
 		if got, want := p.Info(), "Poll(fd="+itoa(a)+", events=rw)"; got != want {
 			t.Errorf("Info = %q, want %q", got, want)
 		}
@@ -145,7 +145,7 @@ func TestPollWritableAndMask(t *testing.T) {
 func TestPollDisconnect(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
-		p := newPoll(t, u, a, uv.Readable|uv.Disconnect)
+		p := newPoll(t, u, a, uv.Readable|uv.Disconnect, uv.PollOptions{})
 		calls := uv.UvtSubscribe(t, p, u.Owned)
 		uv.UvtMust(t, p.Start())
 		unix.Close(b)
@@ -157,7 +157,7 @@ func TestPollDisconnect(t *testing.T) {
 		var pfd [2]int
 		uv.UvtMust(t, unix.Pipe2(pfd[:], unix.O_CLOEXEC))
 		defer unix.Close(pfd[1])
-		w := newPoll(t, u, pfd[1], uv.Writable)
+		w := newPoll(t, u, pfd[1], uv.Writable, uv.PollOptions{})
 		wcalls := uv.UvtSubscribe(t, w, u.Owned)
 		unix.Close(pfd[0])
 		uv.UvtMust(t, w.Start())
@@ -189,10 +189,10 @@ func TestPollBadInput(t *testing.T) {
 		// take the number before it is checked.
 		early, _ := socketpair(t)
 		unix.Close(early)
-		if _, err := uv.NewPoll(u.Reactor, early, uv.Readable); !errors.Is(err, syscall.EBADF) {
+		if _, err := uv.NewPoll(u.Reactor, early, uv.Readable, uv.PollOptions{}); !errors.Is(err, syscall.EBADF) {
 			t.Errorf("first poll, on a closed fd: %v, want EBADF", err)
 		}
-		taken := newPoll(t, u, a, uv.Readable)
+		taken := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 		closed, _ := socketpair(t)
 		unix.Close(closed)
 		for _, tc := range []struct {
@@ -208,12 +208,12 @@ func TestPollBadInput(t *testing.T) {
 			{"regular file", int(file.Fd()), uv.Readable, syscall.EPERM},
 			{"second poll on a descriptor", a, uv.Writable, syscall.EEXIST},
 		} {
-			p, err := uv.NewPoll(u.Reactor, tc.fd, tc.events)
+			p, err := uv.NewPoll(u.Reactor, tc.fd, tc.events, uv.PollOptions{})
 			if !errors.Is(err, tc.want) || p != nil {
 				t.Errorf("%s: NewPoll = %v, %v; want %v", tc.name, p, err, tc.want)
 			}
 		}
-		if _, err := uv.NewPoll(nil, a, uv.Readable); !errors.Is(err, syscall.EINVAL) {
+		if _, err := uv.NewPoll(nil, a, uv.Readable, uv.PollOptions{}); !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("nil reactor: %v", err)
 		}
 		if n := uv.UvtPolls(u); n != 1 {
@@ -221,7 +221,7 @@ func TestPollBadInput(t *testing.T) {
 		}
 		// The descriptor is free again once its poll is closed.
 		UvtMustClose(t, taken)
-		again := newPoll(t, u, a, uv.Writable)
+		again := newPoll(t, u, a, uv.Writable, uv.PollOptions{})
 		calls := uv.UvtSubscribe(t, again, u.Owned)
 		uv.UvtMust(t, again.Start())
 		uv.UvtTurnUntil(t, u, "the new poll", func() bool { return calls.N() > 0 })
@@ -235,11 +235,11 @@ func TestPollCloseFD(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, _ := socketpair(t)
 		b, _ := socketpair(t)
-		owned := newPoll(t, u, a, uv.Readable, uv.CloseFD())
+		owned := newPoll(t, u, a, uv.Readable, uv.PollOptions{CloseFD: true})
 		if !owned.Flags().Has(event.CloseFD) {
 			t.Errorf("flags %v lack CloseFD", owned.Flags())
 		}
-		plain := newPoll(t, u, b, uv.Readable)
+		plain := newPoll(t, u, b, uv.Readable, uv.PollOptions{})
 		if plain.Flags().Has(event.CloseFD) {
 			t.Errorf("flags %v have CloseFD", plain.Flags())
 		}
@@ -256,7 +256,7 @@ func TestPollCloseFD(t *testing.T) {
 		c, _ := socketpair(t)
 		func() {
 			// Started and stopped: a started poll is the reactor's.
-			p := newPoll(t, u, c, uv.Readable, uv.CloseFD())
+			p := newPoll(t, u, c, uv.Readable, uv.PollOptions{CloseFD: true})
 			p.Start()
 			p.Stop()
 		}()
@@ -272,7 +272,7 @@ func TestPollCloseWhileBusy(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
 		unix.Write(b, []byte("pending"))
-		p := newPoll(t, u, a, uv.Readable)
+		p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 		var seen []error
 		event.Subscribe(p, func(ev event.Event, _ any, err error) {
 			seen = append(seen, err)
@@ -288,7 +288,7 @@ func TestPollCloseWhileBusy(t *testing.T) {
 
 		c, d := socketpair(t)
 		unix.Write(d, []byte("pending"))
-		q := newPoll(t, u, c, uv.Readable|uv.Writable)
+		q := newPoll(t, u, c, uv.Readable|uv.Writable, uv.PollOptions{})
 		calls := uv.UvtSubscribe(t, q, u.Owned)
 		uv.UvtMust(t, q.Start())
 		stop := uv.UvtServe(t, u)
@@ -307,7 +307,7 @@ func TestPollCloseWhileBusy(t *testing.T) {
 func TestPollStartStopRace(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, _ := socketpair(t)
-		p := newPoll(t, u, a, uv.Writable)
+		p := newPoll(t, u, a, uv.Writable, uv.PollOptions{})
 		uv.UvtSubscribe(t, p, u.Owned)
 		stop := uv.UvtServe(t, u)
 		var wg sync.WaitGroup
@@ -351,7 +351,7 @@ func TestPollDroppedWithoutClose(t *testing.T) {
 						return
 					}
 					unix.Close(pair[1])
-					p, err := uv.NewPoll(u.Reactor, pair[0], uv.Readable, uv.CloseFD())
+					p, err := uv.NewPoll(u.Reactor, pair[0], uv.Readable, uv.PollOptions{CloseFD: true})
 					if err != nil {
 						t.Error(err)
 						return
@@ -406,7 +406,7 @@ func TestPollPrioritized(t *testing.T) {
 		uv.UvtMust(t, err)
 		defer f.Close()
 
-		p := newPoll(t, u, int(f.Fd()), uv.Prioritized)
+		p := newPoll(t, u, int(f.Fd()), uv.Prioritized, uv.PollOptions{})
 		calls := uv.UvtSubscribe(t, p, u.Owned)
 		uv.UvtMust(t, p.Start())
 		client.Write([]byte("plain"))

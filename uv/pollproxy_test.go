@@ -31,7 +31,7 @@ func newProxy(t testing.TB, p *uv.Poll, events uv.PollEvents) *uv.PollProxy {
 func readerWriter(t testing.TB, u *uv.UvtReactor) (a, b int, p *uv.Poll, r, w *uv.PollProxy) {
 	t.Helper()
 	a, b = socketpair(t)
-	p = newPoll(t, u, a, uv.Readable)
+	p = newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 	return a, b, p, newProxy(t, p, uv.Readable), newProxy(t, p, uv.Writable)
 }
 
@@ -85,7 +85,7 @@ func TestPollProxyMaskFollowsStarts(t *testing.T) {
 func TestPollProxyDispatch(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
-		p := newPoll(t, u, a, uv.Readable)
+		p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 		own := uv.UvtSubscribe(t, p, u.Owned)
 		uv.UvtMust(t, p.Start())
 		r := newProxy(t, p, uv.Readable)
@@ -239,7 +239,7 @@ func TestPollProxyReaderAndWriter(t *testing.T) {
 func TestPollProxyBadInputAndCloseWhileBusy(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
-		p := newPoll(t, u, a, uv.Readable)
+		p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 		for _, tc := range []struct {
 			name   string
 			p      *uv.Poll
@@ -288,7 +288,7 @@ func TestPollProxyDropped(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, _ := socketpair(t)
-		p := newPoll(t, u, a, uv.Readable)
+		p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 		uv.UvtMust(t, p.Start())
 		func() {
 			x := newProxy(t, p, uv.Writable)
@@ -308,7 +308,7 @@ func TestPollProxyDropped(t *testing.T) {
 		for i := range 200 {
 			c, _ := socketpair(t)
 			func() {
-				q := newPoll(t, u, c, uv.Readable)
+				q := newPoll(t, u, c, uv.Readable, uv.PollOptions{})
 				x := newProxy(t, q, uv.Readable)
 				newProxy(t, q, uv.Writable)
 				x.Start()
@@ -332,7 +332,7 @@ func TestPollProxyDropped(t *testing.T) {
 func TestPollProxySpuriousReadinessDropped(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
-		p := newPoll(t, u, a, uv.Readable)
+		p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 		var told []string
 		drain := func(name string) event.CallbackFunc {
 			return func(_ event.Event, res any, err error) {

@@ -33,7 +33,7 @@ func tourSystem(ctx context.Context, r *reactor.Reactor) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	w, err := uv.NewFSEvent(r, dir)
+	w, err := uv.NewFSEvent(r, dir, uv.FSEventOptions{})
 	switch {
 	case err != nil:
 		return err

@@ -8,7 +8,6 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
-	"github.com/uvevent/uvevent/uv"
 )
 
 // The README's example: a periodic timer, a typed future it resolves, and
@@ -18,7 +17,7 @@ func ExampleCoroutine() {
 	r, _ := reactor.New(reactor.Options{})
 	defer r.Close()
 
-	tick, _ := uv.NewTimer(r, 10*time.Millisecond, 10*time.Millisecond) // periodic
+	tick, _ := r.NewTimer(10*time.Millisecond, 10*time.Millisecond) // periodic
 	f := event.NewFuture[string](r)
 	n := 0
 	event.Subscribe(tick, func(ev event.Event, _ any, _ error) {
@@ -58,7 +57,7 @@ func ExampleDeadlockError() {
 	fmt.Println(dl.Waiters[0].Coroutine, dl.Waiters[0].Events)
 	// Output:
 	// true true 2
-	// Goroutine 1 spawned at reactor/example_test.go:46, waiting at reactor/example_test.go:47 on Future(pending) [Future(pending)]
+	// Goroutine 1 spawned at reactor/example_test.go:45, waiting at reactor/example_test.go:46 on Future(pending) [Future(pending)]
 }
 
 // Go runs blocking work in parallel with the loop; its result is an event

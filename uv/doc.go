@@ -1,4 +1,4 @@
-// Package uv holds the event kinds of the libuv model, one file each: Timer,
+// Package uv holds the event kinds of the libuv model, one file each:
 // Trigger, Phase (prepare, check, idle), Poll and PollProxy, Signal, Process,
 // Command, Task, Thread, FSEvent, AddrInfo and NameInfo, Listener (listen), IO
 // (TCP, Unix domain sockets and pipes, terminals), UDP and File (I/O;
@@ -59,8 +59,8 @@
 // run on libuv's thread pool, or on DefaultTaskPool's goroutines).
 // docs/kinds.md says what each kind promises.
 //
-// Timers are Go-owned (no C memory): they live on the reactor's timer wheel,
-// which is why Timer is defined in package reactor.
+// The timer is not here: it is Go-owned (no C memory) and lives on the
+// reactor's timer wheel, so it is reactor.Timer, made by Reactor.NewTimer.
 //
 // # System events without libuv handles
 //

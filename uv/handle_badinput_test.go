@@ -26,10 +26,10 @@ func TestBadInputAcrossKinds(t *testing.T) {
 		}
 		closedTr.Close()
 		cases := map[string]func() error{
-			"NewTimer negative timeout": func() error { _, err := uv.NewTimer(r, -time.Second, 0); return err },
-			"NewTimer negative repeat":  func() error { _, err := uv.NewTimer(r, 0, -time.Second); return err },
+			"NewTimer negative timeout": func() error { _, err := r.NewTimer(-time.Second, 0); return err },
+			"NewTimer negative repeat":  func() error { _, err := r.NewTimer(0, -time.Second); return err },
 			"Timer.Reset negative": func() error {
-				tm, err := uv.NewTimer(r, time.Second, 0)
+				tm, err := r.NewTimer(time.Second, 0)
 				if err != nil {
 					return nil
 				}
@@ -37,7 +37,7 @@ func TestBadInputAcrossKinds(t *testing.T) {
 				return tm.Reset(-1)
 			},
 			"Timer.SetRepeat negative": func() error {
-				tm, err := uv.NewTimer(r, time.Second, 0)
+				tm, err := r.NewTimer(time.Second, 0)
 				if err != nil {
 					return nil
 				}

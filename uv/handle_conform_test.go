@@ -86,7 +86,7 @@ func conformTrigger(t *testing.T) conform.Kind {
 
 func conformTimer(t *testing.T) conform.Kind {
 	return conform.Kind{
-		New:     func(r *reactor.Reactor) (event.Event, error) { return uv.NewTimer(r, time.Millisecond, 0) },
+		New:     func(r *reactor.Reactor) (event.Event, error) { return r.NewTimer(time.Millisecond, 0) },
 		Info:    regexp.MustCompile(`^Timer\(timeout=1ms\)$`),
 		OneShot: true,
 	}
@@ -95,7 +95,7 @@ func conformTimer(t *testing.T) conform.Kind {
 func conformPeriodicTimer(t *testing.T) conform.Kind {
 	return conform.Kind{
 		New: func(r *reactor.Reactor) (event.Event, error) {
-			return uv.NewTimer(r, time.Millisecond, time.Millisecond)
+			return r.NewTimer(time.Millisecond, time.Millisecond)
 		},
 		Info: regexp.MustCompile(`^Timer\(timeout=1ms, periodic\)$`),
 	}

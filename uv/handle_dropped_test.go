@@ -109,8 +109,8 @@ func TestG1MillionDroppedBothDrivers(t *testing.T) {
 								tr, err = uv.NewTrigger(r)
 								ev = tr
 							case "timer":
-								var tm *uv.Timer
-								tm, err = uv.NewTimer(r, time.Millisecond, 0)
+								var tm *reactor.Timer
+								tm, err = r.NewTimer(time.Millisecond, 0)
 								ev = tm
 							}
 							if err != nil {
@@ -199,7 +199,7 @@ func TestDroppedRefsRaceClose(t *testing.T) {
 							tr.Start()
 							tr.Send()
 						}
-						if tm, err := uv.NewTimer(r, 0, 0); err == nil {
+						if tm, err := r.NewTimer(0, 0); err == nil {
 							tm.Start()
 						}
 					}

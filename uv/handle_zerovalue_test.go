@@ -63,7 +63,7 @@ func TestNilReactorIsRefused(t *testing.T) {
 	var r *reactor.Reactor
 	cases := map[string]func() error{
 		"NewTrigger": func() error { _, err := uv.NewTrigger(r); return err },
-		"NewTimer":   func() error { _, err := uv.NewTimer(r, time.Millisecond, 0); return err },
+		"NewTimer":   func() error { _, err := r.NewTimer(time.Millisecond, 0); return err },
 		"NewSignal":  func() error { _, err := uv.NewSignal(r, 10); return err },
 		"NewIdle":    func() error { _, err := uv.NewIdle(r); return err },
 		"Spawn": func() error {

@@ -38,7 +38,7 @@ func tourSystem(ctx context.Context, r *reactor.Reactor) error {
 	case err != nil:
 		return err
 	default:
-		stopWatch, _ := uv.NewTimer(r, 2*time.Second, 0) // bounds the watch
+		stopWatch, _ := r.NewTimer(2*time.Second, 0) // bounds the watch
 		event.Subscribe(stopWatch, func(event.Event, any, error) { w.Close() })
 		stopWatch.Start()
 		event.Subscribe(w, func(ev event.Event, res any, err error) {

@@ -224,17 +224,18 @@ func TestAwaitClosedEvents(t *testing.T) {
 	done := event.NewFuture[any](s)
 	done.Resolve("kept")
 	failed := event.NewFuture[any](s)
-	failed.Reject(event.ErrLoopClosed)
+	errStored := errors.New("stored")
+	failed.Reject(errStored)
 
 	got, err := await(t, t.Context(), event.All().IgnoreErrors(), nil, closedProbe, closedFuture, done, failed)
-	want := []out{{0, nil, event.ErrClosed}, {1, nil, event.ErrClosed}, {2, "kept", nil}, {3, nil, event.ErrLoopClosed}}
+	want := []out{{0, nil, event.ErrClosed}, {1, nil, event.ErrClosed}, {2, "kept", nil}, {3, nil, errStored}}
 	if diff := cmp.Diff(want, got, equateErrors); diff != "" {
 		t.Errorf("outcomes of closed events (-want +got):\n%s", diff)
 	}
 	if err != nil {
 		t.Errorf("Await(All().IgnoreErrors()) error = %v, want nil", err)
 	}
-	if _, err := await(t, t.Context(), event.All(), nil, done, failed); !errors.Is(err, event.ErrLoopClosed) {
+	if _, err := await(t, t.Context(), event.All(), nil, done, failed); !errors.Is(err, errStored) {
 		t.Errorf("Await(All()) error = %v, want the stored error", err)
 	}
 	w := &waitHook{}

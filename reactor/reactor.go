@@ -23,8 +23,8 @@ import (
 var (
 	// ErrRunning: Run, RunOnce or Serve was called while the loop runs.
 	ErrRunning = errors.New("reactor: loop already running")
-	// ErrReactorClosed: the reactor was closed.
-	ErrReactorClosed = event.ErrLoopClosed
+	// ErrReactorClosed: the reactor was closed (or its Close has begun).
+	ErrReactorClosed = errors.New("loop closed")
 )
 
 // ErrNoLibuv: the libuv driver was asked for in a program built without

@@ -328,10 +328,10 @@ func TestDNSCloseWhileBusy(t *testing.T) {
 				}
 			}
 		}
-		if _, err := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{}); !errors.Is(err, event.ErrLoopClosed) {
+		if _, err := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{}); !errors.Is(err, reactor.ErrReactorClosed) {
 			t.Errorf("NewAddrInfo on a closed reactor: %v", err)
 		}
-		if _, err := uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:22"), uv.NameInfoHints{}); !errors.Is(err, event.ErrLoopClosed) {
+		if _, err := uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:22"), uv.NameInfoHints{}); !errors.Is(err, reactor.ErrReactorClosed) {
 			t.Errorf("NewNameInfo on a closed reactor: %v", err)
 		}
 	})

@@ -390,8 +390,8 @@ func TestTriggerOnClosedReactor(t *testing.T) {
 	if got := calls.Calls(); len(got) != 1 || !errors.Is(got[0].Err, event.ErrClosed) {
 		t.Errorf("subscribers at reactor Close: %+v, want one ErrClosed", got)
 	}
-	if _, err := uv.NewTrigger(u.Reactor); !errors.Is(err, event.ErrLoopClosed) || !errors.Is(err, reactor.ErrReactorClosed) {
-		t.Errorf("NewTrigger on a closed reactor = %v, want ErrLoopClosed", err)
+	if _, err := uv.NewTrigger(u.Reactor); !errors.Is(err, reactor.ErrReactorClosed) {
+		t.Errorf("NewTrigger on a closed reactor = %v, want ErrReactorClosed", err)
 	}
 	if err := tr.Send(); !errors.Is(err, event.ErrClosed) {
 		t.Errorf("Send = %v, want ErrClosed", err)
@@ -404,12 +404,12 @@ func TestTriggerOnClosedReactor(t *testing.T) {
 			return tr.SetNotifyHook(func(ev event.Event, r any, err error) (any, error, bool) { return r, err, true })
 		},
 	} {
-		if err := op(); !errors.Is(err, event.ErrLoopClosed) {
-			t.Errorf("%s on a closed reactor = %v, want ErrLoopClosed", name, err)
+		if err := op(); !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("%s on a closed reactor = %v, want ErrReactorClosed", name, err)
 		}
 	}
-	if err := tr.Close(); err != nil && !errors.Is(err, event.ErrLoopClosed) {
-		t.Errorf("Close on a closed reactor = %v, want nil or ErrLoopClosed", err)
+	if err := tr.Close(); err != nil && !errors.Is(err, reactor.ErrReactorClosed) {
+		t.Errorf("Close on a closed reactor = %v, want nil or ErrReactorClosed", err)
 	}
 	tr.Dispose()
 	if info := tr.Info(); info == "" {

@@ -33,7 +33,7 @@ type Host interface {
 	// change libuv's state mark it dirty themselves.
 	Loop() *uvcgo.Loop
 	// Closing reports whether the reactor's Close has begun: constructors
-	// and Start must refuse with event.ErrLoopClosed.
+	// and Start must refuse with reactor.ErrReactorClosed.
 	Closing() bool
 	// AddHandle records h and returns the id its C handle must report
 	// with. Call it before creating the C handle; if that fails, DropHandle.

@@ -33,7 +33,7 @@ enum {
   UVEV_DONE_ASYNC = 2,  /* a uv_async_t was sent (sends coalesce) */
   UVEV_DONE_TIMER = 3,  /* a uv_timer_t fired (test kind) */
   UVEV_DONE_WORK = 4,   /* a uv_work_t finished: status 0 or UV_ECANCELED (test kind) */
-  /* Reserved for the kinds of this wave, one per kind file: */
+  /* The kinds' own records, one or more per kind file: */
   UVEV_DONE_POLL = 5,        /* poll.c: n = events (UV_READABLE | ...) */
   UVEV_DONE_READ = 6,        /* stream reads: n = bytes or status, data = buffer */
   UVEV_DONE_WRITE = 7,       /* request: a write finished */

@@ -82,11 +82,9 @@
 //     otherwise), not on libuv's pool: a libuv worker thread would have to
 //     call back into Go from a thread Go did not make, on every completion,
 //     where a goroutine hands its result to the loop with one Post
-//     (BenchmarkTask: about 0.6–0.7 µs per empty task, queued, run and
-//     delivered on the loop, on the 2-core machine; a raw C program
-//     queueing empty uv_queue_work items took 0.36–0.52 µs each with no Go
-//     in it at all). A bounded pool keeps the meaning of libuv's
-//     uv_cancel: work that has not started can be taken back.
+//     (docs/benchmarks.md has the figures beside libuv's pool). A bounded
+//     pool keeps the meaning of libuv's uv_cancel: work that has not
+//     started can be taken back.
 //   - Thread runs a function on an OS thread of its own.
 //
 // Process, Command, Task and Thread are one-shot: they are started when made,

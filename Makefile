@@ -45,7 +45,7 @@ stress:
 
 ## cgocheck: the cgo packages under the strict pointer checks (cgocheck2)
 cgocheck:
-	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./cgo/ ./reactor/ ./uv/
+	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./internal/cgo/ ./reactor/ ./uv/
 
 ## bench: our figures beside the comparators (raw C libuv, Go std), as ratios
 # benchtable runs the comparators it lists itself, then one NAME=command per

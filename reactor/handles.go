@@ -3,7 +3,7 @@ package reactor
 import (
 	"log/slog"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/eventref"
 	"github.com/uvevent/uvevent/internal/kind"
 )

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
 	"github.com/uvevent/uvevent/internal/kind"

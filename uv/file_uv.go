@@ -1,9 +1,9 @@
 package uv
 
-// The libuv driver's file operations: uv_fs_* requests (cgo/fs.c).
+// The libuv driver's file operations: uv_fs_* requests (internal/cgo/fs.c).
 
 import (
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 )

@@ -1,9 +1,9 @@
 package uv
 
-// The libuv driver's fs event: uv_fs_event_t handles (cgo/fsevent.c).
+// The libuv driver's fs event: uv_fs_event_t handles (internal/cgo/fsevent.c).
 
 import (
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 )

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"weak"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
 	"github.com/uvevent/uvevent/internal/kind"

@@ -4,7 +4,7 @@ import (
 	"io"
 	"net"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 

@@ -1,7 +1,7 @@
 package uv
 
 // The libuv driver's listener: a listening uv_tcp_t or uv_pipe_t
-// (cgo/tcp.c, cgo/pipe.c, cgo/stream.c).
+// (internal/cgo/tcp.c, internal/cgo/pipe.c, internal/cgo/stream.c).
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 )

@@ -1,12 +1,12 @@
 package uv
 
 // The libuv driver's phases: uv_prepare_t, uv_check_t and uv_idle_t
-// (cgo/phase.c).
+// (internal/cgo/phase.c).
 
 import (
 	"fmt"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
 )
 

@@ -1,12 +1,12 @@
 package uv
 
-// The libuv driver's poll: a uv_poll_t (cgo/poll.c), and the descriptors
+// The libuv driver's poll: a uv_poll_t (internal/cgo/poll.c), and the descriptors
 // each loop polls (libuv allows one poll a descriptor).
 
 import (
 	"sync"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 )

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 )

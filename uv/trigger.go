@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 )

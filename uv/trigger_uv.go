@@ -1,11 +1,11 @@
 package uv
 
-// The libuv driver's trigger: a uv_async_t (cgo/async.c).
+// The libuv driver's trigger: a uv_async_t (internal/cgo/async.c).
 
 import (
 	"sync"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
 )
 

@@ -26,7 +26,7 @@ const udpBurst = 32
 
 // udpBufSize is the receive buffer: larger datagrams are truncated to it.
 // It is the room the libuv driver's 64 KiB buffer leaves after the
-// sender's address (a sockaddr_storage, cgo/udp.h), so that a datagram is
+// sender's address (a sockaddr_storage, internal/cgo/udp.h), so that a datagram is
 // truncated alike on both drivers.
 const udpBufSize = 64<<10 - 128
 

@@ -1,9 +1,9 @@
 package uv
 
-// The libuv driver's UDP socket: a uv_udp_t (cgo/udp.c).
+// The libuv driver's UDP socket: a uv_udp_t (internal/cgo/udp.c).
 
 import (
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 )

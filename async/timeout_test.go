@@ -10,6 +10,7 @@ import (
 
 	"github.com/uvevent/uvevent/async"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -65,7 +66,7 @@ func TestTimeoutStoppedWhenTheWaitEnds(t *testing.T) {
 	if v, err := outcome(t, c); v != "first" || err != nil {
 		t.Fatalf("= %q, %v", v, err)
 	}
-	if n := event.LoopRefs(to); n != 0 || r.Stats().Active != 0 {
+	if n := eventkind.LoopRefs(to); n != 0 || r.Stats().Active != 0 {
 		t.Errorf("after the wait the timeout holds %d Starts, %d active", n, r.Stats().Active)
 	}
 	to.Close()

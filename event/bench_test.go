@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 )
 
 // Workload C1 (DESIGN.md §6): the event core's hot paths, with the owner
@@ -24,7 +25,7 @@ func BenchmarkC1Notify(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for range b.N {
-					event.Notify(&p.Base, nil, nil)
+					eventkind.Notify(&p.Base, nil, nil)
 				}
 				b.StopTimer()
 			})
@@ -44,7 +45,7 @@ func BenchmarkC1AddNotifyRemove(b *testing.B) {
 		b.ResetTimer()
 		for range b.N {
 			p.AddCallback(cb)
-			event.Notify(&p.Base, nil, nil)
+			eventkind.Notify(&p.Base, nil, nil)
 			p.DelCallback(cb)
 		}
 	})

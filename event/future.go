@@ -39,7 +39,7 @@ func NewFuture[T any](o Owner) *Future[T] {
 		o = noOwner{}
 	}
 	f := &Future[T]{owner: o}
-	Init(&f.Base, (*futureOps[T])(f), false, GoOwned|ValueResult)
+	initBase(&f.Base, (*futureOps[T])(f), false, GoOwned|ValueResult)
 	return f
 }
 
@@ -111,7 +111,7 @@ func (f *Future[T]) deliver() {
 	if !f.blindOnly() {
 		res = f.delivered()
 	}
-	Complete(&f.Base, res, f.err)
+	complete(&f.Base, res, f.err)
 }
 
 // noResult is what a future notifies instead of its value when every

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/waiting"
 )
 
@@ -363,7 +364,7 @@ func TestAwaitStopsTheOthersWhenItEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	q := newProbe(s, "cancelled", true, 0)
 	_, err = await(t, ctx, event.Any(), func(func(error)) { cancel() }, q)
-	if !errors.Is(err, context.Canceled) || event.LoopRefs(q) != 0 || event.Subscribers(q) != 0 {
-		t.Errorf("cancelled wait: %v, %d starts, %d subscribers left", err, event.LoopRefs(q), event.Subscribers(q))
+	if !errors.Is(err, context.Canceled) || eventkind.LoopRefs(q) != 0 || event.Subscribers(q) != 0 {
+		t.Errorf("cancelled wait: %v, %d starts, %d subscribers left", err, eventkind.LoopRefs(q), event.Subscribers(q))
 	}
 }

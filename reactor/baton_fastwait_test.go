@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -190,7 +191,7 @@ func TestFastWaitReusedAcrossWaits(t *testing.T) {
 			}
 			outs, err := event.Await(ctx, event.Any(), tm)
 			add(outs[0].Done, err)
-			refs = append(refs, event.LoopRefs(tm))
+			refs = append(refs, eventkind.LoopRefs(tm))
 			tm.Close()
 
 			bad := event.NewFuture[int](r)

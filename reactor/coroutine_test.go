@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -162,7 +163,7 @@ func TestHiddenTimerDoesNotPreventDeadlock(t *testing.T) {
 	if !errors.Is(outcomeErr(t, a), event.ErrDeadlock) || !errors.Is(outcomeErr(t, b), event.ErrDeadlock) {
 		t.Fatal("a hidden timer kept the deadlock from being seen")
 	}
-	if got := event.LoopRefs(tm); got != 1 {
+	if got := eventkind.LoopRefs(tm); got != 1 {
 		t.Fatalf("the hidden timer was disturbed: LoopRefs = %d", got)
 	}
 	tm.Close()
@@ -294,7 +295,7 @@ func TestCoroutineAwaitsUnstartedTimer(t *testing.T) {
 			if err != nil || v != "Timer(timeout=1ms, periodic)" {
 				t.Fatalf("coroutine = %v, %v", v, err)
 			}
-			if n := event.LoopRefs(tm); n != 0 {
+			if n := eventkind.LoopRefs(tm); n != 0 {
 				t.Errorf("the timer keeps %d Starts after the wait", n)
 			}
 			if msgs, _ := rep.snapshot(); len(msgs) != 0 {

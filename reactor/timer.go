@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 )
 
 // A Timer is an event that fires after a timeout and, when it has a repeat
@@ -61,7 +62,7 @@ func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
 		return nil, ErrReactorClosed
 	}
 	t := &Timer{r: r, timeout: timeout, repeat: repeat, where: inNone}
-	event.Init(&t.Base, (*timerOps)(t), true, event.GoOwned)
+	eventkind.Init(&t.Base, (*timerOps)(t), true, event.GoOwned)
 	return t, nil
 }
 
@@ -143,7 +144,7 @@ func (t *Timer) Refresh() error {
 		switch {
 		case t.Flags().Has(event.Closed):
 			err = event.ErrClosed
-		case t.where == inNone && event.LoopRefs(t) == 0:
+		case t.where == inNone && eventkind.LoopRefs(t) == 0:
 			err = t.Start()
 		default:
 			t.r.timers.remove(t)
@@ -242,17 +243,17 @@ func ms(d time.Duration) int64 {
 func (t *Timer) fire() {
 	if t.repeat > 0 {
 		t.r.timers.insert(t, min(t.r.now()+ms(t.repeat), maxDue))
-		event.Notify(&t.Base, nil, nil)
+		eventkind.Notify(&t.Base, nil, nil)
 		return
 	}
 	if event.KindBit(&t.Base) { // reusable: stopped, not closed
-		for event.LoopRefs(t) > 0 {
+		for eventkind.LoopRefs(t) > 0 {
 			t.Stop()
 		}
-		event.Notify(&t.Base, nil, nil)
+		eventkind.Notify(&t.Base, nil, nil)
 		return
 	}
-	event.Complete(&t.Base, nil, nil)
+	eventkind.Complete(&t.Base, nil, nil)
 }
 
 func (o *timerOps) Owner() event.Owner { return o.r }

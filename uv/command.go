@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -153,7 +154,7 @@ func NewCommand(r *reactor.Reactor, cmd string, opts CommandOptions) (*Command, 
 	}
 	proc.Stop() // the Command counts as active, not its process as well
 	e := &Command{r: r, cmd: cmd, opts: opts, proc: proc, drained: make(chan struct{})}
-	event.Init(&e.Base, (*commandOps)(e), true, event.GoOwned|event.ValueResult)
+	eventkind.Init(&e.Base, (*commandOps)(e), true, event.GoOwned|event.ValueResult)
 	if err := e.Start(); err != nil {
 		proc.killGroup(syscall.SIGKILL)
 		proc.Stdout().Close()

@@ -12,8 +12,9 @@ import (
 	"strings"
 	"sync"
 
-	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -84,7 +85,7 @@ func submitGo[E any, P interface {
 		}
 		host := kind.HostOf(r)
 		c.entry = entry{r: r, host: host, ev: ev}
-		event.Init(&c.Base, (*goLookupOps)(g), false, event.GoOwned)
+		eventkind.Init(&c.Base, (*goLookupOps)(g), false, event.GoOwned)
 		*gp = g
 		g.live = true
 		r.ActiveDelta(1)
@@ -122,7 +123,7 @@ func (g *goLookup) complete(res any, err error) {
 	g.release()
 	c := g.c
 	c.res, c.err, c.over = res, err, true
-	event.Complete(&c.Base, res, err)
+	eventkind.Complete(&c.Base, res, err)
 }
 
 // release ends the lookup's claims, once: its context, its registration

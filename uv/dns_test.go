@@ -13,8 +13,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -46,8 +47,8 @@ func TestAddrInfoLocalhost(t *testing.T) {
 			t.Errorf("Stats with a lookup in flight: %v, want one addrinfo", s.Handles)
 		}
 		// A request runs from creation: Start and Stop change nothing.
-		if err := a.Start(); err != nil || event.LoopRefs(a) != 0 {
-			t.Errorf("Start on a lookup in flight = %v (refs %d), want a no-op", err, event.LoopRefs(a))
+		if err := a.Start(); err != nil || eventkind.LoopRefs(a) != 0 {
+			t.Errorf("Start on a lookup in flight = %v (refs %d), want a no-op", err, eventkind.LoopRefs(a))
 		}
 		uv.UvtMust(t, a.Stop())
 		stop := uv.UvtServe(t, u)

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -30,7 +31,7 @@ import (
 // Nothing holds a request but its job and the queued outcome, so one
 // dropped in flight is collected once it has completed.
 
-// goFSOps implements event.Ops for an FSRequest on the pure-Go driver.
+// goFSOps implements eventkind.Ops for an FSRequest on the pure-Go driver.
 type goFSOps FSRequest
 
 // submitGo makes q the pure-Go driver's request for op and queues op's job,
@@ -41,7 +42,7 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 	op.p = bytes.Clone(op.p)
 	host := kind.HostOf(r)
 	q.entry = entry{r: r, host: host, ev: q}
-	event.Init(&q.Base, (*goFSOps)(q), false, event.GoOwned)
+	eventkind.Init(&q.Base, (*goFSOps)(q), false, event.GoOwned)
 	var err error
 	if x := r.Call(func() {
 		if err = onReactorClose(&q.closer, r, q); err != nil {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -49,7 +50,7 @@ func TestFSRequestLifecycle(t *testing.T) {
 		}
 		var got []step
 		note := func(name string) {
-			got = append(got, step{name, event.StateOf(q).String(), event.LoopRefs(q), append([]string(nil), heard...)})
+			got = append(got, step{name, event.StateOf(q).String(), eventkind.LoopRefs(q), append([]string(nil), heard...)})
 		}
 		// Holding the reactor, nothing lands (on the pure-Go driver, any
 		// operation from another goroutine would otherwise deliver it).

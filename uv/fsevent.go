@@ -10,8 +10,9 @@ import (
 	"strings"
 	"syscall"
 
-	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -158,7 +159,7 @@ func (s *fsState) describe() string {
 		return fmt.Sprintf("FSEvent(path=%q)", s.path)
 	}
 	n := len(s.children)
-	if event.LoopRefs(s.drv) > 0 {
+	if eventkind.LoopRefs(s.drv) > 0 {
 		n++ // the root's own watch
 	}
 	return fmt.Sprintf("FSEvent(path=%q, recursive, watches=%d)", s.path, n)

@@ -8,6 +8,7 @@ import (
 	"weak"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -115,7 +116,7 @@ type outcome struct {
 	err    error
 }
 
-// stored implements event.Replayer for the kinds that embed an outcome.
+// stored implements eventkind.Replayer for the kinds that embed an outcome.
 func (o *outcome) stored() (any, error, bool) {
 	if !o.done.Load() {
 		return nil, nil, false
@@ -142,7 +143,7 @@ func (o *outcome) deliver(r *reactor.Reactor, b *event.Base, result any, err err
 	if perr := r.Post(func() {
 		set()
 		if !b.Flags().Has(event.Closed) {
-			event.Complete(b, result, err)
+			eventkind.Complete(b, result, err)
 		}
 	}); perr != nil {
 		set()

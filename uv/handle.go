@@ -8,9 +8,10 @@ import (
 	"syscall"
 	"weak"
 
-	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/eventref"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -200,7 +201,7 @@ type core struct {
 }
 
 // entry is what handle and request kinds share: their reactor, their id in
-// its table, and the kind's event, with the methods of event.Ops and
+// its table, and the kind's event, with the methods of eventkind.Ops and
 // kind.Handle that are the same for both.
 type entry struct {
 	r    *reactor.Reactor
@@ -263,7 +264,7 @@ type kindOps interface {
 	closing()
 }
 
-// coreOps implements event.Ops and kind.Handle for core, so that these
+// coreOps implements eventkind.Ops and kind.Handle for core, so that these
 // methods do not show on the kinds.
 type coreOps core
 
@@ -273,7 +274,7 @@ type coreOps core
 func newCore(r *reactor.Reactor, c *core, k kindOps, flags event.Flags, create func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error)) error {
 	return openEntry(r, &c.entry, k, func() kind.Handle {
 		c.k = k
-		event.Init(&c.Base, (*coreOps)(c), true, flags)
+		eventkind.Init(&c.Base, (*coreOps)(c), true, flags)
 		return (*coreOps)(c)
 	}, func(l *uvcgo.Loop, id uint64) (err error) {
 		c.h, err = create(l, id)
@@ -365,7 +366,7 @@ func (o *coreOps) Arm() error {
 // same turn holds back the rest) or, while it is open, when the kind wants
 // them for work of its own; request completions always.
 func (o *coreOps) Completed(rec *uvcgo.Completion) {
-	if !rec.Request() && (o.Flags().Has(event.Closed) || event.LoopRefs(o.k) == 0 && !o.wanted(rec)) {
+	if !rec.Request() && (o.Flags().Has(event.Closed) || eventkind.LoopRefs(o.k) == 0 && !o.wanted(rec)) {
 		return
 	}
 	o.k.completed(rec)

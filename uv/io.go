@@ -10,6 +10,7 @@ import (
 	"weak"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -315,7 +316,7 @@ func (e *ioEvent) readFailed(err error) {
 func (e *ioEvent) tellEnd() {
 	if e.started && !e.closed && e.rerr != nil && !e.told && len(e.chunks) == 0 {
 		e.told = true
-		event.Notify(e.base, nil, e.rerr)
+		eventkind.Notify(e.base, nil, e.rerr)
 	}
 }
 
@@ -333,7 +334,7 @@ func (e *ioEvent) received(p []byte, keep func(rest []byte) chunk) {
 	}
 	if len(p) > 0 {
 		if e.started && len(e.chunks) == 0 {
-			event.Notify(e.base, p, nil)
+			eventkind.Notify(e.base, p, nil)
 		} else {
 			e.chunks = append(e.chunks, keep(p))
 			e.kept += len(p)
@@ -384,7 +385,7 @@ func (e *ioEvent) flush() {
 		c := e.chunks[0]
 		e.chunks = e.chunks[1:]
 		e.kept -= len(c.b)
-		event.Notify(e.base, c.b, nil)
+		eventkind.Notify(e.base, c.b, nil)
 		e.t.release(c)
 	}
 	e.tellEnd()
@@ -546,7 +547,7 @@ func (e *ioEvent) wrote(n int, err error) {
 	case op.ch != nil || op.fut != nil:
 		op.finish(op.n, op.err)
 	case op.err != nil && e.started:
-		event.Notify(e.base, nil, op.err) // a Send failed: the callbacks hear of it
+		eventkind.Notify(e.base, nil, op.err) // a Send failed: the callbacks hear of it
 	}
 }
 

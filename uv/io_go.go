@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -76,7 +77,7 @@ func newGoStream(r *reactor.Reactor, fd int, transport string) (*goStream, error
 	if g.pl, err = joinPoller(r, fd, g); err != nil {
 		return nil, err
 	}
-	event.Init(&g.Base, (*goStreamOps)(g), true, event.GoOwned)
+	eventkind.Init(&g.Base, (*goStreamOps)(g), true, event.GoOwned)
 	return g, nil
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -189,7 +189,7 @@ func TestGoBreakStartWriteEnd(t *testing.T) {
 		if err := w.Start(); !errors.Is(err, syscall.ENOTCONN) {
 			t.Errorf("Start on a pipe's write end = %v, want ENOTCONN", err)
 		}
-		if n := event.LoopRefs(w); n != 0 {
+		if n := eventkind.LoopRefs(w); n != 0 {
 			t.Errorf("the IO whose Start failed has %d loop references, want 0", n)
 		}
 		uv.UvtMust(t, w.Close())

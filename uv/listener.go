@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -134,12 +135,12 @@ func (e *listenEvent) describe() string {
 func (e *listenEvent) accept(c *IO, err error) {
 	if err != nil {
 		e.failed.Add(1)
-		event.Notify(e.base, nil, err)
+		eventkind.Notify(e.base, nil, err)
 		return
 	}
 	e.accepted.Add(1)
 	c.e.connReady()
-	event.Notify(e.base, c, nil)
+	eventkind.Notify(e.base, c, nil)
 }
 
 // acceptError is the error result of a failed accept: ENFILE, or EMFILE

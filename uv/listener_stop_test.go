@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -60,7 +61,7 @@ func TestGoBreakListenerStopInCallback(t *testing.T) {
 		uv.UvtWaitFor(t, "the waiting connections", func() bool {
 			v.u.Call(func() {
 				n = len(got)
-				if n < 7 && event.LoopRefs(v.ln) == 0 {
+				if n < 7 && eventkind.LoopRefs(v.ln) == 0 {
 					v.ln.Start()
 				}
 			})
@@ -101,7 +102,7 @@ func TestGoBreakAcceptCancelled(t *testing.T) {
 			_, err := v.ln.AcceptIO(ctx)
 			errs <- err
 		}()
-		uv.UvtWaitFor(t, "the Accept to start the listener", func() bool { return event.LoopRefs(v.ln) > 0 })
+		uv.UvtWaitFor(t, "the Accept to start the listener", func() bool { return eventkind.LoopRefs(v.ln) > 0 })
 		cancel()
 		if err := uv.UvtRecv(t, errs, "the cancelled Accept"); err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("AcceptIO cancelled while waiting = %v, want context.Canceled", err)

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -105,7 +106,7 @@ func TestListenerBadInput(t *testing.T) {
 			_, err := v.ln.Accept()
 			errs <- err
 		}()
-		uv.UvtWaitFor(t, "Accept to wait", func() bool { return event.LoopRefs(v.ln) > 0 })
+		uv.UvtWaitFor(t, "Accept to wait", func() bool { return eventkind.LoopRefs(v.ln) > 0 })
 		uv.UvtMust(t, v.ln.Close())
 		if err := uv.UvtRecv(t, errs, "Accept's end"); !errors.Is(err, net.ErrClosed) {
 			t.Errorf("Accept waiting at Close = %v, want net.ErrClosed", err)

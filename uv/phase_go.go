@@ -3,8 +3,9 @@ package uv
 import (
 	"fmt"
 
-	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -35,7 +36,7 @@ func newGoPhase(r *reactor.Reactor, which uvcgo.Phase) (*Phase, error) {
 		return nil, err
 	}
 	e := &goPhase{r: r, which: which}
-	event.Init(&e.Base, (*goPhaseOps)(e), true, event.GoOwned)
+	eventkind.Init(&e.Base, (*goPhaseOps)(e), true, event.GoOwned)
 	var err error
 	if x := r.Call(func() {
 		if err = onReactorClose(&e.closer, r, e); err == nil {
@@ -56,7 +57,7 @@ func (e *goPhase) kindName() string { return "phase" }
 
 func (e *goPhase) fire() {
 	e.runs++
-	event.Notify(&e.Base, nil, nil)
+	eventkind.Notify(&e.Base, nil, nil)
 }
 
 func (o *goPhaseOps) Owner() event.Owner { return o.r }

@@ -6,8 +6,8 @@ package uv
 import (
 	"fmt"
 
+	"github.com/uvevent/uvevent/eventkind"
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
-	"github.com/uvevent/uvevent/event"
 )
 
 type phaseEvent struct {
@@ -34,7 +34,7 @@ func (e *phaseEvent) disarm() {
 
 func (e *phaseEvent) completed(*uvcgo.Completion) {
 	e.runs++
-	event.Notify(&e.Base, nil, nil)
+	eventkind.Notify(&e.Base, nil, nil)
 }
 
 func (e *phaseEvent) describe() string {

@@ -10,8 +10,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -154,7 +155,7 @@ func NewPoll(r *reactor.Reactor, fd int, events PollEvents, opts PollOptions) (*
 			pollFDs.remove(l, fd)
 			return 0, err
 		}
-		event.AttachFD(&e.Base, fd, opts.CloseFD)
+		eventkind.AttachFD(&e.Base, fd, opts.CloseFD)
 		return h, nil
 	}); err != nil {
 		return nil, fmt.Errorf("uv: NewPoll(fd=%d): %w", fd, err)
@@ -272,11 +273,11 @@ func (s *pollState) nothingToRead() bool {
 // stopAll stops the proxies and the poll, after polling stopped.
 func (s *pollState) stopAll() {
 	for _, p := range slices.Clone(s.started) {
-		for event.LoopRefs(p) > 0 {
+		for eventkind.LoopRefs(p) > 0 {
 			p.Stop()
 		}
 	}
-	for event.LoopRefs(s.drv) > 0 {
+	for eventkind.LoopRefs(s.drv) > 0 {
 		s.drv.Stop()
 	}
 }

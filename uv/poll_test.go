@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -326,7 +327,7 @@ func TestPollStartStopRace(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if n := event.LoopRefs(p); n != 0 {
+		if n := eventkind.LoopRefs(p); n != 0 {
 			t.Errorf("LoopRefs = %d after balanced Starts and Stops", n)
 		}
 		stop()

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -47,7 +48,7 @@ func TestPollProxyMaskFollowsStarts(t *testing.T) {
 			PollRefs int
 		}
 		look := func() state {
-			return state{p.Info(), uv.UvtPolling(p), event.LoopRefs(p)}
+			return state{p.Info(), uv.UvtPolling(p), eventkind.LoopRefs(p)}
 		}
 		info := func(ev string) string { return fmt.Sprintf("Poll(fd=%d, events=%s, proxies=3)", a, ev) }
 		steps := []struct {

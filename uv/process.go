@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -168,7 +169,7 @@ func spawn(r *reactor.Reactor, opts ProcessOptions, group bool) (*Process, error
 	}
 	p.pid = pid
 	p.stdin, p.stdout, p.stderr = sio.parent[0], sio.parent[1], sio.parent[2]
-	event.Init(&p.Base, (*processOps)(p), true, event.GoOwned)
+	eventkind.Init(&p.Base, (*processOps)(p), true, event.GoOwned)
 	children.add(r, p)
 	serr := p.Start()
 	go p.watch(pidfd)

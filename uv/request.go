@@ -1,8 +1,9 @@
 package uv
 
 import (
-	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -49,7 +50,7 @@ type reqCoreOps reqCore
 func submitReq(r *reactor.Reactor, c *reqCore, k reqOps, submit func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error)) error {
 	return openEntry(r, &c.entry, k, func() kind.Handle {
 		c.k = k
-		event.Init(&c.Base, (*reqCoreOps)(c), false, event.GoOwned)
+		eventkind.Init(&c.Base, (*reqCoreOps)(c), false, event.GoOwned)
 		return (*reqCoreOps)(c)
 	}, func(l *uvcgo.Loop, id uint64) (err error) {
 		c.req, err = submit(l, id)
@@ -81,7 +82,7 @@ func (c *reqCore) settle(res any, err error) bool {
 		return false
 	}
 	c.res, c.err, c.over = res, err, true
-	event.Complete(&c.Base, res, err)
+	eventkind.Complete(&c.Base, res, err)
 	return true
 }
 

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -76,7 +77,7 @@ func NewSignal(r *reactor.Reactor, signum syscall.Signal) (*Signal, error) {
 		return nil, fmt.Errorf("uv: NewSignal(%d): %s: %w", int(signum), why, syscall.EINVAL)
 	}
 	s := &Signal{r: r, signum: signum}
-	event.Init(&s.Base, (*signalOps)(s), true, event.GoOwned)
+	eventkind.Init(&s.Base, (*signalOps)(s), true, event.GoOwned)
 	return s, nil
 }
 
@@ -108,10 +109,10 @@ func (s *Signal) Signum() syscall.Signal {
 // deliverSignal runs on the loop for a delivery the dispatcher queued.
 func (s *Signal) deliverSignal() {
 	s.pending.Store(false)
-	if event.LoopRefs(s) == 0 || s.Flags().Has(event.Closed) {
+	if eventkind.LoopRefs(s) == 0 || s.Flags().Has(event.Closed) {
 		return
 	}
-	event.Notify(&s.Base, s.signum, nil)
+	eventkind.Notify(&s.Base, s.signum, nil)
 }
 
 func (o *signalOps) Owner() event.Owner { return o.r }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -111,7 +112,7 @@ func (p *TaskPool) Queue(r *reactor.Reactor, fn func(ctx context.Context) (any, 
 	}
 	t := &Task{r: r, fn: fn}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
-	event.Init(&t.Base, (*taskOps)(t), true, event.GoOwned)
+	eventkind.Init(&t.Base, (*taskOps)(t), true, event.GoOwned)
 	if err := t.Start(); err != nil {
 		t.cancel()
 		return nil, fmt.Errorf("uv: TaskPool.Queue: %w", err)

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/uvevent/uvevent/eventkind"
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -50,7 +50,7 @@ func (e *uvtTimerEvent) disarm() {
 	}
 }
 func (e *uvtTimerEvent) completed(rec *uvcgo.Completion) {
-	event.Notify(&e.Base, rec.N, nil)
+	eventkind.Notify(&e.Base, rec.N, nil)
 }
 
 // UvtWork is a thread-pool job that sleeps, as a request event.

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -55,7 +56,7 @@ func NewThread(r *reactor.Reactor, fn func(ctx context.Context) (any, error)) (*
 	}
 	t := &Thread{r: r}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
-	event.Init(&t.Base, (*threadOps)(t), true, event.GoOwned)
+	eventkind.Init(&t.Base, (*threadOps)(t), true, event.GoOwned)
 	if err := t.Start(); err != nil {
 		t.cancel()
 		return nil, fmt.Errorf("uv: NewThread: %w", err)

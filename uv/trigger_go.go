@@ -9,6 +9,7 @@ import (
 	"weak"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -29,7 +30,7 @@ type goTriggerOps goTrigger
 
 func newGoTrigger(r *reactor.Reactor) (*Trigger, error) {
 	e := &goTrigger{r: r}
-	event.Init(&e.Base, (*goTriggerOps)(e), true, event.GoOwned)
+	eventkind.Init(&e.Base, (*goTriggerOps)(e), true, event.GoOwned)
 	var err error
 	if x := r.Call(func() {
 		host := kind.HostOf(r)
@@ -82,7 +83,7 @@ func (e *goTrigger) deliver() {
 		return
 	}
 	e.fired.Add(1)
-	event.Notify(&e.Base, nil, nil)
+	eventkind.Notify(&e.Base, nil, nil)
 }
 
 func (o *goTriggerOps) Owner() event.Owner { return o.r }

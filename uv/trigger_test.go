@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -112,7 +113,7 @@ func TestTriggerStoppedDropsSendsAndRestarts(t *testing.T) {
 	// Restart: it notifies again, and Start counts (two Starts need two Stops).
 	uv.UvtMust(t, tr.Start())
 	uv.UvtMust(t, tr.Start())
-	if got := event.LoopRefs(tr); got != 2 {
+	if got := eventkind.LoopRefs(tr); got != 2 {
 		t.Errorf("LoopRefs after two Starts = %d", got)
 	}
 	uv.UvtMust(t, tr.Send())

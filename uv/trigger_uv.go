@@ -5,8 +5,9 @@ package uv
 import (
 	"sync"
 
-	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 )
 
 // triggerEvent is the libuv trigger's event, reachable from the reactor's
@@ -33,7 +34,7 @@ func (e *triggerEvent) send() error {
 
 func (e *triggerEvent) completed(*uvcgo.Completion) {
 	e.fired.Add(1)
-	event.Notify(&e.Base, nil, nil)
+	eventkind.Notify(&e.Base, nil, nil)
 }
 
 func (e *triggerEvent) kindName() string { return "trigger" }

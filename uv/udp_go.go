@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -57,7 +58,7 @@ type goUDPOps goUDP
 func listenGoUDP(r *reactor.Reactor, network string, t tcpTarget) (*UDP, error) {
 	e := &goUDP{fd: -1}
 	e.init(e, r, network)
-	event.Init(&e.Base, (*goUDPOps)(e), true, event.GoOwned)
+	eventkind.Init(&e.Base, (*goUDPOps)(e), true, event.GoOwned)
 	var err error
 	if x := r.Call(func() {
 		if err = armable(r); err != nil {
@@ -255,7 +256,7 @@ func (e *goUDP) sendQueued() {
 
 func (e *goUDP) queued() int               { return len(e.queue) }
 func (e *goUDP) release(*keptDatagram)     {}
-func (e *goUDP) notify(res any, err error) { event.Notify(&e.Base, res, err) }
+func (e *goUDP) notify(res any, err error) { eventkind.Notify(&e.Base, res, err) }
 func (e *goUDP) receive(bool) error        { return e.watch() }
 
 // watch brings what the socket is polled for to what the UDP wants now:

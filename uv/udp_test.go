@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -295,7 +296,7 @@ func TestUDPDeadlineAndClose(t *testing.T) {
 			_, _, err := a.ReadFrom(make([]byte, 10))
 			errs <- err
 		}()
-		uv.UvtWaitFor(t, "ReadFrom to wait", func() bool { return event.LoopRefs(a) == 0 && u.Stats().Active > 0 })
+		uv.UvtWaitFor(t, "ReadFrom to wait", func() bool { return eventkind.LoopRefs(a) == 0 && u.Stats().Active > 0 })
 		uv.UvtMust(t, a.Close())
 		if err := uv.UvtRecv(t, errs, "ReadFrom's end"); !errors.Is(err, net.ErrClosed) {
 			t.Errorf("ReadFrom waiting at Close = %v, want ErrClosed", err)

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -199,7 +200,7 @@ func startCounts(t *testing.T, r *reactor.Reactor, k Kind) {
 			t.Fatalf("Start #%d: %v", i+1, err)
 		}
 	}
-	if got := event.LoopRefs(ev); got != 2 {
+	if got := eventkind.LoopRefs(ev); got != 2 {
 		t.Fatalf("after two Starts LoopRefs = %d, want 2", got)
 	}
 	ev.Stop()
@@ -210,8 +211,8 @@ func startCounts(t *testing.T, r *reactor.Reactor, k Kind) {
 	if got := event.StateOf(ev); got != event.Stopped {
 		t.Fatalf("after the last Stop: %v, want stopped", got)
 	}
-	if err := ev.Stop(); err != nil || event.LoopRefs(ev) != 0 {
-		t.Fatalf("Stop when stopped = %v (refs %d), want a no-op", err, event.LoopRefs(ev))
+	if err := ev.Stop(); err != nil || eventkind.LoopRefs(ev) != 0 {
+		t.Fatalf("Stop when stopped = %v (refs %d), want a no-op", err, eventkind.LoopRefs(ev))
 	}
 }
 

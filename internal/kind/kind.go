@@ -5,9 +5,9 @@
 package kind
 
 import (
-	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 )
 
 // Handle is the loop-side record of a C-owned event: what the reactor needs

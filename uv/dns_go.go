@@ -75,7 +75,7 @@ type goLookupOps goLookup
 func submitGo[E any, P interface {
 	*E
 	entryKind
-}](r *reactor.Reactor, c *reqCore, gp **goLookup, ev P, lookup func(context.Context, resolver) (any, error)) error {
+}](r *reactor.Reactor, b *event.Base, c *reqCore, gp **goLookup, ev P, lookup func(context.Context, resolver) (any, error)) error {
 	g := &goLookup{c: c}
 	rs := goResolver
 	var err error
@@ -85,7 +85,8 @@ func submitGo[E any, P interface {
 		}
 		host := kind.HostOf(r)
 		c.entry = entry{r: r, host: host, ev: ev}
-		eventkind.Init(&c.Base, (*goLookupOps)(g), false, event.GoOwned)
+		c.b = b
+		eventkind.Init(b, (*goLookupOps)(g), false, event.GoOwned)
 		*gp = g
 		g.live = true
 		r.ActiveDelta(1)
@@ -123,7 +124,7 @@ func (g *goLookup) complete(res any, err error) {
 	g.release()
 	c := g.c
 	c.res, c.err, c.over = res, err, true
-	eventkind.Complete(&c.Base, res, err)
+	eventkind.Complete(c.b, res, err)
 }
 
 // release ends the lookup's claims, once: its context, its registration

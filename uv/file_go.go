@@ -42,6 +42,7 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 	op.p = bytes.Clone(op.p)
 	host := kind.HostOf(r)
 	q.entry = entry{r: r, host: host, ev: q}
+	q.b = &q.Base
 	eventkind.Init(&q.Base, (*goFSOps)(q), false, event.GoOwned)
 	var err error
 	if x := r.Call(func() {

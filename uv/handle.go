@@ -201,8 +201,10 @@ type core struct {
 }
 
 // entry is what handle and request kinds share: their reactor, their id in
-// its table, and the kind's event, with the methods of eventkind.Ops and
-// kind.Handle that are the same for both.
+// its table, and the kind's event. The methods of eventkind.Ops and
+// kind.Handle that answer from it are written on the ops types (coreOps,
+// reqCoreOps), not on entry, so that an entry embedded in a user's type (a
+// request's) promotes none of them.
 type entry struct {
 	r    *reactor.Reactor
 	host kind.Host
@@ -218,17 +220,16 @@ type entryKind interface {
 	describe() string
 }
 
-func (o *entry) Owner() event.Owner       { return o.r }
-func (o *entry) Event() event.Event       { return o.ev }
-func (o *entry) HandleEvent() event.Event { return o.ev }
-func (o *entry) Kind() string {
+// kind and info answer Kind and Describe for the ops types, a zero event
+// included.
+func (o *entry) kind() string {
 	if o.ev == nil {
 		return "" // a zero event
 	}
 	return o.ev.kindName()
 }
 
-func (o *entry) Describe() string {
+func (o *entry) info() string {
 	if o.ev == nil {
 		return "event(" + event.ErrNilEvent.Error() + ")"
 	}
@@ -267,6 +268,12 @@ type kindOps interface {
 // coreOps implements eventkind.Ops and kind.Handle for core, so that these
 // methods do not show on the kinds.
 type coreOps core
+
+func (o *coreOps) Owner() event.Owner       { return o.r }
+func (o *coreOps) Event() event.Event       { return o.ev }
+func (o *coreOps) HandleEvent() event.Event { return o.ev }
+func (o *coreOps) Kind() string             { return o.entry.kind() }
+func (o *coreOps) Describe() string         { return o.entry.info() }
 
 // newCore creates a kind's event on r: k is the kind's event, whose core is
 // c; create makes the C handle for the id the event gets. It runs on the

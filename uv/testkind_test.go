@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
@@ -54,12 +55,15 @@ func (e *uvtTimerEvent) completed(rec *uvcgo.Completion) {
 }
 
 // UvtWork is a thread-pool job that sleeps, as a request event.
-type UvtWork struct{ reqCore }
+type UvtWork struct {
+	event.Base
+	reqCore
+}
 
 // UvtSubmitWork queues a job sleeping d on libuv's thread pool.
 func UvtSubmitWork(r *reactor.Reactor, d time.Duration) (*UvtWork, error) {
 	w := &UvtWork{}
-	if err := submitReq(r, &w.reqCore, w, func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
+	if err := submitReq(r, &w.Base, &w.reqCore, w, func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
 		return l.SubmitTestWork(id, int(d/time.Microsecond))
 	}); err != nil {
 		return nil, err

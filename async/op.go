@@ -75,7 +75,7 @@ func (op *Op[T]) Await(ctx context.Context) (T, error) {
 	return event.AwaitValue[T](ctx, op)
 }
 
-func (o *opOps[T]) Owner() event.Owner { return o.r }
+func (o *opOps[T]) Owner() event.Owner { return o.r.Owner() }
 func (o *opOps[T]) Event() event.Event { return (*Op[T])(o) }
 func (o *opOps[T]) Arm() error {
 	o.src.arm((*Op[T])(o))

@@ -251,7 +251,7 @@ func (s *Scope) Close(ctx context.Context) error {
 	}
 	report := func() {
 		for _, ev := range alive {
-			s.r.Report(ev, "coroutine outlived its scope", ErrOutlived)
+			s.r.Owner().Report(ev, "coroutine outlived its scope", ErrOutlived)
 		}
 	}
 	if s.r.Post(report) != nil {

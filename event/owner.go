@@ -14,8 +14,8 @@ import (
 // An Owner is the loop an event belongs to. Every change to an event's state
 // is made with its owner held: directly when the caller already holds it
 // (a callback running on the loop goroutine), otherwise through Call or Post.
-// The reactor is the Owner of the events it runs; Serial is an Owner for
-// events that live outside any reactor.
+// A reactor is the Owner of the events it runs (Reactor.Owner); Serial is
+// an Owner for events that live outside any reactor.
 type Owner interface {
 	// Owned reports whether the calling goroutine holds the owner now.
 	Owned() bool

@@ -138,7 +138,7 @@ func start[T any](ctx context.Context, r *Reactor, fn func(context.Context) (T, 
 		return nil, fmt.Errorf("reactor: nil coroutine function: %w", syscall.EINVAL)
 	}
 	co := &coroutine{r: r, coop: coop, site: caller.Site(), state: coRunning}
-	f := event.NewFuture[T](r)
+	f := event.NewFuture[T](r.Owner())
 	c := &Coroutine[T]{Typed: f, f: f, co: co}
 	var refused error
 	if err := r.Call(func() {
@@ -170,7 +170,7 @@ func start[T any](ctx context.Context, r *Reactor, fn func(context.Context) (T, 
 	stopWatch := context.AfterFunc(cctx, func() { co.abortWait(context.Cause(cctx)) })
 	// Close ends what is registered with the reactor's waits: for a
 	// coroutine, that cancels its context.
-	unregister := r.AddWait(closer{co})
+	unregister := r.addWait(closer{co})
 	go func() {
 		defer cancel(nil)
 		defer unregister()
@@ -320,11 +320,11 @@ func (w *coWaiter) BeginWait(events []event.Event, ws waiting.State) {
 	// A wait that ends by itself, or on an event of another owner (which
 	// this reactor cannot see), can never be part of this reactor's deadlock.
 	if ws.Bounded() || slices.ContainsFunc(events, func(ev event.Event) bool {
-		return event.OwnerOf(ev) != event.Owner(co.r)
+		return event.OwnerOf(ev) != co.r.Owner()
 	}) {
 		return
 	}
-	if co.r.Owned() {
+	if co.r.ownedByCaller() {
 		co.begin(events, ws)
 	} else {
 		co.r.Post(func() { co.begin(events, ws) })
@@ -344,7 +344,7 @@ func (w *coWaiter) EndWait() {
 		return
 	}
 	co.setCurrent(nil)
-	if co.r.Owned() {
+	if co.r.ownedByCaller() {
 		co.end()
 	} else {
 		co.r.Post(co.end)
@@ -402,7 +402,7 @@ func (co *coroutine) abortWait(cause error) {
 // Covers tells Await that the coroutine's own cancellation ends its waits
 // on this reactor's events when the reactor closes: they need no
 // registration of their own.
-func (w *coWaiter) Covers(o event.Owner) bool { return o == event.Owner(w.r) }
+func (w *coWaiter) Covers(o event.Owner) bool { return o == w.r.Owner() }
 
 // closer is the coroutine as the reactor's Close sees it: a wait to end,
 // which cancels the coroutine's context.

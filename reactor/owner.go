@@ -8,6 +8,7 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/gid"
+	"github.com/uvevent/uvevent/internal/waiting"
 )
 
 // This file is the reactor's side of event.Owner: who may touch loop state,
@@ -24,9 +25,27 @@ import (
 
 func currentGID() gid.ID { return gid.Current() }
 
-// Owned reports whether the calling goroutine owns the loop now: it is the
+// ownedByCaller reports whether the calling goroutine owns the loop now: it is the
 // loop goroutine, or inside an operation running directly.
-func (r *Reactor) Owned() bool { return r != nil && r.holder.Load() == uintptr(gid.Current()) }
+func (r *Reactor) ownedByCaller() bool { return r != nil && r.holder.Load() == uintptr(gid.Current()) }
+
+// Owner returns r as the owner of events: what event.NewFuture takes, and
+// what a kind's Ops.Owner returns for an event of r. Its Owned reports
+// whether the calling goroutine owns r's loop now (the loop goroutine, or
+// an operation running directly); its other methods are event.Owner's.
+func (r *Reactor) Owner() event.Owner { return (*owner)(r) }
+
+// owner is the reactor's half that events need (event.Owner and the waiter
+// registry of internal/waiting), kept off Reactor's own methods as kinds
+// keep their Ops on private types.
+type owner Reactor
+
+func (o *owner) Owned() bool                                  { return (*Reactor)(o).ownedByCaller() }
+func (o *owner) Call(fn func()) error                         { return (*Reactor)(o).Call(fn) }
+func (o *owner) Post(fn func()) error                         { return (*Reactor)(o).Post(fn) }
+func (o *owner) ActiveDelta(n int)                            { (*Reactor)(o).activeDelta(n) }
+func (o *owner) Report(ev event.Event, msg string, err error) { (*Reactor)(o).report(ev, msg, err) }
+func (o *owner) AddWait(w waiting.State) (remove func())      { return (*Reactor)(o).addWait(w) }
 
 // Call runs fn on the loop and returns when fn has returned (Post is the
 // same without the wait): at once when the caller owns the loop, otherwise
@@ -403,9 +422,9 @@ func (r *Reactor) safely(fn func()) {
 	returned := false
 	defer func() {
 		if p := recover(); p != nil {
-			r.Report(nil, "posted operation panicked", panicError(p))
+			r.report(nil, "posted operation panicked", panicError(p))
 		} else if !returned {
-			r.Report(nil, "operation called runtime.Goexit", ErrGoexit)
+			r.report(nil, "operation called runtime.Goexit", ErrGoexit)
 		}
 	}()
 	fn()

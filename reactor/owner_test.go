@@ -15,13 +15,13 @@ import (
 
 func TestCallDirectWhenNotRunning(t *testing.T) {
 	r, _ := newReactor(t)
-	if r.Owned() {
+	if r.Owner().Owned() {
 		t.Fatal("Owned outside any operation")
 	}
 	ran := false
 	if err := r.Call(func() {
 		ran = true
-		if !r.Owned() {
+		if !r.Owner().Owned() {
 			t.Error("inside Call the caller must own the loop")
 		}
 		// Nested operations run at once, without deadlocking.
@@ -49,7 +49,7 @@ func TestCallQueuedWhileRunning(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			r.Call(func() {
-				if !r.Owned() {
+				if !r.Owner().Owned() {
 					t.Error("a queued operation must run with ownership")
 				}
 				order = append(order, i) // loop-owned: no lock needed
@@ -218,7 +218,7 @@ func TestHoldKeepsRunGoing(t *testing.T) {
 	if got := r.Stats().Active; got != 1 {
 		t.Fatalf("Active with a hold = %d, want 1", got)
 	}
-	f := event.NewFuture[any](r)
+	f := event.NewFuture[any](r.Owner())
 	go func() {
 		f.Resolve("late")
 		release()

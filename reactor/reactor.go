@@ -87,9 +87,9 @@ type Options struct {
 }
 
 // A Reactor owns one libuv loop and drives it from one goroutine at a time:
-// the goroutine inside Run, RunOnce or Serve (the loop goroutine). It is the
-// event.Owner of every event created on it. See the package documentation
-// for the threading contract.
+// the goroutine inside Run, RunOnce or Serve (the loop goroutine). Its
+// Owner is the event.Owner of every event created on it. See the package
+// documentation for the threading contract.
 type Reactor struct {
 	opts Options
 
@@ -193,24 +193,25 @@ func (r *Reactor) Driver() Driver {
 	return r.opts.Driver
 }
 
-// ActiveDelta implements event.Owner: it counts active, non-hidden events.
-// Events call it on the loop goroutine; from any other goroutine the change
-// is posted to the loop, so the count is never touched without ownership.
-// Applications declare work the reactor cannot see with Hold instead.
-func (r *Reactor) ActiveDelta(n int) {
+// activeDelta counts active, non-hidden events (event.Owner's
+// ActiveDelta). Events call it on the loop goroutine; from any other
+// goroutine the change is posted to the loop, so the count is never touched
+// without ownership. Applications declare work the reactor cannot see with
+// Hold instead.
+func (r *Reactor) activeDelta(n int) {
 	if r == nil {
 		return
 	}
-	if r.Owned() {
+	if r.ownedByCaller() {
 		r.active += n
 		return
 	}
 	r.Post(func() { r.active += n })
 }
 
-// Report implements event.Owner: it hands a report to Options.OnReport or
-// logs it. A panic in OnReport is logged, never propagated.
-func (r *Reactor) Report(ev event.Event, msg string, err error) {
+// report hands a report to Options.OnReport or logs it (event.Owner's
+// Report). A panic in OnReport is logged, never propagated.
+func (r *Reactor) report(ev event.Event, msg string, err error) {
 	if r == nil {
 		event.LogReport(nil, ev, msg, err)
 		return
@@ -238,10 +239,10 @@ func (r *Reactor) Hold() (release func(), err error) {
 	return func() { once.Do(func() { r.Post(func() { r.active-- }) }) }, nil
 }
 
-// AddWait implements the waiter registry event.Await looks for on an
-// owner (internal/waiting.Registry): Close ends the waits still
-// registered with ErrReactorClosed, so no waiter hangs on a closed reactor.
-func (r *Reactor) AddWait(w waiting.State) (remove func()) {
+// addWait is the waiter registry event.Await looks for on an owner
+// (internal/waiting.Registry): Close ends the waits still registered with
+// ErrReactorClosed, so no waiter hangs on a closed reactor.
+func (r *Reactor) addWait(w waiting.State) (remove func()) {
 	if w == nil {
 		return func() {}
 	}
@@ -505,7 +506,7 @@ func (r *Reactor) closeAll() {
 		// longer knows of (a bug). Report it rather than spin.
 		if len(done) == 0 && h == r.loop.Handles() && q == r.loop.Requests() {
 			if idle++; idle == 1000 {
-				r.Report(nil, "handles left open at Close", fmt.Errorf("%d C handles, %d requests", h, q))
+				r.report(nil, "handles left open at Close", fmt.Errorf("%d C handles, %d requests", h, q))
 				return
 			}
 		} else {

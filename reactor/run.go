@@ -369,7 +369,7 @@ func (r *Reactor) startWatcher() {
 	}
 	if err != nil {
 		r.polling = true
-		r.Report(nil, "cannot watch libuv's backend descriptor; polling libuv every millisecond instead", err)
+		r.report(nil, "cannot watch libuv's backend descriptor; polling libuv every millisecond instead", err)
 		return
 	}
 	r.watching = true

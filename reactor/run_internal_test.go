@@ -103,8 +103,8 @@ func TestActiveDeltaOffTheLoopIsPosted(t *testing.T) {
 	go func() {
 		defer close(done)
 		for range 100 {
-			r.ActiveDelta(1)
-			r.ActiveDelta(-1)
+			r.activeDelta(1)
+			r.activeDelta(-1)
 		}
 	}()
 	<-done

@@ -256,7 +256,7 @@ func (t *Timer) fire() {
 	eventkind.Complete(&t.Base, nil, nil)
 }
 
-func (o *timerOps) Owner() event.Owner { return o.r }
+func (o *timerOps) Owner() event.Owner { return o.r.Owner() }
 func (o *timerOps) Event() event.Event { return (*Timer)(o) }
 
 func (o *timerOps) Arm() error {

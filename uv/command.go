@@ -294,7 +294,7 @@ func splitLines(out []byte) []string {
 	return lines
 }
 
-func (o *commandOps) Owner() event.Owner         { return o.r }
+func (o *commandOps) Owner() event.Owner         { return o.r.Owner() }
 func (o *commandOps) Event() event.Event         { return (*Command)(o) }
 func (o *commandOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Command)(o)) }
 func (o *commandOps) Disarm()                    {}

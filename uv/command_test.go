@@ -84,7 +84,7 @@ func TestCommandModes(t *testing.T) {
 			var calls *uv.UvtCounter
 			uv.UvtMust(t, u.Call(func() { // nothing completes before the subscription
 				e = newCommand(t, u, cmd, uv.CommandOptions{Mode: tc.mode, Out: out})
-				calls = uv.UvtSubscribe(t, e, u.Owned)
+				calls = uv.UvtSubscribe(t, e, u.Owner().Owned)
 			}))
 			if got, want := e.Info(), fmt.Sprintf("Command(mode=%v, pid=%d", tc.mode, e.Pid()); !strings.HasPrefix(got, want) {
 				t.Errorf("Info = %q, want %q…", got, want)
@@ -161,7 +161,7 @@ func TestCommandCloseWhileBusy(t *testing.T) {
 	e := newCommand(t, u, "trap '' TERM; echo ready; while :; do sleep 1; done", uv.CommandOptions{Mode: uv.StreamRaw, Out: out, Grace: 10 * time.Millisecond})
 	plain := newCommand(t, u, "sleep 100", uv.CommandOptions{})
 	grand := newCommand(t, u, uv.UvtFixture(t, "child.sh")+" term-ignored", uv.CommandOptions{Grace: 10 * time.Millisecond})
-	calls := uv.UvtSubscribe(t, e, u.Owned)
+	calls := uv.UvtSubscribe(t, e, u.Owner().Owned)
 	uv.UvtWaitFor(t, "the child's trap", func() bool { return strings.Contains(out.String(), "ready") })
 	uv.UvtMust(t, e.Close())
 	uv.UvtMust(t, plain.Close())

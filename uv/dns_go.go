@@ -89,7 +89,7 @@ func submitGo[E any, P interface {
 		eventkind.Init(b, (*goLookupOps)(g), false, event.GoOwned)
 		*gp = g
 		g.live = true
-		r.ActiveDelta(1)
+		r.Owner().ActiveDelta(1)
 		host.CountHandle(ev.kindName(), 1)
 		var ctx context.Context
 		ctx, g.stop = context.WithCancel(context.Background())
@@ -136,11 +136,11 @@ func (g *goLookup) release() {
 	g.live = false
 	g.stop()
 	g.closer.forget()
-	g.c.r.ActiveDelta(-1)
+	g.c.r.Owner().ActiveDelta(-1)
 	g.c.host.CountHandle(g.c.ev.kindName(), -1)
 }
 
-func (o *goLookupOps) Owner() event.Owner         { return o.c.r }
+func (o *goLookupOps) Owner() event.Owner         { return o.c.r.Owner() }
 func (o *goLookupOps) Event() event.Event         { return o.c.ev }
 func (o *goLookupOps) Arm() error                 { return nil }
 func (o *goLookupOps) Disarm()                    {}

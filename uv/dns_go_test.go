@@ -181,7 +181,7 @@ func TestDNSCloseMidflightCancels(t *testing.T) {
 	lookups := []event.Event{a, n}
 	for i, ev := range lookups {
 		left := len(lookups) - i // in flight, this one included
-		c := uv.UvtSubscribe(t, ev, u.Owned)
+		c := uv.UvtSubscribe(t, ev, u.Owner().Owned)
 		counters = append(counters, c)
 		uv.UvtRecv(t, b.entered, "the lookup reaching the resolver")
 		if s := u.Stats(); s.Active != left {

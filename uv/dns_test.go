@@ -245,7 +245,7 @@ func TestAddrInfoDisposeBeforeCompletion(t *testing.T) {
 					return
 				}
 				lookups = append(lookups, a)
-				counters = append(counters, uv.UvtSubscribe(t, a, u.Owned))
+				counters = append(counters, uv.UvtSubscribe(t, a, u.Owner().Owned))
 			}
 			for _, a := range lookups {
 				a.Dispose()
@@ -309,7 +309,7 @@ func TestDNSCloseWhileBusy(t *testing.T) {
 				ev, err = uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:22"), uv.NameInfoHints{})
 			}
 			uv.UvtMust(t, err)
-			counters = append(counters, uv.UvtSubscribe(t, ev, u.Owned))
+			counters = append(counters, uv.UvtSubscribe(t, ev, u.Owner().Owned))
 		}
 		if blocked != nil {
 			for range n {

@@ -81,7 +81,7 @@ func (q *FSRequest) landed(res any, err error) {
 	}
 }
 
-func (o *goFSOps) Owner() event.Owner         { return o.r }
+func (o *goFSOps) Owner() event.Owner         { return o.r.Owner() }
 func (o *goFSOps) Event() event.Event         { return (*FSRequest)(o) }
 func (o *goFSOps) Arm() error                 { return nil }
 func (o *goFSOps) Disarm()                    {}

@@ -45,7 +45,7 @@ func TestFSRequestLifecycle(t *testing.T) {
 		listen := func(who string) func(event.Event, any, error) {
 			return func(_ event.Event, res any, err error) {
 				b, _ := res.([]byte)
-				heard = append(heard, fmt.Sprintf("%s: %q %v on loop %v", who, b, err, u.Owned()))
+				heard = append(heard, fmt.Sprintf("%s: %q %v on loop %v", who, b, err, u.Owner().Owned()))
 			}
 		}
 		var got []step

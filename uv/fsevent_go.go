@@ -144,7 +144,7 @@ func (o *goFSEventOps) Free(bool) {
 	in.closeIfIdle()
 }
 
-func (o *goFSEventOps) Owner() event.Owner { return o.r }
+func (o *goFSEventOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goFSEventOps) Event() event.Event { return (*goFSEvent)(o) }
 func (o *goFSEventOps) Describe() string   { return o.describe() }
 

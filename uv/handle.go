@@ -269,7 +269,7 @@ type kindOps interface {
 // methods do not show on the kinds.
 type coreOps core
 
-func (o *coreOps) Owner() event.Owner       { return o.r }
+func (o *coreOps) Owner() event.Owner       { return o.r.Owner() }
 func (o *coreOps) Event() event.Event       { return o.ev }
 func (o *coreOps) HandleEvent() event.Event { return o.ev }
 func (o *coreOps) Kind() string             { return o.entry.kind() }

@@ -202,7 +202,7 @@ func TestHookFaultDuringReactorClose(t *testing.T) {
 				tr.Start()
 				tm, _ := r.Reactor.NewTimer(time.Hour, 0)
 				tm.Start()
-				fut := event.NewFuture[int](r.Reactor)
+				fut := event.NewFuture[int](r.Reactor.Owner())
 				waitEnded := make(chan error, 1)
 				go func() {
 					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

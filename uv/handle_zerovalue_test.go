@@ -87,7 +87,7 @@ func TestNilReactorIsRefused(t *testing.T) {
 			_, err := reactor.Go(context.Background(), r, func(context.Context) (int, error) { return 0, nil })
 			return err
 		},
-		"NewFuture": func() error { f := event.NewFuture[int](r); return f.Start() },
+		"NewFuture": func() error { f := event.NewFuture[int](r.Owner()); return f.Start() },
 	}
 	for name, fn := range cases {
 		var got error

@@ -361,7 +361,7 @@ func (e *ioEvent) shutDone(err error) {
 func (e *ioEvent) connected(err error) {
 	if op := e.conn; op != nil {
 		e.conn = nil
-		e.r.ActiveDelta(-1)
+		e.r.Owner().ActiveDelta(-1)
 		if err != nil || op.fut != nil && op.fut.closed() {
 			e.base.Close()
 		} else {
@@ -419,7 +419,7 @@ func (e *ioEvent) dropReader(op *ioOp) {
 	for i, x := range e.readers {
 		if x == op {
 			e.readers = slices.Delete(e.readers, i, i+1) // the tail is cleared: no stale op holds its IO
-			e.r.ActiveDelta(-1)
+			e.r.Owner().ActiveDelta(-1)
 			e.updateReading()
 			return
 		}
@@ -430,7 +430,7 @@ func (e *ioEvent) popReader() *ioOp {
 	op := e.readers[0]
 	e.readers[0] = nil
 	e.readers = e.readers[1:]
-	e.r.ActiveDelta(-1)
+	e.r.Owner().ActiveDelta(-1)
 	return op
 }
 
@@ -451,7 +451,7 @@ func (e *ioEvent) read(op *ioOp, park bool) bool {
 		op.err = fmt.Errorf("uv: IO read with nothing to read: %w", event.ErrOnLoop)
 	default:
 		e.readers = append(e.readers, op)
-		e.r.ActiveDelta(1)
+		e.r.Owner().ActiveDelta(1)
 		e.updateReading()
 		return false
 	}
@@ -574,7 +574,7 @@ func (e *ioEvent) closing() {
 		}
 	}
 	if e.conn != nil {
-		e.r.ActiveDelta(-1)
+		e.r.Owner().ActiveDelta(-1)
 	}
 	e.shut, e.conn = nil, nil
 	for _, c := range e.chunks {

@@ -126,7 +126,7 @@ func dialGo(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 		}
 		g.link(c)
 		g.conn = op
-		r.ActiveDelta(1)
+		r.Owner().ActiveDelta(1)
 		cerr := unix.Connect(fd, ep.sa)
 		if cerr == unix.EINTR {
 			cerr = unix.EINPROGRESS // the connect goes on: its outcome comes as for any other
@@ -180,7 +180,7 @@ func errnoError(op string, err error) error {
 	return err
 }
 
-func (o *goStreamOps) Owner() event.Owner { return o.r }
+func (o *goStreamOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goStreamOps) Event() event.Event { return (*goStream)(o) }
 func (o *goStreamOps) Describe() string   { return o.describe() }
 func (o *goStreamOps) Disarm() {
@@ -243,9 +243,9 @@ func (g *goStream) setBusy(b bool) {
 	}
 	g.busy = b
 	if b {
-		g.r.ActiveDelta(1)
+		g.r.Owner().ActiveDelta(1)
 	} else {
-		g.r.ActiveDelta(-1)
+		g.r.Owner().ActiveDelta(-1)
 	}
 }
 

@@ -185,7 +185,7 @@ func TestGoBreakStartWriteEnd(t *testing.T) {
 		defer unix.Close(p[0])
 		w, err := uv.OpenPipe(u.Reactor, p[1])
 		uv.UvtMust(t, err)
-		cs := uv.UvtSubscribe(t, w, u.Owned)
+		cs := uv.UvtSubscribe(t, w, u.Owner().Owned)
 		if err := w.Start(); !errors.Is(err, syscall.ENOTCONN) {
 			t.Errorf("Start on a pipe's write end = %v, want ENOTCONN", err)
 		}

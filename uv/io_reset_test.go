@@ -50,7 +50,7 @@ func isResetOrPipe(err error) bool {
 func TestGoBreakResetWithWritesQueued(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		s, nc := resetPeer(t, v)
-		cs := uv.UvtSubscribe(t, s, v.u.Owned)
+		cs := uv.UvtSubscribe(t, s, v.u.Owner().Owned)
 		uv.UvtMust(t, s.Start())
 		uv.UvtMust(t, s.Send(make([]byte, 16<<20))) // the peer never reads
 		wf, err := s.WriteAsync(make([]byte, 1<<20))

@@ -198,7 +198,7 @@ func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 	e := l.e
 	w := &acceptOp{ch: make(chan struct{}, 1)}
 	var err error
-	if e.r.Owned() {
+	if e.r.Owner().Owned() {
 		return nil, fmt.Errorf("uv: Accept: %w", event.ErrOnLoop)
 	}
 	if x := e.r.Call(func() {

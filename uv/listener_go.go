@@ -85,7 +85,7 @@ func listenSocket(fd int, ep endpoint, reusePort bool, backlog int) error {
 	return errnoError("listen", unix.Listen(fd, backlog))
 }
 
-func (o *goListenerOps) Owner() event.Owner { return o.r }
+func (o *goListenerOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goListenerOps) Event() event.Event { return (*goListener)(o) }
 func (o *goListenerOps) Describe() string   { return o.describe() }
 

@@ -22,7 +22,7 @@ import (
 func TestListenerCallbacks(t *testing.T) {
 	eachNetwork(t, func(t *testing.T, v *ioEnv) {
 		network := v.network
-		cs := uv.UvtSubscribe(t, v.ln, v.u.Owned)
+		cs := uv.UvtSubscribe(t, v.ln, v.u.Owner().Owned)
 		uv.UvtMust(t, v.ln.Start())
 		nc, err := net.Dial(network, v.ln.Addr().String())
 		uv.UvtMust(t, err)
@@ -126,7 +126,7 @@ func TestListenerBadInput(t *testing.T) {
 func TestListenerEMFILE(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c, s := v.pair(t)
-		cs := uv.UvtSubscribe(t, v.ln, v.u.Owned)
+		cs := uv.UvtSubscribe(t, v.ln, v.u.Owner().Owned)
 		uv.UvtMust(t, v.ln.Start())
 		// The client's socket exists before the descriptors run out:
 		// connecting it needs none.

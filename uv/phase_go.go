@@ -60,7 +60,7 @@ func (e *goPhase) fire() {
 	eventkind.Notify(&e.Base, nil, nil)
 }
 
-func (o *goPhaseOps) Owner() event.Owner { return o.r }
+func (o *goPhaseOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goPhaseOps) Event() event.Event { return (*goPhase)(o) }
 
 func (o *goPhaseOps) Describe() string {

@@ -85,7 +85,7 @@ func (e *goPoll) fired(events uint32) {
 	e.report(status, res)
 }
 
-func (o *goPollOps) Owner() event.Owner { return o.r }
+func (o *goPollOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goPollOps) Event() event.Event { return (*goPoll)(o) }
 func (o *goPollOps) Describe() string   { return o.describe() }
 func (o *goPollOps) Disarm() {

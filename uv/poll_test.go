@@ -78,7 +78,7 @@ func TestPollLifecycle(t *testing.T) {
 		if n := uv.UvtPolls(u); n != 1 {
 			t.Fatalf("after NewPoll: %d polls, want 1", n)
 		}
-		calls := uv.UvtSubscribe(t, p, u.Owned)
+		calls := uv.UvtSubscribe(t, p, u.Owner().Owned)
 		if err := p.Replay(event.NewCallback(func(event.Event, any, error) {})); !errors.Is(err, event.ErrNotReplayable) {
 			t.Errorf("Replay = %v, want ErrNotReplayable (a poll stores no result)", err)
 		}
@@ -125,7 +125,7 @@ func TestPollWritableAndMask(t *testing.T) {
 		if got, want := p.Info(), "Poll(fd="+itoa(a)+", events=rw)"; got != want {
 			t.Errorf("Info = %q, want %q", got, want)
 		}
-		calls := uv.UvtSubscribe(t, p, u.Owned)
+		calls := uv.UvtSubscribe(t, p, u.Owner().Owned)
 		uv.UvtMust(t, p.Start())
 		uv.UvtTurnUntil(t, u, "writable", func() bool { return calls.N() > 0 })
 		if got := calls.Calls()[0].Result; got != uv.Writable {
@@ -147,7 +147,7 @@ func TestPollDisconnect(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
 		p := newPoll(t, u, a, uv.Readable|uv.Disconnect, uv.PollOptions{})
-		calls := uv.UvtSubscribe(t, p, u.Owned)
+		calls := uv.UvtSubscribe(t, p, u.Owner().Owned)
 		uv.UvtMust(t, p.Start())
 		unix.Close(b)
 		uv.UvtTurnUntil(t, u, "disconnect", func() bool { return calls.N() > 0 })
@@ -159,7 +159,7 @@ func TestPollDisconnect(t *testing.T) {
 		uv.UvtMust(t, unix.Pipe2(pfd[:], unix.O_CLOEXEC))
 		defer unix.Close(pfd[1])
 		w := newPoll(t, u, pfd[1], uv.Writable, uv.PollOptions{})
-		wcalls := uv.UvtSubscribe(t, w, u.Owned)
+		wcalls := uv.UvtSubscribe(t, w, u.Owner().Owned)
 		unix.Close(pfd[0])
 		uv.UvtMust(t, w.Start())
 		uv.UvtTurnUntil(t, u, "the pipe's error", func() bool { return wcalls.N() > 0 })
@@ -223,7 +223,7 @@ func TestPollBadInput(t *testing.T) {
 		// The descriptor is free again once its poll is closed.
 		UvtMustClose(t, taken)
 		again := newPoll(t, u, a, uv.Writable, uv.PollOptions{})
-		calls := uv.UvtSubscribe(t, again, u.Owned)
+		calls := uv.UvtSubscribe(t, again, u.Owner().Owned)
 		uv.UvtMust(t, again.Start())
 		uv.UvtTurnUntil(t, u, "the new poll", func() bool { return calls.N() > 0 })
 		closeAndFinish(t, u, again)
@@ -290,7 +290,7 @@ func TestPollCloseWhileBusy(t *testing.T) {
 		c, d := socketpair(t)
 		unix.Write(d, []byte("pending"))
 		q := newPoll(t, u, c, uv.Readable|uv.Writable, uv.PollOptions{})
-		calls := uv.UvtSubscribe(t, q, u.Owned)
+		calls := uv.UvtSubscribe(t, q, u.Owner().Owned)
 		uv.UvtMust(t, q.Start())
 		stop := uv.UvtServe(t, u)
 		calls.Next(t)
@@ -309,7 +309,7 @@ func TestPollStartStopRace(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, _ := socketpair(t)
 		p := newPoll(t, u, a, uv.Writable, uv.PollOptions{})
-		uv.UvtSubscribe(t, p, u.Owned)
+		uv.UvtSubscribe(t, p, u.Owner().Owned)
 		stop := uv.UvtServe(t, u)
 		var wg sync.WaitGroup
 		for range 4 {
@@ -408,7 +408,7 @@ func TestPollPrioritized(t *testing.T) {
 		defer f.Close()
 
 		p := newPoll(t, u, int(f.Fd()), uv.Prioritized, uv.PollOptions{})
-		calls := uv.UvtSubscribe(t, p, u.Owned)
+		calls := uv.UvtSubscribe(t, p, u.Owner().Owned)
 		uv.UvtMust(t, p.Start())
 		client.Write([]byte("plain"))
 		uv.UvtFence(t, u)

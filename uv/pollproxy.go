@@ -96,7 +96,7 @@ func (x *PollProxy) Events() PollEvents {
 	return x.events
 }
 
-func (o *pollProxyOps) Owner() event.Owner { return o.e.drv.reactorOf() }
+func (o *pollProxyOps) Owner() event.Owner { return o.e.drv.reactorOf().Owner() }
 func (o *pollProxyOps) Event() event.Event { return (*PollProxy)(o) }
 
 func (o *pollProxyOps) Describe() string {

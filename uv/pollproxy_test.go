@@ -87,12 +87,12 @@ func TestPollProxyDispatch(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
 		p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
-		own := uv.UvtSubscribe(t, p, u.Owned)
+		own := uv.UvtSubscribe(t, p, u.Owner().Owned)
 		uv.UvtMust(t, p.Start())
 		r := newProxy(t, p, uv.Readable)
 		w := newProxy(t, p, uv.Writable)
 		pr := newProxy(t, p, uv.Prioritized)
-		rc, wc, pc := uv.UvtSubscribe(t, r, u.Owned), uv.UvtSubscribe(t, w, u.Owned), uv.UvtSubscribe(t, pr, u.Owned)
+		rc, wc, pc := uv.UvtSubscribe(t, r, u.Owner().Owned), uv.UvtSubscribe(t, w, u.Owner().Owned), uv.UvtSubscribe(t, pr, u.Owner().Owned)
 		for _, x := range []*uv.PollProxy{r, w, pr} {
 			uv.UvtMust(t, x.Start())
 		}
@@ -113,7 +113,7 @@ func TestPollProxyDispatch(t *testing.T) {
 		// Disconnect: every started proxy hears it with its full set.
 		uv.UvtMust(t, pr.Close())
 		d := newProxy(t, p, uv.Disconnect)
-		dc := uv.UvtSubscribe(t, d, u.Owned)
+		dc := uv.UvtSubscribe(t, d, u.Owner().Owned)
 		uv.UvtMust(t, d.Start())
 		unix.Close(b)
 		uv.UvtTurnUntil(t, u, "the disconnect", func() bool { return dc.N() > 0 })
@@ -256,7 +256,7 @@ func TestPollProxyBadInputAndCloseWhileBusy(t *testing.T) {
 		closer := newProxy(t, p, uv.Readable)
 		event.Subscribe(closer, func(event.Event, any, error) { p.Close() })
 		other := newProxy(t, p, uv.Readable)
-		oc := uv.UvtSubscribe(t, other, u.Owned)
+		oc := uv.UvtSubscribe(t, other, u.Owner().Owned)
 		for _, x := range []*uv.PollProxy{self, closer, other} {
 			uv.UvtMust(t, x.Start())
 		}

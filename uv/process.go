@@ -353,7 +353,7 @@ func waitPidfd(pidfd int) bool {
 	return err == nil
 }
 
-func (o *processOps) Owner() event.Owner         { return o.r }
+func (o *processOps) Owner() event.Owner         { return o.r.Owner() }
 func (o *processOps) Event() event.Event         { return (*Process)(o) }
 func (o *processOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Process)(o)) }
 func (o *processOps) Disarm()                    {}

@@ -48,7 +48,7 @@ type reqOps interface {
 // these methods do not show on the request kinds, which embed reqCore.
 type reqCoreOps reqCore
 
-func (o *reqCoreOps) Owner() event.Owner       { return o.r }
+func (o *reqCoreOps) Owner() event.Owner       { return o.r.Owner() }
 func (o *reqCoreOps) Event() event.Event       { return o.ev }
 func (o *reqCoreOps) HandleEvent() event.Event { return o.ev }
 func (o *reqCoreOps) Kind() string             { return o.entry.kind() }

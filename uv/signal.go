@@ -115,7 +115,7 @@ func (s *Signal) deliverSignal() {
 	eventkind.Notify(&s.Base, s.signum, nil)
 }
 
-func (o *signalOps) Owner() event.Owner { return o.r }
+func (o *signalOps) Owner() event.Owner { return o.r.Owner() }
 func (o *signalOps) Event() event.Event { return (*Signal)(o) }
 
 // Arm adds the event to its signal's listeners (registering the signal

@@ -188,7 +188,7 @@ func callSafely(ctx context.Context, fn func(context.Context) (any, error)) (res
 	return fn(ctx)
 }
 
-func (o *taskOps) Owner() event.Owner         { return o.r }
+func (o *taskOps) Owner() event.Owner         { return o.r.Owner() }
 func (o *taskOps) Event() event.Event         { return (*Task)(o) }
 func (o *taskOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Task)(o)) }
 func (o *taskOps) Disarm()                    {}

@@ -47,9 +47,9 @@ func TestTaskLifecycle(t *testing.T) {
 		ok = queue(t, p, u, func(context.Context) (any, error) { return 42, nil })
 		failed = queue(t, p, u, func(context.Context) (any, error) { return nil, errBoom })
 		panicked = queue(t, p, u, func(context.Context) (any, error) { panic("oops") })
-		calls = uv.UvtSubscribe(t, ok, u.Owned)
-		uv.UvtSubscribe(t, failed, u.Owned)
-		uv.UvtSubscribe(t, panicked, u.Owned)
+		calls = uv.UvtSubscribe(t, ok, u.Owner().Owned)
+		uv.UvtSubscribe(t, failed, u.Owner().Owned)
+		uv.UvtSubscribe(t, panicked, u.Owner().Owned)
 	}))
 	uv.UvtMust(t, u.Run(context.Background())) // returns when the tasks are done
 	want := []uv.UvtCall{{Event: ok, Result: 42, OnLoop: true}}
@@ -156,7 +156,7 @@ func TestTaskCloseWhileBusy(t *testing.T) {
 	})
 	var ran atomic.Bool
 	queued := queue(t, p, u, func(context.Context) (any, error) { ran.Store(true); return nil, nil })
-	calls := uv.UvtSubscribe(t, running, u.Owned)
+	calls := uv.UvtSubscribe(t, running, u.Owner().Owned)
 	<-started
 	uv.UvtMust(t, queued.Close())
 	uv.UvtMust(t, running.Close())

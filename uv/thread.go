@@ -84,7 +84,7 @@ func (t *Thread) ThreadID() int {
 	return int(t.tid.Load())
 }
 
-func (o *threadOps) Owner() event.Owner         { return o.r }
+func (o *threadOps) Owner() event.Owner         { return o.r.Owner() }
 func (o *threadOps) Event() event.Event         { return (*Thread)(o) }
 func (o *threadOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Thread)(o)) }
 func (o *threadOps) Disarm()                    {}

@@ -51,9 +51,9 @@ func TestThreadLifecycle(t *testing.T) {
 		})
 		failed = newThread(t, u, func(context.Context) (any, error) { return nil, errBoom })
 		panicked = newThread(t, u, func(context.Context) (any, error) { panic("oops") })
-		calls = uv.UvtSubscribe(t, th, u.Owned)
-		uv.UvtSubscribe(t, failed, u.Owned)
-		uv.UvtSubscribe(t, panicked, u.Owned)
+		calls = uv.UvtSubscribe(t, th, u.Owner().Owned)
+		uv.UvtSubscribe(t, failed, u.Owner().Owned)
+		uv.UvtSubscribe(t, panicked, u.Owner().Owned)
 	}))
 	uv.UvtMust(t, u.Run(context.Background()))
 	c := calls.Calls()
@@ -106,7 +106,7 @@ func TestThreadCloseWhileBusyAndBadInput(t *testing.T) {
 		return "stopped", nil
 	})
 	uv.UvtMust(t, err)
-	calls := uv.UvtSubscribe(t, th, u.Owned)
+	calls := uv.UvtSubscribe(t, th, u.Owner().Owned)
 	<-started
 	if got, want := th.Info(), fmt.Sprintf("Thread(tid=%d, running)", th.ThreadID()); got != want {
 		t.Errorf("Info = %q, want %q", got, want)

@@ -86,7 +86,7 @@ func (e *goTrigger) deliver() {
 	eventkind.Notify(&e.Base, nil, nil)
 }
 
-func (o *goTriggerOps) Owner() event.Owner { return o.r }
+func (o *goTriggerOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goTriggerOps) Event() event.Event { return (*goTrigger)(o) }
 func (o *goTriggerOps) Describe() string   { return o.describe() }
 func (o *goTriggerOps) Disarm() {

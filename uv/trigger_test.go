@@ -24,7 +24,7 @@ var eqEvent = cmp.Comparer(func(a, b event.Event) bool { return a == b })
 func TestTriggerSendFromGoroutineRunsCallbackOnLoop(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	tr := uv.UvtNewTrigger(t, u)
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 	uv.UvtMust(t, tr.Start())
 	stop := uv.UvtServe(t, u)
 	sendErr := make(chan error, 1)
@@ -34,9 +34,9 @@ func TestTriggerSendFromGoroutineRunsCallbackOnLoop(t *testing.T) {
 	}
 	got := calls.Next(t)
 	if !got.OnLoop {
-		t.Error("callback did not run on the loop goroutine (r.Owned() = false)")
+		t.Error("callback did not run on the loop goroutine (r.Owner().Owned() = false)")
 	}
-	if u.Owned() {
+	if u.Owner().Owned() {
 		t.Error("the test goroutine owns the loop while Serve runs")
 	}
 	want := uv.UvtCall{Event: event.Deref(tr), OnLoop: true}
@@ -52,7 +52,7 @@ func TestTriggerSendFromGoroutineRunsCallbackOnLoop(t *testing.T) {
 func TestTriggerSendsCoalesce(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	tr := uv.UvtNewTrigger(t, u)
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 	uv.UvtMust(t, tr.Start())
 	const senders, each = 4, 25
 	var wg sync.WaitGroup
@@ -91,7 +91,7 @@ func TestTriggerSendsCoalesce(t *testing.T) {
 func TestTriggerStoppedDropsSendsAndRestarts(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	tr := uv.UvtNewTrigger(t, u)
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 
 	// Never started.
 	uv.UvtMust(t, tr.Send())
@@ -141,7 +141,7 @@ func TestTriggerStoppedDropsSendsAndRestarts(t *testing.T) {
 func TestTriggerSendWhileStoppedNotDeliveredAfterRestart(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	tr := uv.UvtNewTrigger(t, u)
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 	uv.UvtMust(t, tr.Send()) // stopped (never started)
 	uv.UvtMust(t, tr.Start())
 	uv.UvtFence(t, u) // had the stale send been kept, it fired by now
@@ -169,7 +169,7 @@ func TestTriggerLifecycle(t *testing.T) {
 	if got, want := tr.Info(), "Trigger(sent=0, fired=0)"; got != want {
 		t.Errorf("Info = %q, want %q", got, want)
 	}
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 	uv.UvtMust(t, tr.Start())
 	if got := u.Stats().Active; got != 1 {
 		t.Errorf("Active with a started trigger = %d, want 1", got)
@@ -220,7 +220,7 @@ func TestTriggerLifecycle(t *testing.T) {
 func TestTriggerDisposeCloses(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	tr := uv.UvtNewTrigger(t, u)
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 	tr.Start()
 	tr.Dispose()
 	if got := calls.Calls(); len(got) != 1 || !errors.Is(got[0].Err, event.ErrClosed) {
@@ -303,7 +303,7 @@ func TestTriggerSendRacingCloseOnLoop(t *testing.T) {
 	const rounds, senders = 20, 8
 	for round := range rounds {
 		tr := uv.UvtNewTrigger(t, u)
-		calls := uv.UvtSubscribe(t, tr, u.Owned)
+		calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 		uv.UvtMust(t, tr.Start())
 		var started, done sync.WaitGroup
 		var ok atomic.Int64
@@ -324,7 +324,7 @@ func TestTriggerSendRacingCloseOnLoop(t *testing.T) {
 		started.Wait()
 		// Close on the loop goroutine, while the senders hammer.
 		var onLoop bool
-		uv.UvtMust(t, u.Call(func() { onLoop = u.Owned(); tr.Close() }))
+		uv.UvtMust(t, u.Call(func() { onLoop = u.Owner().Owned(); tr.Close() }))
 		if !onLoop {
 			t.Fatal("Call while Serve runs did not run on the loop")
 		}
@@ -384,7 +384,7 @@ func TestTriggerSendRacingReactorClose(t *testing.T) {
 func TestTriggerOnClosedReactor(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	tr := uv.UvtNewTrigger(t, u)
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 	tr.Start()
 	uv.UvtShutdown(t, u, false)
 

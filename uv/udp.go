@@ -183,7 +183,7 @@ func (s *udpState) received(d *Datagram) (keep bool) {
 	case len(s.readers) > 0:
 		rd := s.readers[0]
 		s.readers = s.readers[1:]
-		s.r.ActiveDelta(-1)
+		s.r.Owner().ActiveDelta(-1)
 		rd.finish(copy(rd.p, d.Data), d.Addr, nil)
 	case s.started && len(s.kept) == 0:
 		s.drv.notify(d, nil)
@@ -262,7 +262,7 @@ func (s *udpState) flush() {
 func (s *udpState) takeReaders() []*udpRead {
 	rs := s.readers
 	s.readers = nil
-	s.r.ActiveDelta(-len(rs))
+	s.r.Owner().ActiveDelta(-len(rs))
 	return rs
 }
 
@@ -296,7 +296,7 @@ func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 		return 0, nil, errZero("UDP")
 	}
 	e := u.e
-	if e.r.Owned() {
+	if e.r.Owner().Owned() {
 		return 0, nil, u.opError("read", event.ErrOnLoop)
 	}
 	rd := &udpRead{p: p, ch: make(chan struct{}, 1)}
@@ -315,7 +315,7 @@ func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 			err = errTimeout
 		default:
 			e.readers = append(e.readers, rd)
-			e.r.ActiveDelta(1)
+			e.r.Owner().ActiveDelta(1)
 			err = e.update()
 		}
 	}); x != nil {

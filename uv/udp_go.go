@@ -292,7 +292,7 @@ func (o *goUDPOps) Disarm() {
 	o.disarm()
 	o.dropRef()
 }
-func (o *goUDPOps) Owner() event.Owner { return o.r }
+func (o *goUDPOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goUDPOps) Event() event.Event { return (*goUDP)(o) }
 func (o *goUDPOps) Describe() string   { return o.describe() }
 

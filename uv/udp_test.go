@@ -131,7 +131,7 @@ func TestUDPLifecycle(t *testing.T) {
 		}
 		ch := make(chan got, 8)
 		_, err := event.Subscribe(b, func(ev event.Event, res any, err error) {
-			g := got{OnLoop: u.Owned()}
+			g := got{OnLoop: u.Owner().Owned()}
 			switch {
 			case errors.Is(err, event.ErrClosed):
 				g.Err = "ErrClosed"

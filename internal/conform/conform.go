@@ -222,7 +222,7 @@ func fires(t *testing.T, r *reactor.Reactor, k Kind) {
 	defer ev.Close()
 	got := make(chan error, 1)
 	if _, err := event.Subscribe(ev, func(_ event.Event, _ any, err error) {
-		if !r.Owned() {
+		if !r.Owner().Owned() {
 			err = errors.New("callback off the loop goroutine")
 		}
 		select { // a kind that fires every turn must not block the loop

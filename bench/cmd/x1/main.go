@@ -47,7 +47,7 @@ func run(n int, driver reactor.Driver) error {
 	}
 	start := time.Now()
 	for range n {
-		f := event.NewFuture[any](r)
+		f := event.NewFuture[any](r.Owner())
 		if err := r.Call(func() { f.Resolve(1) }); err != nil {
 			return err
 		}
@@ -61,7 +61,7 @@ func run(n int, driver reactor.Driver) error {
 	// the loop resolves on a later operation.
 	start = time.Now()
 	for range n {
-		f := event.NewFuture[any](r)
+		f := event.NewFuture[any](r.Owner())
 		r.Post(func() { r.Post(func() { f.Resolve(1) }) })
 		if _, err := event.Await(ctx, event.Any(), f); err != nil {
 			return err

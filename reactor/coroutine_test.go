@@ -391,7 +391,7 @@ func TestCoroutineBadInput(t *testing.T) {
 	fn := func(context.Context) (any, error) { return nil, nil }
 	for name, call := range map[string]func() (*reactor.Coroutine[any], error){
 		"nil reactor": func() (*reactor.Coroutine[any], error) { return reactor.Go[any](context.Background(), nil, fn) },
-		// The nil context is the bad input under test.
+		//lint:ignore SA1012 the nil context is the bad input under test
 		"nil context": func() (*reactor.Coroutine[any], error) { return reactor.Spawn[any](nil, r, fn) },
 		"nil func":    func() (*reactor.Coroutine[any], error) { return reactor.Go[any](context.Background(), r, nil) },
 	} {

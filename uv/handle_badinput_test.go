@@ -61,7 +61,7 @@ func TestBadInputAcrossKinds(t *testing.T) {
 				return err
 			},
 			"reactor.Go nil ctx": func() error {
-				// The nil context is the point of the case.
+				//lint:ignore SA1012 the nil context is the point of the case
 				_, err := reactor.Go(nil, r, func(context.Context) (int, error) { return 0, nil })
 				return err
 			},

@@ -18,7 +18,7 @@ func TestHostQueueRunsOnlyInATurnOrAtClose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		host := kind.HostOf(r)
+		host := kind.HostOf(r.Owner())
 		ran := 0
 		if err := host.Queue(func() { ran++ }); err != nil {
 			t.Fatal(err)

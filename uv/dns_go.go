@@ -83,7 +83,7 @@ func submitGo[E any, P interface {
 		if err = onReactorClose(&g.closer, r, ev); err != nil {
 			return
 		}
-		host := kind.HostOf(r)
+		host := kind.HostOf(r.Owner())
 		c.entry = entry{r: r, host: host, ev: ev}
 		c.b = b
 		eventkind.Init(b, (*goLookupOps)(g), false, event.GoOwned)

@@ -118,7 +118,7 @@ func UvtTriggerID(tr *Trigger) eventref.ID { return tr.e.(*triggerEvent).id }
 func UvtSend(ev event.Event) error { return ev.(sender).send() }
 
 // UvtDropped does what the runtime's cleanup does for a collected reference.
-func UvtDropped(r *reactor.Reactor, id eventref.ID) { kind.HostOf(r).Dropped(id) }
+func UvtDropped(r *reactor.Reactor, id eventref.ID) { kind.HostOf(r.Owner()).Dropped(id) }
 
 // UvtPolls returns how many polls u has (made and not yet freed), on
 // either driver.

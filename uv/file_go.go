@@ -40,7 +40,7 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 	// WriteAsync's caller may reuse p at once (libuv's path copies it into
 	// the request's C memory).
 	op.p = bytes.Clone(op.p)
-	host := kind.HostOf(r)
+	host := kind.HostOf(r.Owner())
 	q.entry = entry{r: r, host: host, ev: q}
 	q.b = &q.Base
 	eventkind.Init(&q.Base, (*goFSOps)(q), false, event.GoOwned)

@@ -71,7 +71,7 @@ func (e *goFSEvent) enter() error {
 	}
 	e.in = in
 	in.events[e] = struct{}{}
-	kind.HostOf(e.r).CountHandle(e.kindName(), 1)
+	kind.HostOf(e.r.Owner()).CountHandle(e.kindName(), 1)
 	return nil
 }
 
@@ -140,7 +140,7 @@ func (o *goFSEventOps) Free(bool) {
 	in := e.in
 	e.in = nil
 	delete(in.events, e)
-	kind.HostOf(e.r).CountHandle(e.kindName(), -1)
+	kind.HostOf(e.r.Owner()).CountHandle(e.kindName(), -1)
 	in.closeIfIdle()
 }
 

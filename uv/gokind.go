@@ -46,7 +46,7 @@ func reactorMade(op string, r *reactor.Reactor) error {
 // of every Go-owned kind here calls it, so that nothing a close
 // notification does can start an event again.
 func armable(r *reactor.Reactor) error {
-	if kind.HostOf(r).Closing() {
+	if kind.HostOf(r.Owner()).Closing() {
 		return reactor.ErrReactorClosed
 	}
 	return nil
@@ -77,7 +77,7 @@ func onReactorClose[E any, P interface {
 		return nil
 	}
 	wp := weak.Make((*E)(e))
-	c.remove = kind.HostOf(r).AddCloser(func() {
+	c.remove = kind.HostOf(r.Owner()).AddCloser(func() {
 		if e := wp.Value(); e != nil {
 			P(e).Close()
 		}

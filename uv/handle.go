@@ -239,7 +239,7 @@ func (o *entry) info() string {
 // enter makes the entry for kind ev on r; it runs on the loop and refuses a
 // closing reactor.
 func (o *entry) enter(r *reactor.Reactor, ev entryKind) error {
-	host := kind.HostOf(r)
+	host := kind.HostOf(r.Owner())
 	if host.Closing() {
 		return reactor.ErrReactorClosed
 	}

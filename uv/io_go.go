@@ -140,7 +140,7 @@ func dialGo(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 		// Settled now: the future still completes on a later turn, as
 		// libuv's connect callbacks do (a reactor closing closes g,
 		// which fails it).
-		kind.HostOf(r).Queue(func() { g.connected(errnoError("connect", cerr)) })
+		kind.HostOf(r.Owner()).Queue(func() { g.connected(errnoError("connect", cerr)) })
 		return nil
 	})
 }

@@ -40,7 +40,7 @@ func newGoPhase(r *reactor.Reactor, which uvcgo.Phase) (*Phase, error) {
 	var err error
 	if x := r.Call(func() {
 		if err = onReactorClose(&e.closer, r, e); err == nil {
-			kind.HostOf(r).CountHandle(e.kindName(), 1)
+			kind.HostOf(r.Owner()).CountHandle(e.kindName(), 1)
 		}
 	}); x != nil {
 		err = x
@@ -71,7 +71,7 @@ func (o *goPhaseOps) Arm() error {
 	if err := onReactorClose(&o.closer, o.r, (*goPhase)(o)); err != nil {
 		return err
 	}
-	o.remove = kind.HostOf(o.r).AddTurnHook(o.which, (*goPhase)(o).fire)
+	o.remove = kind.HostOf(o.r.Owner()).AddTurnHook(o.which, (*goPhase)(o).fire)
 	o.holdRef()
 	return nil
 }
@@ -87,5 +87,5 @@ func (o *goPhaseOps) Disarm() {
 func (o *goPhaseOps) Free(bool) {
 	o.dropRef()
 	o.closer.forget()
-	kind.HostOf(o.r).CountHandle((*goPhase)(o).kindName(), -1)
+	kind.HostOf(o.r.Owner()).CountHandle((*goPhase)(o).kindName(), -1)
 }

@@ -241,7 +241,7 @@ func (l *signalLine) forward() {
 		}
 		for _, s := range *l.listeners.Load() {
 			if s.pending.CompareAndSwap(false, true) {
-				if kind.HostOf(s.r).Queue(s.deliverSignal) != nil {
+				if kind.HostOf(s.r.Owner()).Queue(s.deliverSignal) != nil {
 					s.pending.Store(false) // reactor closed: its Close closed s
 				}
 			}

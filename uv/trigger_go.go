@@ -33,7 +33,7 @@ func newGoTrigger(r *reactor.Reactor) (*Trigger, error) {
 	eventkind.Init(&e.Base, (*goTriggerOps)(e), true, event.GoOwned)
 	var err error
 	if x := r.Call(func() {
-		host := kind.HostOf(r)
+		host := kind.HostOf(r.Owner())
 		if host.Closing() {
 			err = reactor.ErrReactorClosed
 			return
@@ -69,7 +69,7 @@ func (e *goTrigger) send() error {
 	if !e.pending.CompareAndSwap(false, true) {
 		return nil // coalesced with the notification already posted
 	}
-	if err := kind.HostOf(e.r).Queue(e.deliver); err != nil {
+	if err := kind.HostOf(e.r.Owner()).Queue(e.deliver); err != nil {
 		e.pending.Store(false)
 		return event.ErrClosed
 	}

@@ -74,6 +74,8 @@ type Host interface {
 	Dropped(id eventref.ID)
 }
 
-// HostOf returns the Host view of a *reactor.Reactor. Package reactor sets
-// it at init; it panics on any other value.
-var HostOf func(reactor any) Host
+// HostOf returns the Host view of the reactor whose Owner (Reactor.Owner)
+// is o: a reactor's owner has a Host method, which no other Owner has, so
+// it panics on any other. The view travels on the owner, a private type of
+// package reactor, so it never shows on Reactor's API.
+func HostOf(o event.Owner) Host { return o.(interface{ Host() Host }).Host() }

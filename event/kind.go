@@ -17,6 +17,8 @@ func init() {
 	eventlink.Complete = complete
 	eventlink.AttachFD = attachFD
 	eventlink.LoopRefs = loopRefs
+	eventlink.KindBit = kindBitOf
+	eventlink.SetKindBit = setKindBit
 }
 
 // notifyKind delivers a notification of a repeating event (eventkind.Notify).

@@ -57,6 +57,8 @@ var (
 	complete = eventlink.Complete.(func(*event.Base, any, error) error)
 	attachFD = eventlink.AttachFD.(func(*event.Base, int, bool))
 	loopRefs = eventlink.LoopRefs.(func(event.Event) int)
+	kindBit  = eventlink.KindBit.(func(*event.Base) bool)
+	setBit   = eventlink.SetKindBit.(func(*event.Base, bool))
 )
 
 // Init prepares b for a kind. loop says whether Start and Stop arm the event
@@ -81,5 +83,14 @@ func Complete(b *event.Base, result any, err error) error { return complete(b, r
 // held.
 func AttachFD(b *event.Base, fd int, closeOnClose bool) { attachFD(b, fd, closeOnClose) }
 
-// LoopRefs returns how many Starts ev holds.
+// LoopRefs returns how many Starts ev holds (0 for a nil or zero event).
 func LoopRefs(ev event.Event) int { return loopRefs(ev) }
+
+// SetKindBit sets or clears the one flag bit of b that its kind keeps for
+// itself (reactor.Timer's "reusable": a million armed timers cost no byte
+// more). event.Flags does not show it. A nil b is left alone.
+func SetKindBit(b *event.Base, on bool) { setBit(b, on) }
+
+// KindBit reports the flag bit b's kind keeps for itself (false for a nil
+// b).
+func KindBit(b *event.Base) bool { return kindBit(b) }

@@ -100,7 +100,7 @@ func (r *Reactor) Call(fn func()) error {
 	return nil
 }
 
-// errNilFunc refuses a nil operation at Exec or Post, rather than let it
+// errNilFunc refuses a nil operation at Call or Post, rather than let it
 // panic later on the loop.
 var errNilFunc = fmt.Errorf("reactor: nil function: %w", syscall.EINVAL)
 
@@ -118,7 +118,7 @@ var ErrGoexit = errors.New("reactor: runtime.Goexit called")
 // Post runs fn on the loop without waiting for it: at once when the caller
 // owns the loop, queued when another goroutine does, run here (taking
 // ownership) when nobody does. A nil fn is refused with an error matching
-// syscall.EINVAL, as Exec refuses it.
+// syscall.EINVAL, as Call refuses it.
 func (r *Reactor) Post(fn func()) error {
 	if r == nil || r.wake == nil {
 		return ErrZeroReactor

@@ -122,7 +122,7 @@ func (t *Timer) SetReusable(on bool) error {
 			err = event.ErrClosed
 			return
 		}
-		event.SetKindBit(&t.Base, on)
+		eventkind.SetKindBit(&t.Base, on)
 	}); e != nil {
 		return e
 	}
@@ -246,7 +246,7 @@ func (t *Timer) fire() {
 		eventkind.Notify(&t.Base, nil, nil)
 		return
 	}
-	if event.KindBit(&t.Base) { // reusable: stopped, not closed
+	if eventkind.KindBit(&t.Base) { // reusable: stopped, not closed
 		for eventkind.LoopRefs(t) > 0 {
 			t.Stop()
 		}
@@ -281,7 +281,7 @@ func (o *timerOps) Describe() string {
 	default:
 		fmt.Fprintf(&b, ", repeat=%v", o.repeat)
 	}
-	if o.repeat == 0 && event.KindBit(&o.Base) {
+	if o.repeat == 0 && eventkind.KindBit(&o.Base) {
 		b.WriteString(", reusable")
 	}
 	if o.Flags().Has(event.Hidden) {

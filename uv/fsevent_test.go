@@ -417,7 +417,7 @@ func TestFSEventDroppedWithoutClose(t *testing.T) {
 		if s := u.Stats(); s.Active != 100 {
 			t.Errorf("Active = %d, want the 100 started", s.Active)
 		}
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			for i, f := range held {
 				if i%3 == 0 {
 					f.Stop()

@@ -26,7 +26,7 @@ func (c *IO) Read(p []byte) (int, error) {
 	}
 	e := c.e
 	op := blockingOp(p)
-	if e.r.Owned() {
+	if e.r.Owner().Owned() {
 		e.read(op, false) // on the loop it never parks
 	} else if err := e.post(func() {
 		if e.read(op, true) {
@@ -57,7 +57,7 @@ func (c *IO) ReadAsync(max int) (*event.Future[[]byte], error) {
 		return nil, fmt.Errorf("uv: ReadAsync(%d): %w", max, errInvalid)
 	}
 	e := c.e
-	f := event.NewFuture[[]byte](e.r)
+	f := event.NewFuture[[]byte](e.r.Owner())
 	op := &ioOp{p: make([]byte, max), fut: futureOf[[]byte]{f}, res: func(op *ioOp) any { return op.p[:op.n] }, ref: c}
 	if err := e.exec(func() {
 		if e.read(op, true) {
@@ -86,7 +86,7 @@ func (c *IO) Write(p []byte) (int, error) {
 		return 0, errZero("IO")
 	}
 	e := c.e
-	if e.r.Owned() {
+	if e.r.Owner().Owned() {
 		if err := c.Send(p); err != nil {
 			return 0, c.opError("write", err)
 		}
@@ -142,7 +142,7 @@ func (c *IO) WriteAsync(p []byte) (*event.Future[int], error) {
 		return nil, errZero("IO")
 	}
 	e := c.e
-	f := event.NewFuture[int](e.r)
+	f := event.NewFuture[int](e.r.Owner())
 	op := &ioOp{fut: futureOf[int]{f}, res: func(op *ioOp) any { return op.n }, ref: c}
 	if x := e.exec(func() {
 		n, wait, err := e.write(p, op)
@@ -181,7 +181,7 @@ func (c *IO) CloseWrite() error {
 	e := c.e
 	op := blockingOp(nil)
 	defer op.put()
-	wait := !e.r.Owned()
+	wait := !e.r.Owner().Owned()
 	var err error
 	if x := e.exec(func() {
 		switch {

@@ -17,4 +17,6 @@ var (
 	AttachFD any
 	// LoopRefs: func(event.Event) int.
 	LoopRefs any
+	// KindBit: func(*event.Base) bool; SetKindBit: func(*event.Base, bool).
+	KindBit, SetKindBit any
 )

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/uvevent/uvevent/event"
-	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/conform"
 )
 
@@ -17,10 +16,10 @@ func TestNilInputsRefused(t *testing.T) {
 		Dir: ".",
 		Funcs: map[string]any{
 			"All": event.All, "Any": event.Any, "AtLeast": event.AtLeast, "FirstSuccess": event.FirstSuccess,
-			"AttachFD": eventkind.AttachFD, "Await": event.Await, "AwaitAll": event.AwaitAll[int, event.Typed[int]], "AwaitAllSettled": event.AwaitAllSettled[int, event.Typed[int]],
+			"Await": event.Await, "AwaitAll": event.AwaitAll[int, event.Typed[int]], "AwaitAllSettled": event.AwaitAllSettled[int, event.Typed[int]],
 			"AwaitFirst": event.AwaitFirst[int, event.Typed[int]], "On": event.On[int], "AwaitValue": event.AwaitValue[int],
-			"Complete": eventkind.Complete, "Notify": eventkind.Notify, "Deref": event.Deref, "Init": eventkind.Init, "KindOf": event.KindOf,
-			"LogReport": event.LogReport, "LoopRefs": eventkind.LoopRefs, "NewCallback": event.NewCallback,
+			"Deref": event.Deref, "KindOf": event.KindOf,
+			"LogReport": event.LogReport, "NewCallback": event.NewCallback,
 			"NewFuture": event.NewFuture[int], "OwnerOf": event.OwnerOf, "StateOf": event.StateOf,
 			"Subscribe": event.Subscribe, "Subscribers": event.Subscribers, "ValueOf": event.ValueOf[int],
 			"Winner": event.Winner,

@@ -55,7 +55,7 @@ stress:
 
 ## cgocheck: the cgo packages under the strict pointer checks (cgocheck2)
 cgocheck:
-	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./cgo/ ./reactor/ ./uv/
+	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./internal/cgo/ ./reactor/ ./uv/
 
 ## bench: our figures beside the comparators (raw C libuv, Go std, gnet, nbio), as ratios, and the SVG plots in docs/
 # benchtable runs the comparators it lists itself, then one NAME=command per
@@ -122,12 +122,12 @@ fuzz:
 fuzz-seeds:
 	$(GO) test -count=1 -run '^Fuzz' ./event/ ./uv/ ./loop/
 
-## valgrind: the C shim's own tests (cgo/ctest, no Go) under memcheck;
+## valgrind: the C shim's own tests (internal/cgo/ctest, no Go) under memcheck;
 ## installs valgrind with apt-get only when it is missing
 valgrind:
 	@command -v valgrind >/dev/null || { sudo -n true 2>/dev/null && SUDO=sudo; $${SUDO:-} apt-get update -qq && $${SUDO:-} apt-get install -y -qq valgrind; }
 	@mkdir -p $(BIN)
-	cc -g -O0 -Wall -o $(BIN)/shimtest cgo/*.c cgo/ctest/*.c $$(pkg-config --cflags --libs libuv-static)
+	cc -g -O0 -Wall -o $(BIN)/shimtest internal/cgo/*.c internal/cgo/ctest/*.c $$(pkg-config --cflags --libs libuv-static)
 	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite -q $(BIN)/shimtest
 
 ## static-check: a program built with uvevent does not need libuv.so

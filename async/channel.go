@@ -71,7 +71,7 @@ func (c *Channel[T]) Close() error {
 	if !c.usable() {
 		return event.ErrNilEvent
 	}
-	return c.r.Exec(func() {
+	return c.r.Call(func() {
 		if c.closed {
 			return
 		}
@@ -92,7 +92,7 @@ func (c *Channel[T]) Len() int {
 	if !c.usable() {
 		return 0
 	}
-	c.r.Exec(func() { n = len(c.buf) })
+	c.r.Call(func() { n = len(c.buf) })
 	return n
 }
 

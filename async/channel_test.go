@@ -24,7 +24,7 @@ func TestChannelUnbufferedAndBuffered(t *testing.T) {
 			ch, _ := async.NewChannel[int](r, capacity)
 			ctx := testCtx(t)
 			var got []int
-			recv, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+			recv, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 				for {
 					v, err := ch.Recv().Await(ctx)
 					if errors.Is(err, async.ErrChannelClosed) {
@@ -36,7 +36,7 @@ func TestChannelUnbufferedAndBuffered(t *testing.T) {
 					got = append(got, v)
 				}
 			})
-			send, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+			send, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 				for i := range 10 {
 					if _, err := ch.Send(i).Await(ctx); err != nil {
 						return i, err
@@ -95,9 +95,9 @@ func TestChannelAbandonedReceiveTakesNothing(t *testing.T) {
 	r, _ := newReactor(t)
 	ch, _ := async.NewChannel[int](r, 0)
 	ctx := testCtx(t)
-	c, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+	c, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 		lost := ch.Recv()
-		now := event.NewFuture[int](r)
+		now := event.NewFuture[int](r.Owner())
 		now.Resolve(0)
 		if _, err := event.Await(ctx, event.Any(), lost, now); err != nil {
 			return 0, err
@@ -107,7 +107,7 @@ func TestChannelAbandonedReceiveTakesNothing(t *testing.T) {
 		}
 		return ch.Recv().Await(ctx)
 	})
-	s, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) { return ch.Send(42).Await(ctx) })
+	s, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return ch.Send(42).Await(ctx) })
 	run(t, r)
 	if v, err := outcome(t, c); v != 42 || err != nil {
 		t.Fatalf("receiver = %d, %v; want 42", v, err)
@@ -122,7 +122,7 @@ func TestChannelAbandonedReceiveTakesNothing(t *testing.T) {
 func TestChannelReceiveNobodySendsToIsADeadlock(t *testing.T) {
 	r, rep := newReactor(t)
 	ch, _ := async.NewChannel[int](r, 0)
-	c, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) (int, error) { return ch.Recv().Await(ctx) })
+	c, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (int, error) { return ch.Recv().Await(ctx) })
 	run(t, r)
 	_, err := outcome(t, c)
 	dl := deadlockReport(t, err)
@@ -142,7 +142,7 @@ func TestChannelReceiveAnsweredByTimerIsNoDeadlock(t *testing.T) {
 	tm, _ := r.NewTimer(5*time.Millisecond, 0)
 	event.Subscribe(tm, func(event.Event, any, error) { ch.Send(7).Start() })
 	tm.Start()
-	c, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) (int, error) { return ch.Recv().Await(ctx) })
+	c, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (int, error) { return ch.Recv().Await(ctx) })
 	run(t, r)
 	if v, err := outcome(t, c); v != 7 || err != nil {
 		t.Fatalf("= %d, %v", v, err)
@@ -161,7 +161,7 @@ func TestChannelManySendersAndReceivers(t *testing.T) {
 	var wg sync.WaitGroup
 	for s := range senders {
 		wg.Add(1)
-		reactor.Go(r, ctx, func(ctx context.Context) (int, error) {
+		reactor.Go(ctx, r, func(ctx context.Context) (int, error) {
 			defer wg.Done()
 			for i := range each {
 				if _, err := ch.Send(s*each + i).Await(ctx); err != nil {
@@ -171,11 +171,11 @@ func TestChannelManySendersAndReceivers(t *testing.T) {
 			return 0, nil
 		})
 	}
-	closer, _ := reactor.Go(r, ctx, func(ctx context.Context) (int, error) { wg.Wait(); return 0, ch.Close() })
+	closer, _ := reactor.Go(ctx, r, func(ctx context.Context) (int, error) { wg.Wait(); return 0, ch.Close() })
 	sum := 0
 	var recvs []*reactor.Coroutine[int]
 	for range 4 {
-		c, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+		c, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 			n := 0
 			for {
 				v, err := ch.Recv().Await(ctx)
@@ -211,13 +211,13 @@ func ExampleChannel() {
 	defer r.Close()
 	ctx := context.Background()
 	ch, _ := async.NewChannel[string](r, 0)
-	reactor.Spawn(r, ctx, func(ctx context.Context) (struct{}, error) {
+	reactor.Spawn(ctx, r, func(ctx context.Context) (struct{}, error) {
 		for _, w := range []string{"ping", "pong"} {
 			ch.Send(w).Await(ctx)
 		}
 		return struct{}{}, ch.Close()
 	})
-	got, _ := reactor.Spawn(r, ctx, func(ctx context.Context) ([]string, error) {
+	got, _ := reactor.Spawn(ctx, r, func(ctx context.Context) ([]string, error) {
 		var words []string
 		for {
 			w, err := ch.Recv().Await(ctx)

@@ -37,7 +37,7 @@ type Group[T any] struct {
 
 // NewGroup returns a group of coroutines of r whose context derives from
 // ctx: cancelling ctx cancels every task.
-func NewGroup[T any](r *reactor.Reactor, ctx context.Context, opts GroupOptions) (*Group[T], error) {
+func NewGroup[T any](ctx context.Context, r *reactor.Reactor, opts GroupOptions) (*Group[T], error) {
 	if r == nil || ctx == nil {
 		return nil, fmt.Errorf("async: NewGroup needs a reactor and a context: %w", syscall.EINVAL)
 	}
@@ -57,7 +57,7 @@ func (g *Group[T]) Go(fn func(ctx context.Context) (T, error)) (*reactor.Corouti
 	return g.add(fn, reactor.Go[T])
 }
 
-type spawnFunc[T any] func(*reactor.Reactor, context.Context, func(context.Context) (T, error)) (*reactor.Coroutine[T], error)
+type spawnFunc[T any] func(context.Context, *reactor.Reactor, func(context.Context) (T, error)) (*reactor.Coroutine[T], error)
 
 func (g *Group[T]) add(fn func(context.Context) (T, error), spawn spawnFunc[T]) (*reactor.Coroutine[T], error) {
 	if !g.usable() {
@@ -66,7 +66,7 @@ func (g *Group[T]) add(fn func(context.Context) (T, error), spawn spawnFunc[T]) 
 	if fn == nil {
 		return nil, fmt.Errorf("async: nil task: %w", syscall.EINVAL)
 	}
-	c, err := spawn(g.r, g.ctx, func(ctx context.Context) (T, error) {
+	c, err := spawn(g.ctx, g.r, func(ctx context.Context) (T, error) {
 		v, err := fn(ctx)
 		if err != nil && g.opts.CancelOnError {
 			g.fail(err)

@@ -29,7 +29,7 @@ func sleepFor(ctx context.Context, r *reactor.Reactor, d time.Duration) error {
 
 func TestGroupWaitInOrderOfAddition(t *testing.T) {
 	r, _ := newReactor(t)
-	g, _ := async.NewGroup[string](r, testCtx(t), async.GroupOptions{})
+	g, _ := async.NewGroup[string](testCtx(t), r, async.GroupOptions{})
 	e1 := errors.New("task 1 failed")
 	// Finishing order 2, 1, 0: results still come by order of addition.
 	for i, d := range []time.Duration{6, 3, 1} {
@@ -47,7 +47,7 @@ func TestGroupWaitInOrderOfAddition(t *testing.T) {
 		vs  []string
 		err error
 	}
-	w, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) (waited, error) {
+	w, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (waited, error) {
 		vs, err := g.Wait(ctx)
 		return waited{vs, err}, nil
 	})
@@ -65,12 +65,12 @@ func TestGroupWaitInOrderOfAddition(t *testing.T) {
 // With CancelOnError the first error cancels the rest, and Wait returns it.
 func TestGroupCancelOnError(t *testing.T) {
 	r, _ := newReactor(t)
-	g, _ := async.NewGroup[int](r, testCtx(t), async.GroupOptions{CancelOnError: true})
+	g, _ := async.NewGroup[int](testCtx(t), r, async.GroupOptions{CancelOnError: true})
 	boom := errors.New("boom")
 	g.Spawn(func(ctx context.Context) (int, error) { return 0, sleepFor(ctx, r, time.Hour) })
 	g.Go(func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, context.Cause(ctx) })
 	g.Spawn(func(ctx context.Context) (int, error) { return 0, boom })
-	w, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) ([]int, error) { return g.Wait(ctx) })
+	w, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) ([]int, error) { return g.Wait(ctx) })
 	run(t, r)
 	if _, err := outcome(t, w); err != boom {
 		t.Errorf("Wait = %v, want the first error itself", err)
@@ -88,7 +88,7 @@ func TestGroupCancelOnError(t *testing.T) {
 func TestGroupWaitAnyAndN(t *testing.T) {
 	r, _ := newReactor(t)
 	ctx := testCtx(t)
-	g, _ := async.NewGroup[int](r, ctx, async.GroupOptions{})
+	g, _ := async.NewGroup[int](ctx, r, async.GroupOptions{})
 	g.Spawn(func(ctx context.Context) (int, error) { return 0, errors.New("fails at once") })
 	g.Spawn(func(ctx context.Context) (int, error) { return 1, sleepFor(ctx, r, 2*time.Millisecond) })
 	g.Spawn(func(ctx context.Context) (int, error) { return 2, sleepFor(ctx, r, time.Hour) })
@@ -96,7 +96,7 @@ func TestGroupWaitAnyAndN(t *testing.T) {
 		Winner, Value int
 		Done          []bool
 	}
-	w, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (anyN, error) {
+	w, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (anyN, error) {
 		i, v, err := g.WaitAny(ctx)
 		if err != nil {
 			return anyN{}, err
@@ -121,10 +121,10 @@ func TestGroupWaitAnyAndN(t *testing.T) {
 
 func TestGroupBadInput(t *testing.T) {
 	r, _ := newReactor(t)
-	if _, err := async.NewGroup[int](nil, context.Background(), async.GroupOptions{}); err == nil {
+	if _, err := async.NewGroup[int](context.Background(), nil, async.GroupOptions{}); err == nil {
 		t.Error("NewGroup(nil reactor) accepted")
 	}
-	g, _ := async.NewGroup[int](r, context.Background(), async.GroupOptions{})
+	g, _ := async.NewGroup[int](context.Background(), r, async.GroupOptions{})
 	if _, err := g.Spawn(nil); err == nil {
 		t.Error("Spawn(nil) accepted")
 	}
@@ -137,11 +137,11 @@ func ExampleGroup() {
 	r, _ := reactor.New(reactor.Options{})
 	defer r.Close()
 	ctx := context.Background()
-	g, _ := async.NewGroup[int](r, ctx, async.GroupOptions{CancelOnError: true})
+	g, _ := async.NewGroup[int](ctx, r, async.GroupOptions{CancelOnError: true})
 	for i := 1; i <= 3; i++ {
 		g.Spawn(func(ctx context.Context) (int, error) { return i * i, nil })
 	}
-	sum, _ := reactor.Spawn(r, ctx, func(ctx context.Context) ([]int, error) { return g.Wait(ctx) })
+	sum, _ := reactor.Spawn(ctx, r, func(ctx context.Context) ([]int, error) { return g.Wait(ctx) })
 	r.Run(ctx)
 	fmt.Println(sum.Outcome())
 	// Output: [1 4 9] true <nil>

@@ -30,7 +30,7 @@ func newReactorT(t *testing.T) *reactor.Reactor {
 func newScopeT(t *testing.T) (*reactor.Reactor, *Scope) {
 	t.Helper()
 	r := newReactorT(t)
-	s, err := NewScope(r, context.Background())
+	s, err := NewScope(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -41,7 +42,7 @@ type opOps[T any] Op[T]
 
 func newOp[T any](r *reactor.Reactor, src opSource[T], v T) *Op[T] {
 	op := &Op[T]{r: r, src: src, value: v}
-	event.Init(&op.Base, (*opOps[T])(op), true, event.GoOwned|event.Hidden)
+	eventkind.Init(&op.Base, (*opOps[T])(op), true, event.GoOwned|event.Hidden)
 	return op
 }
 
@@ -56,7 +57,7 @@ func (op *Op[T]) complete(v T, err error) {
 	if err != nil {
 		res = nil
 	}
-	event.Complete(&op.Base, res, err)
+	eventkind.Complete(&op.Base, res, err)
 }
 
 // Outcome returns the Op's value and error once it has completed; ok is
@@ -74,7 +75,7 @@ func (op *Op[T]) Await(ctx context.Context) (T, error) {
 	return event.AwaitValue[T](ctx, op)
 }
 
-func (o *opOps[T]) Owner() event.Owner { return o.r }
+func (o *opOps[T]) Owner() event.Owner { return o.r.Owner() }
 func (o *opOps[T]) Event() event.Event { return (*Op[T])(o) }
 func (o *opOps[T]) Arm() error {
 	o.src.arm((*Op[T])(o))

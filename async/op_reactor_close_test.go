@@ -53,7 +53,7 @@ func TestReactorCloseEndsAsyncWaits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		grp, err := async.NewGroup[int](r, context.Background(), async.GroupOptions{})
+		grp, err := async.NewGroup[int](context.Background(), r, async.GroupOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

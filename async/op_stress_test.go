@@ -23,7 +23,7 @@ func TestPipelineStress(t *testing.T) {
 	for i := range chans {
 		chans[i], _ = async.NewChannel[int](r, i%3) // capacities 0, 1, 2
 	}
-	g, _ := async.NewGroup[int](r, ctx, async.GroupOptions{CancelOnError: true})
+	g, _ := async.NewGroup[int](ctx, r, async.GroupOptions{CancelOnError: true})
 	for p := range producers {
 		g.Go(func(ctx context.Context) (int, error) {
 			for i := range each {
@@ -101,7 +101,7 @@ func TestCloseMidFlight(t *testing.T) {
 		ch, _ := async.NewChannel[int](r, 1)
 		var cs []*reactor.Coroutine[int]
 		for i := range 10 {
-			c, _ := reactor.Spawn(r, context.Background(), func(ctx context.Context) (int, error) {
+			c, _ := reactor.Spawn(context.Background(), r, func(ctx context.Context) (int, error) {
 				for {
 					if i%2 == 0 {
 						if _, err := ch.Send(i).Await(ctx); err != nil {

@@ -100,7 +100,7 @@ func ExampleOp() {
 	r, _ := reactor.New(reactor.Options{})
 	defer r.Close()
 	ch, _ := async.NewChannel[string](r, 0)
-	c, _ := reactor.Spawn(r, context.Background(), func(ctx context.Context) (string, error) {
+	c, _ := reactor.Spawn(context.Background(), r, func(ctx context.Context) (string, error) {
 		to, _ := async.NewTimeout(r, 20*time.Millisecond)
 		outs, err := event.Await(ctx, event.Any(), ch.Recv(), to)
 		if err != nil {

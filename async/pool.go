@@ -12,7 +12,6 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
-	"github.com/uvevent/uvevent/uv"
 )
 
 // ErrPoolClosed: an acquire from a closed pool.
@@ -61,7 +60,7 @@ type Pool[T any] struct {
 	opts   PoolOptions[T]
 	ctx    context.Context
 	cancel context.CancelFunc
-	check  *uv.Timer
+	check  *reactor.Timer
 
 	// Loop-owned.
 	idle     []T
@@ -108,7 +107,7 @@ func NewPool[T any](r *reactor.Reactor, opts PoolOptions[T]) (*Pool[T], error) {
 // Close: a started timer is the reactor's, and would otherwise keep the
 // pool, and the loop's turns every CheckEvery, forever.
 func (p *Pool[T]) startCheck() error {
-	t, err := uv.NewTimer(p.r, p.opts.CheckEvery, p.opts.CheckEvery)
+	t, err := p.r.NewTimer(p.opts.CheckEvery, p.opts.CheckEvery)
 	if err != nil {
 		return err
 	}
@@ -130,7 +129,7 @@ func (p *Pool[T]) startCheck() error {
 	}
 	p.check = t
 	r := p.r
-	runtime.AddCleanup(p, func(t *uv.Timer) {
+	runtime.AddCleanup(p, func(t *reactor.Timer) {
 		// Not Close itself: a cleanup must not wait for a loop. A
 		// closed reactor has closed the timer already.
 		r.Post(func() { t.Close() })
@@ -157,7 +156,7 @@ func (p *Pool[T]) Release(v T) error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := p.r.Exec(func() {
+	if e := p.r.Call(func() {
 		if err = p.takeBack(v); err != nil {
 			return
 		}
@@ -180,7 +179,7 @@ func (p *Pool[T]) Discard(v T) error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := p.r.Exec(func() {
+	if e := p.r.Call(func() {
 		if err = p.takeBack(v); err != nil {
 			return
 		}
@@ -240,7 +239,7 @@ func (p *Pool[T]) Close() error {
 	if !p.usable() {
 		return event.ErrNilEvent
 	}
-	return p.r.Exec(func() {
+	return p.r.Call(func() {
 		if p.closed {
 			return
 		}
@@ -267,7 +266,7 @@ func (p *Pool[T]) Stats() PoolStats {
 	if !p.usable() {
 		return s
 	}
-	p.r.Exec(func() { s = PoolStats{Size: p.size, Idle: len(p.idle), Waiting: len(p.waiters)} })
+	p.r.Call(func() { s = PoolStats{Size: p.size, Idle: len(p.idle), Waiting: len(p.waiters)} })
 	return s
 }
 
@@ -292,7 +291,7 @@ func (p *Pool[T]) grow() {
 	for !p.closed && p.size < p.opts.Max && len(p.waiters) > p.creating {
 		p.size++
 		p.creating++
-		c, err := reactor.Go(p.r, p.ctx, p.opts.New)
+		c, err := reactor.Go(p.ctx, p.r, p.opts.New)
 		if err == nil {
 			_, err = event.Subscribe(c, p.made)
 		}

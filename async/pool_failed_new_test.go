@@ -92,7 +92,7 @@ func TestPoolFailingNewFailsEveryWaiter(t *testing.T) {
 	}
 	var cs []*reactor.Coroutine[int]
 	for range 3 {
-		c, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) (int, error) { return p.Acquire().Await(ctx) })
+		c, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (int, error) { return p.Acquire().Await(ctx) })
 		cs = append(cs, c)
 	}
 	run(t, r)

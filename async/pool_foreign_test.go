@@ -24,7 +24,7 @@ func TestPoolRefusesForeignValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	c, err := reactor.Go(r, testCtx(t), func(ctx context.Context) (int, error) {
+	c, err := reactor.Go(testCtx(t), r, func(ctx context.Context) (int, error) {
 		if err := p.Release(42); !errors.Is(err, async.ErrNotAcquired) {
 			t.Errorf("Release(42) before any Acquire = %v, want ErrNotAcquired", err)
 		}

@@ -59,8 +59,8 @@ func TestPoolAcquireReleaseReuse(t *testing.T) {
 		}
 		return c.id, p.Release(c)
 	}
-	a, _ := reactor.Spawn(r, testCtx(t), user)
-	b, _ := reactor.Spawn(r, testCtx(t), user)
+	a, _ := reactor.Spawn(testCtx(t), r, user)
+	b, _ := reactor.Spawn(testCtx(t), r, user)
 	run(t, r) // returns although the health timer is armed: it is hidden
 	for _, c := range []*reactor.Coroutine[int]{a, b} {
 		if id, err := outcome(t, c); id != 1 || err != nil {
@@ -90,7 +90,7 @@ func TestPoolHealthCheck(t *testing.T) {
 	var destroyed []int
 	p := connPool(t, r, 2, &destroyed)
 	defer p.Close()
-	c, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) (int, error) {
+	c, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (int, error) {
 		first, err := p.Acquire().Await(ctx)
 		if err != nil {
 			return 0, err
@@ -124,7 +124,7 @@ func TestPoolExhaustedIsADeadlock(t *testing.T) {
 	var destroyed []int
 	p := connPool(t, r, 1, &destroyed)
 	defer p.Close()
-	c, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) (int, error) {
+	c, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (int, error) {
 		if _, err := p.Acquire().Await(ctx); err != nil {
 			return 0, err
 		}
@@ -189,7 +189,7 @@ func ExamplePool() {
 	defer p.Close()
 	var log []string
 	for _, who := range []string{"a", "b"} {
-		reactor.Spawn(r, context.Background(), func(ctx context.Context) (int, error) {
+		reactor.Spawn(context.Background(), r, func(ctx context.Context) (int, error) {
 			c, err := p.Acquire().Await(ctx)
 			if err != nil {
 				return 0, err
@@ -232,7 +232,7 @@ func TestPoolUnderLoad(t *testing.T) {
 		}
 		return 50, nil
 	}
-	g, _ := async.NewGroup[int](r, testCtx(t), async.GroupOptions{})
+	g, _ := async.NewGroup[int](testCtx(t), r, async.GroupOptions{})
 	for range 4 {
 		g.Go(use)
 		g.Spawn(use)

@@ -48,14 +48,14 @@ type Scope struct {
 }
 
 // NewScope returns a scope of r whose context derives from ctx.
-func NewScope(r *reactor.Reactor, ctx context.Context) (*Scope, error) {
+func NewScope(ctx context.Context, r *reactor.Reactor) (*Scope, error) {
 	if r == nil || ctx == nil {
 		return nil, fmt.Errorf("async: NewScope needs a reactor and a context: %w", syscall.EINVAL)
 	}
-	return newScope(r, ctx, nil), nil
+	return newScope(ctx, r, nil), nil
 }
 
-func newScope(r *reactor.Reactor, ctx context.Context, parent *Scope) *Scope {
+func newScope(ctx context.Context, r *reactor.Reactor, parent *Scope) *Scope {
 	s := &Scope{r: r, parent: parent, tasks: map[event.Event]int{}}
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	return s
@@ -72,7 +72,7 @@ func (s *Scope) Child() (*Scope, error) {
 	if s.closed {
 		return nil, ErrScopeClosed
 	}
-	c := newScope(s.r, s.ctx, s)
+	c := newScope(s.ctx, s.r, s)
 	s.children = append(s.children, c)
 	return c, nil
 }
@@ -97,7 +97,7 @@ func spawnIn[T any](s *Scope, fn func(context.Context) (T, error), spawn spawnFu
 	if s.isClosed() {
 		return nil, ErrScopeClosed
 	}
-	c, err := spawn(s.r, s.ctx, fn)
+	c, err := spawn(s.ctx, s.r, fn)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func (s *Scope) Close(ctx context.Context) error {
 	}
 	report := func() {
 		for _, ev := range alive {
-			s.r.Report(ev, "coroutine outlived its scope", ErrOutlived)
+			s.r.Owner().Report(ev, "coroutine outlived its scope", ErrOutlived)
 		}
 	}
 	if s.r.Post(report) != nil {

@@ -18,14 +18,14 @@ import (
 // children's; Wait leaves those cancellation errors out.
 func TestScopeCancelReachesChildren(t *testing.T) {
 	r, _ := newReactor(t)
-	s, _ := async.NewScope(r, testCtx(t))
+	s, _ := async.NewScope(testCtx(t), r)
 	child, _ := s.Child()
 	grandchild, _ := child.Child()
 	for _, sc := range []*async.Scope{s, child, grandchild} {
 		async.Spawn(sc, func(ctx context.Context) (int, error) { return 0, sleepFor(ctx, r, time.Hour) })
 		async.Go(sc, func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() })
 	}
-	w, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) (int, error) {
+	w, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (int, error) {
 		s.Cancel()
 		return 0, s.Wait(ctx)
 	})
@@ -45,7 +45,7 @@ func TestScopeCancelReachesChildren(t *testing.T) {
 func TestScopeFollowsParentContext(t *testing.T) {
 	r, _ := newReactor(t)
 	parent, cancel := context.WithCancel(testCtx(t))
-	s, _ := async.NewScope(r, parent)
+	s, _ := async.NewScope(parent, r)
 	c, _ := async.Go(s, func(ctx context.Context) (bool, error) {
 		<-ctx.Done()
 		return ctx == s.Context() || context.Cause(ctx) == context.Canceled, nil
@@ -70,7 +70,7 @@ func TestScopeFollowsParentContext(t *testing.T) {
 // reported and Close says so.
 func TestScopeReportsCoroutineOutlivingIt(t *testing.T) {
 	r, rep := newReactor(t)
-	s, _ := async.NewScope(r, context.Background())
+	s, _ := async.NewScope(context.Background(), r)
 	stop := make(chan struct{})
 	stubborn, _ := async.Go(s, func(ctx context.Context) (int, error) { <-stop; return 1, nil })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
@@ -97,10 +97,10 @@ func TestScopeReportsCoroutineOutlivingIt(t *testing.T) {
 // waiting parent and the stuck child, each with where it waits.
 func TestScopeWaitingOnStuckChildIsADeadlock(t *testing.T) {
 	r, _ := newReactor(t)
-	s, _ := async.NewScope(r, testCtx(t))
+	s, _ := async.NewScope(testCtx(t), r)
 	ch, _ := async.NewChannel[int](r, 0)
 	async.Spawn(s, func(ctx context.Context) (int, error) { return ch.Recv().Await(ctx) })
-	w, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) (int, error) { return 0, s.Wait(ctx) })
+	w, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (int, error) { return 0, s.Wait(ctx) })
 	run(t, r)
 	_, err := outcome(t, w)
 	dl := deadlockReport(t, err)
@@ -119,14 +119,14 @@ func TestScopeWaitingOnStuckChildIsADeadlock(t *testing.T) {
 func ExampleScope() {
 	r, _ := reactor.New(reactor.Options{})
 	defer r.Close()
-	s, _ := async.NewScope(r, context.Background())
+	s, _ := async.NewScope(context.Background(), r)
 	for i := range 3 {
 		async.Go(s, func(ctx context.Context) (int, error) {
 			<-ctx.Done() // a worker that runs until its scope ends
 			return i, nil
 		})
 	}
-	closed, _ := reactor.Spawn(r, context.Background(), func(ctx context.Context) (string, error) {
+	closed, _ := reactor.Spawn(context.Background(), r, func(ctx context.Context) (string, error) {
 		err := s.Close(ctx) // cancels the workers and waits for them
 		return fmt.Sprint("closed, err=", err), nil
 	})

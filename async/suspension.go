@@ -32,7 +32,7 @@ func NewSuspension[T any](r *reactor.Reactor) (*Suspension[T], error) {
 	if r == nil {
 		return nil, fmt.Errorf("async: NewSuspension on a nil reactor: %w", syscall.EINVAL)
 	}
-	return &Suspension[T]{r: r, f: event.NewFuture[T](r)}, nil
+	return &Suspension[T]{r: r, f: event.NewFuture[T](r.Owner())}, nil
 }
 
 // Suspend waits until Resume or Throw, ctx's end, or the reactor's Close.
@@ -55,7 +55,7 @@ func (s *Suspension[T]) Suspend(ctx context.Context) (T, error) {
 	if s.f == f { // else a Resume has moved on to a new future already
 		s.takers--
 		if f.Done() {
-			s.f, s.takers = event.NewFuture[T](s.r), 0
+			s.f, s.takers = event.NewFuture[T](s.r.Owner()), 0
 		}
 	}
 	s.mu.Unlock()
@@ -111,7 +111,7 @@ func (s *Suspension[T]) next() *event.Future[T] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.taken() {
-		s.f, s.takers = event.NewFuture[T](s.r), 0
+		s.f, s.takers = event.NewFuture[T](s.r.Owner()), 0
 	}
 	return s.f
 }

@@ -32,7 +32,7 @@ func TestSuspensionResumeAndThrow(t *testing.T) {
 		}
 	})
 	tick.Start()
-	c, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) ([]int, error) {
+	c, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) ([]int, error) {
 		var got []int
 		for {
 			v, err := s.Suspend(ctx)
@@ -79,7 +79,7 @@ func TestSuspensionResumeFirst(t *testing.T) {
 func TestSuspensionNobodyResumesIsADeadlock(t *testing.T) {
 	r, _ := newReactor(t)
 	s, _ := async.NewSuspension[int](r)
-	c, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) (int, error) { return s.Suspend(ctx) })
+	c, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (int, error) { return s.Suspend(ctx) })
 	run(t, r)
 	_, err := outcome(t, c)
 	dl := deadlockReport(t, err)
@@ -95,7 +95,7 @@ func ExampleSuspension() {
 	tm, _ := r.NewTimer(10*time.Millisecond, 0)
 	event.Subscribe(tm, func(event.Event, any, error) { s.Resume("woken by a timer") })
 	tm.Start()
-	c, _ := reactor.Spawn(r, context.Background(), func(ctx context.Context) (string, error) {
+	c, _ := reactor.Spawn(context.Background(), r, func(ctx context.Context) (string, error) {
 		return s.Suspend(ctx)
 	})
 	r.Run(context.Background())

@@ -7,7 +7,6 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
-	"github.com/uvevent/uvevent/uv"
 )
 
 // A Timeout is an event made of a one-shot timer and a notify hook that
@@ -22,7 +21,7 @@ import (
 // of, it is active while started (it keeps Run going, and a coroutine
 // waiting on it is not deadlocked); it closes when it fires.
 type Timeout struct {
-	*uv.Timer
+	*reactor.Timer
 	d time.Duration
 }
 
@@ -35,7 +34,7 @@ func NewTimeout(r *reactor.Reactor, d time.Duration) (*Timeout, error) {
 	if r == nil {
 		return nil, fmt.Errorf("async: NewTimeout on a nil reactor: %w", syscall.EINVAL)
 	}
-	t, err := uv.NewTimer(r, d, 0)
+	t, err := r.NewTimer(d, 0)
 	if err != nil {
 		return nil, err
 	}

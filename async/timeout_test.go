@@ -10,6 +10,7 @@ import (
 
 	"github.com/uvevent/uvevent/async"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -22,8 +23,8 @@ func TestTimeoutFiresAsError(t *testing.T) {
 	if got := to.Info(); got != "Timeout(5ms)" {
 		t.Errorf("Info = %q", got)
 	}
-	never := event.NewFuture[int](r)
-	c, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) (int, error) {
+	never := event.NewFuture[int](r.Owner())
+	c, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (int, error) {
 		return 0, func() error { _, err := event.Await(ctx, event.Any(), never, to); return err }()
 	})
 	run(t, r)
@@ -52,8 +53,8 @@ func TestTimeoutFiresAsError(t *testing.T) {
 func TestTimeoutStoppedWhenTheWaitEnds(t *testing.T) {
 	r, _ := newReactor(t)
 	to, _ := async.NewTimeout(r, time.Hour)
-	f := event.NewFuture[string](r)
-	c, _ := reactor.Spawn(r, testCtx(t), func(ctx context.Context) (string, error) {
+	f := event.NewFuture[string](r.Owner())
+	c, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (string, error) {
 		f.Resolve("first")
 		outs, err := event.Await(ctx, event.Any(), f, to)
 		if err != nil {
@@ -65,7 +66,7 @@ func TestTimeoutStoppedWhenTheWaitEnds(t *testing.T) {
 	if v, err := outcome(t, c); v != "first" || err != nil {
 		t.Fatalf("= %q, %v", v, err)
 	}
-	if n := event.LoopRefs(to); n != 0 || r.Stats().Active != 0 {
+	if n := eventkind.LoopRefs(to); n != 0 || r.Stats().Active != 0 {
 		t.Errorf("after the wait the timeout holds %d Starts, %d active", n, r.Stats().Active)
 	}
 	to.Close()
@@ -89,9 +90,9 @@ func TestTimeoutBadInput(t *testing.T) {
 func ExampleNewTimeout() {
 	r, _ := reactor.New(reactor.Options{})
 	defer r.Close()
-	reply := event.NewFuture[string](r) // nobody answers
+	reply := event.NewFuture[string](r.Owner()) // nobody answers
 	to, _ := async.NewTimeout(r, 50*time.Millisecond)
-	c, _ := reactor.Spawn(r, context.Background(), func(ctx context.Context) (string, error) {
+	c, _ := reactor.Spawn(context.Background(), r, func(ctx context.Context) (string, error) {
 		_, err := event.Await(ctx, event.Any(), reply, to)
 		return "", err
 	})

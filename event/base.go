@@ -84,11 +84,10 @@ func (s State) String() string {
 	return "State(" + strconv.Itoa(int(s)) + ")"
 }
 
-// Ops is what a kind of event adds to Base: how to arm and disarm it, how to
-// free it and how to describe it. Kinds implement Ops on a private type so
-// that these methods do not show on the event. Every method is called with
-// the owner held.
-type Ops interface {
+// kindOps is what a kind of event adds to Base (eventkind.Ops, which
+// documents each method): how to arm and disarm it, how to free it and how
+// to describe it. Every method is called with the owner held.
+type kindOps interface {
 	// Owner returns the loop the event belongs to.
 	Owner() Owner
 	// Event returns the event itself, as callbacks should see it.
@@ -107,20 +106,22 @@ type Ops interface {
 	Describe() string
 }
 
-// Replayer is implemented by the Ops of kinds that store a result.
-type Replayer interface {
+// replayer is implemented by the ops of kinds that store a result
+// (eventkind.Replayer).
+type replayer interface {
 	// Stored returns the stored result; ok is false while there is none.
 	Stored() (result any, err error, ok bool)
 }
 
-// Base is the common part of every event. Kinds embed it and call Init.
+// Base is the common part of every event. Kinds embed it and call
+// eventkind.Init.
 // Its fields are touched only with the owner held, except the flags, which
 // are atomic.
 //
 // Its size matters (a million armed timers are a million Bases), so the
 // lifecycle state is derived rather than stored: see State.
 type Base struct {
-	ops      Ops
+	ops      kindOps
 	flags    atomic.Uint32
 	refs     refcount.Count
 	loopRefs int32
@@ -137,11 +138,8 @@ type extras struct {
 	seen   *atomic.Bool // set when the outcome is observed (see Future)
 }
 
-// Init prepares b for a kind. loop says whether Start and Stop arm the event
-// in a loop (timers, polls) or do nothing (futures). flags are the initial
-// flags (GoOwned, Hidden, ...). A nil b is left alone, and a nil ops leaves
-// an event that refuses everything with ErrNilEvent, as a zero Base does.
-func Init(b *Base, ops Ops, loop bool, flags Flags) {
+// initBase prepares b for a kind (eventkind.Init).
+func initBase(b *Base, ops kindOps, loop bool, flags Flags) {
 	if b == nil {
 		return
 	}
@@ -190,7 +188,7 @@ func (b *Base) exec(fn func()) error {
 		fn()
 		return nil
 	}
-	return o.Exec(fn)
+	return o.Call(fn)
 }
 
 // do runs f(b) with the owner held. On the loop goroutine it is a plain
@@ -205,7 +203,7 @@ func (b *Base) do(f func(*Base) error) error {
 		return f(b)
 	}
 	var err error
-	if e := o.Exec(func() { err = f(b) }); e != nil {
+	if e := o.Call(func() { err = f(b) }); e != nil {
 		return e
 	}
 	return err
@@ -221,7 +219,7 @@ func (b *Base) doCB(f func(*Base, *Callback) error, cb *Callback) error {
 		return f(b, cb)
 	}
 	var err error
-	if e := o.Exec(func() { err = f(b, cb) }); e != nil {
+	if e := o.Call(func() { err = f(b, cb) }); e != nil {
 		return e
 	}
 	return err
@@ -418,7 +416,7 @@ func (b *Base) Dispose() {
 
 func (b *Base) release() error {
 	b.close(ErrClosed)
-	if r, ok := b.ops.(Replayer); ok {
+	if r, ok := b.ops.(replayer); ok {
 		if res, err, ok := r.Stored(); ok {
 			ev := b.ops.Event()
 			if err != nil && !b.has(ErrorCaught|ErrorHandled) {
@@ -443,7 +441,7 @@ func (b *Base) replay(cb *Callback) error {
 	if !cb.usable() {
 		return ErrNilCallback
 	}
-	r, ok := b.ops.(Replayer)
+	r, ok := b.ops.(replayer)
 	if !ok {
 		return ErrNotReplayable
 	}
@@ -565,7 +563,7 @@ func (b *Base) notify(ev Event, result any, err error) error {
 	}
 	result = b.deliverable(result)
 	if err != nil && b.cbs.len() == 0 && !b.has(ErrorCaught|ErrorHandled) {
-		if _, replayable := b.ops.(Replayer); !replayable {
+		if _, replayable := b.ops.(replayer); !replayable {
 			b.owner().Report(ev, "unhandled error", err)
 		}
 	}

@@ -16,13 +16,13 @@ func TestNilInputsRefused(t *testing.T) {
 		Dir: ".",
 		Funcs: map[string]any{
 			"All": event.All, "Any": event.Any, "AtLeast": event.AtLeast, "FirstSuccess": event.FirstSuccess,
-			"AttachFD": event.AttachFD, "Await": event.Await, "AwaitAll": event.AwaitAll[int, event.Typed[int]], "AwaitAllSettled": event.AwaitAllSettled[int, event.Typed[int]],
+			"Await": event.Await, "AwaitAll": event.AwaitAll[int, event.Typed[int]], "AwaitAllSettled": event.AwaitAllSettled[int, event.Typed[int]],
 			"AwaitFirst": event.AwaitFirst[int, event.Typed[int]], "On": event.On[int], "AwaitValue": event.AwaitValue[int],
-			"Complete": event.Complete, "Notify": event.Notify, "Deref": event.Deref, "Init": event.Init, "KindOf": event.KindOf,
-			"LogReport": event.LogReport, "LoopRefs": event.LoopRefs, "NewCallback": event.NewCallback,
+			"Deref": event.Deref, "KindOf": event.KindOf,
+			"LogReport": event.LogReport, "NewCallback": event.NewCallback,
 			"NewFuture": event.NewFuture[int], "OwnerOf": event.OwnerOf, "StateOf": event.StateOf,
 			"Subscribe": event.Subscribe, "Subscribers": event.Subscribers, "ValueOf": event.ValueOf[int],
-			"Winner": event.Winner, "KindBit": event.KindBit, "SetKindBit": event.SetKindBit,
+			"Winner": event.Winner,
 		},
 		Types: []any{
 			(*event.Base)(nil), (*event.Callback)(nil), (*event.Flags)(nil), (*event.Future[int])(nil),
@@ -32,8 +32,6 @@ func TestNilInputsRefused(t *testing.T) {
 		Refusals: []error{event.ErrNilEvent, event.ErrNilCallback, event.ErrNoOwner, syscall.EINVAL},
 		MaySucceed: map[string]string{
 			"ValueOf":                "the zero Outcome holds T's zero value and no error",
-			"KindBit":                "a nil Base keeps no bit: false",
-			"SetKindBit":             "a nil Base is left alone",
 			"Future.Outcome":         "no outcome yet: ok is false, and no error",
 			"zero Future.Outcome":    "no outcome yet: ok is false, and no error",
 			"PanicError.Unwrap":      "it unwraps to the panic value when that is an error",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 )
 
 // loopState is what a loop event looks like from outside.
@@ -18,7 +19,7 @@ type loopState struct {
 }
 
 func stateOf(s *event.Serial, p *probe) loopState {
-	return loopState{event.LoopRefs(p), p.arms, p.disarms, s.Active(), event.StateOf(p).String()}
+	return loopState{eventkind.LoopRefs(p), p.arms, p.disarms, s.Active(), event.StateOf(p).String()}
 }
 
 func TestStartStopCounting(t *testing.T) {
@@ -58,8 +59,8 @@ func TestStartStopCounting(t *testing.T) {
 	if err := p.Start(); !errors.Is(err, event.ErrClosed) {
 		t.Errorf("Start on a closed event = %v, want ErrClosed", err)
 	}
-	if p.arms != 2 || event.LoopRefs(p) != 0 {
-		t.Errorf("Start on a closed event armed it: arms=%d refs=%d", p.arms, event.LoopRefs(p))
+	if p.arms != 2 || eventkind.LoopRefs(p) != 0 {
+		t.Errorf("Start on a closed event armed it: arms=%d refs=%d", p.arms, eventkind.LoopRefs(p))
 	}
 }
 
@@ -125,7 +126,7 @@ func TestCompleteClosesBeforeCallbacks(t *testing.T) {
 		got = append(got, seen{
 			State:     event.StateOf(ev),
 			Closed:    ev.Flags().Has(event.Closed),
-			LoopRefs:  event.LoopRefs(ev),
+			LoopRefs:  eventkind.LoopRefs(ev),
 			AddErr:    errors.Is(ev.AddCallback(event.NewCallback(func(event.Event, any, error) {})), event.ErrClosed),
 			Result:    r,
 			Active:    s.Active(),

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 )
 
 // Workload C1 (DESIGN.md §6): the event core's hot paths, with the owner
@@ -17,14 +18,14 @@ func BenchmarkC1Notify(b *testing.B) {
 		b.Run(itoa(n), func(b *testing.B) {
 			var o event.Serial
 			p := newProbe(&o, "bench", true, 0)
-			o.Exec(func() {
+			o.Call(func() {
 				for range n {
 					p.AddCallback(event.NewCallback(func(event.Event, any, error) {}))
 				}
 				b.ReportAllocs()
 				b.ResetTimer()
 				for range b.N {
-					event.Notify(&p.Base, nil, nil)
+					eventkind.Notify(&p.Base, nil, nil)
 				}
 				b.StopTimer()
 			})
@@ -39,12 +40,12 @@ func BenchmarkC1AddNotifyRemove(b *testing.B) {
 	var o event.Serial
 	p := newProbe(&o, "bench", true, 0)
 	cb := event.NewCallback(func(event.Event, any, error) {})
-	o.Exec(func() {
+	o.Call(func() {
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
 			p.AddCallback(cb)
-			event.Notify(&p.Base, nil, nil)
+			eventkind.Notify(&p.Base, nil, nil)
 			p.DelCallback(cb)
 		}
 	})
@@ -54,7 +55,7 @@ func BenchmarkC1AddNotifyRemove(b *testing.B) {
 func BenchmarkC1StartStop(b *testing.B) {
 	var o event.Serial
 	p := newProbe(&o, "bench", true, 0)
-	o.Exec(func() {
+	o.Call(func() {
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {

@@ -77,13 +77,8 @@
 // The event model is open: a program can define its own kinds (a sensor
 // reading, a queue's "not empty", an adapter over another library's
 // callbacks) that wait, replay and report like the built-in ones, in a
-// reactor or outside any (Serial). This is the public API for that, and what
-// packages reactor, uv and async build on: a kind embeds Base, implements Ops
-// on a private type (so Arm, Disarm, Free and Describe do not show on the
-// event), calls Init once, and then, with the owner held, Notify for each
-// firing of a repeating event or Complete for the end of a one-shot one;
-// Replayer makes a stored result replayable, AttachFD ties a descriptor to
-// the event's life, LoopRefs tells how many Starts it holds, and LogReport
-// formats a report for log/slog. ExampleInit shows a whole kind in a few
-// lines. What only the reactor needs (its waiter bookkeeping) is internal.
+// reactor or outside any (Serial). Package eventkind is the API for that,
+// and what packages reactor, uv and async build on: a kind embeds Base and
+// makes its calls on it through eventkind. LogReport formats a report for
+// log/slog.
 package event

@@ -34,8 +34,6 @@ var (
 	// ErrOnLoop: a blocking wait was attempted on the loop goroutine, which
 	// would stall the loop forever.
 	ErrOnLoop = errors.New("blocking wait on the loop goroutine")
-	// ErrLoopClosed: the owner of the event has been shut down.
-	ErrLoopClosed = errors.New("loop closed")
 	// ErrNilCallback: a nil callback (or a Callback made from a nil
 	// function) was given to AddCallback, Replay or Subscribe.
 	ErrNilCallback = errors.New("event: nil callback")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"golang.org/x/sys/unix"
 )
 
@@ -301,7 +302,7 @@ func (r *refEvent) Target() event.Event { return r.target }
 
 func newRef(o event.Owner, target event.Event, flags event.Flags) *refEvent {
 	r := &refEvent{owner: o, target: target}
-	event.Init(&r.Base, (*refOps)(r), false, flags)
+	eventkind.Init(&r.Base, (*refOps)(r), false, flags)
 	return r
 }
 
@@ -360,7 +361,7 @@ func TestFlagCloseFD(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev := newProbe(s, "fd", true, 0)
-		s.Exec(func() { event.AttachFD(&ev.Base, fds[0], closeOnClose) })
+		s.Call(func() { eventkind.AttachFD(&ev.Base, fds[0], closeOnClose) })
 		if got := ev.Flags().Has(event.CloseFD); got != closeOnClose {
 			t.Errorf("CloseFD = %v after AttachFD(…, %v)", got, closeOnClose)
 		}

@@ -39,7 +39,7 @@ func NewFuture[T any](o Owner) *Future[T] {
 		o = noOwner{}
 	}
 	f := &Future[T]{owner: o}
-	Init(&f.Base, (*futureOps[T])(f), false, GoOwned|ValueResult)
+	initBase(&f.Base, (*futureOps[T])(f), false, GoOwned|ValueResult)
 	return f
 }
 
@@ -111,7 +111,7 @@ func (f *Future[T]) deliver() {
 	if !f.blindOnly() {
 		res = f.delivered()
 	}
-	Complete(&f.Base, res, f.err)
+	complete(&f.Base, res, f.err)
 }
 
 // noResult is what a future notifies instead of its value when every
@@ -223,7 +223,7 @@ func (o *futureOps[T]) Describe() string {
 type noOwner struct{}
 
 func (noOwner) Owned() bool                            { return false }
-func (noOwner) Exec(func()) error                      { return ErrNoOwner }
+func (noOwner) Call(func()) error                      { return ErrNoOwner }
 func (noOwner) Post(func()) error                      { return ErrNoOwner }
 func (noOwner) ActiveDelta(int)                        {}
 func (noOwner) Report(ev Event, msg string, err error) { LogReport(slog.Default(), ev, msg, err) }

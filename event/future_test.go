@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 )
 
 func TestFutureResolveOnceConcurrently(t *testing.T) {
@@ -115,7 +116,7 @@ func TestFutureLifecycle(t *testing.T) {
 	if err := f.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if event.LoopRefs(f) != 0 || s.Active() != 0 {
+	if eventkind.LoopRefs(f) != 0 || s.Active() != 0 {
 		t.Error("Start armed a future")
 	}
 	f.Stop()

@@ -3,17 +3,26 @@ package event
 import (
 	"errors"
 	"reflect"
+
+	"github.com/uvevent/uvevent/internal/eventlink"
 )
 
-// This file is for the packages that implement kinds of events (reactor, uv):
-// the calls a kind makes on its Base, with the owner held. They are package
-// functions rather than methods so that they do not show on every event.
+// This file keeps the calls a kind makes on its Base, with the owner held.
+// Package eventkind is their public face (and documents them); they reach
+// it through internal/eventlink, so they show neither on every event nor
+// among this package's names.
+func init() {
+	eventlink.Init = func(b *Base, ops any, loop bool, flags Flags) { k, _ := ops.(kindOps); initBase(b, k, loop, flags) }
+	eventlink.Notify = notifyKind
+	eventlink.Complete = complete
+	eventlink.AttachFD = attachFD
+	eventlink.LoopRefs = loopRefs
+	eventlink.KindBit = kindBitOf
+	eventlink.SetKindBit = setKindBit
+}
 
-// Notify delivers a notification of a periodic or repeating event to its
-// subscribers: the event is Fired during the pass and Active again after it
-// unless a callback stopped or closed it. It returns ErrNestedNotify when
-// called from inside a pass over the same event.
-func Notify(b *Base, result any, err error) error {
+// notifyKind delivers a notification of a repeating event (eventkind.Notify).
+func notifyKind(b *Base, result any, err error) error {
 	if b.unusable() {
 		return ErrNilEvent
 	}
@@ -26,9 +35,8 @@ func Notify(b *Base, result any, err error) error {
 	return b.notify(b.ops.Event(), result, err)
 }
 
-// Complete ends a one-shot event: it is stopped and closed first, then its
-// subscribers receive the final notification and are released.
-func Complete(b *Base, result any, err error) error {
+// complete ends a one-shot event (eventkind.Complete).
+func complete(b *Base, result any, err error) error {
 	if b.unusable() {
 		return ErrNilEvent
 	}
@@ -85,8 +93,8 @@ func Subscribers(ev Event) int {
 	return n
 }
 
-// LoopRefs returns how many Starts ev holds.
-func LoopRefs(ev Event) int {
+// loopRefs returns how many Starts ev holds (eventkind.LoopRefs).
+func loopRefs(ev Event) int {
 	if isNil(ev) {
 		return 0
 	}
@@ -99,9 +107,8 @@ func LoopRefs(ev Event) int {
 	return n
 }
 
-// AttachFD records fd as the event's descriptor; with closeOnClose the event
-// sets CloseFD and closes fd when it closes. Call it with the owner held.
-func AttachFD(b *Base, fd int, closeOnClose bool) {
+// attachFD records fd as the event's descriptor (eventkind.AttachFD).
+func attachFD(b *Base, fd int, closeOnClose bool) {
 	if b.unusable() {
 		return
 	}

@@ -6,9 +6,9 @@ package event
 // show it.
 const kindBit Flags = 1 << 29
 
-// SetKindBit sets or clears the flag bit b's kind keeps for itself. For
-// kind writers.
-func SetKindBit(b *Base, on bool) {
+// setKindBit sets or clears the flag bit b's kind keeps for itself
+// (eventkind.SetKindBit).
+func setKindBit(b *Base, on bool) {
 	if b == nil {
 		return
 	}
@@ -19,5 +19,6 @@ func SetKindBit(b *Base, on bool) {
 	}
 }
 
-// KindBit reports the flag bit b's kind keeps for itself. For kind writers.
-func KindBit(b *Base) bool { return b != nil && b.has(kindBit) }
+// kindBitOf reports the flag bit b's kind keeps for itself
+// (eventkind.KindBit).
+func kindBitOf(b *Base) bool { return b != nil && b.has(kindBit) }

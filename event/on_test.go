@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 )
 
 // A ticks is a repeating kind whose notifications carry an int: the
@@ -19,7 +20,7 @@ type ticksOps ticks
 
 func newTicks(o event.Owner) *ticks {
 	t := &ticks{owner: o}
-	event.Init(&t.Base, (*ticksOps)(t), true, event.GoOwned)
+	eventkind.Init(&t.Base, (*ticksOps)(t), true, event.GoOwned)
 	return t
 }
 
@@ -30,7 +31,7 @@ func (t *ticks) Result(res any) int {
 }
 
 func (t *ticks) tick(n int, err error) {
-	t.owner.Exec(func() { event.Notify(&t.Base, n, err) })
+	t.owner.Call(func() { eventkind.Notify(&t.Base, n, err) })
 }
 
 func (o *ticksOps) Owner() event.Owner { return o.owner }

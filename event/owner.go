@@ -13,14 +13,14 @@ import (
 
 // An Owner is the loop an event belongs to. Every change to an event's state
 // is made with its owner held: directly when the caller already holds it
-// (a callback running on the loop goroutine), otherwise through Exec or Post.
-// The reactor is the Owner of the events it runs; Serial is an Owner for
-// events that live outside any reactor.
+// (a callback running on the loop goroutine), otherwise through Call or Post.
+// A reactor is the Owner of the events it runs (Reactor.Owner); Serial is
+// an Owner for events that live outside any reactor.
 type Owner interface {
 	// Owned reports whether the calling goroutine holds the owner now.
 	Owned() bool
-	// Exec runs fn with the owner held and returns when fn has returned.
-	Exec(fn func()) error
+	// Call runs fn with the owner held and returns when fn has returned.
+	Call(fn func()) error
 	// Post runs fn with the owner held, later or now, without waiting.
 	Post(fn func()) error
 	// ActiveDelta records that n non-hidden events became active (n > 0) or
@@ -52,10 +52,10 @@ type Serial struct {
 // Owned reports whether the caller is inside an operation of s.
 func (s *Serial) Owned() bool { return s != nil && s.holder.Load() == uintptr(gid.Current()) }
 
-// Exec runs fn under s's lock, or directly when the caller already holds it.
+// Call runs fn under s's lock, or directly when the caller already holds it.
 // A nil s refuses with ErrNoOwner, a nil fn with an error matching
 // syscall.EINVAL.
-func (s *Serial) Exec(fn func()) error {
+func (s *Serial) Call(fn func()) error {
 	if s == nil {
 		return ErrNoOwner
 	}
@@ -76,8 +76,8 @@ func (s *Serial) Exec(fn func()) error {
 	return nil
 }
 
-// Post is Exec: a Serial has no queue.
-func (s *Serial) Post(fn func()) error { return s.Exec(fn) }
+// Post is Call: a Serial has no queue.
+func (s *Serial) Post(fn func()) error { return s.Call(fn) }
 
 // ActiveDelta counts active non-hidden events.
 func (s *Serial) ActiveDelta(n int) {

@@ -7,10 +7,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 )
 
 // probe is the test kind: a minimal event that embeds event.Base, implements
-// event.Ops on a private type (as Future does) and records what Base asks
+// eventkind.Ops on a private type (as Future does) and records what Base asks
 // of it. loop says whether Start and Stop count loop references.
 type probe struct {
 	event.Base
@@ -27,7 +28,7 @@ type probeOps probe
 
 func newProbe(o event.Owner, name string, loop bool, flags event.Flags) *probe {
 	p := &probe{owner: o, name: name}
-	event.Init(&p.Base, (*probeOps)(p), loop, flags)
+	eventkind.Init(&p.Base, (*probeOps)(p), loop, flags)
 	return p
 }
 
@@ -44,19 +45,19 @@ func (o *probeOps) Free(free bool) {
 	}
 }
 
-// fire runs one notification pass (event.Notify) with the owner held.
+// fire runs one notification pass (eventkind.Notify) with the owner held.
 func (p *probe) fire(result any, err error) error {
 	var nerr error
-	if xerr := p.owner.Exec(func() { nerr = event.Notify(&p.Base, result, err) }); xerr != nil {
+	if xerr := p.owner.Call(func() { nerr = eventkind.Notify(&p.Base, result, err) }); xerr != nil {
 		return xerr
 	}
 	return nerr
 }
 
-// complete ends the probe (event.Complete) with the owner held.
+// complete ends the probe (eventkind.Complete) with the owner held.
 func (p *probe) complete(result any, err error) error {
 	var nerr error
-	if xerr := p.owner.Exec(func() { nerr = event.Complete(&p.Base, result, err) }); xerr != nil {
+	if xerr := p.owner.Call(func() { nerr = eventkind.Complete(&p.Base, result, err) }); xerr != nil {
 		return xerr
 	}
 	return nerr

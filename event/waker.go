@@ -342,7 +342,7 @@ func (w *waker) isDone() bool {
 	return w.done
 }
 
-// subscribe adds the callback to every event, one Exec per owner (none
+// subscribe adds the callback to every event, one Call per owner (none
 // for an owner the caller holds).
 func (w *waker) subscribe() {
 	for i := range w.slots {
@@ -354,7 +354,7 @@ func (w *waker) subscribe() {
 			w.subscribeOwner(o, i)
 			continue
 		}
-		if err := o.Exec(func() { w.subscribeOwner(o, i) }); err != nil {
+		if err := o.Call(func() { w.subscribeOwner(o, i) }); err != nil {
 			for j := i; j < len(w.slots); j++ {
 				if !w.slots[j].handled && w.owner(j) == o {
 					w.slots[j].handled = true

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/waiting"
 )
 
@@ -224,17 +225,18 @@ func TestAwaitClosedEvents(t *testing.T) {
 	done := event.NewFuture[any](s)
 	done.Resolve("kept")
 	failed := event.NewFuture[any](s)
-	failed.Reject(event.ErrLoopClosed)
+	errStored := errors.New("stored")
+	failed.Reject(errStored)
 
 	got, err := await(t, t.Context(), event.All().IgnoreErrors(), nil, closedProbe, closedFuture, done, failed)
-	want := []out{{0, nil, event.ErrClosed}, {1, nil, event.ErrClosed}, {2, "kept", nil}, {3, nil, event.ErrLoopClosed}}
+	want := []out{{0, nil, event.ErrClosed}, {1, nil, event.ErrClosed}, {2, "kept", nil}, {3, nil, errStored}}
 	if diff := cmp.Diff(want, got, equateErrors); diff != "" {
 		t.Errorf("outcomes of closed events (-want +got):\n%s", diff)
 	}
 	if err != nil {
 		t.Errorf("Await(All().IgnoreErrors()) error = %v, want nil", err)
 	}
-	if _, err := await(t, t.Context(), event.All(), nil, done, failed); !errors.Is(err, event.ErrLoopClosed) {
+	if _, err := await(t, t.Context(), event.All(), nil, done, failed); !errors.Is(err, errStored) {
 		t.Errorf("Await(All()) error = %v, want the stored error", err)
 	}
 	w := &waitHook{}
@@ -328,7 +330,7 @@ func TestAwaitOnLoopRefused(t *testing.T) {
 	s := &event.Serial{}
 	f := event.NewFuture[any](s)
 	var err error
-	s.Exec(func() { _, err = event.Await(context.Background(), event.Any(), f) })
+	s.Call(func() { _, err = event.Await(context.Background(), event.Any(), f) })
 	if !errors.Is(err, event.ErrOnLoop) {
 		t.Errorf("Await inside the owner = %v, want ErrOnLoop", err)
 	}
@@ -347,7 +349,7 @@ func TestAwaitStopsTheOthersWhenItEnds(t *testing.T) {
 	p := newProbe(s, "loser", true, 0)
 	var atTheEnd loopState
 	_, err := await(t, t.Context(), event.Any(), func(func(error)) {
-		s.Exec(func() {
+		s.Call(func() {
 			f.Resolve(1) // ends the wait, on the owner
 			atTheEnd = stateOf(s, p)
 		})
@@ -362,7 +364,7 @@ func TestAwaitStopsTheOthersWhenItEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	q := newProbe(s, "cancelled", true, 0)
 	_, err = await(t, ctx, event.Any(), func(func(error)) { cancel() }, q)
-	if !errors.Is(err, context.Canceled) || event.LoopRefs(q) != 0 || event.Subscribers(q) != 0 {
-		t.Errorf("cancelled wait: %v, %d starts, %d subscribers left", err, event.LoopRefs(q), event.Subscribers(q))
+	if !errors.Is(err, context.Canceled) || eventkind.LoopRefs(q) != 0 || event.Subscribers(q) != 0 {
+		t.Errorf("cancelled wait: %v, %d starts, %d subscribers left", err, eventkind.LoopRefs(q), event.Subscribers(q))
 	}
 }

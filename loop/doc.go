@@ -57,7 +57,7 @@
 // # Threading
 //
 // Every method is safe from any goroutine: it runs on the loop
-// (reactor.Exec), at once from a callback. Callbacks run on the loop
+// (reactor.Call), at once from a callback. Callbacks run on the loop
 // goroutine, one at a time, and must not block: hand blocking work to
 // uv.QueueTask or reactor.Go.
 package loop

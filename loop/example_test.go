@@ -153,7 +153,7 @@ func ExampleLoop_Suspension() {
 	l, _ := loop.New(loop.Options{})
 	defer l.Close()
 	s := l.Suspension()
-	co, _ := reactor.Go(l.Reactor(), context.Background(), func(ctx context.Context) (any, error) {
+	co, _ := reactor.Go(context.Background(), l.Reactor(), func(ctx context.Context) (any, error) {
 		return s.Suspend(ctx)
 	})
 	l.Delay(time.Millisecond, func() { s.Resume("resumed by a timer") })

@@ -119,7 +119,7 @@ type pollWatch struct {
 }
 
 func newPollWatch(r *reactor.Reactor, fd int) (*pollWatch, error) {
-	p, err := uv.NewPoll(r, fd, uv.Readable)
+	p, err := uv.NewPoll(r, fd, uv.Readable, uv.PollOptions{})
 	if err != nil {
 		return nil, err
 	}

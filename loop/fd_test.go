@@ -57,7 +57,7 @@ func TestOnReadableAndWritable(t *testing.T) {
 		// Registered and counted in one operation on the loop: on the
 		// pure-Go driver, readiness queued meanwhile would otherwise run
 		// the writable callback before the count is read.
-		must(t, l.Reactor().Exec(func() {
+		must(t, l.Reactor().Call(func() {
 			errs := []error{
 				l.OnReadable(fds[0], func(int) { t.Error("replaced callback called") }),
 				l.OnReadable(fds[0], func(fd int) {

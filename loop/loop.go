@@ -35,12 +35,12 @@ type Options struct {
 // Every method is safe from any goroutine. Callbacks run on the loop
 // goroutine, one at a time; a callback that blocks stalls the loop. The
 // registration tables are loop-owned: each method runs on the loop
-// (reactor.Exec), at once when called from a callback.
+// (reactor.Call), at once when called from a callback.
 type Loop struct {
 	r   *reactor.Reactor
 	own bool // the loop made r and closes it
 
-	// Loop-owned (touched only inside r.Exec or callbacks).
+	// Loop-owned (touched only inside r.Call or callbacks).
 	nextID  uint64
 	delays  map[DelayID]*reactor.Timer
 	repeats map[RepeatID]*reactor.Timer
@@ -123,7 +123,7 @@ func (l *Loop) Close() error {
 	if l.own {
 		return l.r.Close() // its closer closes the streams
 	}
-	l.r.Exec(func() {
+	l.r.Call(func() {
 		l.closeStreams()
 		if l.unhook != nil {
 			l.unhook()
@@ -147,7 +147,7 @@ func (l *Loop) exec(op string, fn func() error) error {
 		return err
 	}
 	var err error
-	if e := l.r.Exec(func() { err = fn() }); e != nil {
+	if e := l.r.Call(func() { err = fn() }); e != nil {
 		return fmt.Errorf("loop: %s: %w", op, e)
 	}
 	return err
@@ -160,7 +160,7 @@ func (l *Loop) off(fn func() bool) bool {
 		return false
 	}
 	var ok bool
-	l.r.Exec(func() { ok = fn() })
+	l.r.Call(func() { ok = fn() })
 	return ok
 }
 

@@ -42,7 +42,7 @@ func TestOnSignal(t *testing.T) {
 func TestSuspension(t *testing.T) {
 	eachDriver(t, func(t *testing.T, l *tloop) {
 		s := l.Suspension()
-		co, err := reactor.Go(l.Reactor(), context.Background(), func(ctx context.Context) (any, error) {
+		co, err := reactor.Go(context.Background(), l.Reactor(), func(ctx context.Context) (any, error) {
 			return s.Suspend(ctx)
 		})
 		must(t, err)
@@ -54,7 +54,7 @@ func TestSuspension(t *testing.T) {
 		}
 
 		stuck := l.Suspension()
-		co, err = reactor.Go(l.Reactor(), context.Background(), func(ctx context.Context) (any, error) {
+		co, err = reactor.Go(context.Background(), l.Reactor(), func(ctx context.Context) (any, error) {
 			return stuck.Suspend(ctx)
 		})
 		must(t, err)

@@ -28,7 +28,7 @@ type droppedStream struct {
 func (l *Loop) addStream(s *Stream) error {
 	if l.streams == nil {
 		l.streams = map[uint64]weak.Pointer[Stream]{}
-		l.unhook = kind.HostOf(l.r).AddCloser(l.closeStreams)
+		l.unhook = kind.HostOf(l.r.Owner()).AddCloser(l.closeStreams)
 	}
 	s.id = l.newID()
 	l.streams[s.id] = weak.Make(s)
@@ -39,7 +39,7 @@ func (l *Loop) addStream(s *Stream) error {
 // forget takes s off the loop's record, when it closes.
 func (s *Stream) forget() {
 	s.cleanup.Stop()
-	s.l.r.Exec(func() { delete(s.l.streams, s.id) })
+	s.l.r.Call(func() { delete(s.l.streams, s.id) })
 }
 
 // dropStream runs when a stream was collected without Close: it neither

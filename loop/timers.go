@@ -138,7 +138,7 @@ func (l *Loop) OffRepeat(id RepeatID) bool {
 // means are not touched.
 func (l *Loop) DeleteAllTimers() {
 	if l.usable("DeleteAllTimers") == nil {
-		l.r.Exec(l.deleteAllTimers)
+		l.r.Call(l.deleteAllTimers)
 	}
 }
 
@@ -161,6 +161,6 @@ func (l *Loop) TimerCount() int {
 		return 0
 	}
 	n := 0
-	l.r.Exec(func() { n = len(l.delays) + len(l.repeats) })
+	l.r.Call(func() { n = len(l.delays) + len(l.repeats) })
 	return n
 }

@@ -142,7 +142,7 @@ func (co *coroutine) giveBack() {
 func (co *coroutine) schedule() {
 	r := co.r
 	c := &r.coros
-	if r.Owned() && c.inPass { // inPass is the owner's: read it only as the owner
+	if r.ownedByCaller() && c.inPass { // inPass is the owner's: read it only as the owner
 		c.run = append(c.run, co)
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -42,30 +43,30 @@ func TestFastWaitOnDoneEventKeepsBaton(t *testing.T) {
 		}
 		got = append(got, s)
 	}
-	reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
-		resolved := event.NewFuture[int](r)
+	reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
+		resolved := event.NewFuture[int](r.Owner())
 		resolved.Resolve(1)
 		v, err := resolved.Await(ctx)
 		record(v, err, resolved)
 
-		closed := event.NewFuture[int](r)
+		closed := event.NewFuture[int](r.Owner())
 		closed.Resolve(2)
 		closed.Close()
 		outs, err := event.Await(ctx, event.Any(), closed)
 		record(outs[0].Result, err, closed)
 
-		empty := event.NewFuture[int](r)
+		empty := event.NewFuture[int](r.Owner())
 		empty.Close()
 		v, err = empty.Await(ctx)
 		record(v, err, empty)
 
-		failed := event.NewFuture[int](r)
+		failed := event.NewFuture[int](r.Owner())
 		failed.Reject(errors.New("boom"))
 		v, err = failed.Await(ctx)
 		record(v, err, failed)
 		return nil, nil
 	})
-	reactor.Spawn(r, ctx, func(context.Context) (any, error) {
+	reactor.Spawn(ctx, r, func(context.Context) (any, error) {
 		otherRan = true
 		return nil, nil
 	})
@@ -90,10 +91,10 @@ func TestFastWaitCancelled(t *testing.T) {
 	t.Run("by a coroutine", func(t *testing.T) {
 		r, _ := newReactor(t)
 		ctx := runCtx(t)
-		f := event.NewFuture[int](r)
-		w, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) { return f.Await(ctx) })
+		f := event.NewFuture[int](r.Owner())
+		w, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 		var subsAfter int
-		reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
+		reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
 			w.Cancel() // w waits: it ran first and gave the baton here
 			_, err := w.Await(ctx)
 			subsAfter = event.Subscribers(f)
@@ -111,8 +112,8 @@ func TestFastWaitCancelled(t *testing.T) {
 		defer release()
 		stop := serve(t, r)
 		defer stop()
-		f := event.NewFuture[int](r)
-		w, _ := reactor.Spawn(r, runCtx(t), func(ctx context.Context) (int, error) { return f.Await(ctx) })
+		f := event.NewFuture[int](r.Owner())
+		w, _ := reactor.Spawn(runCtx(t), r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 		waitFor(t, "the coroutine to wait", func() bool { return strings.Contains(w.Info(), ", waiting at ") })
 		w.Cancel()
 		if _, err := w.Await(runCtx(t)); !errors.Is(err, context.Canceled) {
@@ -148,10 +149,10 @@ func TestFastWaitResolverPanicsOrExits(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r, rep := newReactor(t)
 			ctx := runCtx(t)
-			f := event.NewFuture[int](r)
+			f := event.NewFuture[int](r.Owner())
 			event.Subscribe(f, func(event.Event, any, error) { panic("subscriber down") })
-			w, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) { return f.Await(ctx) })
-			res, _ := reactor.Spawn(r, ctx, func(context.Context) (any, error) {
+			w, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
+			res, _ := reactor.Spawn(ctx, r, func(context.Context) (any, error) {
 				f.Resolve(42)
 				end()
 				return nil, nil
@@ -181,8 +182,8 @@ func TestFastWaitReusedAcrossWaits(t *testing.T) {
 	var got []string
 	add := func(v any, err error) { got = append(got, fmt.Sprintf("%v %v", v, err)) }
 	var refs []int
-	later := event.NewFuture[string](r)
-	reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
+	later := event.NewFuture[string](r.Owner())
+	reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
 		for range 3 {
 			tm, err := r.NewTimer(time.Millisecond, 0)
 			if err != nil {
@@ -190,10 +191,10 @@ func TestFastWaitReusedAcrossWaits(t *testing.T) {
 			}
 			outs, err := event.Await(ctx, event.Any(), tm)
 			add(outs[0].Done, err)
-			refs = append(refs, event.LoopRefs(tm))
+			refs = append(refs, eventkind.LoopRefs(tm))
 			tm.Close()
 
-			bad := event.NewFuture[int](r)
+			bad := event.NewFuture[int](r.Owner())
 			bad.Reject(errors.New("bad"))
 			add(bad.Await(ctx))
 
@@ -202,7 +203,7 @@ func TestFastWaitReusedAcrossWaits(t *testing.T) {
 		}
 		return nil, nil
 	})
-	reactor.Spawn(r, ctx, func(context.Context) (any, error) { return nil, later.Resolve("later") })
+	reactor.Spawn(ctx, r, func(context.Context) (any, error) { return nil, later.Resolve("later") })
 	mustRun(t, r, ctx)
 	want := []string{"true <nil>", "0 bad", "later <nil>", "true <nil>", "0 bad", "later <nil>", "true <nil>", "0 bad", "later <nil>"}
 	checkDiff(t, "outcomes", want, got)
@@ -213,16 +214,16 @@ func TestFastWaitReusedAcrossWaits(t *testing.T) {
 func TestFastWaitReadyInOrder(t *testing.T) {
 	r, _ := newReactor(t)
 	ctx := runCtx(t)
-	fs := []*event.Future[int]{event.NewFuture[int](r), event.NewFuture[int](r), event.NewFuture[int](r)}
+	fs := []*event.Future[int]{event.NewFuture[int](r.Owner()), event.NewFuture[int](r.Owner()), event.NewFuture[int](r.Owner())}
 	var order []int
 	for i, f := range fs {
-		reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
+		reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
 			v, err := f.Await(ctx)
 			order = append(order, i*10+v)
 			return nil, err
 		})
 	}
-	reactor.Spawn(r, ctx, func(context.Context) (any, error) {
+	reactor.Spawn(ctx, r, func(context.Context) (any, error) {
 		fs[1].Resolve(1) // the order of the Resolves, not of the waiters
 		fs[0].Resolve(2)
 		fs[2].Resolve(3)
@@ -238,33 +239,33 @@ func TestFastWaitReadyInOrder(t *testing.T) {
 func TestFastWaitFutureValueStillDelivered(t *testing.T) {
 	r, _ := newReactor(t)
 	ctx := runCtx(t)
-	f := event.NewFuture[int](r)
+	f := event.NewFuture[int](r.Owner())
 	var seen []any
 	event.Subscribe(f, func(_ event.Event, v any, _ error) { seen = append(seen, v) })
-	g := event.NewFuture[int](r)
+	g := event.NewFuture[int](r.Owner())
 	g.SetNotifyHook(func(_ event.Event, v any, err error) (any, error, bool) {
 		seen = append(seen, v)
 		return v, err, true
 	})
-	h := event.NewFuture[int](r)
-	k := event.NewFuture[int](r) // only a typed wait: delivered without boxing
+	h := event.NewFuture[int](r.Owner())
+	k := event.NewFuture[int](r.Owner()) // only a typed wait: delivered without boxing
 	// Each waiter waits before the resolver runs: every value is notified,
 	// none replayed.
 	typed := make([]int, 3)
 	for i, fut := range []*event.Future[int]{f, g, k} {
-		reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
+		reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
 			v, err := fut.Await(ctx)
 			typed[i] = v
 			return nil, err
 		})
 	}
 	var untyped any
-	reactor.Spawn(r, ctx, func(ctx context.Context) (any, error) {
+	reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
 		outs, err := event.Await(ctx, event.Any(), h)
 		untyped = outs[0].Result
 		return nil, err
 	})
-	reactor.Spawn(r, ctx, func(context.Context) (any, error) {
+	reactor.Spawn(ctx, r, func(context.Context) (any, error) {
 		f.Resolve(1000)
 		g.Resolve(2000)
 		h.Resolve(3000)
@@ -287,11 +288,11 @@ func TestFastWaitFutureValueStillDelivered(t *testing.T) {
 func TestFastWaitInfoAndDeadlock(t *testing.T) {
 	r, _ := newReactor(t)
 	ctx := runCtx(t)
-	f := event.NewFuture[int](r)
+	f := event.NewFuture[int](r.Owner())
 	_, _, line, _ := runtime.Caller(0)
-	w, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) { return f.Await(ctx) })
+	w, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 	var info string
-	reactor.Spawn(r, ctx, func(context.Context) (any, error) {
+	reactor.Spawn(ctx, r, func(context.Context) (any, error) {
 		info = w.Info() // from a coroutine: w waits, this one holds the baton
 		return nil, nil
 	})
@@ -336,8 +337,8 @@ func TestFastWaitCloseWhileServing(t *testing.T) {
 	defer release()
 	served := make(chan error, 1)
 	go func() { served <- r.Serve(context.Background()) }()
-	f := event.NewFuture[int](r)
-	w, _ := reactor.Spawn(r, runCtx(t), func(ctx context.Context) (int, error) { return f.Await(ctx) })
+	f := event.NewFuture[int](r.Owner())
+	w, _ := reactor.Spawn(runCtx(t), r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 	waitFor(t, "the coroutine to wait", func() bool { return strings.Contains(w.Info(), ", waiting at ") })
 	if err := r.Close(); err != nil {
 		t.Fatal(err)

@@ -45,8 +45,8 @@ func BenchmarkX1RoundTrip(b *testing.B) {
 	defer stop()
 	b.ReportAllocs()
 	for b.Loop() {
-		f := event.NewFuture[any](r)
-		r.Exec(func() { f.Resolve(1) })
+		f := event.NewFuture[any](r.Owner())
+		r.Call(func() { f.Resolve(1) })
 		if _, ok, _ := f.Outcome(); !ok {
 			b.Fatal("future not resolved after the round trip")
 		}
@@ -62,7 +62,7 @@ func BenchmarkX1Await(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		f := event.NewFuture[any](r)
+		f := event.NewFuture[any](r.Owner())
 		r.Post(func() { r.Post(func() { f.Resolve(1) }) })
 		if _, err := event.Await(ctx, event.Any(), f); err != nil {
 			b.Fatal(err)
@@ -91,7 +91,7 @@ func BenchmarkX1Senders(b *testing.B) {
 		}()
 	}
 	wg.Wait()
-	r.Exec(func() {}) // the loop has run everything posted
+	r.Call(func() {}) // the loop has run everything posted
 	b.StopTimer()
 	after := r.Stats()
 	ops := float64(per * senders)

@@ -116,19 +116,19 @@ func (c *coroutines) init() {
 // baton; fn gets a context to pass to event.Await, cancelled when fn
 // returns, by Cancel, or by r's Close. From the moment r's Close begins
 // (in a close notification too) it refuses with ErrReactorClosed.
-func Spawn[T any](r *Reactor, ctx context.Context, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
-	return start(r, ctx, fn, true)
+func Spawn[T any](ctx context.Context, r *Reactor, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
+	return start(ctx, r, fn, true)
 }
 
 // Go runs fn in a new goroutine, in parallel with the loop, as a coroutine
 // of r, and returns its event. fn gets a context to pass to event.Await,
 // cancelled when fn returns, by Cancel, or by r's Close. Like Spawn, it
 // refuses with ErrReactorClosed once r's Close has begun.
-func Go[T any](r *Reactor, ctx context.Context, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
-	return start(r, ctx, fn, false)
+func Go[T any](ctx context.Context, r *Reactor, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
+	return start(ctx, r, fn, false)
 }
 
-func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, error), coop bool) (*Coroutine[T], error) {
+func start[T any](ctx context.Context, r *Reactor, fn func(context.Context) (T, error), coop bool) (*Coroutine[T], error) {
 	switch {
 	case r == nil:
 		return nil, fmt.Errorf("reactor: coroutine on a nil reactor: %w", syscall.EINVAL)
@@ -138,10 +138,10 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 		return nil, fmt.Errorf("reactor: nil coroutine function: %w", syscall.EINVAL)
 	}
 	co := &coroutine{r: r, coop: coop, site: caller.Site(), state: coRunning}
-	f := event.NewFuture[T](r)
+	f := event.NewFuture[T](r.Owner())
 	c := &Coroutine[T]{Typed: f, f: f, co: co}
 	var refused error
-	if err := r.Exec(func() {
+	if err := r.Call(func() {
 		// From the first moment of Close on, nothing new starts: a
 		// coroutine started by a close notification would run without
 		// the baton, beside Close's callbacks, on a reactor being freed.
@@ -170,7 +170,7 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 	stopWatch := context.AfterFunc(cctx, func() { co.abortWait(context.Cause(cctx)) })
 	// Close ends what is registered with the reactor's waits: for a
 	// coroutine, that cancels its context.
-	unregister := r.AddWait(closer{co})
+	unregister := r.addWait(closer{co})
 	go func() {
 		defer cancel(nil)
 		defer unregister()
@@ -179,7 +179,7 @@ func start[T any](r *Reactor, ctx context.Context, fn func(context.Context) (T, 
 		co.gid = uintptr(currentGID())
 		if coop {
 			// While it holds the baton the coroutine owns the loop: the
-			// deadlock guard of Exec must know it (see loopOwners).
+			// deadlock guard of Call must know it (see loopOwners).
 			loopOwners.Store(co.gid, r)
 			defer loopOwners.CompareAndDelete(co.gid, r)
 			co.yield <- struct{}{} // Spawn may schedule now
@@ -256,14 +256,14 @@ func (c *Coroutine[T]) Info() string {
 	}
 	var s string
 	var waits bool
-	if err := c.co.r.Exec(func() { s, waits = c.co.describe(nil), c.co.state == coWaiting }); err != nil || !waits {
+	if err := c.co.r.Call(func() { s, waits = c.co.describe(nil), c.co.state == coWaiting }); err != nil || !waits {
 		if err != nil {
 			return c.co.name() + " (" + err.Error() + ")"
 		}
 		return s
 	}
 	sites := caller.Waiting()
-	if err := c.co.r.Exec(func() { s = c.co.describe(sites) }); err != nil {
+	if err := c.co.r.Call(func() { s = c.co.describe(sites) }); err != nil {
 		return c.co.name() + " (" + err.Error() + ")"
 	}
 	return s
@@ -320,11 +320,11 @@ func (w *coWaiter) BeginWait(events []event.Event, ws waiting.State) {
 	// A wait that ends by itself, or on an event of another owner (which
 	// this reactor cannot see), can never be part of this reactor's deadlock.
 	if ws.Bounded() || slices.ContainsFunc(events, func(ev event.Event) bool {
-		return event.OwnerOf(ev) != event.Owner(co.r)
+		return event.OwnerOf(ev) != co.r.Owner()
 	}) {
 		return
 	}
-	if co.r.Owned() {
+	if co.r.ownedByCaller() {
 		co.begin(events, ws)
 	} else {
 		co.r.Post(func() { co.begin(events, ws) })
@@ -344,7 +344,7 @@ func (w *coWaiter) EndWait() {
 		return
 	}
 	co.setCurrent(nil)
-	if co.r.Owned() {
+	if co.r.ownedByCaller() {
 		co.end()
 	} else {
 		co.r.Post(co.end)
@@ -402,7 +402,7 @@ func (co *coroutine) abortWait(cause error) {
 // Covers tells Await that the coroutine's own cancellation ends its waits
 // on this reactor's events when the reactor closes: they need no
 // registration of their own.
-func (w *coWaiter) Covers(o event.Owner) bool { return o == event.Owner(w.r) }
+func (w *coWaiter) Covers(o event.Owner) bool { return o == w.r.Owner() }
 
 // closer is the coroutine as the reactor's Close sees it: a wait to end,
 // which cancels the coroutine's context.

@@ -21,7 +21,7 @@ func TestCoroutinesEndedAfterCloseAreNotCounted(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				fut := event.NewFuture[int](r)
+				fut := event.NewFuture[int](r.Owner())
 				ended := make(chan struct{})
 				fn := func(ctx context.Context) (int, error) {
 					defer close(ended)
@@ -32,9 +32,9 @@ func TestCoroutinesEndedAfterCloseAreNotCounted(t *testing.T) {
 					return fut.Await(ctx)
 				}
 				if how == "Spawn awaiting a future" {
-					_, err = reactor.Spawn(r, context.Background(), fn)
+					_, err = reactor.Spawn(context.Background(), r, fn)
 				} else {
-					_, err = reactor.Go(r, context.Background(), fn)
+					_, err = reactor.Go(context.Background(), r, fn)
 				}
 				if err != nil {
 					t.Fatal(err)

@@ -17,11 +17,11 @@ import (
 func TestSpawnRefusedOnceCloseHasBegun(t *testing.T) {
 	for name, spawn := range map[string]func(*reactor.Reactor) error{
 		"Spawn": func(r *reactor.Reactor) error {
-			_, err := reactor.Spawn(r, context.Background(), func(context.Context) (int, error) { return 0, nil })
+			_, err := reactor.Spawn(context.Background(), r, func(context.Context) (int, error) { return 0, nil })
 			return err
 		},
 		"Go": func(r *reactor.Reactor) error {
-			_, err := reactor.Go(r, context.Background(), func(context.Context) (int, error) { return 0, nil })
+			_, err := reactor.Go(context.Background(), r, func(context.Context) (int, error) { return 0, nil })
 			return err
 		},
 	} {

@@ -15,11 +15,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
 // spawner is Spawn or Go, so that a test runs over both kinds.
-type spawner func(*reactor.Reactor, context.Context, func(context.Context) (any, error)) (*reactor.Coroutine[any], error)
+type spawner func(context.Context, *reactor.Reactor, func(context.Context) (any, error)) (*reactor.Coroutine[any], error)
 
 var kinds = []struct {
 	name  string
@@ -38,8 +39,8 @@ func awaitEachOther(t *testing.T, r *reactor.Reactor, spawn spawner) (a, b *reac
 	_, _, awaitEachOtherLine, _ = runtime.Caller(0)
 	t.Helper()
 	ctx := runCtx(t)
-	fa, fb := event.NewFuture[any](r), event.NewFuture[any](r)
-	a, err := spawn(r, ctx, func(ctx context.Context) (any, error) {
+	fa, fb := event.NewFuture[any](r.Owner()), event.NewFuture[any](r.Owner())
+	a, err := spawn(ctx, r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fb)
 		fa.Reject(err)
 		return nil, err
@@ -47,7 +48,7 @@ func awaitEachOther(t *testing.T, r *reactor.Reactor, spawn spawner) (a, b *reac
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err = spawn(r, ctx, func(ctx context.Context) (any, error) {
+	b, err = spawn(ctx, r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fa)
 		fb.Reject(err)
 		return nil, err
@@ -110,8 +111,8 @@ func TestDeadlockCoroutinesAwaitEachOtherDirectly(t *testing.T) {
 	r, _ := newReactor(t)
 	ctx := runCtx(t)
 	var a, b *reactor.Coroutine[int]
-	a, _ = reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) { return event.AwaitValue[int](ctx, b) })
-	b, _ = reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) { return event.AwaitValue[int](ctx, a) })
+	a, _ = reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return event.AwaitValue[int](ctx, b) })
+	b, _ = reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return event.AwaitValue[int](ctx, a) })
 	if err := r.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestHiddenTimerDoesNotPreventDeadlock(t *testing.T) {
 	if !errors.Is(outcomeErr(t, a), event.ErrDeadlock) || !errors.Is(outcomeErr(t, b), event.ErrDeadlock) {
 		t.Fatal("a hidden timer kept the deadlock from being seen")
 	}
-	if got := event.LoopRefs(tm); got != 1 {
+	if got := eventkind.LoopRefs(tm); got != 1 {
 		t.Fatalf("the hidden timer was disturbed: LoopRefs = %d", got)
 	}
 	tm.Close()
@@ -180,8 +181,8 @@ func TestCancelledWaiterIsNoDeadlock(t *testing.T) {
 					t.Fatal(err)
 				}
 				release, _ := r.Hold()
-				f := event.NewFuture[any](r)
-				c, _ := k.spawn(r, context.Background(), func(ctx context.Context) (any, error) {
+				f := event.NewFuture[any](r.Owner())
+				c, _ := k.spawn(context.Background(), r, func(ctx context.Context) (any, error) {
 					_, err := event.Await(ctx, event.Any(), f)
 					return nil, err
 				})
@@ -209,13 +210,13 @@ func TestCloseCancelsCoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := make(chan struct{})
-	c, _ := reactor.Go(r, context.Background(), func(ctx context.Context) (any, error) {
+	c, _ := reactor.Go(context.Background(), r, func(ctx context.Context) (any, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, context.Cause(ctx)
 	})
-	f := event.NewFuture[any](r)
-	w, _ := reactor.Spawn(r, context.Background(), func(ctx context.Context) (any, error) {
+	f := event.NewFuture[any](r.Owner())
+	w, _ := reactor.Spawn(context.Background(), r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), f)
 		return nil, err
 	})
@@ -243,11 +244,11 @@ func TestCoroutineResultAndPanic(t *testing.T) {
 	for _, k := range []string{"Spawn", "Go"} {
 		r, _ := newReactor(t)
 		ctx := runCtx(t)
-		spawnInt := map[string]func(*reactor.Reactor, context.Context, func(context.Context) (int, error)) (*reactor.Coroutine[int], error){
+		spawnInt := map[string]func(context.Context, *reactor.Reactor, func(context.Context) (int, error)) (*reactor.Coroutine[int], error){
 			"Spawn": reactor.Spawn[int], "Go": reactor.Go[int],
 		}[k]
-		ok, _ := spawnInt(r, ctx, func(ctx context.Context) (int, error) { return 42, nil })
-		bad, _ := spawnInt(r, ctx, func(ctx context.Context) (int, error) { panic("in a coroutine") })
+		ok, _ := spawnInt(ctx, r, func(ctx context.Context) (int, error) { return 42, nil })
+		bad, _ := spawnInt(ctx, r, func(ctx context.Context) (int, error) { panic("in a coroutine") })
 		if err := r.Run(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +281,7 @@ func TestCoroutineAwaitsUnstartedTimer(t *testing.T) {
 			r, rep := newReactor(t)
 			ctx := runCtx(t)
 			tm, _ := r.NewTimer(time.Millisecond, time.Millisecond)
-			c, _ := k.spawn(r, ctx, func(ctx context.Context) (any, error) {
+			c, _ := k.spawn(ctx, r, func(ctx context.Context) (any, error) {
 				outs, err := event.Await(ctx, event.Any(), tm)
 				if err != nil {
 					return nil, err
@@ -294,7 +295,7 @@ func TestCoroutineAwaitsUnstartedTimer(t *testing.T) {
 			if err != nil || v != "Timer(timeout=1ms, periodic)" {
 				t.Fatalf("coroutine = %v, %v", v, err)
 			}
-			if n := event.LoopRefs(tm); n != 0 {
+			if n := eventkind.LoopRefs(tm); n != 0 {
 				t.Errorf("the timer keeps %d Starts after the wait", n)
 			}
 			if msgs, _ := rep.snapshot(); len(msgs) != 0 {
@@ -320,14 +321,14 @@ func TestCooperativeCoroutinesShareLoopState(t *testing.T) {
 	event.Subscribe(tick, func(event.Event, any, error) { ticks++ })
 	var cs []*reactor.Coroutine[int]
 	for range coroutines {
-		c, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+		c, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 			for range rounds {
 				before := counter
 				counter++
 				if counter != before+1 {
 					return 0, errors.New("someone ran in between")
 				}
-				f := event.NewFuture[int](r)
+				f := event.NewFuture[int](r.Owner())
 				tm, _ := r.NewTimer(0, 0)
 				event.Subscribe(tm, func(event.Event, any, error) { counter++; f.Resolve(1) })
 				tm.Start()
@@ -339,7 +340,7 @@ func TestCooperativeCoroutinesShareLoopState(t *testing.T) {
 		})
 		cs = append(cs, c)
 	}
-	stopper, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+	stopper, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 		_, err := event.AwaitAll(ctx, toTyped(cs)...)
 		tick.Close()
 		return 0, err
@@ -370,7 +371,7 @@ func toTyped[T any](cs []*reactor.Coroutine[T]) []event.Typed[T] {
 func TestSpawnWaitsForTheLoop(t *testing.T) {
 	r, _ := newReactor(t)
 	ran := false
-	c, _ := reactor.Spawn(r, context.Background(), func(context.Context) (bool, error) {
+	c, _ := reactor.Spawn(context.Background(), r, func(context.Context) (bool, error) {
 		ran = true
 		return true, nil
 	})
@@ -389,17 +390,17 @@ func TestCoroutineBadInput(t *testing.T) {
 	r, _ := newReactor(t)
 	fn := func(context.Context) (any, error) { return nil, nil }
 	for name, call := range map[string]func() (*reactor.Coroutine[any], error){
-		"nil reactor": func() (*reactor.Coroutine[any], error) { return reactor.Go[any](nil, context.Background(), fn) },
-		// The nil context is the bad input under test.
-		"nil context": func() (*reactor.Coroutine[any], error) { return reactor.Spawn[any](r, nil, fn) },
-		"nil func":    func() (*reactor.Coroutine[any], error) { return reactor.Go[any](r, context.Background(), nil) },
+		"nil reactor": func() (*reactor.Coroutine[any], error) { return reactor.Go[any](context.Background(), nil, fn) },
+		//lint:ignore SA1012 the nil context is the bad input under test
+		"nil context": func() (*reactor.Coroutine[any], error) { return reactor.Spawn[any](nil, r, fn) },
+		"nil func":    func() (*reactor.Coroutine[any], error) { return reactor.Go[any](context.Background(), r, nil) },
 	} {
 		if c, err := call(); c != nil || !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("%s: %v, %v; want EINVAL", name, c, err)
 		}
 	}
 	r.Close()
-	if _, err := reactor.Spawn[any](r, context.Background(), fn); !errors.Is(err, reactor.ErrReactorClosed) {
+	if _, err := reactor.Spawn[any](context.Background(), r, fn); !errors.Is(err, reactor.ErrReactorClosed) {
 		t.Errorf("Spawn on a closed reactor = %v, want ErrReactorClosed", err)
 	}
 }
@@ -411,7 +412,7 @@ func ExampleSpawn() {
 	total := 0 // loop-owned state: cooperative coroutines need no lock for it
 	var workers []*reactor.Coroutine[int]
 	for i := 1; i <= 3; i++ {
-		c, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+		c, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 			tm, _ := r.NewTimer(time.Duration(i)*time.Millisecond, 0)
 			if _, err := event.Await(ctx, event.Any(), tm); err != nil { // gives the baton back while waiting
 				return 0, err
@@ -421,7 +422,7 @@ func ExampleSpawn() {
 		})
 		workers = append(workers, c)
 	}
-	sum, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (string, error) {
+	sum, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (string, error) {
 		vs, err := event.AwaitAll(ctx, workers[0], workers[1], workers[2]) // by position
 		return fmt.Sprint(vs, " total ", total), err
 	})
@@ -442,10 +443,10 @@ func BenchmarkK1CoroutineSwitch(b *testing.B) {
 	defer r.Close()
 	ctx := context.Background()
 	n := b.N
-	inA, inB := event.NewFuture[int](r), event.NewFuture[int](r) // loop-owned
-	reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+	inA, inB := event.NewFuture[int](r.Owner()), event.NewFuture[int](r.Owner()) // loop-owned
+	reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 		for i := range n {
-			inA = event.NewFuture[int](r)
+			inA = event.NewFuture[int](r.Owner())
 			inB.Resolve(i)
 			if _, err := inA.Await(ctx); err != nil {
 				return i, err
@@ -453,13 +454,13 @@ func BenchmarkK1CoroutineSwitch(b *testing.B) {
 		}
 		return n, nil
 	})
-	reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+	reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 		for i := range n {
 			v, err := inB.Await(ctx)
 			if err != nil {
 				return i, err
 			}
-			inB = event.NewFuture[int](r)
+			inB = event.NewFuture[int](r.Owner())
 			inA.Resolve(v)
 		}
 		return n, nil
@@ -517,15 +518,15 @@ func TestSpawnFromCallbackAndCoroutine(t *testing.T) {
 	tm, _ := r.NewTimer(0, 0)
 	var fromCallback *reactor.Coroutine[int]
 	event.Subscribe(tm, func(event.Event, any, error) {
-		fromCallback, _ = reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+		fromCallback, _ = reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 			order = append(order, "child of callback")
 			return 1, nil
 		})
 		order = append(order, "callback")
 	})
 	tm.Start()
-	parent, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
-		child, err := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
+	parent, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
+		child, err := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 			order = append(order, "child of coroutine")
 			return 2, nil
 		})
@@ -558,8 +559,8 @@ func TestCoroutineGoexit(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			r, _ := newReactor(t)
 			ctx := runCtx(t)
-			c, _ := k.spawn(r, ctx, func(context.Context) (any, error) { runtime.Goexit(); return nil, nil })
-			after, _ := k.spawn(r, ctx, func(context.Context) (any, error) { return "after", nil })
+			c, _ := k.spawn(ctx, r, func(context.Context) (any, error) { runtime.Goexit(); return nil, nil })
+			after, _ := k.spawn(ctx, r, func(context.Context) (any, error) { return "after", nil })
 			if err := r.Run(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -582,8 +583,8 @@ func TestCoroutineContextInAnotherGoroutine(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var self *reactor.Coroutine[int]
-	c, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) {
-		f := event.NewFuture[int](r)
+	c, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
+		f := event.NewFuture[int](r.Owner())
 		release, _ := r.Hold() // the helper goroutine is not a coroutine
 		go func() {
 			defer release()
@@ -595,7 +596,7 @@ func TestCoroutineContextInAnotherGoroutine(t *testing.T) {
 		stop, _ := r.NewTimer(5*time.Millisecond, 0)
 		event.Subscribe(stop, func(event.Event, any, error) { self.Cancel() })
 		stop.Start()
-		return event.NewFuture[int](r).Await(ctx) // nothing will resolve it
+		return event.NewFuture[int](r.Owner()).Await(ctx) // nothing will resolve it
 	})
 	self = c
 	if err := r.Run(ctx); err != nil {

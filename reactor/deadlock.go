@@ -105,7 +105,7 @@ func (r *Reactor) detectDeadlock() {
 // when its coroutine's outcome goes unread).
 func (r *Reactor) reportDeadlock(report *DeadlockError) {
 	if r.opts.OnReport != nil {
-		r.Report(nil, "deadlock", report)
+		r.report(nil, "deadlock", report)
 		return
 	}
 	r.opts.Logger.Info("uvevent: deadlock", slog.Any("deadlock", report)) // structured: DeadlockError.LogValue

@@ -10,7 +10,7 @@
 // method of a Reactor and of its events is safe from any goroutine:
 //   - on the loop goroutine (inside a callback) an operation runs at once;
 //   - from another goroutine while the loop runs, it is queued and the loop
-//     is woken; wake-ups coalesce; Exec waits for the result, Post does not;
+//     is woken; wake-ups coalesce; Call waits for the result, Post does not;
 //   - while no goroutine runs the loop, the caller runs the operation itself,
 //     under the reactor's lock, as a libuv program sets up handles before
 //     uv_run.

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"sync"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 )
 
 // A reactor dropped without Close (never run, or run and stopped) is freed

@@ -8,7 +8,6 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
-	"github.com/uvevent/uvevent/uv"
 )
 
 // The README's example: a periodic timer, a typed future it resolves, and
@@ -18,8 +17,8 @@ func ExampleCoroutine() {
 	r, _ := reactor.New(reactor.Options{})
 	defer r.Close()
 
-	tick, _ := uv.NewTimer(r, 10*time.Millisecond, 10*time.Millisecond) // periodic
-	f := event.NewFuture[string](r)
+	tick, _ := r.NewTimer(10*time.Millisecond, 10*time.Millisecond) // periodic
+	f := event.NewFuture[string](r.Owner())
 	n := 0
 	event.Subscribe(tick, func(ev event.Event, _ any, _ error) {
 		if n++; n == 3 {
@@ -29,7 +28,7 @@ func ExampleCoroutine() {
 	})
 	tick.Start()
 
-	co, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (string, error) {
+	co, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (string, error) {
 		return f.Await(ctx) // gives the loop back while it waits
 	})
 	_ = r.Run(ctx)            // until no active event and no coroutine remains
@@ -42,12 +41,12 @@ func ExampleDeadlockError() {
 	ctx := context.Background()
 	r, _ := reactor.New(reactor.Options{OnReport: func(event.Event, string, error) {}})
 	defer r.Close()
-	fa, fb := event.NewFuture[any](r), event.NewFuture[any](r)
-	a, _ := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
+	fa, fb := event.NewFuture[any](r.Owner()), event.NewFuture[any](r.Owner())
+	a, _ := reactor.Go(ctx, r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fb)
 		return nil, err
 	})
-	reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
+	reactor.Go(ctx, r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fa)
 		return nil, err
 	})
@@ -58,7 +57,7 @@ func ExampleDeadlockError() {
 	fmt.Println(dl.Waiters[0].Coroutine, dl.Waiters[0].Events)
 	// Output:
 	// true true 2
-	// Goroutine 1 spawned at reactor/example_test.go:46, waiting at reactor/example_test.go:47 on Future(pending) [Future(pending)]
+	// Goroutine 1 spawned at reactor/example_test.go:45, waiting at reactor/example_test.go:46 on Future(pending) [Future(pending)]
 }
 
 // Go runs blocking work in parallel with the loop; its result is an event
@@ -67,7 +66,7 @@ func ExampleGo() {
 	ctx := context.Background()
 	r, _ := reactor.New(reactor.Options{})
 	defer r.Close()
-	sum, _ := reactor.Go(r, ctx, func(ctx context.Context) (int, error) {
+	sum, _ := reactor.Go(ctx, r, func(ctx context.Context) (int, error) {
 		time.Sleep(time.Millisecond) // blocking is fine here, not in a callback or Spawn
 		return 1 + 2 + 3, nil
 	})

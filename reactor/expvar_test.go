@@ -12,7 +12,6 @@ import (
 
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
-	"github.com/uvevent/uvevent/uv"
 )
 
 // Publish serves Stats through expvar, read afresh at each request, also
@@ -36,7 +35,7 @@ func TestPublishServesStats(t *testing.T) {
 			}
 			return s
 		}
-		tm, _ := uv.NewTimer(r, time.Hour, 0)
+		tm, _ := r.NewTimer(time.Hour, 0)
 		tm.Start()
 		if s := read(); s.Active != 1 || s.Timers != 1 {
 			t.Errorf("published with a timer started: Active=%d Timers=%d, want 1 and 1", s.Active, s.Timers)

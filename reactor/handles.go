@@ -3,8 +3,8 @@ package reactor
 import (
 	"log/slog"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/eventref"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/kind"
 )
 
@@ -15,9 +15,8 @@ import (
 
 type host Reactor
 
-func init() {
-	kind.HostOf = func(r any) kind.Host { return (*host)(r.(*Reactor)) }
-}
+// Host gives the kinds the host view of the owner's reactor (kind.HostOf).
+func (o *owner) Host() kind.Host { return (*host)(o) }
 
 // Loop returns the libuv loop. Calls on it that change libuv's state mark
 // it dirty themselves (uvcgo's rule), so the reactor turns libuv before it

@@ -9,7 +9,7 @@ import (
 )
 
 // kind.Host.Queue's work runs in a loop turn, never in another goroutine's
-// Exec or Post on a loop nobody runs (as libuv delivers only inside
+// Call or Post on a loop nobody runs (as libuv delivers only inside
 // uv_run), and runs at Close when no turn came; Queue refuses once Close
 // has begun.
 func TestHostQueueRunsOnlyInATurnOrAtClose(t *testing.T) {
@@ -18,26 +18,26 @@ func TestHostQueueRunsOnlyInATurnOrAtClose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		host := kind.HostOf(r)
+		host := kind.HostOf(r.Owner())
 		ran := 0
 		if err := host.Queue(func() { ran++ }); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Exec(func() {}); err != nil { // takes the loop nobody runs, and lets it go
+		if err := r.Call(func() {}); err != nil { // takes the loop nobody runs, and lets it go
 			t.Fatal(err)
 		}
 		if err := r.Post(func() {}); err != nil {
 			t.Fatal(err)
 		}
 		got := -1
-		r.Exec(func() { got = ran })
+		r.Call(func() { got = ran })
 		if got != 0 {
 			t.Fatalf("%v: queued work ran %d times outside a turn, want 0", d, got)
 		}
 		if err := r.RunOnce(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		r.Exec(func() { got = ran })
+		r.Call(func() { got = ran })
 		if got != 1 {
 			t.Fatalf("%v: after a turn the queued work ran %d times, want 1", d, got)
 		}

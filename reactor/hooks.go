@@ -3,7 +3,7 @@ package reactor
 import (
 	"slices"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 )
 
 // turnHooks are the pure-Go driver's phase hooks (kind.Host.AddTurnHook),

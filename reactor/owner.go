@@ -8,6 +8,7 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/gid"
+	"github.com/uvevent/uvevent/internal/waiting"
 )
 
 // This file is the reactor's side of event.Owner: who may touch loop state,
@@ -24,18 +25,37 @@ import (
 
 func currentGID() gid.ID { return gid.Current() }
 
-// Owned reports whether the calling goroutine owns the loop now: it is the
+// ownedByCaller reports whether the calling goroutine owns the loop now: it is the
 // loop goroutine, or inside an operation running directly.
-func (r *Reactor) Owned() bool { return r != nil && r.holder.Load() == uintptr(gid.Current()) }
+func (r *Reactor) ownedByCaller() bool { return r != nil && r.holder.Load() == uintptr(gid.Current()) }
 
-// Exec runs fn on the loop and returns when fn has returned: at once when
-// the caller owns the loop, otherwise queued (another goroutine owns it) or
-// run here, the caller taking ownership for the length of fn (nobody does).
-// A panic in fn is raised again in the caller. It returns ErrReactorClosed
-// after Close, and ErrOnLoop when the caller owns another reactor's loop
-// (its loop goroutine, or a cooperative coroutine of it, which holds its
-// baton): waiting for this loop there could deadlock the two loops.
-func (r *Reactor) Exec(fn func()) error {
+// Owner returns r as the owner of events: what event.NewFuture takes, and
+// what a kind's Ops.Owner returns for an event of r. Its Owned reports
+// whether the calling goroutine owns r's loop now (the loop goroutine, or
+// an operation running directly); its other methods are event.Owner's.
+func (r *Reactor) Owner() event.Owner { return (*owner)(r) }
+
+// owner is the reactor's half that events need (event.Owner and the waiter
+// registry of internal/waiting), kept off Reactor's own methods as kinds
+// keep their Ops on private types.
+type owner Reactor
+
+func (o *owner) Owned() bool                                  { return (*Reactor)(o).ownedByCaller() }
+func (o *owner) Call(fn func()) error                         { return (*Reactor)(o).Call(fn) }
+func (o *owner) Post(fn func()) error                         { return (*Reactor)(o).Post(fn) }
+func (o *owner) ActiveDelta(n int)                            { (*Reactor)(o).activeDelta(n) }
+func (o *owner) Report(ev event.Event, msg string, err error) { (*Reactor)(o).report(ev, msg, err) }
+func (o *owner) AddWait(w waiting.State) (remove func())      { return (*Reactor)(o).addWait(w) }
+
+// Call runs fn on the loop and returns when fn has returned (Post is the
+// same without the wait): at once when the caller owns the loop, otherwise
+// queued (another goroutine owns it) or run here, the caller taking
+// ownership for the length of fn (nobody does). A panic in fn is raised
+// again in the caller. It returns ErrReactorClosed after Close, and
+// ErrOnLoop when the caller owns another reactor's loop (its loop
+// goroutine, or a cooperative coroutine of it, which holds its baton):
+// waiting for this loop there could deadlock the two loops.
+func (r *Reactor) Call(fn func()) error {
 	if r == nil || r.wake == nil {
 		return ErrZeroReactor
 	}
@@ -58,7 +78,7 @@ func (r *Reactor) Exec(fn func()) error {
 	}
 	if other, ok := loopOwners.Load(me); ok && other != r {
 		r.mu.Unlock()
-		return fmt.Errorf("reactor: Exec from the loop goroutine of another reactor (use Post): %w", event.ErrOnLoop)
+		return fmt.Errorf("reactor: Call from the loop goroutine of another reactor (use Post): %w", event.ErrOnLoop)
 	}
 	c := callPool.Get().(*call)
 	c.fn = fn
@@ -80,7 +100,7 @@ func (r *Reactor) Exec(fn func()) error {
 	return nil
 }
 
-// errNilFunc refuses a nil operation at Exec or Post, rather than let it
+// errNilFunc refuses a nil operation at Call or Post, rather than let it
 // panic later on the loop.
 var errNilFunc = fmt.Errorf("reactor: nil function: %w", syscall.EINVAL)
 
@@ -91,14 +111,14 @@ var errGoexit = new(int)
 // operation, a callback or a coroutine. In an operation or callback it ended
 // the goroutine driving the loop: that Run never returns, but the reactor is
 // left consistent (ownership released; another Run, Serve or Close may take
-// over) and Exec returns ErrGoexit. A coroutine that calls it fails with
+// over) and Call returns ErrGoexit. A coroutine that calls it fails with
 // ErrGoexit, and the loop carries on.
 var ErrGoexit = errors.New("reactor: runtime.Goexit called")
 
 // Post runs fn on the loop without waiting for it: at once when the caller
 // owns the loop, queued when another goroutine does, run here (taking
 // ownership) when nobody does. A nil fn is refused with an error matching
-// syscall.EINVAL, as Exec refuses it.
+// syscall.EINVAL, as Call refuses it.
 func (r *Reactor) Post(fn func()) error {
 	if r == nil || r.wake == nil {
 		return ErrZeroReactor
@@ -165,7 +185,7 @@ func (r *Reactor) take(me uintptr) {
 // release for ever, holding off a Run or Close that waits for ownership.
 // What is left is run by whoever takes ownership next: a waiting Run or
 // Close, or else a goroutine started here for that, so that no queued
-// Exec waits for an owner that never comes.
+// Call waits for an owner that never comes.
 func (r *Reactor) release() {
 	gaveUp := false
 	defer func() {
@@ -247,7 +267,7 @@ func (r *Reactor) signal() {
 	}
 }
 
-// call carries a queued Exec back to its caller.
+// call carries a queued Call back to its caller.
 type call struct {
 	fn       func()
 	done     chan struct{}
@@ -326,7 +346,7 @@ func (r *Reactor) drain() {
 }
 
 // runTurnQueue runs the work kinds queued with kind.Host.Queue so far: in
-// a loop turn (or at Close), never in another goroutine's Exec or Post on a
+// a loop turn (or at Close), never in another goroutine's Call or Post on a
 // loop nobody runs (release drains only the operations), as libuv delivers
 // only inside uv_run. It reports whether it ran anything.
 func (r *Reactor) runTurnQueue() bool {
@@ -402,9 +422,9 @@ func (r *Reactor) safely(fn func()) {
 	returned := false
 	defer func() {
 		if p := recover(); p != nil {
-			r.Report(nil, "posted operation panicked", panicError(p))
+			r.report(nil, "posted operation panicked", panicError(p))
 		} else if !returned {
-			r.Report(nil, "operation called runtime.Goexit", ErrGoexit)
+			r.report(nil, "operation called runtime.Goexit", ErrGoexit)
 		}
 	}()
 	fn()

@@ -30,16 +30,16 @@ func onGoroutine(t *testing.T, what string, fn func()) {
 }
 
 // A goroutine that ends with runtime.Goexit while it owns the loop — in an
-// operation it runs directly (Exec, Post with no loop running), in a timer
+// operation it runs directly (Call, Post with no loop running), in a timer
 // callback inside RunOnce, or in a callback run by Close — must not leave
 // the reactor owned by a dead goroutine: many fresh goroutines (which may
-// reuse the dead one's descriptor) must then be able to Exec and Close, and
+// reuse the dead one's descriptor) must then be able to Call and Close, and
 // Close must free everything and end waits.
 func TestGoexitWhileOwningReleasesOwnership(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		ways := map[string]func(t *testing.T, r *reactor.Reactor){
-			"Exec direct": func(t *testing.T, r *reactor.Reactor) {
-				onGoroutine(t, "Exec+Goexit", func() { r.Exec(runtime.Goexit) })
+			"Call direct": func(t *testing.T, r *reactor.Reactor) {
+				onGoroutine(t, "Call+Goexit", func() { r.Call(runtime.Goexit) })
 			},
 			"Post direct": func(t *testing.T, r *reactor.Reactor) {
 				onGoroutine(t, "Post+Goexit", func() { r.Post(runtime.Goexit) })
@@ -81,7 +81,7 @@ func TestGoexitWhileOwningReleasesOwnership(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				fut := event.NewFuture[int](r)
+				fut := event.NewFuture[int](r.Owner())
 				waitEnded := make(chan error, 1)
 				go func() {
 					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -103,7 +103,7 @@ func TestGoexitWhileOwningReleasesOwnership(t *testing.T) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						if err := r.Exec(func() {}); err != nil && !errors.Is(err, reactor.ErrReactorClosed) {
+						if err := r.Call(func() {}); err != nil && !errors.Is(err, reactor.ErrReactorClosed) {
 							mu.Lock()
 							errs = append(errs, err)
 							mu.Unlock()
@@ -112,7 +112,7 @@ func TestGoexitWhileOwningReleasesOwnership(t *testing.T) {
 				}
 				wg.Wait()
 				if len(errs) > 0 {
-					t.Errorf("%s: Exec from fresh goroutines failed %d times: %v", name, len(errs), errs[0])
+					t.Errorf("%s: Call from fresh goroutines failed %d times: %v", name, len(errs), errs[0])
 				}
 				onGoroutine(t, "Close", func() {
 					if err := r.Close(); err != nil {

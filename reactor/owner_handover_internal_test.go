@@ -59,27 +59,27 @@ func TestHandoverGoexitInReleaseDrain(t *testing.T) {
 	r := revNew(t)
 	hold := make(chan struct{})
 	in := make(chan struct{})
-	go r.Exec(func() { close(in); <-hold }) // direct owner D
+	go r.Call(func() { close(in); <-hold }) // direct owner D
 	<-in
 	g1 := make(chan error, 1)
-	go func() { g1 <- r.Exec(runtime.Goexit) }()
+	go func() { g1 <- r.Call(runtime.Goexit) }()
 	revWaitQueued(t, r, 1)
 	g2 := make(chan error, 1)
-	go func() { g2 <- r.Exec(func() {}) }()
+	go func() { g2 <- r.Call(func() {}) }()
 	revWaitQueued(t, r, 2)
 	close(hold)
 	if err := <-g1; !errors.Is(err, ErrGoexit) {
-		t.Errorf("Exec(Goexit) = %v", err)
+		t.Errorf("Call(Goexit) = %v", err)
 	}
 	select {
 	case err := <-g2:
 		if err != nil {
-			t.Errorf("second Exec = %v", err)
+			t.Errorf("second Call = %v", err)
 		}
 	case <-time.After(revBound):
-		t.Errorf("the Exec queued behind the Goexit never returned")
+		t.Errorf("the Call queued behind the Goexit never returned")
 	}
-	revWithin(t, "fresh Exec", func() { r.Exec(func() {}) })
+	revWithin(t, "fresh Call", func() { r.Call(func() {}) })
 	revWithin(t, "Close", func() { r.Close() })
 }
 
@@ -88,14 +88,14 @@ func TestHandoverGoexitInReleaseDrainAlone(t *testing.T) {
 	r := revNew(t)
 	hold := make(chan struct{})
 	in := make(chan struct{})
-	go r.Exec(func() { close(in); <-hold })
+	go r.Call(func() { close(in); <-hold })
 	<-in
 	g1 := make(chan error, 1)
-	go func() { g1 <- r.Exec(runtime.Goexit) }()
+	go func() { g1 <- r.Call(runtime.Goexit) }()
 	revWaitQueued(t, r, 1)
 	close(hold)
 	<-g1
-	revWithin(t, "fresh Exec", func() { r.Exec(func() {}) })
+	revWithin(t, "fresh Call", func() { r.Call(func() {}) })
 	revWithin(t, "Close", func() { r.Close() })
 }
 
@@ -110,7 +110,7 @@ func TestHandoverGoexitInRunRelease(t *testing.T) {
 	r.owned = true // pretend someone owns so that A is queued
 	r.mu.Unlock()
 	go r.Post(func() {
-		go func() { g1 <- r.Exec(runtime.Goexit) }()
+		go func() { g1 <- r.Call(runtime.Goexit) }()
 		revWaitQueued(t, r, 1)
 	})
 	revWaitQueued(t, r, 1)
@@ -119,11 +119,11 @@ func TestHandoverGoexitInRunRelease(t *testing.T) {
 	r.mu.Unlock()
 	revWithin(t, "RunNoWait", func() { r.RunNoWait(context.Background()) })
 	<-g1
-	revWithin(t, "fresh Exec", func() { r.Exec(func() {}) })
+	revWithin(t, "fresh Call", func() { r.Call(func() {}) })
 	revWithin(t, "Close", func() { r.Close() })
 }
 
-// Exactly-once under churn: Exec/Post from many goroutines while runs come
+// Exactly-once under churn: Call/Post from many goroutines while runs come
 // and go and a Shutdown with a short context tries, then Close.
 func TestHandoverExactlyOnceChurn(t *testing.T) {
 	r := revNew(t)
@@ -172,7 +172,7 @@ func TestHandoverExactlyOnceChurn(t *testing.T) {
 					isPost[id] = true
 					results[id] = r.Post(fn)
 				} else {
-					results[id] = r.Exec(fn)
+					results[id] = r.Call(fn)
 				}
 				if i == per/2 && w == 0 {
 					ctx, cancel := context.WithTimeout(context.Background(), 50*time.Microsecond)
@@ -205,7 +205,7 @@ func TestHandoverExactlyOnceChurn(t *testing.T) {
 }
 
 // Operations that keep re-posting themselves through goroutines: a Run
-// waiting for ownership must get it, and an outside Exec must return.
+// waiting for ownership must get it, and an outside Call must return.
 func TestHandoverRepostFlood(t *testing.T) {
 	r := revNew(t)
 	var stop sync.WaitGroup
@@ -224,7 +224,7 @@ func TestHandoverRepostFlood(t *testing.T) {
 		r.Post(repost)
 	}
 	for i := 0; i < 20; i++ {
-		revWithin(t, "Exec during flood", func() { r.Exec(func() {}) })
+		revWithin(t, "Call during flood", func() { r.Call(func() {}) })
 		revWithin(t, "RunNoWait during flood", func() {
 			ctx, cancel := context.WithTimeout(context.Background(), revBound)
 			defer cancel()
@@ -239,19 +239,19 @@ func TestHandoverRepostFlood(t *testing.T) {
 }
 
 // Shutdown with a context that ends while a direct owner holds the loop and
-// operations queue meanwhile: queued Execs must all return.
+// operations queue meanwhile: queued Calls must all return.
 func TestHandoverShutdownCtxWhileDirect(t *testing.T) {
 	r := revNew(t)
 	hold := make(chan struct{})
 	in := make(chan struct{})
-	go r.Exec(func() { close(in); <-hold })
+	go r.Call(func() { close(in); <-hold })
 	<-in
 	ctx, cancel := context.WithCancel(context.Background())
 	sd := make(chan error, 1)
 	go func() { sd <- r.Shutdown(ctx) }()
 	errs := make(chan error, 10)
 	for i := 0; i < 10; i++ {
-		go func() { errs <- r.Exec(func() {}) }()
+		go func() { errs <- r.Call(func() {}) }()
 	}
 	revWaitQueued(t, r, 10)
 	go cancel()
@@ -260,10 +260,10 @@ func TestHandoverShutdownCtxWhileDirect(t *testing.T) {
 		select {
 		case err := <-errs:
 			if err != nil {
-				t.Errorf("Exec = %v", err)
+				t.Errorf("Call = %v", err)
 			}
 		case <-time.After(revBound):
-			t.Fatalf("queued Exec hang")
+			t.Fatalf("queued Call hang")
 		}
 	}
 	select {
@@ -282,32 +282,32 @@ func TestHandoverGoexitInTurnBatch(t *testing.T) {
 	in := make(chan struct{})
 	served := make(chan error, 1)
 	go func() { served <- r.Serve(context.Background()) }()
-	go r.Exec(func() { close(in); <-hold }) // runs on the loop, blocking it
+	go r.Call(func() { close(in); <-hold }) // runs on the loop, blocking it
 	<-in
 	g1 := make(chan error, 1)
-	go func() { g1 <- r.Exec(runtime.Goexit) }()
+	go func() { g1 <- r.Call(runtime.Goexit) }()
 	revWaitQueued(t, r, 1)
 	g2 := make(chan error, 1)
-	go func() { g2 <- r.Exec(func() {}) }()
+	go func() { g2 <- r.Call(func() {}) }()
 	revWaitQueued(t, r, 2)
 	close(hold)
 	if err := <-g1; !errors.Is(err, ErrGoexit) {
-		t.Errorf("Exec(Goexit) = %v", err)
+		t.Errorf("Call(Goexit) = %v", err)
 	}
 	select {
 	case err := <-g2:
 		if err != nil {
-			t.Errorf("second Exec = %v", err)
+			t.Errorf("second Call = %v", err)
 		}
 	case <-time.After(revBound):
-		t.Errorf("the Exec queued behind the Goexit in the same batch never returned")
+		t.Errorf("the Call queued behind the Goexit in the same batch never returned")
 	}
 	revWithin(t, "Close", func() { r.Close() })
 }
 
 // takeOver chains (release leaves work: a flood of self-re-posting ops),
-// direct Execs, runs and Shutdowns with short contexts, then Close: every
-// Exec returns, every op that was accepted runs exactly once.
+// direct Calls, runs and Shutdowns with short contexts, then Close: every
+// Call returns, every op that was accepted runs exactly once.
 func TestHandoverTakeOverChurn(t *testing.T) {
 	r := revNew(t)
 	var mu sync.Mutex
@@ -367,8 +367,8 @@ func TestHandoverTakeOverChurn(t *testing.T) {
 			for i := 0; i < 2000; i++ {
 				switch (w + i) % 4 {
 				case 0:
-					if err := r.Exec(func() {}); err != nil && !errors.Is(err, ErrReactorClosed) {
-						t.Errorf("Exec = %v", err)
+					if err := r.Call(func() {}); err != nil && !errors.Is(err, ErrReactorClosed) {
+						t.Errorf("Call = %v", err)
 					}
 				case 1:
 					ctx, cancel := context.WithTimeout(context.Background(), 100*time.Microsecond)

@@ -13,32 +13,32 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 )
 
-func TestExecDirectWhenNotRunning(t *testing.T) {
+func TestCallDirectWhenNotRunning(t *testing.T) {
 	r, _ := newReactor(t)
-	if r.Owned() {
+	if r.Owner().Owned() {
 		t.Fatal("Owned outside any operation")
 	}
 	ran := false
-	if err := r.Exec(func() {
+	if err := r.Call(func() {
 		ran = true
-		if !r.Owned() {
-			t.Error("inside Exec the caller must own the loop")
+		if !r.Owner().Owned() {
+			t.Error("inside Call the caller must own the loop")
 		}
 		// Nested operations run at once, without deadlocking.
-		r.Exec(func() {})
+		r.Call(func() {})
 		r.Post(func() {})
 	}); err != nil {
 		t.Fatal(err)
 	}
 	if !ran {
-		t.Fatal("Exec did not run fn")
+		t.Fatal("Call did not run fn")
 	}
 	if got := r.Stats().Queued; got != 0 {
 		t.Fatalf("Queued = %d, want 0 while the loop does not run", got)
 	}
 }
 
-func TestExecQueuedWhileRunning(t *testing.T) {
+func TestCallQueuedWhileRunning(t *testing.T) {
 	r, _ := newReactor(t)
 	stop := serve(t, r)
 	defer stop()
@@ -48,8 +48,8 @@ func TestExecQueuedWhileRunning(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.Exec(func() {
-				if !r.Owned() {
+			r.Call(func() {
+				if !r.Owner().Owned() {
 					t.Error("a queued operation must run with ownership")
 				}
 				order = append(order, i) // loop-owned: no lock needed
@@ -65,7 +65,7 @@ func TestExecQueuedWhileRunning(t *testing.T) {
 	}
 }
 
-func TestExecRaisesPanicInCaller(t *testing.T) {
+func TestCallRaisesPanicInCaller(t *testing.T) {
 	r, _ := newReactor(t)
 	stop := serve(t, r)
 	defer stop()
@@ -75,11 +75,11 @@ func TestExecRaisesPanicInCaller(t *testing.T) {
 				t.Fatalf("recovered %v, want boom", p)
 			}
 		}()
-		r.Exec(func() { panic("boom") })
+		r.Call(func() { panic("boom") })
 	}()
 	// The loop survived.
 	ok := false
-	r.Exec(func() { ok = true })
+	r.Call(func() { ok = true })
 	if !ok {
 		t.Fatal("the loop stopped after a panicking operation")
 	}
@@ -89,7 +89,7 @@ func TestPostPanicIsReported(t *testing.T) {
 	r, rep := newReactor(t)
 	stop := serve(t, r)
 	r.Post(func() { panic("posted boom") })
-	r.Exec(func() {})
+	r.Call(func() {})
 	stop()
 	msgs, errs := rep.snapshot()
 	if diff := cmp.Diff([]string{"posted operation panicked"}, msgs); diff != "" {
@@ -108,7 +108,7 @@ func TestRunStateErrors(t *testing.T) {
 		t.Fatalf("Run while serving = %v, want ErrRunning", err)
 	}
 	var inner error
-	r.Exec(func() { inner = r.RunOnce(context.Background()) })
+	r.Call(func() { inner = r.RunOnce(context.Background()) })
 	if !errors.Is(inner, reactor.ErrRunning) {
 		t.Fatalf("RunOnce from the loop = %v, want ErrRunning", inner)
 	}
@@ -127,7 +127,7 @@ func TestClosedReactorRefusesWork(t *testing.T) {
 		t.Fatalf("second Close = %v, want nil", err)
 	}
 	for name, err := range map[string]error{
-		"Exec": r.Exec(func() {}),
+		"Call": r.Call(func() {}),
 		"Post": r.Post(func() {}),
 		"Run":  r.Run(context.Background()),
 	} {
@@ -218,7 +218,7 @@ func TestHoldKeepsRunGoing(t *testing.T) {
 	if got := r.Stats().Active; got != 1 {
 		t.Fatalf("Active with a hold = %d, want 1", got)
 	}
-	f := event.NewFuture[any](r)
+	f := event.NewFuture[any](r.Owner())
 	go func() {
 		f.Resolve("late")
 		release()
@@ -236,11 +236,11 @@ func TestHoldKeepsRunGoing(t *testing.T) {
 }
 
 // A cooperative coroutine holding its reactor's baton is that loop's owner
-// for the deadlock guard too: a coroutine of a calling Exec on b while a
-// coroutine of b calls Exec on a would wait for each other's loop for ever.
+// for the deadlock guard too: a coroutine of a calling Call on b while a
+// coroutine of b calls Call on a would wait for each other's loop for ever.
 // Both are refused with ErrOnLoop. The deadline only turns a hang into a
 // failure.
-func TestExecBetweenCoroutinesOfTwoReactors(t *testing.T) {
+func TestCallBetweenCoroutinesOfTwoReactors(t *testing.T) {
 	rs := make([]*reactor.Reactor, 2)
 	stops := make([]func(), 2)
 	for i := range rs {
@@ -255,10 +255,10 @@ func TestExecBetweenCoroutinesOfTwoReactors(t *testing.T) {
 	holding := []chan struct{}{make(chan struct{}), make(chan struct{})}
 	for i, r := range rs {
 		other := rs[1-i]
-		_, err := reactor.Spawn(r, context.Background(), func(context.Context) (int, error) {
+		_, err := reactor.Spawn(context.Background(), r, func(context.Context) (int, error) {
 			close(holding[i]) // this coroutine holds r's baton until it returns
 			<-holding[1-i]
-			err := other.Exec(func() {})
+			err := other.Call(func() {})
 			got <- err
 			return 0, err
 		})
@@ -271,10 +271,10 @@ func TestExecBetweenCoroutinesOfTwoReactors(t *testing.T) {
 		select {
 		case err := <-got:
 			if !errors.Is(err, event.ErrOnLoop) {
-				t.Errorf("Exec on the other reactor from a coroutine = %v, want ErrOnLoop", err)
+				t.Errorf("Call on the other reactor from a coroutine = %v, want ErrOnLoop", err)
 			}
 		case <-deadline:
-			t.Fatal("the two coroutines deadlocked in Exec (the reactors are left running)")
+			t.Fatal("the two coroutines deadlocked in Call (the reactors are left running)")
 		}
 	}
 	for i, r := range rs {

@@ -13,9 +13,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/internal/waiting"
 )
@@ -25,8 +25,8 @@ import (
 var (
 	// ErrRunning: Run, RunOnce or Serve was called while the loop runs.
 	ErrRunning = errors.New("reactor: loop already running")
-	// ErrReactorClosed: the reactor was closed.
-	ErrReactorClosed = event.ErrLoopClosed
+	// ErrReactorClosed: the reactor was closed (or its Close has begun).
+	ErrReactorClosed = errors.New("loop closed")
 )
 
 // ErrNoLibuv: the libuv driver was asked for in a program built without
@@ -98,9 +98,9 @@ type Options struct {
 }
 
 // A Reactor owns one libuv loop and drives it from one goroutine at a time:
-// the goroutine inside Run, RunOnce or Serve (the loop goroutine). It is the
-// event.Owner of every event created on it. See the package documentation
-// for the threading contract.
+// the goroutine inside Run, RunOnce or Serve (the loop goroutine). Its
+// Owner is the event.Owner of every event created on it. See the package
+// documentation for the threading contract.
 type Reactor struct {
 	opts Options
 
@@ -215,24 +215,25 @@ func (r *Reactor) Driver() Driver {
 	return r.opts.Driver
 }
 
-// ActiveDelta implements event.Owner: it counts active, non-hidden events.
-// Events call it on the loop goroutine; from any other goroutine the change
-// is posted to the loop, so the count is never touched without ownership.
-// Applications declare work the reactor cannot see with Hold instead.
-func (r *Reactor) ActiveDelta(n int) {
+// activeDelta counts active, non-hidden events (event.Owner's
+// ActiveDelta). Events call it on the loop goroutine; from any other
+// goroutine the change is posted to the loop, so the count is never touched
+// without ownership. Applications declare work the reactor cannot see with
+// Hold instead.
+func (r *Reactor) activeDelta(n int) {
 	if r == nil {
 		return
 	}
-	if r.Owned() {
+	if r.ownedByCaller() {
 		r.active += n
 		return
 	}
 	r.Post(func() { r.active += n })
 }
 
-// Report implements event.Owner: it hands a report to Options.OnReport or
-// logs it. A panic in OnReport is logged, never propagated.
-func (r *Reactor) Report(ev event.Event, msg string, err error) {
+// report hands a report to Options.OnReport or logs it (event.Owner's
+// Report). A panic in OnReport is logged, never propagated.
+func (r *Reactor) report(ev event.Event, msg string, err error) {
 	if r == nil {
 		event.LogReport(nil, ev, msg, err)
 		return
@@ -253,17 +254,17 @@ func (r *Reactor) Report(ev event.Event, msg string, err error) {
 // outside the reactor that will resolve a future: until release is called,
 // Run does not return for lack of active events and no deadlock is reported.
 func (r *Reactor) Hold() (release func(), err error) {
-	if err := r.Exec(func() { r.active++ }); err != nil {
+	if err := r.Call(func() { r.active++ }); err != nil {
 		return nil, err
 	}
 	var once sync.Once
 	return func() { once.Do(func() { r.Post(func() { r.active-- }) }) }, nil
 }
 
-// AddWait implements the waiter registry event.Await looks for on an
-// owner (internal/waiting.Registry): Close ends the waits still
-// registered with ErrReactorClosed, so no waiter hangs on a closed reactor.
-func (r *Reactor) AddWait(w waiting.State) (remove func()) {
+// addWait is the waiter registry event.Await looks for on an owner
+// (internal/waiting.Registry): Close ends the waits still registered with
+// ErrReactorClosed, so no waiter hangs on a closed reactor.
+func (r *Reactor) addWait(w waiting.State) (remove func()) {
 	if w == nil {
 		return func() {}
 	}
@@ -394,7 +395,7 @@ func (r *Reactor) Close() error { return r.Shutdown(context.Background()) }
 //     ErrReactorClosed. (The pure-Go driver has no libuv: its file and
 //     lookup work runs in goroutines that Shutdown does not wait for.)
 //  5. It waits for the work that outlives the events it closed: a child
-//     being terminated (a closed Exec's, a KillOnClose Process's, one given
+//     being terminated (a closed Command's, a KillOnClose Process's, one given
 //     Terminate) is signalled, escalated to SIGKILL after its grace period,
 //     and reaped before Shutdown returns.
 //
@@ -476,7 +477,7 @@ func (r *Reactor) Shutdown(ctx context.Context) error {
 		}
 		return err
 	}
-	// From here on nothing new is queued (Exec and Post return
+	// From here on nothing new is queued (Call and Post return
 	// ErrReactorClosed); what was queued before runs now, and then
 	// everything it may have opened is closed.
 	r.closed = true

@@ -26,7 +26,7 @@ func TestCloseRacingServeStart(t *testing.T) {
 				t.Fatal(err)
 			}
 			inOp := make(chan struct{})
-			go r.Exec(func() { close(inOp); time.Sleep(time.Millisecond) }) // a direct operation
+			go r.Call(func() { close(inOp); time.Sleep(time.Millisecond) }) // a direct operation
 			<-inOp
 			serveDone := make(chan error, 1)
 			var wg sync.WaitGroup

@@ -13,7 +13,6 @@ import (
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
-	"github.com/uvevent/uvevent/uv"
 )
 
 // jsonRecords decodes the records a JSON slog handler wrote.
@@ -43,7 +42,7 @@ func TestPanicReportIsStructured(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		tm, _ := uv.NewTimer(r, time.Millisecond, 0)
+		tm, _ := r.NewTimer(time.Millisecond, 0)
 		tm.OnFire(func(error) { panic("in a callback") })
 		tm.Start()
 		if err := r.Run(context.Background()); err != nil {
@@ -80,8 +79,8 @@ func TestDeadlockReportIsStructured(t *testing.T) {
 		}
 		defer r.Close()
 		ctx := context.Background()
-		f := event.NewFuture[int](r)
-		co, _ := reactor.Spawn(r, ctx, func(ctx context.Context) (int, error) { return f.Await(ctx) })
+		f := event.NewFuture[int](r.Owner())
+		co, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 		if err := r.Run(ctx); err != nil {
 			t.Fatal(err)
 		}

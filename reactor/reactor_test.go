@@ -18,7 +18,7 @@ import (
 // and Close refuses instead of deadlocking.
 func TestDirectCallbackMayCallStatsAndClose(t *testing.T) {
 	r, _ := newReactor(t)
-	f := event.NewFuture[any](r)
+	f := event.NewFuture[any](r.Owner())
 	var active int
 	var closeErr error
 	event.Subscribe(f, func(event.Event, any, error) {
@@ -40,8 +40,8 @@ func TestDirectCallbackMayCallStatsAndClose(t *testing.T) {
 	}
 }
 
-// A loop goroutine must not block on another loop: Exec is refused.
-func TestCrossReactorExecRefused(t *testing.T) {
+// A loop goroutine must not block on another loop: Call is refused.
+func TestCrossReactorCallRefused(t *testing.T) {
 	a, _ := newReactor(t)
 	b, _ := newReactor(t)
 	stopA, stopB := serve(t, a), serve(t, b)
@@ -50,19 +50,19 @@ func TestCrossReactorExecRefused(t *testing.T) {
 	tb, _ := b.NewTimer(time.Hour, 0)
 	var execErr error
 	var info string
-	a.Exec(func() {
-		execErr = b.Exec(func() {})
+	a.Call(func() {
+		execErr = b.Call(func() {})
 		info = tb.Info()
 	})
 	if !errors.Is(execErr, event.ErrOnLoop) {
-		t.Fatalf("Exec on b from a's loop = %v, want ErrOnLoop", execErr)
+		t.Fatalf("Call on b from a's loop = %v, want ErrOnLoop", execErr)
 	}
 	if !strings.Contains(info, event.ErrOnLoop.Error()) {
 		t.Fatalf("Info across loops = %q, want the refusal", info)
 	}
 	// Post is the way across: it does not wait.
 	got := make(chan bool, 1)
-	a.Exec(func() { b.Post(func() { got <- b.Owned() }) })
+	a.Call(func() { b.Post(func() { got <- b.Owner().Owned() }) })
 	if !<-got {
 		t.Fatal("an operation posted across loops did not run on the other loop")
 	}
@@ -74,7 +74,7 @@ func TestNoDeadlockOnForeignEvent(t *testing.T) {
 	r, rep := newReactor(t)
 	var other event.Serial
 	f := event.NewFuture[any](&other)
-	c, _ := reactor.Go(r, context.Background(), func(ctx context.Context) (any, error) {
+	c, _ := reactor.Go(context.Background(), r, func(ctx context.Context) (any, error) {
 		outs, err := event.Await(ctx, event.Any(), f)
 		if err != nil {
 			return nil, err
@@ -99,8 +99,8 @@ func TestNoDeadlockOnForeignEvent(t *testing.T) {
 // A wait bounded by Within ends with ErrTimeout, not a deadlock report.
 func TestWithinIsNotADeadlock(t *testing.T) {
 	r, rep := newReactor(t)
-	f := event.NewFuture[any](r)
-	c, _ := reactor.Go(r, context.Background(), func(ctx context.Context) (any, error) {
+	f := event.NewFuture[any](r.Owner())
+	c, _ := reactor.Go(context.Background(), r, func(ctx context.Context) (any, error) {
 		return event.Await(ctx, event.Any().Within(10*time.Millisecond), f)
 	})
 	if err := r.Run(runCtx(t)); err != nil {
@@ -121,7 +121,7 @@ func TestCloseEndsWaiters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := event.NewFuture[any](r)
+	f := event.NewFuture[any](r.Owner())
 	res := make(chan error, 1)
 	go func() {
 		_, err := event.Await(context.Background(), event.Any(), f)
@@ -194,8 +194,8 @@ func TestUnhandledErrorReportedAtCollection(t *testing.T) {
 	r, rep := newReactor(t)
 	ctx := context.Background()
 	func() {
-		reactor.Go(r, ctx, func(context.Context) (any, error) { return nil, errors.New("lost") })
-		seen, _ := reactor.Go(r, ctx, func(context.Context) (any, error) { return nil, errors.New("seen") })
+		reactor.Go(ctx, r, func(context.Context) (any, error) { return nil, errors.New("lost") })
+		seen, _ := reactor.Go(ctx, r, func(context.Context) (any, error) { return nil, errors.New("seen") })
 		if err := r.Run(runCtx(t)); err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,7 @@ import (
 func TestZeroReactorDoesNotPanic(t *testing.T) {
 	calls := map[string]func(r *reactor.Reactor){
 		"Close":     func(r *reactor.Reactor) { r.Close() },
-		"Exec":      func(r *reactor.Reactor) { r.Exec(func() {}) },
+		"Call":      func(r *reactor.Reactor) { r.Call(func() {}) },
 		"Post":      func(r *reactor.Reactor) { r.Post(func() {}) },
 		"RunNoWait": func(r *reactor.Reactor) { r.RunNoWait(context.Background()) },
 		"Stats":     func(r *reactor.Reactor) { r.Stats() },

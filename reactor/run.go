@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 
 	"github.com/uvevent/uvevent/event"
 )
@@ -46,7 +46,7 @@ func (r *Reactor) RunNoWait(ctx context.Context) error { return r.run(ctx, noWai
 // flight, a goroutine it runs, or queued work. Run returns when it has not.
 func (r *Reactor) Alive() bool {
 	alive := false
-	if err := r.Exec(func() { alive = !r.idle() }); err != nil {
+	if err := r.Call(func() { alive = !r.idle() }); err != nil {
 		return false
 	}
 	return alive
@@ -57,14 +57,14 @@ func (r *Reactor) Alive() bool {
 // clock. Compute deadlines with it; UpdateTime refreshes it.
 func (r *Reactor) Now() time.Duration {
 	var now int64
-	r.Exec(func() { now = r.now() })
+	r.Call(func() { now = r.now() })
 	return time.Duration(now) * time.Millisecond
 }
 
 // UpdateTime refreshes the loop clock now (uv_update_time), for a callback
 // that ran long and computes a deadline from Now. Timer starts do not need
 // it: they read the clock afresh.
-func (r *Reactor) UpdateTime() { r.Exec(func() { r.nowFresh = false }) }
+func (r *Reactor) UpdateTime() { r.Call(func() { r.nowFresh = false }) }
 
 // Serve drives the loop until Stop is called or ctx is done, idle or not;
 // an idle reactor parks and uses no CPU.
@@ -416,7 +416,7 @@ func (r *Reactor) startWatcher() {
 	}
 	if err != nil {
 		r.polling = true
-		r.Report(nil, "cannot watch libuv's backend descriptor; polling libuv every millisecond instead", err)
+		r.report(nil, "cannot watch libuv's backend descriptor; polling libuv every millisecond instead", err)
 		return
 	}
 	r.watching = true

@@ -18,7 +18,7 @@ import (
 func TestNowAndUpdateTime(t *testing.T) {
 	r := timerTestReactor(t, Options{})
 	var first, cached, fresh time.Duration
-	r.Exec(func() {
+	r.Call(func() {
 		first = r.Now()
 		time.Sleep(5 * time.Millisecond)
 		cached = r.Now()
@@ -54,7 +54,7 @@ func TestRunNoWaitAndAlive(t *testing.T) {
 }
 
 // runtime.Goexit in a queued operation (what t.Fatal does) ends the
-// goroutine driving the loop; Exec says so, and the reactor stays usable.
+// goroutine driving the loop; Call says so, and the reactor stays usable.
 func TestGoexitDoesNotWedgeTheReactor(t *testing.T) {
 	var reports []string
 	r := timerTestReactor(t, Options{OnReport: func(_ event.Event, msg string, _ error) { reports = append(reports, msg) }})
@@ -66,8 +66,8 @@ func TestGoexitDoesNotWedgeTheReactor(t *testing.T) {
 	for !r.Stats().Running {
 		time.Sleep(100 * time.Microsecond)
 	}
-	if err := r.Exec(func() { runtime.Goexit() }); !errors.Is(err, ErrGoexit) {
-		t.Fatalf("Exec of a Goexit = %v, want ErrGoexit", err)
+	if err := r.Call(func() { runtime.Goexit() }); !errors.Is(err, ErrGoexit) {
+		t.Fatalf("Call of a Goexit = %v, want ErrGoexit", err)
 	}
 	<-served // the loop goroutine ended
 	fired := false
@@ -103,8 +103,8 @@ func TestActiveDeltaOffTheLoopIsPosted(t *testing.T) {
 	go func() {
 		defer close(done)
 		for range 100 {
-			r.ActiveDelta(1)
-			r.ActiveDelta(-1)
+			r.activeDelta(1)
+			r.activeDelta(-1)
 		}
 	}()
 	<-done

@@ -214,7 +214,7 @@ func (r *Reactor) waitLibuv() {
 		// longer knows of (a bug). Report it rather than spin.
 		if len(done) == 0 && h == r.loop.Handles() && q == r.loop.Requests() {
 			if idle++; idle == 1000 {
-				r.Report(nil, "handles left open at Close", fmt.Errorf("%d C handles, %d requests", h, q))
+				r.report(nil, "handles left open at Close", fmt.Errorf("%d C handles, %d requests", h, q))
 				return
 			}
 		} else {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 )
 
 // A Timer is an event that fires after a timeout and, when it has a repeat
@@ -61,7 +62,7 @@ func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
 		return nil, ErrReactorClosed
 	}
 	t := &Timer{r: r, timeout: timeout, repeat: repeat, where: inNone}
-	event.Init(&t.Base, (*timerOps)(t), true, event.GoOwned)
+	eventkind.Init(&t.Base, (*timerOps)(t), true, event.GoOwned)
 	return t, nil
 }
 
@@ -76,7 +77,7 @@ func (t *Timer) Reset(timeout time.Duration) error {
 		return fmt.Errorf("reactor: Timer.Reset(%v): negative duration: %w", timeout, syscall.EINVAL)
 	}
 	var err error
-	if e := t.r.Exec(func() {
+	if e := t.r.Call(func() {
 		if t.Flags().Has(event.Closed) {
 			err = event.ErrClosed
 			return
@@ -101,7 +102,7 @@ func (t *Timer) SetRepeat(repeat time.Duration) error {
 	if repeat < 0 {
 		return fmt.Errorf("reactor: Timer.SetRepeat(%v): negative duration: %w", repeat, syscall.EINVAL)
 	}
-	return t.r.Exec(func() { t.repeat = repeat })
+	return t.r.Call(func() { t.repeat = repeat })
 }
 
 // SetReusable makes a one-shot timer stop, rather than close, when it
@@ -116,12 +117,12 @@ func (t *Timer) SetReusable(on bool) error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := t.r.Exec(func() {
+	if e := t.r.Call(func() {
 		if t.Flags().Has(event.Closed) {
 			err = event.ErrClosed
 			return
 		}
-		event.SetKindBit(&t.Base, on)
+		eventkind.SetKindBit(&t.Base, on)
 	}); e != nil {
 		return e
 	}
@@ -139,11 +140,11 @@ func (t *Timer) Refresh() error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := t.r.Exec(func() {
+	if e := t.r.Call(func() {
 		switch {
 		case t.Flags().Has(event.Closed):
 			err = event.ErrClosed
-		case t.where == inNone && event.LoopRefs(t) == 0:
+		case t.where == inNone && eventkind.LoopRefs(t) == 0:
 			err = t.Start()
 		default:
 			t.r.timers.remove(t)
@@ -161,7 +162,7 @@ func (t *Timer) Timeout() time.Duration {
 		return 0
 	}
 	var d time.Duration
-	t.r.Exec(func() { d = t.timeout })
+	t.r.Call(func() { d = t.timeout })
 	return d
 }
 
@@ -171,7 +172,7 @@ func (t *Timer) Repeat() time.Duration {
 		return 0
 	}
 	var d time.Duration
-	t.r.Exec(func() { d = t.repeat })
+	t.r.Call(func() { d = t.repeat })
 	return d
 }
 
@@ -184,7 +185,7 @@ func (t *Timer) DueIn() time.Duration {
 		return 0
 	}
 	var d time.Duration
-	t.r.Exec(func() {
+	t.r.Call(func() {
 		switch {
 		case t.where == inNone:
 		case t.due > math.MaxInt64/int64(time.Millisecond):
@@ -205,7 +206,7 @@ func (t *Timer) Again() error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := t.r.Exec(func() {
+	if e := t.r.Call(func() {
 		switch {
 		case t.Flags().Has(event.Closed):
 			err = event.ErrClosed
@@ -242,20 +243,20 @@ func ms(d time.Duration) int64 {
 func (t *Timer) fire() {
 	if t.repeat > 0 {
 		t.r.timers.insert(t, min(t.r.now()+ms(t.repeat), maxDue))
-		event.Notify(&t.Base, nil, nil)
+		eventkind.Notify(&t.Base, nil, nil)
 		return
 	}
-	if event.KindBit(&t.Base) { // reusable: stopped, not closed
-		for event.LoopRefs(t) > 0 {
+	if eventkind.KindBit(&t.Base) { // reusable: stopped, not closed
+		for eventkind.LoopRefs(t) > 0 {
 			t.Stop()
 		}
-		event.Notify(&t.Base, nil, nil)
+		eventkind.Notify(&t.Base, nil, nil)
 		return
 	}
-	event.Complete(&t.Base, nil, nil)
+	eventkind.Complete(&t.Base, nil, nil)
 }
 
-func (o *timerOps) Owner() event.Owner { return o.r }
+func (o *timerOps) Owner() event.Owner { return o.r.Owner() }
 func (o *timerOps) Event() event.Event { return (*Timer)(o) }
 
 func (o *timerOps) Arm() error {
@@ -280,7 +281,7 @@ func (o *timerOps) Describe() string {
 	default:
 		fmt.Fprintf(&b, ", repeat=%v", o.repeat)
 	}
-	if o.repeat == 0 && event.KindBit(&o.Base) {
+	if o.repeat == 0 && eventkind.KindBit(&o.Base) {
 		b.WriteString(", reusable")
 	}
 	if o.Flags().Has(event.Hidden) {

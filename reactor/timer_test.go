@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 )
 
 // timerTestDeadline bounds every wait only so that a broken test fails
@@ -93,7 +94,7 @@ func TestTimerOneShotIsClosedBeforeItsCallbacks(t *testing.T) {
 	}
 	var got []seen
 	tm := timerTestNew(t, r, time.Millisecond, 0, func(ev event.Event, _ any, err error) {
-		got = append(got, seen{ev.Flags().Has(event.Closed), event.StateOf(ev), event.LoopRefs(ev), err})
+		got = append(got, seen{ev.Flags().Has(event.Closed), event.StateOf(ev), eventkind.LoopRefs(ev), err})
 	})
 	timerTestStart(t, tm)
 	if s, st := r.Stats(), event.StateOf(tm); s.Active != 1 || s.Timers != 1 || st != event.Active {
@@ -154,8 +155,8 @@ func TestTimerPeriodicFiresUntilStoppedFromItsCallback(t *testing.T) {
 	if diff := cmp.Diff(want, struct{ During, Between []event.State }{during, between}); diff != "" {
 		t.Errorf("states inside the callback and between firings (-want +got):\n%s", diff)
 	}
-	if calls != 3 || event.StateOf(tm) != event.Stopped || event.LoopRefs(tm) != 0 {
-		t.Errorf("after Stop: calls=%d state=%v loopRefs=%d, want 3, stopped, 0", calls, event.StateOf(tm), event.LoopRefs(tm))
+	if calls != 3 || event.StateOf(tm) != event.Stopped || eventkind.LoopRefs(tm) != 0 {
+		t.Errorf("after Stop: calls=%d state=%v loopRefs=%d, want 3, stopped, 0", calls, event.StateOf(tm), eventkind.LoopRefs(tm))
 	}
 	tm.Close()
 }
@@ -181,7 +182,7 @@ func TestTimerSetRepeatZeroEndsPeriodic(t *testing.T) {
 }
 
 // Reset on a started timer re-arms it from now: the order against another
-// timer shows the new deadline. Setting up inside one Exec gives every
+// timer shows the new deadline. Setting up inside one Call gives every
 // Start and Reset the same loop time, so the order is exact.
 func TestTimerResetRearms(t *testing.T) {
 	for _, tc := range []struct {
@@ -199,7 +200,7 @@ func TestTimerResetRearms(t *testing.T) {
 			a := timerTestNew(t, r, 10*time.Millisecond, 0, func(event.Event, any, error) { order = append(order, "a") })
 			b := timerTestNew(t, r, 40*time.Millisecond, 0, func(event.Event, any, error) { order = append(order, "b") })
 			var errs []error
-			r.Exec(func() {
+			r.Call(func() {
 				if errs = append(errs, a.Start(), b.Start()); tc.reset > 0 {
 					errs = append(errs, a.Reset(tc.reset))
 				}
@@ -250,7 +251,7 @@ func TestTimerStopReadyTimerFromCallback(t *testing.T) {
 	end := timerTestNew(t, r, 5*time.Millisecond, 0, func(event.Event, any, error) { order = append(order, "end"); r.Stop() })
 	a := timerTestNew(t, r, 0, 0, func(ev event.Event, _ any, err error) { rec("a")(ev, nil, err); b.Stop(); end.Start() })
 	kick := timerTestNew(t, r, time.Millisecond, 0, func(event.Event, any, error) {
-		go r.Exec(func() { a.Start(); b.Start() }) // queued: runs after the timers of a turn
+		go r.Call(func() { a.Start(); b.Start() }) // queued: runs after the timers of a turn
 	})
 	timerTestStart(t, kick)
 	if err := r.Serve(timerTestCtx(t)); err != nil {
@@ -282,8 +283,8 @@ func TestTimerHiddenDoesNotKeepRunGoing(t *testing.T) {
 		t.Errorf("with a visible timer: Active=%d, want 1", s.Active)
 	}
 	timerTestRun(t, r) // returns once visible has fired, hidden still started
-	if event.StateOf(visible) != event.StateClosed || event.LoopRefs(h) != 1 || ticks == 0 {
-		t.Errorf("after Run: visible %v, hidden loopRefs %d, %d ticks; want closed, 1, some", event.StateOf(visible), event.LoopRefs(h), ticks)
+	if event.StateOf(visible) != event.StateClosed || eventkind.LoopRefs(h) != 1 || ticks == 0 {
+		t.Errorf("after Run: visible %v, hidden loopRefs %d, %d ticks; want closed, 1, some", event.StateOf(visible), eventkind.LoopRefs(h), ticks)
 	}
 	if err := h.SetHidden(false); err != nil {
 		t.Fatal(err)
@@ -317,8 +318,8 @@ func TestTimerInfo(t *testing.T) {
 		}
 	}
 	tm := timerTestNew(t, r, 50*ms, 0, nil)
-	if err := tm.Reset(70 * ms); err != nil || tm.Info() != "Timer(timeout=70ms)" || event.LoopRefs(tm) != 0 || r.Stats().Timers != 0 {
-		t.Errorf("Reset(70ms) on a timer never started: err=%v Info=%q loopRefs=%d; want nil, Timer(timeout=70ms), not armed", err, tm.Info(), event.LoopRefs(tm))
+	if err := tm.Reset(70 * ms); err != nil || tm.Info() != "Timer(timeout=70ms)" || eventkind.LoopRefs(tm) != 0 || r.Stats().Timers != 0 {
+		t.Errorf("Reset(70ms) on a timer never started: err=%v Info=%q loopRefs=%d; want nil, Timer(timeout=70ms), not armed", err, tm.Info(), eventkind.LoopRefs(tm))
 	}
 	tm.Close()
 	if err := tm.Reset(ms); !errors.Is(err, event.ErrClosed) {
@@ -330,8 +331,8 @@ func TestTimerStartStopCloseRules(t *testing.T) {
 	r := timerTestReactor(t, Options{})
 	var errs []error
 	tm := timerTestNew(t, r, time.Millisecond, 0, func(_ event.Event, _ any, err error) { errs = append(errs, err) })
-	if err := tm.Stop(); err != nil || event.StateOf(tm) != event.Created || event.LoopRefs(tm) != 0 {
-		t.Errorf("Stop when not started: err=%v state=%v loopRefs=%d, want nil, created, 0", err, event.StateOf(tm), event.LoopRefs(tm))
+	if err := tm.Stop(); err != nil || event.StateOf(tm) != event.Created || eventkind.LoopRefs(tm) != 0 {
+		t.Errorf("Stop when not started: err=%v state=%v loopRefs=%d, want nil, created, 0", err, event.StateOf(tm), eventkind.LoopRefs(tm))
 	}
 	timerTestStart(t, tm) // restart: Start, Stop, Start
 	tm.Stop()
@@ -340,12 +341,12 @@ func TestTimerStartStopCloseRules(t *testing.T) {
 	}
 	timerTestRun(t, r)
 	timerTestStart(t, tm, tm)
-	if n := event.LoopRefs(tm); n != 2 {
+	if n := eventkind.LoopRefs(tm); n != 2 {
 		t.Errorf("Start twice: LoopRefs = %d, want 2", n)
 	}
 	tm.Stop()
-	if s := r.Stats(); event.LoopRefs(tm) != 1 || s.Timers != 1 || s.Active != 1 {
-		t.Errorf("one Stop of two Starts: loopRefs=%d Timers=%d Active=%d, want 1, 1, 1", event.LoopRefs(tm), s.Timers, s.Active)
+	if s := r.Stats(); eventkind.LoopRefs(tm) != 1 || s.Timers != 1 || s.Active != 1 {
+		t.Errorf("one Stop of two Starts: loopRefs=%d Timers=%d Active=%d, want 1, 1, 1", eventkind.LoopRefs(tm), s.Timers, s.Active)
 	}
 	timerTestRun(t, r)
 	if diff := cmp.Diff([]error{nil}, errs, cmpopts.EquateErrors()); diff != "" {

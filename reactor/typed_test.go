@@ -11,7 +11,6 @@ import (
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
-	"github.com/uvevent/uvevent/uv"
 )
 
 // A coroutine's OnDone gives its T; a timer's OnFire hears its Close only
@@ -25,7 +24,7 @@ func TestOnDoneAndOnFire(t *testing.T) {
 		}
 		defer r.Close()
 
-		co, err := reactor.Spawn(r, ctx, func(context.Context) (int, error) { return 7, nil })
+		co, err := reactor.Spawn(ctx, r, func(context.Context) (int, error) { return 7, nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +33,7 @@ func TestOnDoneAndOnFire(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		tm, err := uv.NewTimer(r, time.Millisecond, 0)
+		tm, err := r.NewTimer(time.Millisecond, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -125,7 +125,7 @@ func (r *Reactor) watchLoop(limit time.Duration, done chan struct{}) {
 			r.wd.reported.Store(e)
 			// The event is not passed: the handler could call its Info,
 			// which waits for the blocked loop.
-			r.Report(nil, "loop blocked", e)
+			r.report(nil, "loop blocked", e)
 		}
 	}
 }
@@ -150,7 +150,7 @@ func (r *Reactor) afterBlock() {
 	r.wd.reported.Store(nil)
 	ev := r.wd.cur
 	r.wd.blocked.Store(0)
-	r.Report(ev, "loop was blocked by this event's callback", e)
+	r.report(ev, "loop was blocked by this event's callback", e)
 }
 
 // statsNow fills s with the loop's counters without waiting for a blocked
@@ -158,11 +158,11 @@ func (r *Reactor) afterBlock() {
 // waiting and leaves the loop-owned counters out (Stats.Blocked says why).
 func (r *Reactor) statsNow(s *Stats) error {
 	limit := r.blockedAfter()
-	if limit == 0 || r.Owned() {
-		return r.Exec(func() { *s = r.loopStats() })
+	if limit == 0 || r.ownedByCaller() {
+		return r.Call(func() { *s = r.loopStats() })
 	}
 	if other, ok := loopOwners.Load(uintptr(currentGID())); ok && other != r {
-		return r.Exec(func() { *s = r.loopStats() }) // ErrOnLoop: it does not wait
+		return r.Call(func() { *s = r.loopStats() }) // ErrOnLoop: it does not wait
 	}
 	ch := make(chan Stats, 1)
 	if err := r.Post(func() { ch <- r.loopStats() }); err != nil {

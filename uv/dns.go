@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -182,6 +182,7 @@ const (
 // the answer then. An AddrInfo is a Go-owned event: dropping it without
 // Close is safe (the lookup completes and frees itself).
 type AddrInfo struct {
+	event.Base
 	reqCore
 	g                      *goLookup // the pure-Go driver's lookup; nil on libuv
 	host, service, network string
@@ -204,7 +205,7 @@ func NewAddrInfo(r *reactor.Reactor, host, service string, hints AddrInfoHints) 
 	a := &AddrInfo{host: host, service: service, network: network}
 	if r != nil && r.Driver() == reactor.DriverGo {
 		q := addrQuery{name: a.errName(), host: host, service: service, family: family, sockType: sockType, hints: hints}
-		if err := submitGo(r, &a.reqCore, &a.g, a, q.lookup); err != nil {
+		if err := submitGo(r, &a.Base, &a.reqCore, &a.g, a, q.lookup); err != nil {
 			return nil, err
 		}
 		return a, nil
@@ -218,7 +219,7 @@ func NewAddrInfo(r *reactor.Reactor, host, service string, hints AddrInfoHints) 
 			flags |= f.flag
 		}
 	}
-	if err := submitReq(r, &a.reqCore, a, func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
+	if err := submitReq(r, &a.Base, &a.reqCore, a, func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
 		return l.GetAddrInfo(id, host, service, family, sockType, flags)
 	}); err != nil {
 		return nil, err
@@ -302,7 +303,7 @@ func (c *reqCore) state() string {
 		return "failed"
 	case c.over:
 		return ""
-	case c.Flags().Has(event.Closed):
+	case c.b.Flags().Has(event.Closed):
 		return "closed"
 	}
 	return "pending"
@@ -341,6 +342,7 @@ type NameInfoResult struct {
 // Everything AddrInfo says of storing, cancelling and lifetime holds for
 // it too.
 type NameInfo struct {
+	event.Base
 	reqCore
 	g    *goLookup // the pure-Go driver's lookup; nil on libuv
 	addr netip.AddrPort
@@ -369,7 +371,7 @@ func NewNameInfo(r *reactor.Reactor, addr netip.AddrPort, hints NameInfoHints) (
 	n := &NameInfo{addr: addr}
 	if r != nil && r.Driver() == reactor.DriverGo {
 		q := nameQuery{addr: addr, hints: hints}
-		if err := submitGo(r, &n.reqCore, &n.g, n, q.lookup); err != nil {
+		if err := submitGo(r, &n.Base, &n.reqCore, &n.g, n, q.lookup); err != nil {
 			return nil, err
 		}
 		return n, nil
@@ -393,7 +395,7 @@ func NewNameInfo(r *reactor.Reactor, addr netip.AddrPort, hints NameInfoHints) (
 	} else {
 		raw = ip.As16()
 	}
-	if err := submitReq(r, &n.reqCore, n, func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
+	if err := submitReq(r, &n.Base, &n.reqCore, n, func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
 		return l.GetNameInfo(id, family, raw, int(addr.Port()), zone, flags)
 	}); err != nil {
 		return nil, err

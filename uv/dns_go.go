@@ -12,8 +12,9 @@ import (
 	"strings"
 	"sync"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -23,7 +24,7 @@ import (
 // goroutine of its own, with a context its Close cancels; the answer is
 // queued on the loop (kind.Host.Queue: never run in the resolving
 // goroutine), which completes the event on a turn, as libuv's callback
-// does inside uv_run, never in an Exec on a loop nobody runs. A goroutine rather than a bounded pool: Go's resolver waits in the
+// does inside uv_run, never in a Call on a loop nobody runs. A goroutine rather than a bounded pool: Go's resolver waits in the
 // netpoller, not on a thread, and bounds its own cgo lookups.
 //
 // From submission until it completes or closes, a lookup counts as active
@@ -74,20 +75,21 @@ type goLookupOps goLookup
 func submitGo[E any, P interface {
 	*E
 	entryKind
-}](r *reactor.Reactor, c *reqCore, gp **goLookup, ev P, lookup func(context.Context, resolver) (any, error)) error {
+}](r *reactor.Reactor, b *event.Base, c *reqCore, gp **goLookup, ev P, lookup func(context.Context, resolver) (any, error)) error {
 	g := &goLookup{c: c}
 	rs := goResolver
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if err = onReactorClose(&g.closer, r, ev); err != nil {
 			return
 		}
-		host := kind.HostOf(r)
+		host := kind.HostOf(r.Owner())
 		c.entry = entry{r: r, host: host, ev: ev}
-		event.Init(&c.Base, (*goLookupOps)(g), false, event.GoOwned)
+		c.b = b
+		eventkind.Init(b, (*goLookupOps)(g), false, event.GoOwned)
 		*gp = g
 		g.live = true
-		r.ActiveDelta(1)
+		r.Owner().ActiveDelta(1)
 		host.CountHandle(ev.kindName(), 1)
 		var ctx context.Context
 		ctx, g.stop = context.WithCancel(context.Background())
@@ -122,7 +124,7 @@ func (g *goLookup) complete(res any, err error) {
 	g.release()
 	c := g.c
 	c.res, c.err, c.over = res, err, true
-	event.Complete(&c.Base, res, err)
+	eventkind.Complete(c.b, res, err)
 }
 
 // release ends the lookup's claims, once: its context, its registration
@@ -134,11 +136,11 @@ func (g *goLookup) release() {
 	g.live = false
 	g.stop()
 	g.closer.forget()
-	g.c.r.ActiveDelta(-1)
+	g.c.r.Owner().ActiveDelta(-1)
 	g.c.host.CountHandle(g.c.ev.kindName(), -1)
 }
 
-func (o *goLookupOps) Owner() event.Owner         { return o.c.r }
+func (o *goLookupOps) Owner() event.Owner         { return o.c.r.Owner() }
 func (o *goLookupOps) Event() event.Event         { return o.c.ev }
 func (o *goLookupOps) Arm() error                 { return nil }
 func (o *goLookupOps) Disarm()                    {}

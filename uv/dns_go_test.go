@@ -181,7 +181,7 @@ func TestDNSCloseMidflightCancels(t *testing.T) {
 	lookups := []event.Event{a, n}
 	for i, ev := range lookups {
 		left := len(lookups) - i // in flight, this one included
-		c := uv.UvtSubscribe(t, ev, u.Owned)
+		c := uv.UvtSubscribe(t, ev, u.Owner().Owned)
 		counters = append(counters, c)
 		uv.UvtRecv(t, b.entered, "the lookup reaching the resolver")
 		if s := u.Stats(); s.Active != left {
@@ -283,7 +283,7 @@ func (a *answeringResolver) LookupNetIP(ctx context.Context, network, host strin
 }
 
 // A lookup's answer is delivered on a loop turn, as libuv's callback is
-// inside uv_run, never in an operation (Exec, Stats, Info) run by a
+// inside uv_run, never in an operation (Call, Stats, Info) run by a
 // goroutine on a loop nobody runs: until a turn, the lookup is in flight.
 func TestAddrInfoCompletesOnATurn(t *testing.T) {
 	u := uv.UvtNewReactorOn(t, reactor.DriverGo)
@@ -295,7 +295,7 @@ func TestAddrInfoCompletesOnATurn(t *testing.T) {
 	// The answer is queued for the loop right after; operations run by this
 	// goroutine, which takes the loop for each, must not complete it.
 	for range 1000 {
-		uv.UvtMust(t, u.Exec(func() {}))
+		uv.UvtMust(t, u.Call(func() {}))
 		runtime.Gosched()
 	}
 	if a.Flags().Has(event.Closed) || u.Stats().Handles["addrinfo"] != 1 {

@@ -13,8 +13,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -46,8 +47,8 @@ func TestAddrInfoLocalhost(t *testing.T) {
 			t.Errorf("Stats with a lookup in flight: %v, want one addrinfo", s.Handles)
 		}
 		// A request runs from creation: Start and Stop change nothing.
-		if err := a.Start(); err != nil || event.LoopRefs(a) != 0 {
-			t.Errorf("Start on a lookup in flight = %v (refs %d), want a no-op", err, event.LoopRefs(a))
+		if err := a.Start(); err != nil || eventkind.LoopRefs(a) != 0 {
+			t.Errorf("Start on a lookup in flight = %v (refs %d), want a no-op", err, eventkind.LoopRefs(a))
 		}
 		uv.UvtMust(t, a.Stop())
 		stop := uv.UvtServe(t, u)
@@ -235,7 +236,7 @@ func TestAddrInfoDisposeBeforeCompletion(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		const n = 200
 		var counters []*uv.UvtCounter
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			var lookups []*uv.AddrInfo
 			for range n {
 				a, err := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{})
@@ -244,7 +245,7 @@ func TestAddrInfoDisposeBeforeCompletion(t *testing.T) {
 					return
 				}
 				lookups = append(lookups, a)
-				counters = append(counters, uv.UvtSubscribe(t, a, u.Owned))
+				counters = append(counters, uv.UvtSubscribe(t, a, u.Owner().Owned))
 			}
 			for _, a := range lookups {
 				a.Dispose()
@@ -269,7 +270,7 @@ func TestAddrInfoKeepsRunAliveNoDeadlock(t *testing.T) {
 		uv.UvtMust(t, err)
 		n, err := uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{})
 		uv.UvtMust(t, err)
-		co, err := reactor.Spawn(u.Reactor, context.Background(), func(ctx context.Context) (any, error) {
+		co, err := reactor.Spawn(context.Background(), u.Reactor, func(ctx context.Context) (any, error) {
 			_, err := event.Await(ctx, event.All(), a, n)
 			return nil, err
 		})
@@ -308,7 +309,7 @@ func TestDNSCloseWhileBusy(t *testing.T) {
 				ev, err = uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:22"), uv.NameInfoHints{})
 			}
 			uv.UvtMust(t, err)
-			counters = append(counters, uv.UvtSubscribe(t, ev, u.Owned))
+			counters = append(counters, uv.UvtSubscribe(t, ev, u.Owner().Owned))
 		}
 		if blocked != nil {
 			for range n {
@@ -328,10 +329,10 @@ func TestDNSCloseWhileBusy(t *testing.T) {
 				}
 			}
 		}
-		if _, err := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{}); !errors.Is(err, event.ErrLoopClosed) {
+		if _, err := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{}); !errors.Is(err, reactor.ErrReactorClosed) {
 			t.Errorf("NewAddrInfo on a closed reactor: %v", err)
 		}
-		if _, err := uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:22"), uv.NameInfoHints{}); !errors.Is(err, event.ErrLoopClosed) {
+		if _, err := uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:22"), uv.NameInfoHints{}); !errors.Is(err, reactor.ErrReactorClosed) {
 			t.Errorf("NewNameInfo on a closed reactor: %v", err)
 		}
 	})
@@ -343,7 +344,7 @@ func TestDNSDroppedWithoutClose(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		for round := range 5 {
-			uv.UvtMust(t, u.Exec(func() {
+			uv.UvtMust(t, u.Call(func() {
 				for i := range 100 {
 					var err error
 					if i%2 == round%2 {

@@ -1,13 +1,13 @@
 package uv
 
 // The libuv driver's lookups: uv_getaddrinfo and uv_getnameinfo requests
-// (cgo/dns.c) completing AddrInfo and NameInfo.
+// (internal/cgo/dns.c) completing AddrInfo and NameInfo.
 
 import (
 	"fmt"
 	"net/netip"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 )
 
 func (a *AddrInfo) done(rec *uvcgo.Completion) (any, error) {

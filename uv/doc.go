@@ -1,6 +1,6 @@
-// Package uv holds the event kinds of the libuv model, one file each: Timer,
+// Package uv holds the event kinds of the libuv model, one file each:
 // Trigger, Phase (prepare, check, idle), Poll and PollProxy, Signal, Process,
-// Exec, Task, Thread, FSEvent, AddrInfo and NameInfo, Listener (listen), IO
+// Command, Task, Thread, FSEvent, AddrInfo and NameInfo, Listener (listen), IO
 // (TCP, Unix domain sockets and pipes, terminals), UDP and File (I/O;
 // docs/io.md tells their buffers' validity, backpressure and net.Conn
 // semantics).
@@ -59,12 +59,12 @@
 // run on libuv's thread pool, or on DefaultTaskPool's goroutines).
 // docs/kinds.md says what each kind promises.
 //
-// Timers are Go-owned (no C memory): they live on the reactor's timer wheel,
-// which is why Timer is defined in package reactor.
+// The timer is not here: it is Go-owned (no C memory) and lives on the
+// reactor's timer wheel, so it is reactor.Timer, made by Reactor.NewTimer.
 //
 // # System events without libuv handles
 //
-// Signal, Process, Exec, Task and Thread are Go-owned too: their work
+// Signal, Process, Command, Task and Thread are Go-owned too: their work
 // happens in goroutines (os/signal's relay, a child's watcher, a pool
 // worker, a locked thread) and reaches the loop through Reactor.Post (a
 // signal's arrival is queued for the next turn), so their callbacks run
@@ -79,7 +79,7 @@
 //     can be loop streams (StdioLoop: an *IO, read line by line with
 //     ReadLines); Group, Terminate (SIGTERM, then SIGKILL after a grace
 //     period), KillGroup, a Context and KillOnClose end it and what it
-//     started. Exec runs a shell command on top of it, in PHP's four modes.
+//     started. Command runs a shell command on top of it, in PHP's four modes.
 //   - Task runs blocking work on a bounded pool of goroutines (libuv's
 //     thread pool model: 4 workers unless UV_THREADPOOL_SIZE says
 //     otherwise), not on libuv's pool: a libuv worker thread would have to
@@ -90,13 +90,13 @@
 //     started can be taken back.
 //   - Thread runs a function on an OS thread of its own.
 //
-// Process, Exec, Task and Thread are one-shot: they are started when made,
+// Process, Command, Task and Thread are one-shot: they are started when made,
 // count as active until they end (Run waits for them; Stop makes one no
 // longer count), complete with their result, and replay it to subscribers
 // that come later. Such an event can end before a subscription made after
 // it was created: event.Subscribe and event.Await then replay the result (a
 // bare AddCallback returns ErrClosed; Replay gives the result). To subscribe before
-// anything can be delivered, create and subscribe inside Reactor.Exec (or a
+// anything can be delivered, create and subscribe inside Reactor.Call (or a
 // callback): deliveries wait until the loop is let go.
 //
 // The reactor's Close closes every one of these events that was ever
@@ -104,9 +104,9 @@
 // and holds itself there only weakly): its subscribers hear
 // event.ErrClosed, as for any kind. What runs behind it is handled as by
 // the event's own Close: a queued Task is taken back, a running Task's or
-// Thread's context is cancelled, an Exec's command gets SIGTERM and later
+// Thread's context is cancelled, a Command's command gets SIGTERM and later
 // SIGKILL (and the reactor's Close waits until it is gone), a Process's
 // child is left running and still reaped when it ends (unless KillOnClose:
-// then it is ended as an Exec's command is), and a Signal gives its signal
+// then it is ended as a Command's command is), and a Signal gives its signal
 // back.
 package uv

@@ -8,8 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -69,7 +69,7 @@ func DialAsync(r *reactor.Reactor, network, address string) (*event.Future[*IO],
 		return nil, fmt.Errorf("uv: nil reactor: %w", errInvalid)
 	}
 	c := &IO{}
-	f := event.NewFuture[*IO](r)
+	f := event.NewFuture[*IO](r.Owner())
 	op := &ioOp{fut: futureOf[*IO]{f}, res: func(*ioOp) any { return c }}
 	if r.Driver() == reactor.DriverGo {
 		if err := dialGo(r, ep, c, op); err != nil {
@@ -89,7 +89,7 @@ func DialAsync(r *reactor.Reactor, network, address string) (*event.Future[*IO],
 			return 0, err
 		}
 		s.conn = op
-		r.ActiveDelta(1)
+		r.Owner().ActiveDelta(1)
 		return h, nil
 	}); err != nil {
 		return nil, &net.OpError{Op: "dial", Net: network, Addr: ep.addr, Err: err}

@@ -119,7 +119,7 @@ func TestGoBreakDialAbandoned(t *testing.T) {
 func TestGoBreakDialFutureClosed(t *testing.T) {
 	defer debugGC(-1)()
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			f, err := uv.DialAsync(v.u.Reactor, "tcp4", v.ln.Addr().String())
 			uv.UvtMust(t, err)
 			uv.UvtMust(t, f.Close()) // before any turn: the connect is in flight

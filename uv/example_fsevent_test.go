@@ -32,7 +32,7 @@ func ExampleNewFSEvent() {
 	defer os.RemoveAll(root)
 	os.MkdirAll(filepath.Join(root, "logs", "old"), 0o700)
 
-	f, err := uv.NewFSEvent(r, root, uv.Recursive())
+	f, err := uv.NewFSEvent(r, root, uv.FSEventOptions{Recursive: true})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -57,7 +57,7 @@ func ExampleNewFSEvent() {
 		fmt.Println(ctx.Err())
 	}
 
-	_, err = uv.NewFSEvent(r, filepath.Join(root, "missing"))
+	_, err = uv.NewFSEvent(r, filepath.Join(root, "missing"), uv.FSEventOptions{})
 	fmt.Println(errors.Is(err, fs.ErrNotExist))
 
 	// Output:

@@ -101,6 +101,6 @@ func examplePoll() (r *reactor.Reactor, p *uv.Poll, fds [2]int, done func(), err
 	if r, err = reactor.New(reactor.Options{}); err != nil {
 		return
 	}
-	p, err = uv.NewPoll(r, fds[0], uv.Readable, uv.CloseFD())
+	p, err = uv.NewPoll(r, fds[0], uv.Readable, uv.PollOptions{CloseFD: true})
 	return r, p, fds, func() { p.Close(); unix.Close(fds[1]); r.Close() }, err
 }

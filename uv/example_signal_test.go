@@ -33,7 +33,7 @@ func ExampleNewSignal() {
 			fmt.Println("closed with the reactor")
 			return
 		}
-		fmt.Println("heard", res, "on the loop:", r.Owned())
+		fmt.Println("heard", res, "on the loop:", r.Owner().Owned())
 		ev.Stop() // the last Stop gives the signal back; Run can end
 	})
 	sig.Start()

@@ -27,7 +27,7 @@ func ExampleNewTrigger() {
 		return
 	}
 	event.Subscribe(tr, func(ev event.Event, _ any, err error) {
-		fmt.Printf("notified: on loop=%v err=%v\n", r.Owned(), err)
+		fmt.Printf("notified: on loop=%v err=%v\n", r.Owner().Owned(), err)
 	})
 	tr.Start()
 

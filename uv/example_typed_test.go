@@ -92,7 +92,7 @@ func ExampleFSEvent_OnChange() {
 	defer r.Close()
 	dir, _ := os.MkdirTemp("", "onchange")
 	defer os.RemoveAll(dir)
-	w, _ := uv.NewFSEvent(r, dir)
+	w, _ := uv.NewFSEvent(r, dir, uv.FSEventOptions{})
 	w.OnChange(func(ch uv.FSEventResult, err error) {
 		fmt.Println("changed:", ch.Name, err)
 		w.Close()
@@ -110,7 +110,7 @@ func ExamplePoll_OnReady() {
 	var fds [2]int
 	unix.Pipe2(fds[:], unix.O_NONBLOCK|unix.O_CLOEXEC)
 	defer unix.Close(fds[1])
-	p, _ := uv.NewPoll(r, fds[0], uv.Readable, uv.CloseFD())
+	p, _ := uv.NewPoll(r, fds[0], uv.Readable, uv.PollOptions{CloseFD: true})
 	p.OnReady(func(ev uv.PollEvents, err error) {
 		fmt.Println(ev, err)
 		p.Close()
@@ -128,7 +128,7 @@ func ExamplePollProxy_OnReady() {
 	var fds [2]int
 	unix.Pipe2(fds[:], unix.O_NONBLOCK|unix.O_CLOEXEC)
 	defer unix.Close(fds[1])
-	p, _ := uv.NewPoll(r, fds[0], uv.Readable, uv.CloseFD())
+	p, _ := uv.NewPoll(r, fds[0], uv.Readable, uv.PollOptions{CloseFD: true})
 	reader, _ := uv.NewPollProxy(p, uv.Readable)
 	reader.OnReady(func(ev uv.PollEvents, err error) {
 		fmt.Println("reader:", ev, err)
@@ -165,12 +165,12 @@ func ExampleProcess_OnExit() {
 	// Output: exit status 3 <nil>
 }
 
-// OnDone hands over the command's *ExecResult.
-func ExampleExec_OnDone() {
+// OnDone hands over the command's *CommandResult.
+func ExampleCommand_OnDone() {
 	r := newExampleReactor()
 	defer r.Close()
-	e, _ := uv.NewExec(r, "echo hello", uv.ExecOptions{Mode: uv.ExecShell})
-	e.OnDone(func(res *uv.ExecResult, err error) { fmt.Printf("%q %v\n", res.Output, err) })
+	e, _ := uv.NewCommand(r, "echo hello", uv.CommandOptions{Mode: uv.CaptureAll})
+	e.OnDone(func(res *uv.CommandResult, err error) { fmt.Printf("%q %v\n", res.Output, err) })
 	r.Run(context.Background())
 	// Output: "hello\n" <nil>
 }
@@ -220,7 +220,7 @@ func ExampleQueueTask_awaitAllSettled() {
 func ExampleTimer_OnFire() {
 	r := newExampleReactor()
 	defer r.Close()
-	t, _ := uv.NewTimer(r, time.Millisecond, time.Millisecond)
+	t, _ := r.NewTimer(time.Millisecond, time.Millisecond)
 	n := 0
 	t.OnFire(func(err error) {
 		if n++; n == 3 {

@@ -43,7 +43,7 @@ func UvtResolverError(err error) error {
 // stopped).
 func UvtPolling(p *Poll) PollEvents {
 	var m PollEvents
-	p.e.drv.reactorOf().Exec(func() { m = p.e.polling })
+	p.e.drv.reactorOf().Call(func() { m = p.e.polling })
 	return m
 }
 
@@ -59,7 +59,7 @@ func UvtEAIErrors() map[int]error {
 // UvtWatchedDirs lists the directories below f's root that have a watch.
 func UvtWatchedDirs(f *FSEvent) []string {
 	var dirs []string
-	f.e.drv.reactorOf().Exec(func() { dirs = f.e.watchedDirs() })
+	f.e.drv.reactorOf().Call(func() { dirs = f.e.watchedDirs() })
 	return dirs
 }
 
@@ -74,7 +74,7 @@ func UvtFSHandles(u *UvtReactor) int {
 		return s.CHandles
 	}
 	n := s.Handles["fsevent"]
-	u.Exec(func() {
+	u.Call(func() {
 		in, ok := inotifies.Load(u.Reactor)
 		if !ok {
 			return
@@ -118,7 +118,7 @@ func UvtTriggerID(tr *Trigger) eventref.ID { return tr.e.(*triggerEvent).id }
 func UvtSend(ev event.Event) error { return ev.(sender).send() }
 
 // UvtDropped does what the runtime's cleanup does for a collected reference.
-func UvtDropped(r *reactor.Reactor, id eventref.ID) { kind.HostOf(r).Dropped(id) }
+func UvtDropped(r *reactor.Reactor, id eventref.ID) { kind.HostOf(r.Owner()).Dropped(id) }
 
 // UvtPolls returns how many polls u has (made and not yet freed), on
 // either driver.
@@ -127,7 +127,7 @@ func UvtPolls(u *UvtReactor) int {
 		return u.Stats().Handles["poll"]
 	}
 	n := 0
-	u.Exec(func() {
+	u.Call(func() {
 		if pl := uvtPoller(u); pl != nil {
 			n = len(pl.byFD)
 		}

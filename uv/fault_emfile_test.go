@@ -100,7 +100,7 @@ func emfileChild(t *testing.T) {
 		if _, err := uv.OpenFile(ctx, u.Reactor, "/dev/null", os.O_RDONLY, 0); !errors.Is(err, syscall.EMFILE) {
 			t.Errorf("OpenFile with no descriptor left = %v, want EMFILE", err)
 		}
-		if w, err := uv.NewFSEvent(u.Reactor, t.TempDir()); err == nil {
+		if w, err := uv.NewFSEvent(u.Reactor, t.TempDir(), uv.FSEventOptions{}); err == nil {
 			if err := w.Start(); !errors.Is(err, syscall.EMFILE) {
 				t.Errorf("FSEvent Start with no descriptor left = %v, want EMFILE", err)
 			}

@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -50,6 +50,7 @@ type File struct {
 // event.ErrClosed either way, and a descriptor an open cancelled too late
 // gives is closed.
 type FSRequest struct {
+	event.Base
 	reqCore
 	op string
 	fs *File // the file, for Info
@@ -130,7 +131,7 @@ func submitFS(r *reactor.Reactor, f *File, op fsOp) (*FSRequest, error) {
 	if r != nil && r.Driver() == reactor.DriverGo {
 		err = q.submitGo(r, op)
 	} else {
-		err = submitReq(r, &q.reqCore, q, op.submit)
+		err = submitReq(r, &q.Base, &q.reqCore, q, op.submit)
 	}
 	if err != nil {
 		return nil, &os.PathError{Op: op.name, Path: f.name, Err: err}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -31,7 +32,7 @@ import (
 // Nothing holds a request but its job and the queued outcome, so one
 // dropped in flight is collected once it has completed.
 
-// goFSOps implements event.Ops for an FSRequest on the pure-Go driver.
+// goFSOps implements eventkind.Ops for an FSRequest on the pure-Go driver.
 type goFSOps FSRequest
 
 // submitGo makes q the pure-Go driver's request for op and queues op's job,
@@ -41,11 +42,12 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 	// the request's C memory).
 	op.p = bytes.Clone(op.p)
 	q.closing = op.fd // for a close taken back before it ran (Free)
-	host := kind.HostOf(r)
+	host := kind.HostOf(r.Owner())
 	q.entry = entry{r: r, host: host, ev: q}
-	event.Init(&q.Base, (*goFSOps)(q), false, event.GoOwned)
+	q.b = &q.Base
+	eventkind.Init(&q.Base, (*goFSOps)(q), false, event.GoOwned)
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if err = onReactorClose(&q.closer, r, q); err != nil {
 			return
 		}
@@ -81,7 +83,7 @@ func (q *FSRequest) landed(res any, err error) {
 	}
 }
 
-func (o *goFSOps) Owner() event.Owner         { return o.r }
+func (o *goFSOps) Owner() event.Owner         { return o.r.Owner() }
 func (o *goFSOps) Event() event.Event         { return (*FSRequest)(o) }
 func (o *goFSOps) Arm() error                 { return nil }
 func (o *goFSOps) Disarm()                    {}

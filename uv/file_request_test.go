@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -44,16 +45,16 @@ func TestFSRequestLifecycle(t *testing.T) {
 		listen := func(who string) func(event.Event, any, error) {
 			return func(_ event.Event, res any, err error) {
 				b, _ := res.([]byte)
-				heard = append(heard, fmt.Sprintf("%s: %q %v on loop %v", who, b, err, u.Owned()))
+				heard = append(heard, fmt.Sprintf("%s: %q %v on loop %v", who, b, err, u.Owner().Owned()))
 			}
 		}
 		var got []step
 		note := func(name string) {
-			got = append(got, step{name, event.StateOf(q).String(), event.LoopRefs(q), append([]string(nil), heard...)})
+			got = append(got, step{name, event.StateOf(q).String(), eventkind.LoopRefs(q), append([]string(nil), heard...)})
 		}
 		// Holding the reactor, nothing lands (on the pure-Go driver, any
 		// operation from another goroutine would otherwise deliver it).
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			var err error
 			q, err = uv.UvtFSRead(u.Reactor, osf.Fd())
 			uv.UvtMust(t, err)
@@ -162,7 +163,7 @@ func TestFSRequestCloseMidflight(t *testing.T) {
 		// Holding the reactor, nothing lands: the pool's outcomes queue up
 		// (on the pure-Go driver, any other goroutine's operation would
 		// otherwise run them).
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			uv.UvtMust(t, w.Close())
 			uv.UvtWaitFor(t, "an open to begin", started)
 			for _, q := range blockers {
@@ -312,7 +313,7 @@ func TestFSRequestInCoroutine(t *testing.T) {
 		osf, err := os.OpenFile(path, os.O_RDWR, 0)
 		uv.UvtMust(t, err)
 		defer osf.Close()
-		co, err := reactor.Spawn(u.Reactor, context.Background(), func(ctx context.Context) (string, error) {
+		co, err := reactor.Spawn(context.Background(), u.Reactor, func(ctx context.Context) (string, error) {
 			var got []byte
 			for range 3 { // one wait after another
 				q, err := uv.UvtFSRead(u.Reactor, osf.Fd()) // 64 bytes at 0

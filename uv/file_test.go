@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -270,7 +270,7 @@ func TestFSRequestCounted(t *testing.T) {
 		uv.UvtMust(t, err)
 		var q *uv.FSRequest
 		var inFlight map[string]int
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			// Submitted on the loop: it cannot complete before a later turn.
 			q, err = f.WriteAsync([]byte("x"), 0)
 			inFlight = u.Stats().Handles

@@ -1,10 +1,10 @@
 package uv
 
-// The libuv driver's file operations: uv_fs_* requests (cgo/fs.c).
+// The libuv driver's file operations: uv_fs_* requests (internal/cgo/fs.c).
 
 import (
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 )
 
 // submit submits the operation to libuv, for the request of id.

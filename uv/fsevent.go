@@ -10,8 +10,9 @@ import (
 	"strings"
 	"syscall"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -88,11 +89,12 @@ type FSEvent struct {
 	e *fsState
 }
 
-// An FSEventOption changes how NewFSEvent watches.
-type FSEventOption func(*fsState)
-
-// Recursive makes the watch cover every directory below the root.
-func Recursive() FSEventOption { return func(s *fsState) { s.recursive = true } }
+// FSEventOptions configure NewFSEvent. The zero value watches the path
+// itself (a directory's direct entries).
+type FSEventOptions struct {
+	// Recursive makes the watch cover every directory below the root.
+	Recursive bool
+}
 
 // fsState is what a watch's event holds on either driver; it never points
 // back at its FSEvent. Its fields are touched on the loop.
@@ -120,23 +122,15 @@ type fsDriver interface {
 
 // NewFSEvent creates a watch of path on r. It is not started. A path that
 // does not exist is refused with an error matching fs.ErrNotExist, an empty
-// one (or a nil option) with syscall.EINVAL.
-func NewFSEvent(r *reactor.Reactor, path string, opts ...FSEventOption) (*FSEvent, error) {
-	for _, o := range opts {
-		if o == nil {
-			return nil, fmt.Errorf("uv: NewFSEvent(%q): nil option: %w", path, syscall.EINVAL)
-		}
-	}
+// one with syscall.EINVAL.
+func NewFSEvent(r *reactor.Reactor, path string, opts FSEventOptions) (*FSEvent, error) {
 	if path == "" || strings.IndexByte(path, 0) >= 0 {
 		return nil, fmt.Errorf("uv: NewFSEvent(%q): %w", path, syscall.EINVAL)
 	}
 	if _, err := os.Lstat(path); err != nil {
 		return nil, fmt.Errorf("uv: NewFSEvent: %w", err)
 	}
-	s := fsState{path: filepath.Clean(path)}
-	for _, o := range opts {
-		o(&s)
-	}
+	s := fsState{path: filepath.Clean(path), recursive: opts.Recursive}
 	if r != nil && r.Driver() == reactor.DriverGo {
 		return newGoFSEvent(r, s)
 	}
@@ -165,7 +159,7 @@ func (s *fsState) describe() string {
 		return fmt.Sprintf("FSEvent(path=%q)", s.path)
 	}
 	n := len(s.children)
-	if event.LoopRefs(s.drv) > 0 {
+	if eventkind.LoopRefs(s.drv) > 0 {
 		n++ // the root's own watch
 	}
 	return fmt.Sprintf("FSEvent(path=%q, recursive, watches=%d)", s.path, n)

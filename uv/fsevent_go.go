@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -45,9 +46,9 @@ type goFSEventOps goFSEvent
 func newGoFSEvent(r *reactor.Reactor, s fsState) (*FSEvent, error) {
 	e := &goFSEvent{fsState: s, r: r}
 	e.drv = e
-	event.Init(&e.Base, (*goFSEventOps)(e), true, event.GoOwned)
+	eventkind.Init(&e.Base, (*goFSEventOps)(e), true, event.GoOwned)
 	var err error
-	if x := r.Exec(func() { err = e.enter() }); x != nil {
+	if x := r.Call(func() { err = e.enter() }); x != nil {
 		err = x
 	}
 	if err != nil {
@@ -70,13 +71,13 @@ func (e *goFSEvent) enter() error {
 	}
 	e.in = in
 	in.events[e] = struct{}{}
-	kind.HostOf(e.r).CountHandle(e.kindName(), 1)
+	kind.HostOf(e.r.Owner()).CountHandle(e.kindName(), 1)
 	return nil
 }
 
 func (e *goFSEvent) kindName() string            { return "fsevent" }
 func (e *goFSEvent) reactorOf() *reactor.Reactor { return e.r }
-func (e *goFSEvent) notify(res any, err error)   { event.Notify(&e.Base, res, err) }
+func (e *goFSEvent) notify(res any, err error)   { eventkind.Notify(&e.Base, res, err) }
 
 func (e *goFSEvent) watchRoot() error {
 	w, err := e.in.watch(e, e.path, false)
@@ -106,7 +107,7 @@ func (e *goFSEvent) watchChild(path string) (func(), error) {
 // started and open (a callback earlier in the pass may have stopped or
 // closed it).
 func (e *goFSEvent) report(name string, events FSEvents, child, self bool) {
-	if e.in == nil || event.LoopRefs(e) == 0 || e.Flags().Has(event.Closed) {
+	if e.in == nil || eventkind.LoopRefs(e) == 0 || e.Flags().Has(event.Closed) {
 		return
 	}
 	e.reported(name, events, child, self)
@@ -139,11 +140,11 @@ func (o *goFSEventOps) Free(bool) {
 	in := e.in
 	e.in = nil
 	delete(in.events, e)
-	kind.HostOf(e.r).CountHandle(e.kindName(), -1)
+	kind.HostOf(e.r.Owner()).CountHandle(e.kindName(), -1)
 	in.closeIfIdle()
 }
 
-func (o *goFSEventOps) Owner() event.Owner { return o.r }
+func (o *goFSEventOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goFSEventOps) Event() event.Event { return (*goFSEvent)(o) }
 func (o *goFSEventOps) Describe() string   { return o.describe() }
 

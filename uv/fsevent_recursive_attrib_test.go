@@ -21,7 +21,7 @@ func TestFSEventRecursiveDirAttribute(t *testing.T) {
 		in := func(p ...string) string { return filepath.Join(append([]string{root}, p...)...) }
 		uv.UvtMust(t, os.MkdirAll(in("a", "b"), 0o755))
 		uv.UvtMust(t, os.Mkdir(in("pre"), 0o755))
-		f, c := watchFS(t, u, root, uv.Recursive())
+		f, c := watchFS(t, u, root, uv.FSEventOptions{Recursive: true})
 		uv.UvtMust(t, f.Start())
 		count := func(name string) int {
 			return len(slices.DeleteFunc(slices.Clone(c.got), func(r uv.FSEventResult) bool { return r.Name != name }))

@@ -16,8 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -28,9 +28,9 @@ type fsCalls struct {
 	errs []error
 }
 
-func watchFS(t testing.TB, u *uv.UvtReactor, path string, opts ...uv.FSEventOption) (*uv.FSEvent, *fsCalls) {
+func watchFS(t testing.TB, u *uv.UvtReactor, path string, opts uv.FSEventOptions) (*uv.FSEvent, *fsCalls) {
 	t.Helper()
-	f, err := uv.NewFSEvent(u.Reactor, path, opts...)
+	f, err := uv.NewFSEvent(u.Reactor, path, opts)
 	if err != nil {
 		t.Fatalf("NewFSEvent: %v", err)
 	}
@@ -62,7 +62,7 @@ func mustWrite(t testing.TB, path, data string) {
 func TestFSEventLifecycle(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		dir := t.TempDir()
-		f, c := watchFS(t, u, dir)
+		f, c := watchFS(t, u, dir, uv.FSEventOptions{})
 		if got, want := f.Info(), fmt.Sprintf("FSEvent(path=%q)", dir); got != want {
 			t.Errorf("Info = %q, want %q", got, want)
 		}
@@ -98,7 +98,7 @@ func TestFSEventFile(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		path := filepath.Join(t.TempDir(), "watched")
 		mustWrite(t, path, "1")
-		f, c := watchFS(t, u, path)
+		f, c := watchFS(t, u, path, uv.FSEventOptions{})
 		uv.UvtMust(t, f.Start())
 		mustWrite(t, path, "2")
 		uv.UvtTurnUntil(t, u, "the change", func() bool { return c.seen("watched", uv.Change) })
@@ -116,8 +116,8 @@ func TestFSEventReports(t *testing.T) {
 		dir := t.TempDir()
 		file := filepath.Join(t.TempDir(), "watched")
 		mustWrite(t, file, "0")
-		d, dc := watchFS(t, u, dir)
-		f, fc := watchFS(t, u, file)
+		d, dc := watchFS(t, u, dir, uv.FSEventOptions{})
+		f, fc := watchFS(t, u, file, uv.FSEventOptions{})
 		uv.UvtMust(t, d.Start())
 		uv.UvtMust(t, f.Start())
 
@@ -161,8 +161,8 @@ func TestFSEventReports(t *testing.T) {
 func TestFSEventShared(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		dir := t.TempDir()
-		f, fc := watchFS(t, u, dir)
-		g, gc := watchFS(t, u, dir)
+		f, fc := watchFS(t, u, dir, uv.FSEventOptions{})
+		g, gc := watchFS(t, u, dir, uv.FSEventOptions{})
 		uv.UvtMust(t, f.Start())
 		uv.UvtMust(t, g.Start())
 		if n := u.Stats().Handles["fsevent"]; n != 2 {
@@ -207,16 +207,16 @@ func TestFSEventBadInput(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		dir := t.TempDir()
 		for _, p := range []string{filepath.Join(dir, "missing"), filepath.Join(dir, "missing", "deeper")} {
-			if f, err := uv.NewFSEvent(u.Reactor, p); !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, syscall.ENOENT) || f != nil {
+			if f, err := uv.NewFSEvent(u.Reactor, p, uv.FSEventOptions{}); !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, syscall.ENOENT) || f != nil {
 				t.Errorf("NewFSEvent(%s) = %v, %v; want ErrNotExist", p, f, err)
 			}
 		}
-		if _, err := uv.NewFSEvent(u.Reactor, ""); !errors.Is(err, syscall.EINVAL) {
+		if _, err := uv.NewFSEvent(u.Reactor, "", uv.FSEventOptions{}); !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("empty path: %v", err)
 		}
 		gone := filepath.Join(dir, "gone")
 		uv.UvtMust(t, os.Mkdir(gone, 0o700))
-		f, _ := watchFS(t, u, gone)
+		f, _ := watchFS(t, u, gone, uv.FSEventOptions{})
 		uv.UvtMust(t, os.Remove(gone))
 		if err := f.Start(); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("Start on a removed path = %v, want ErrNotExist", err)
@@ -224,7 +224,7 @@ func TestFSEventBadInput(t *testing.T) {
 		if s := u.Stats(); s.Active != 0 {
 			t.Errorf("Active after a failed Start = %d", s.Active)
 		}
-		g, c := watchFS(t, u, dir)
+		g, c := watchFS(t, u, dir, uv.FSEventOptions{})
 		uv.UvtMust(t, g.Start())
 		mustWrite(t, filepath.Join(dir, "x"), "")
 		uv.UvtTurnUntil(t, u, "a working watch after the failures", func() bool { return c.seen("x", uv.Rename) })
@@ -254,7 +254,7 @@ func TestFSEventRecursive(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		root := t.TempDir()
 		uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "s1", "s2"), 0o700))
-		f, c := watchFS(t, u, root, uv.Recursive())
+		f, c := watchFS(t, u, root, uv.FSEventOptions{Recursive: true})
 		uv.UvtMust(t, f.Start())
 		if diff := cmp.Diff([]string{"s1", filepath.Join("s1", "s2")}, uv.UvtWatchedDirs(f)); diff != "" {
 			t.Errorf("watched (-want +got):\n%s", diff)
@@ -295,7 +295,7 @@ func TestFSEventRecursiveReports(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		root := t.TempDir()
 		uv.UvtMust(t, os.Mkdir(filepath.Join(root, "s"), 0o700))
-		f, c := watchFS(t, u, root, uv.Recursive())
+		f, c := watchFS(t, u, root, uv.FSEventOptions{Recursive: true})
 		uv.UvtMust(t, f.Start())
 		in := func(p ...string) string { return filepath.Join(append([]string{root}, p...)...) }
 
@@ -333,7 +333,7 @@ func TestFSEventCloseWhileBusy(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		root := t.TempDir()
 		uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "a", "b"), 0o700))
-		f, err := uv.NewFSEvent(u.Reactor, root, uv.Recursive())
+		f, err := uv.NewFSEvent(u.Reactor, root, uv.FSEventOptions{Recursive: true})
 		uv.UvtMust(t, err)
 		calls := 0
 		event.Subscribe(f, func(ev event.Event, _ any, err error) {
@@ -341,7 +341,7 @@ func TestFSEventCloseWhileBusy(t *testing.T) {
 			ev.Close()
 		})
 		uv.UvtMust(t, f.Start())
-		g, gc := watchFS(t, u, root, uv.Recursive())
+		g, gc := watchFS(t, u, root, uv.FSEventOptions{Recursive: true})
 		uv.UvtMust(t, g.Start())
 		for i := range 20 {
 			mustWrite(t, filepath.Join(root, "a", "b", fmt.Sprint(i)), "x")
@@ -363,8 +363,8 @@ func TestFSEventCloseWhileBusy(t *testing.T) {
 func TestFSEventCloseAllFromCallback(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		dir := t.TempDir()
-		f, fc := watchFS(t, u, dir)
-		g, gc := watchFS(t, u, dir)
+		f, fc := watchFS(t, u, dir, uv.FSEventOptions{})
+		g, gc := watchFS(t, u, dir, uv.FSEventOptions{})
 		event.Subscribe(f, func(event.Event, any, error) {
 			f.Close()
 			g.Close()
@@ -380,7 +380,7 @@ func TestFSEventCloseAllFromCallback(t *testing.T) {
 		if len(fc.got) != 1 || len(gc.got) != 0 {
 			t.Errorf("reports after the closes: f %v, g %v; want f's first only", fc.got, gc.got)
 		}
-		h, hc := watchFS(t, u, dir)
+		h, hc := watchFS(t, u, dir, uv.FSEventOptions{})
 		uv.UvtMust(t, h.Start())
 		mustWrite(t, filepath.Join(dir, "again"), "")
 		uv.UvtTurnUntil(t, u, "a new watch", func() bool { return hc.seen("again", uv.Rename) })
@@ -397,13 +397,10 @@ func TestFSEventDroppedWithoutClose(t *testing.T) {
 		root := t.TempDir()
 		uv.UvtMust(t, os.MkdirAll(filepath.Join(root, "a", "b"), 0o700))
 		var held []*uv.FSEvent // until counted
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			for i := range 300 {
-				var opts []uv.FSEventOption
-				if i%2 == 0 {
-					opts = append(opts, uv.Recursive())
-				}
-				f, err := uv.NewFSEvent(u.Reactor, root, opts...)
+				opts := uv.FSEventOptions{Recursive: i%2 == 0}
+				f, err := uv.NewFSEvent(u.Reactor, root, opts)
 				if err != nil {
 					t.Error(err)
 					return
@@ -420,7 +417,7 @@ func TestFSEventDroppedWithoutClose(t *testing.T) {
 		if s := u.Stats(); s.Active != 100 {
 			t.Errorf("Active = %d, want the 100 started", s.Active)
 		}
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			for i, f := range held {
 				if i%3 == 0 {
 					f.Stop()
@@ -480,7 +477,7 @@ func watchLimitChild(t *testing.T, u *uv.UvtReactor) {
 	for i := range 6 {
 		uv.UvtMust(t, os.Mkdir(filepath.Join(big, fmt.Sprint("d", i)), 0o700))
 	}
-	f, _ := watchFS(t, u, big, uv.Recursive())
+	f, _ := watchFS(t, u, big, uv.FSEventOptions{Recursive: true})
 	err := f.Start()
 	if !errors.Is(err, uv.ErrWatchLimit) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Start of 7 watches under a limit of 4 = %v, want ErrWatchLimit and ENOSPC", err)
@@ -499,7 +496,7 @@ func watchLimitChild(t *testing.T, u *uv.UvtReactor) {
 	for i := range 2 {
 		uv.UvtMust(t, os.Mkdir(filepath.Join(small, fmt.Sprint("s", i)), 0o700))
 	}
-	g, c := watchFS(t, u, small, uv.Recursive())
+	g, c := watchFS(t, u, small, uv.FSEventOptions{Recursive: true})
 	uv.UvtMust(t, g.Start())
 	uv.UvtMust(t, os.Mkdir(filepath.Join(small, "n1"), 0o700))
 	uv.UvtTurnUntil(t, u, "n1", func() bool { return c.seen("n1", uv.Rename) })

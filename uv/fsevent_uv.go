@@ -1,10 +1,10 @@
 package uv
 
-// The libuv driver's fs event: uv_fs_event_t handles (cgo/fsevent.c).
+// The libuv driver's fs event: uv_fs_event_t handles (internal/cgo/fsevent.c).
 
 import (
-	uvcgo "github.com/uvevent/uvevent/cgo"
-	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -17,7 +17,7 @@ type fsEvent struct {
 
 func (e *fsEvent) kindName() string            { return "fsevent" }
 func (e *fsEvent) reactorOf() *reactor.Reactor { return e.r }
-func (e *fsEvent) notify(res any, err error)   { event.Notify(&e.Base, res, err) }
+func (e *fsEvent) notify(res any, err error)   { eventkind.Notify(&e.Base, res, err) }
 
 func (e *fsEvent) watchRoot() error { return e.loop.StartFSEvent(e.h, e.path) }
 

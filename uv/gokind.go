@@ -8,12 +8,13 @@ import (
 	"weak"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
 // This file holds what the Go-owned kinds of this package share (Signal,
-// Process, Exec, Task, Thread): none of them has a libuv handle. Their
+// Process, Command, Task, Thread): none of them has a libuv handle. Their
 // work happens in goroutines (os/signal's, a child's watcher, a worker) and
 // reaches the loop through Reactor.Post (a Signal's arrivals through the
 // kit's Host.Queue, see signalLine.forward).
@@ -45,7 +46,7 @@ func reactorMade(op string, r *reactor.Reactor) error {
 // of every Go-owned kind here calls it, so that nothing a close
 // notification does can start an event again.
 func armable(r *reactor.Reactor) error {
-	if kind.HostOf(r).Closing() {
+	if kind.HostOf(r.Owner()).Closing() {
 		return reactor.ErrReactorClosed
 	}
 	return nil
@@ -76,7 +77,7 @@ func onReactorClose[E any, P interface {
 		return nil
 	}
 	wp := weak.Make((*E)(e))
-	c.remove = kind.HostOf(r).AddCloser(func() {
+	c.remove = kind.HostOf(r.Owner()).AddCloser(func() {
 		if e := wp.Value(); e != nil {
 			P(e).Close()
 		}
@@ -107,7 +108,7 @@ func trackGo[T any, E interface {
 	h.cleanup = runtime.AddCleanup(user, func(ev E) { r.Post(func() { ev.Close() }) }, ev)
 }
 
-// outcome is the stored result of a one-shot Go-owned kind (Process, Exec,
+// outcome is the stored result of a one-shot Go-owned kind (Process, Command,
 // Task, Thread): written once, then replayed to late subscribers.
 type outcome struct {
 	done   atomic.Bool
@@ -115,7 +116,7 @@ type outcome struct {
 	err    error
 }
 
-// stored implements event.Replayer for the kinds that embed an outcome.
+// stored implements eventkind.Replayer for the kinds that embed an outcome.
 func (o *outcome) stored() (any, error, bool) {
 	if !o.done.Load() {
 		return nil, nil, false
@@ -142,7 +143,7 @@ func (o *outcome) deliver(r *reactor.Reactor, b *event.Base, result any, err err
 	if perr := r.Post(func() {
 		set()
 		if !b.Flags().Has(event.Closed) {
-			event.Complete(b, result, err)
+			eventkind.Complete(b, result, err)
 		}
 	}); perr != nil {
 		set()

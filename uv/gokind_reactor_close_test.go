@@ -18,7 +18,7 @@ import (
 )
 
 // The reactor's Close closes every event it holds: a started Go-owned
-// event (a running Task, Thread, Process, Exec, or a started Signal) must
+// event (a running Task, Thread, Process, Command, or a started Signal) must
 // tell its subscribers ErrClosed, as a started timer or trigger does
 // (architecture §2 rule 7; Shutdown's doc, step 3).
 func TestReactorCloseTellsStartedGoOwnedSubscribers(t *testing.T) {
@@ -37,8 +37,8 @@ func TestReactorCloseTellsStartedGoOwnedSubscribers(t *testing.T) {
 		{"Process", func(r *reactor.Reactor) (event.Event, error) {
 			return uv.StartProcess(r, uv.ProcessOptions{Args: []string{"/bin/sleep", "0.5"}})
 		}},
-		{"Exec", func(r *reactor.Reactor) (event.Event, error) {
-			return uv.NewExec(r, "sleep 0.5", uv.ExecOptions{})
+		{"Command", func(r *reactor.Reactor) (event.Event, error) {
+			return uv.NewCommand(r, "sleep 0.5", uv.CommandOptions{})
 		}},
 		{"Signal", func(r *reactor.Reactor) (event.Event, error) {
 			s, err := uv.NewSignal(r, syscall.SIGUSR2)

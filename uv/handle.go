@@ -8,9 +8,10 @@ import (
 	"syscall"
 	"weak"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/eventref"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -200,8 +201,10 @@ type core struct {
 }
 
 // entry is what handle and request kinds share: their reactor, their id in
-// its table, and the kind's event, with the methods of event.Ops and
-// kind.Handle that are the same for both.
+// its table, and the kind's event. The methods of eventkind.Ops and
+// kind.Handle that answer from it are written on the ops types (coreOps,
+// reqCoreOps), not on entry, so that an entry embedded in a user's type (a
+// request's) promotes none of them.
 type entry struct {
 	r    *reactor.Reactor
 	host kind.Host
@@ -217,17 +220,16 @@ type entryKind interface {
 	describe() string
 }
 
-func (o *entry) Owner() event.Owner       { return o.r }
-func (o *entry) Event() event.Event       { return o.ev }
-func (o *entry) HandleEvent() event.Event { return o.ev }
-func (o *entry) Kind() string {
+// kind and info answer Kind and Describe for the ops types, a zero event
+// included.
+func (o *entry) kind() string {
 	if o.ev == nil {
 		return "" // a zero event
 	}
 	return o.ev.kindName()
 }
 
-func (o *entry) Describe() string {
+func (o *entry) info() string {
 	if o.ev == nil {
 		return "event(" + event.ErrNilEvent.Error() + ")"
 	}
@@ -237,7 +239,7 @@ func (o *entry) Describe() string {
 // enter makes the entry for kind ev on r; it runs on the loop and refuses a
 // closing reactor.
 func (o *entry) enter(r *reactor.Reactor, ev entryKind) error {
-	host := kind.HostOf(r)
+	host := kind.HostOf(r.Owner())
 	if host.Closing() {
 		return reactor.ErrReactorClosed
 	}
@@ -263,9 +265,15 @@ type kindOps interface {
 	closing()
 }
 
-// coreOps implements event.Ops and kind.Handle for core, so that these
+// coreOps implements eventkind.Ops and kind.Handle for core, so that these
 // methods do not show on the kinds.
 type coreOps core
+
+func (o *coreOps) Owner() event.Owner       { return o.r.Owner() }
+func (o *coreOps) Event() event.Event       { return o.ev }
+func (o *coreOps) HandleEvent() event.Event { return o.ev }
+func (o *coreOps) Kind() string             { return o.entry.kind() }
+func (o *coreOps) Describe() string         { return o.entry.info() }
 
 // newCore creates a kind's event on r: k is the kind's event, whose core is
 // c; create makes the C handle for the id the event gets. It runs on the
@@ -273,7 +281,7 @@ type coreOps core
 func newCore(r *reactor.Reactor, c *core, k kindOps, flags event.Flags, create func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error)) error {
 	return openEntry(r, &c.entry, k, func() kind.Handle {
 		c.k = k
-		event.Init(&c.Base, (*coreOps)(c), true, flags)
+		eventkind.Init(&c.Base, (*coreOps)(c), true, flags)
 		return (*coreOps)(c)
 	}, func(l *uvcgo.Loop, id uint64) (err error) {
 		c.h, err = create(l, id)
@@ -289,7 +297,7 @@ func openEntry(r *reactor.Reactor, e *entry, ev entryKind, setup func() kind.Han
 		return fmt.Errorf("uv: nil reactor: %w", syscall.EINVAL)
 	}
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if err = e.enter(r, ev); err != nil {
 			return
 		}
@@ -365,7 +373,7 @@ func (o *coreOps) Arm() error {
 // same turn holds back the rest) or, while it is open, when the kind wants
 // them for work of its own; request completions always.
 func (o *coreOps) Completed(rec *uvcgo.Completion) {
-	if !rec.Request() && (o.Flags().Has(event.Closed) || event.LoopRefs(o.k) == 0 && !o.wanted(rec)) {
+	if !rec.Request() && (o.Flags().Has(event.Closed) || eventkind.LoopRefs(o.k) == 0 && !o.wanted(rec)) {
 		return
 	}
 	o.k.completed(rec)

@@ -26,10 +26,10 @@ func TestBadInputAcrossKinds(t *testing.T) {
 		}
 		closedTr.Close()
 		cases := map[string]func() error{
-			"NewTimer negative timeout": func() error { _, err := uv.NewTimer(r, -time.Second, 0); return err },
-			"NewTimer negative repeat":  func() error { _, err := uv.NewTimer(r, 0, -time.Second); return err },
+			"NewTimer negative timeout": func() error { _, err := r.NewTimer(-time.Second, 0); return err },
+			"NewTimer negative repeat":  func() error { _, err := r.NewTimer(0, -time.Second); return err },
 			"Timer.Reset negative": func() error {
-				tm, err := uv.NewTimer(r, time.Second, 0)
+				tm, err := r.NewTimer(time.Second, 0)
 				if err != nil {
 					return nil
 				}
@@ -37,7 +37,7 @@ func TestBadInputAcrossKinds(t *testing.T) {
 				return tm.Reset(-1)
 			},
 			"Timer.SetRepeat negative": func() error {
-				tm, err := uv.NewTimer(r, time.Second, 0)
+				tm, err := r.NewTimer(time.Second, 0)
 				if err != nil {
 					return nil
 				}
@@ -53,16 +53,16 @@ func TestBadInputAcrossKinds(t *testing.T) {
 			"QueueTask nil":     func() error { _, err := uv.QueueTask[any](r, nil); return err },
 			"NewThread nil":     func() error { _, err := uv.NewThread[any](r, nil); return err },
 			"reactor.Go nil": func() error {
-				_, err := reactor.Go[int](r, context.Background(), nil)
+				_, err := reactor.Go[int](context.Background(), r, nil)
 				return err
 			},
 			"reactor.Spawn nil": func() error {
-				_, err := reactor.Spawn[int](r, context.Background(), nil)
+				_, err := reactor.Spawn[int](context.Background(), r, nil)
 				return err
 			},
 			"reactor.Go nil ctx": func() error {
-				// The nil context is the point of the case.
-				_, err := reactor.Go(r, nil, func(context.Context) (int, error) { return 0, nil })
+				//lint:ignore SA1012 the nil context is the point of the case
+				_, err := reactor.Go(nil, r, func(context.Context) (int, error) { return 0, nil })
 				return err
 			},
 			"Spawn empty Args": func() error { _, err := uv.StartProcess(r, uv.ProcessOptions{}); return err },
@@ -70,15 +70,18 @@ func TestBadInputAcrossKinds(t *testing.T) {
 				_, err := uv.StartProcess(r, uv.ProcessOptions{Args: []string{"/bin/true"}, Dir: "/nonexistent/dir"})
 				return err
 			},
-			"NewExec empty":        func() error { _, err := uv.NewExec(r, "", uv.ExecOptions{}); return err },
-			"NewExec bad shell":    func() error { _, err := uv.NewExec(r, "true", uv.ExecOptions{Shell: "/nonexistent/sh"}); return err },
-			"NewExec neg timeout":  func() error { _, err := uv.NewExec(r, "true", uv.ExecOptions{Timeout: -1}); return err },
-			"NewExec bad mode":     func() error { _, err := uv.NewExec(r, "true", uv.ExecOptions{Mode: 200}); return err },
-			"NewTaskPool 0":        func() error { _, err := uv.NewTaskPool(0); return err },
-			"NewTaskPool negative": func() error { _, err := uv.NewTaskPool(-3); return err },
-			"AddCallback nil":      func() error { tr, _ := uv.NewTrigger(r); defer tr.Close(); return tr.AddCallback(nil) },
-			"DelCallback nil":      func() error { tr, _ := uv.NewTrigger(r); defer tr.Close(); return tr.DelCallback(nil) },
-			"Replay nil":           func() error { tr, _ := uv.NewTrigger(r); defer tr.Close(); return tr.Replay(nil) },
+			"NewCommand empty": func() error { _, err := uv.NewCommand(r, "", uv.CommandOptions{}); return err },
+			"NewCommand bad shell": func() error {
+				_, err := uv.NewCommand(r, "true", uv.CommandOptions{Shell: "/nonexistent/sh"})
+				return err
+			},
+			"NewCommand neg timeout": func() error { _, err := uv.NewCommand(r, "true", uv.CommandOptions{Timeout: -1}); return err },
+			"NewCommand bad mode":    func() error { _, err := uv.NewCommand(r, "true", uv.CommandOptions{Mode: 200}); return err },
+			"NewTaskPool 0":          func() error { _, err := uv.NewTaskPool(0); return err },
+			"NewTaskPool negative":   func() error { _, err := uv.NewTaskPool(-3); return err },
+			"AddCallback nil":        func() error { tr, _ := uv.NewTrigger(r); defer tr.Close(); return tr.AddCallback(nil) },
+			"DelCallback nil":        func() error { tr, _ := uv.NewTrigger(r); defer tr.Close(); return tr.DelCallback(nil) },
+			"Replay nil":             func() error { tr, _ := uv.NewTrigger(r); defer tr.Close(); return tr.Replay(nil) },
 			"NewCallback nil fn": func() error {
 				tr, _ := uv.NewTrigger(r)
 				defer tr.Close()

@@ -41,10 +41,10 @@ var midflightKinds = map[string]func(t *testing.T, r *reactor.Reactor) (ev event
 		}
 		return p, nil, func() { p.Kill(syscall.SIGKILL) }
 	},
-	"exec": func(t *testing.T, r *reactor.Reactor) (event.Event, chan struct{}, func()) {
-		ex, err := uv.NewExec(r, "sleep 30", uv.ExecOptions{Grace: 50 * time.Millisecond})
+	"command": func(t *testing.T, r *reactor.Reactor) (event.Event, chan struct{}, func()) {
+		ex, err := uv.NewCommand(r, "sleep 30", uv.CommandOptions{Grace: 50 * time.Millisecond})
 		if err != nil {
-			t.Fatalf("NewExec: %v", err)
+			t.Fatalf("NewCommand: %v", err)
 		}
 		return ex, nil, func() { syscall.Kill(-ex.Pid(), syscall.SIGKILL) }
 	},
@@ -76,7 +76,7 @@ var midflightKinds = map[string]func(t *testing.T, r *reactor.Reactor) (ev event
 	},
 }
 
-// The reactor is closed, with Serve running, while a Process, an Exec, a
+// The reactor is closed, with Serve running, while a Process, a Command, a
 // Task, a Thread or a Signal is in flight. The package story says Close
 // "closes every event still open (subscribers get ErrClosed)": the event
 // must be closed, its subscriber must hear it, a Task's or Thread's
@@ -92,7 +92,7 @@ func TestCloseWhileSystemEventsRun(t *testing.T) {
 				var cancelled chan struct{}
 				cleanup := func() {}
 				heard := make(chan error, 1)
-				err := r.Exec(func() {
+				err := r.Call(func() {
 					ev, cancelled, cleanup = mk(t, r)
 					ev.AddCallback(event.NewCallback(func(_ event.Event, _ any, err error) {
 						select {
@@ -215,9 +215,9 @@ func TestCloseFromWorkerFunctions(t *testing.T) {
 				case "thread":
 					_, err = uv.NewThread(r, fn)
 				case "go":
-					_, err = reactor.Go(r, context.Background(), fn)
+					_, err = reactor.Go(context.Background(), r, fn)
 				case "spawn":
-					_, err = reactor.Spawn(r, context.Background(), fn)
+					_, err = reactor.Spawn(context.Background(), r, fn)
 				}
 				if err != nil {
 					t.Fatalf("create: %v", err)
@@ -260,9 +260,9 @@ func TestSpawnMissingProgram(t *testing.T) {
 				t.Errorf("Spawn(%q) = %v, want an error matching fs.ErrNotExist or exec.ErrNotFound", args, err)
 			}
 		}
-		ex, err := uv.NewExec(r, "exec /nonexistent/prog", uv.ExecOptions{})
+		ex, err := uv.NewCommand(r, "exec /nonexistent/prog", uv.CommandOptions{})
 		if err != nil {
-			t.Fatalf("NewExec: %v", err)
+			t.Fatalf("NewCommand: %v", err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), raceSafety)
 		defer cancel()
@@ -272,7 +272,7 @@ func TestSpawnMissingProgram(t *testing.T) {
 			t.Logf("Await exec: %v", err)
 		}
 		if len(outs) == 1 {
-			if res, ok := outs[0].Result.(*uv.ExecResult); !ok || res == nil {
+			if res, ok := outs[0].Result.(*uv.CommandResult); !ok || res == nil {
 				t.Errorf("exec of a missing program: result %#v err %v", outs[0].Result, outs[0].Err)
 			}
 		}

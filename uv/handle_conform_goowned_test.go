@@ -28,7 +28,7 @@ const (
 
 func conformFuture(t *testing.T) conform.Kind {
 	return conform.Kind{
-		New:     func(r *reactor.Reactor) (event.Event, error) { return event.NewFuture[int](r), nil },
+		New:     func(r *reactor.Reactor) (event.Event, error) { return event.NewFuture[int](r.Owner()), nil },
 		Fire:    func(ev event.Event) error { return ev.(*event.Future[int]).Resolve(1) },
 		Info:    regexp.MustCompile(`^Future\(\w+\)$`),
 		OneShot: true,
@@ -42,7 +42,7 @@ func conformCoroutine(t *testing.T) conform.Kind {
 	return conform.Kind{
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			gate := make(chan struct{})
-			co, err := reactor.Go(r, context.Background(), func(ctx context.Context) (int, error) {
+			co, err := reactor.Go(context.Background(), r, func(ctx context.Context) (int, error) {
 				select {
 				case <-gate:
 					return 1, nil

@@ -49,7 +49,7 @@ var conformKinds = []struct {
 	{"NameInfo", conformNameInfo},
 	{"Signal", conformSignal},
 	{"Process", conformProcess},
-	{"Exec", conformExec},
+	{"Command", conformCommand},
 	{"Task", conformTask},
 	{"Thread", conformThread},
 	{"UDP", conformUDP},
@@ -86,7 +86,7 @@ func conformTrigger(t *testing.T) conform.Kind {
 
 func conformTimer(t *testing.T) conform.Kind {
 	return conform.Kind{
-		New:     func(r *reactor.Reactor) (event.Event, error) { return uv.NewTimer(r, time.Millisecond, 0) },
+		New:     func(r *reactor.Reactor) (event.Event, error) { return r.NewTimer(time.Millisecond, 0) },
 		Info:    regexp.MustCompile(`^Timer\(timeout=1ms\)$`),
 		OneShot: true,
 	}
@@ -95,7 +95,7 @@ func conformTimer(t *testing.T) conform.Kind {
 func conformPeriodicTimer(t *testing.T) conform.Kind {
 	return conform.Kind{
 		New: func(r *reactor.Reactor) (event.Event, error) {
-			return uv.NewTimer(r, time.Millisecond, time.Millisecond)
+			return r.NewTimer(time.Millisecond, time.Millisecond)
 		},
 		Info: regexp.MustCompile(`^Timer\(timeout=1ms, periodic\)$`),
 	}
@@ -265,7 +265,7 @@ func eventfdPoll(r *reactor.Reactor) (*uv.Poll, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := uv.NewPoll(r, fd, uv.Readable, uv.CloseFD())
+	p, err := uv.NewPoll(r, fd, uv.Readable, uv.PollOptions{CloseFD: true})
 	if err != nil {
 		unix.Close(fd)
 		return nil, err
@@ -321,7 +321,7 @@ func conformFSEvent(t *testing.T) conform.Kind {
 			if err := os.Mkdir(dir, 0o700); err != nil {
 				return nil, err
 			}
-			return uv.NewFSEvent(r, dir)
+			return uv.NewFSEvent(r, dir, uv.FSEventOptions{})
 		},
 		Fire: func(ev event.Event) error {
 			return os.WriteFile(filepath.Join(ev.(*uv.FSEvent).Path(), "f"), nil, 0o600)
@@ -396,17 +396,17 @@ func conformProcess(t *testing.T) conform.Kind {
 	}
 }
 
-func conformExec(t *testing.T) conform.Kind {
+func conformCommand(t *testing.T) conform.Kind {
 	return conform.Kind{
 		New: func(r *reactor.Reactor) (event.Event, error) {
-			return uv.NewExec(r, "sleep 100", uv.ExecOptions{})
+			return uv.NewCommand(r, "sleep 100", uv.CommandOptions{})
 		},
-		Fire: func(ev event.Event) error { return syscall.Kill(-ev.(*uv.Exec).Pid(), syscall.SIGTERM) },
+		Fire: func(ev event.Event) error { return syscall.Kill(-ev.(*uv.Command).Pid(), syscall.SIGTERM) },
 		Detach: func(ev event.Event) func() error {
-			pid := ev.(*uv.Exec).Pid()
+			pid := ev.(*uv.Command).Pid()
 			return func() error { return syscall.Kill(-pid, syscall.SIGTERM) }
 		},
-		Info:    regexp.MustCompile(`^Exec\(mode=exec, pid=\d+(, exit=-15)?\)$`),
+		Info:    regexp.MustCompile(`^Command\(mode=CaptureLines, pid=\d+(, exit=-15)?\)$`),
 		OneShot: true,
 		NoStart: true,
 	}

@@ -88,13 +88,15 @@ func holdLookups(t *testing.T, u *uv.UvtReactor) {
 }
 
 // pendingFuture is a future of u nobody resolves.
-func pendingFuture(u *uv.UvtReactor) *event.Future[int] { return event.NewFuture[int](u.Reactor) }
+func pendingFuture(u *uv.UvtReactor) *event.Future[int] {
+	return event.NewFuture[int](u.Reactor.Owner())
+}
 
 // stuckCoroutine is a coroutine of u waiting on a future nobody resolves,
 // whatever its context says.
 func stuckCoroutine(t *testing.T, u *uv.UvtReactor) *reactor.Coroutine[int] {
 	f := pendingFuture(u)
-	c, err := reactor.Go(u.Reactor, context.Background(), func(context.Context) (int, error) {
+	c, err := reactor.Go(context.Background(), u.Reactor, func(context.Context) (int, error) {
 		return f.Await(context.Background())
 	})
 	if err != nil {
@@ -256,7 +258,7 @@ func waitRows() []waitRow {
 // that context on a future nobody resolves: its result is the context's
 // error. A started timer of an hour keeps the reactor from reporting the
 // wait as a deadlock (a context's deadline does not count as a way out).
-func spawnResult(t *testing.T, u *uv.UvtReactor, spawn func(*reactor.Reactor, context.Context, func(context.Context) (int, error)) (*reactor.Coroutine[int], error)) func(context.Context) error {
+func spawnResult(t *testing.T, u *uv.UvtReactor, spawn func(context.Context, *reactor.Reactor, func(context.Context) (int, error)) (*reactor.Coroutine[int], error)) func(context.Context) error {
 	f := pendingFuture(u)
 	tm, err := u.NewTimer(time.Hour, 0)
 	if err != nil {
@@ -267,7 +269,7 @@ func spawnResult(t *testing.T, u *uv.UvtReactor, spawn func(*reactor.Reactor, co
 	}
 	t.Cleanup(func() { tm.Close() })
 	return func(ctx context.Context) error {
-		c, err := spawn(u.Reactor, ctx, func(ctx context.Context) (int, error) { return f.Await(ctx) })
+		c, err := spawn(ctx, u.Reactor, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 		if err != nil {
 			return err
 		}
@@ -277,7 +279,7 @@ func spawnResult(t *testing.T, u *uv.UvtReactor, spawn func(*reactor.Reactor, co
 }
 
 func stuckGroup(t *testing.T, u *uv.UvtReactor) *async.Group[int] {
-	g, err := async.NewGroup[int](u.Reactor, context.Background(), async.GroupOptions{})
+	g, err := async.NewGroup[int](context.Background(), u.Reactor, async.GroupOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +292,7 @@ func stuckGroup(t *testing.T, u *uv.UvtReactor) *async.Group[int] {
 }
 
 func stuckScope(t *testing.T, u *uv.UvtReactor) *async.Scope {
-	s, err := async.NewScope(u.Reactor, context.Background())
+	s, err := async.NewScope(context.Background(), u.Reactor)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +357,7 @@ func TestRunEndsWithItsContext(t *testing.T) {
 		}{{"cancelled before", true, context.Canceled}, {"short deadline", false, context.DeadlineExceeded}} {
 			t.Run(run.name+"/"+end.name, func(t *testing.T) {
 				uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
-					tm, err := uv.NewTimer(u.Reactor, time.Hour, 0)
+					tm, err := u.Reactor.NewTimer(time.Hour, 0)
 					if err != nil {
 						t.Fatal(err)
 					}

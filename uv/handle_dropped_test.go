@@ -100,7 +100,7 @@ func TestG1MillionDroppedBothDrivers(t *testing.T) {
 				const batch = 10_000
 				for made := 0; made < n; made += batch {
 					var err error
-					if e := r.Exec(func() {
+					if e := r.Call(func() {
 						for i := range batch {
 							var ev event.Event
 							switch what {
@@ -109,8 +109,8 @@ func TestG1MillionDroppedBothDrivers(t *testing.T) {
 								tr, err = uv.NewTrigger(r)
 								ev = tr
 							case "timer":
-								var tm *uv.Timer
-								tm, err = uv.NewTimer(r, time.Millisecond, 0)
+								var tm *reactor.Timer
+								tm, err = r.NewTimer(time.Millisecond, 0)
 								ev = tm
 							}
 							if err != nil {
@@ -199,7 +199,7 @@ func TestDroppedRefsRaceClose(t *testing.T) {
 							tr.Start()
 							tr.Send()
 						}
-						if tm, err := uv.NewTimer(r, 0, 0); err == nil {
+						if tm, err := r.NewTimer(0, 0); err == nil {
 							tm.Start()
 						}
 					}

@@ -75,7 +75,7 @@ func faultInPass(t *testing.T, d reactor.Driver, fname string, fault func(), whe
 		}
 		ev, fire = tr, func() { tr.Send() }
 	case "timer":
-		tm, err := uv.NewTimer(r.Reactor, time.Millisecond, time.Millisecond)
+		tm, err := r.Reactor.NewTimer(time.Millisecond, time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,9 +200,9 @@ func TestHookFaultDuringReactorClose(t *testing.T) {
 				})
 				event.Subscribe(tr, func(event.Event, any, error) {})
 				tr.Start()
-				tm, _ := uv.NewTimer(r.Reactor, time.Hour, 0)
+				tm, _ := r.Reactor.NewTimer(time.Hour, 0)
 				tm.Start()
-				fut := event.NewFuture[int](r.Reactor)
+				fut := event.NewFuture[int](r.Reactor.Owner())
 				waitEnded := make(chan error, 1)
 				go func() {
 					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -255,7 +255,7 @@ func TestAwaitOddEvents(t *testing.T) {
 		r := uv.UvtNewReactorOn(t, d).Reactor
 		defer r.Close()
 		var nilTr *uv.Trigger
-		var nilTm *uv.Timer
+		var nilTm *reactor.Timer
 		var nilFut *event.Future[int]
 		var nilTask *uv.Task[any]
 		closedTr, _ := uv.NewTrigger(r)

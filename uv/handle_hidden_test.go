@@ -36,7 +36,7 @@ func hiddenKinds(t *testing.T, r *reactor.Reactor) map[string]hideable {
 		}
 		m[name] = ev
 	}
-	tm, err := uv.NewTimer(r, time.Hour, 0)
+	tm, err := r.NewTimer(time.Hour, 0)
 	add("timer", tm, err)
 	tr, err := uv.NewTrigger(r)
 	add("trigger", tr, err)
@@ -47,11 +47,11 @@ func hiddenKinds(t *testing.T, r *reactor.Reactor) map[string]hideable {
 	t.Cleanup(func() { b.Close() })
 	u, err := uv.ListenUDP(r, "udp4", "127.0.0.1:0")
 	add("udp", u, err)
-	f, err := uv.NewFSEvent(r, t.TempDir())
+	f, err := uv.NewFSEvent(r, t.TempDir(), uv.FSEventOptions{})
 	add("fsevent", f, err)
 	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	uv.UvtMust(t, err)
-	p, err := uv.NewPoll(r, fd, uv.Readable, uv.CloseFD())
+	p, err := uv.NewPoll(r, fd, uv.Readable, uv.PollOptions{CloseFD: true})
 	add("poll", p, err)
 	ch, err := uv.NewCheck(r)
 	add("check", ch, err)
@@ -104,7 +104,7 @@ func TestHiddenStartedEventStillDelivers(t *testing.T) {
 				var fire func() error
 				switch name {
 				case "timer":
-					ev, err = uv.NewTimer(u.Reactor, time.Millisecond, 0)
+					ev, err = u.Reactor.NewTimer(time.Millisecond, 0)
 				case "trigger":
 					var tr *uv.Trigger
 					tr, err = uv.NewTrigger(u.Reactor)

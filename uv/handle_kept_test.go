@@ -102,7 +102,7 @@ func TestStartedFSEventKeptAfterGC(t *testing.T) {
 		dir := t.TempDir()
 		names := make(chan string, 16)
 		func() {
-			f, err := uv.NewFSEvent(u.Reactor, dir)
+			f, err := uv.NewFSEvent(u.Reactor, dir, uv.FSEventOptions{})
 			uv.UvtMust(t, err)
 			_, err = event.Subscribe(f, func(_ event.Event, res any, err error) {
 				if r, ok := res.(uv.FSEventResult); ok && err == nil {
@@ -221,7 +221,7 @@ func TestFSRequestInFlightKeepsFile(t *testing.T) {
 		func() {
 			f, err := uv.OpenFile(waitCtx(t), u.Reactor, path, os.O_RDONLY, 0)
 			uv.UvtMust(t, err)
-			uv.UvtMust(t, u.Exec(func() {
+			uv.UvtMust(t, u.Call(func() {
 				q, err = f.ReadAsync(16, 0) // on the loop: it cannot complete before a later turn
 			}))
 			uv.UvtMust(t, err)

@@ -88,7 +88,7 @@ func TestTimersNeverEarly(t *testing.T) {
 	all := make(chan struct{})
 	for i := range n {
 		timeouts[i] = time.Duration(rand.Int64N(int64(20 * time.Millisecond)))
-		tm, err := uv.NewTimer(u.Reactor, timeouts[i], 0)
+		tm, err := u.Reactor.NewTimer(timeouts[i], 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestTimersNeverEarly(t *testing.T) {
 				close(all)
 			}
 		})
-		u.Exec(func() {
+		u.Call(func() {
 			if i%100 == 0 {
 				busy(2 * time.Millisecond) // the turn's cached clock goes stale
 			}
@@ -136,7 +136,7 @@ func TestRequestKeepsRunAlive(t *testing.T) {
 	}
 	var got any
 	event.Subscribe(w, func(_ event.Event, res any, err error) { got = res })
-	co, err := reactor.Spawn(u.Reactor, context.Background(), func(ctx context.Context) (any, error) {
+	co, err := reactor.Spawn(context.Background(), u.Reactor, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), w)
 		return nil, err
 	})
@@ -187,9 +187,9 @@ func TestCloseWaitsForRequests(t *testing.T) {
 func TestCloseRefusesNewWorkFromCallbacks(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	var timerErr, triggerErr, startErr error
-	tm, _ := uv.NewTimer(u.Reactor, time.Hour, 0)
+	tm, _ := u.Reactor.NewTimer(time.Hour, 0)
 	event.Subscribe(tm, func(event.Event, any, error) {
-		next, err := uv.NewTimer(u.Reactor, time.Millisecond, 0)
+		next, err := u.Reactor.NewTimer(time.Millisecond, 0)
 		timerErr = err
 		if next != nil {
 			startErr = next.Start()
@@ -272,13 +272,13 @@ func TestStopEndsOneRunAndHiddenRunsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	fired := false
-	tm, _ := uv.NewTimer(u.Reactor, time.Millisecond, 0)
+	tm, _ := u.Reactor.NewTimer(time.Millisecond, 0)
 	event.Subscribe(tm, func(event.Event, any, error) { fired = true })
 	tm.Start()
 	if err := u.Run(context.Background()); err != nil || !fired {
 		t.Fatalf("Run after a spent Stop = %v, fired = %v; want the timer fired", err, fired)
 	}
-	hidden, _ := uv.NewTimer(u.Reactor, 0, 0)
+	hidden, _ := u.Reactor.NewTimer(0, 0)
 	hidden.SetHidden(true)
 	hiddenFired := false
 	event.Subscribe(hidden, func(event.Event, any, error) { hiddenFired = true })

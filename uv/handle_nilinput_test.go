@@ -14,13 +14,13 @@ import (
 var nilInputFuncs = map[string]any{
 	"Dial": uv.Dial, "DialAsync": uv.DialAsync, "Listen": uv.Listen, "ListenUDP": uv.ListenUDP,
 	"LookupProcess": uv.LookupProcess, "NewAddrInfo": uv.NewAddrInfo, "NewCheck": uv.NewCheck,
-	"NewExec": uv.NewExec, "NewFSEvent": uv.NewFSEvent, "NewIdle": uv.NewIdle,
+	"NewCommand": uv.NewCommand, "NewFSEvent": uv.NewFSEvent, "NewIdle": uv.NewIdle,
 	"NewNameInfo": uv.NewNameInfo, "NewPoll": uv.NewPoll, "NewPollProxy": uv.NewPollProxy,
 	"NewPrepare": uv.NewPrepare, "NewSignal": uv.NewSignal, "NewTaskPool": uv.NewTaskPool,
-	"NewThread": uv.NewThread[any], "NewTimer": uv.NewTimer, "NewTrigger": uv.NewTrigger,
+	"NewThread": uv.NewThread[any], "NewTrigger": uv.NewTrigger,
 	"OpenFile": uv.OpenFile, "OpenPipe": uv.OpenPipe, "ReadLines": uv.ReadLines, "OpenTTY": uv.OpenTTY, "Pipe": uv.Pipe,
-	"QueueTask": uv.QueueTask[any], "QueueTaskIn": uv.QueueTaskIn[any], "StartProcess": uv.StartProcess, "Recursive": uv.Recursive,
-	"CloseFD": uv.CloseFD, "StdioFile": uv.StdioFile, "IOOf": uv.IOOf, "UDPOf": uv.UDPOf,
+	"QueueTask": uv.QueueTask[any], "QueueTaskIn": uv.QueueTaskIn[any], "StartProcess": uv.StartProcess,
+	"StdioFile": uv.StdioFile, "IOOf": uv.IOOf, "UDPOf": uv.UDPOf,
 	"ResetTTYMode": uv.ResetTTYMode,
 }
 
@@ -32,7 +32,7 @@ func TestNilInputsRefused(t *testing.T) {
 		Dir:   ".",
 		Funcs: nilInputFuncs,
 		Types: []any{
-			(*uv.AddrInfo)(nil), (*uv.DNSError)(nil), (*uv.Exec)(nil), (*uv.ExecMode)(nil),
+			(*uv.AddrInfo)(nil), (*uv.DNSError)(nil), (*uv.Command)(nil), (*uv.OutputMode)(nil),
 			(*uv.FSEvent)(nil), (*uv.FSEvents)(nil), (*uv.FSRequest)(nil), (*uv.File)(nil),
 			(*uv.Handle)(nil), (*uv.IO)(nil), (*uv.ListenConfig)(nil), (*uv.Listener)(nil),
 			(*uv.NameInfo)(nil), (*uv.Phase)(nil), (*uv.Poll)(nil), (*uv.PollEvents)(nil),

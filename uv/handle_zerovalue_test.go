@@ -40,7 +40,7 @@ func TestZeroReactorIsRefused(t *testing.T) {
 	cases := map[string]func(r *reactor.Reactor){
 		"Run":      func(r *reactor.Reactor) { _ = r.Run(ctx) },
 		"RunOnce":  func(r *reactor.Reactor) { _ = r.RunOnce(ctx) },
-		"Exec":     func(r *reactor.Reactor) { _ = r.Exec(func() {}) },
+		"Call":     func(r *reactor.Reactor) { _ = r.Call(func() {}) },
 		"Post":     func(r *reactor.Reactor) { _ = r.Post(func() {}) },
 		"Close":    func(r *reactor.Reactor) { _ = r.Close() },
 		"Stats":    func(r *reactor.Reactor) { _ = r.Stats() },
@@ -63,14 +63,14 @@ func TestNilReactorIsRefused(t *testing.T) {
 	var r *reactor.Reactor
 	cases := map[string]func() error{
 		"NewTrigger": func() error { _, err := uv.NewTrigger(r); return err },
-		"NewTimer":   func() error { _, err := uv.NewTimer(r, time.Millisecond, 0); return err },
+		"NewTimer":   func() error { _, err := r.NewTimer(time.Millisecond, 0); return err },
 		"NewSignal":  func() error { _, err := uv.NewSignal(r, 10); return err },
 		"NewIdle":    func() error { _, err := uv.NewIdle(r); return err },
 		"Spawn": func() error {
 			_, err := uv.StartProcess(r, uv.ProcessOptions{Args: []string{"/bin/true"}})
 			return err
 		},
-		"NewExec": func() error { _, err := uv.NewExec(r, "true", uv.ExecOptions{}); return err },
+		"NewCommand": func() error { _, err := uv.NewCommand(r, "true", uv.CommandOptions{}); return err },
 		"QueueTask": func() error {
 			_, err := uv.QueueTask(r, func(context.Context) (any, error) { return nil, nil })
 			return err
@@ -80,14 +80,14 @@ func TestNilReactorIsRefused(t *testing.T) {
 			return err
 		},
 		"rSpawn": func() error {
-			_, err := reactor.Spawn(r, context.Background(), func(context.Context) (int, error) { return 0, nil })
+			_, err := reactor.Spawn(context.Background(), r, func(context.Context) (int, error) { return 0, nil })
 			return err
 		},
 		"rGo": func() error {
-			_, err := reactor.Go(r, context.Background(), func(context.Context) (int, error) { return 0, nil })
+			_, err := reactor.Go(context.Background(), r, func(context.Context) (int, error) { return 0, nil })
 			return err
 		},
-		"NewFuture": func() error { f := event.NewFuture[int](r); return f.Start() },
+		"NewFuture": func() error { f := event.NewFuture[int](r.Owner()); return f.Start() },
 	}
 	for name, fn := range cases {
 		var got error

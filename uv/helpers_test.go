@@ -256,7 +256,7 @@ type UvtCall struct {
 	Event  event.Event
 	Result any
 	Err    error
-	OnLoop bool // r.Owned() inside the callback
+	OnLoop bool // r.Owner().Owned() inside the callback
 }
 
 // UvtSubscribe subscribes a new counter to ev; owned is asked inside each
@@ -309,7 +309,7 @@ func UvtFence(t testing.TB, u *UvtReactor) {
 	t.Helper()
 	// On the pure-Go driver, descriptors' readiness reaches the loop
 	// through the poller's goroutine: a pass now delivers what is ready.
-	u.Exec(func() {
+	u.Call(func() {
 		if pl := uvtPoller(u); pl != nil {
 			pl.deliver()
 		}
@@ -319,7 +319,7 @@ func UvtFence(t testing.TB, u *UvtReactor) {
 	if err != nil {
 		t.Fatalf("fence: %v", err)
 	}
-	c := UvtSubscribe(t, f, u.Owned)
+	c := UvtSubscribe(t, f, u.Owner().Owned)
 	if err := f.Start(); err != nil {
 		t.Fatalf("fence Start: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"weak"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -232,7 +233,7 @@ func (e *ioEvent) describe() string {
 
 // exec runs fn on the loop; a closed reactor reads as a closed stream.
 func (e *ioEvent) exec(fn func()) error {
-	if err := e.r.Exec(fn); err != nil {
+	if err := e.r.Call(fn); err != nil {
 		return ErrClosed
 	}
 	return nil
@@ -325,7 +326,7 @@ func (e *ioEvent) readFailed(err error) {
 func (e *ioEvent) tellEnd() {
 	if e.started && !e.closed && e.rerr != nil && !e.told && len(e.chunks) == 0 {
 		e.told = true
-		event.Notify(e.base, nil, e.rerr)
+		eventkind.Notify(e.base, nil, e.rerr)
 	}
 }
 
@@ -343,7 +344,7 @@ func (e *ioEvent) received(p []byte, keep func(rest []byte) chunk) {
 	}
 	if len(p) > 0 {
 		if e.started && len(e.chunks) == 0 {
-			event.Notify(e.base, p, nil)
+			eventkind.Notify(e.base, p, nil)
 		} else {
 			e.chunks = append(e.chunks, keep(p))
 			e.kept += len(p)
@@ -362,7 +363,7 @@ func (e *ioEvent) received(p []byte, keep func(rest []byte) chunk) {
 func (e *ioEvent) connected(err error) {
 	if op := e.conn; op != nil {
 		e.conn = nil
-		e.r.ActiveDelta(-1)
+		e.r.Owner().ActiveDelta(-1)
 		if err != nil || op.fut != nil && op.fut.closed() {
 			e.base.Close()
 		} else {
@@ -386,7 +387,7 @@ func (e *ioEvent) flush() {
 		c := e.chunks[0]
 		e.chunks = e.chunks[1:]
 		e.kept -= len(c.b)
-		event.Notify(e.base, c.b, nil)
+		eventkind.Notify(e.base, c.b, nil)
 		e.t.release(c)
 	}
 	e.tellEnd()
@@ -420,7 +421,7 @@ func (e *ioEvent) dropReader(op *ioOp) {
 	for i, x := range e.readers {
 		if x == op {
 			e.readers = slices.Delete(e.readers, i, i+1) // the tail is cleared: no stale op holds its IO
-			e.r.ActiveDelta(-1)
+			e.r.Owner().ActiveDelta(-1)
 			e.updateReading()
 			return
 		}
@@ -431,7 +432,7 @@ func (e *ioEvent) popReader() *ioOp {
 	op := e.readers[0]
 	e.readers[0] = nil
 	e.readers = e.readers[1:]
-	e.r.ActiveDelta(-1)
+	e.r.Owner().ActiveDelta(-1)
 	return op
 }
 
@@ -452,7 +453,7 @@ func (e *ioEvent) read(op *ioOp, park bool) bool {
 		op.err = fmt.Errorf("uv: IO read with nothing to read: %w", event.ErrOnLoop)
 	default:
 		e.readers = append(e.readers, op)
-		e.r.ActiveDelta(1)
+		e.r.Owner().ActiveDelta(1)
 		e.updateReading()
 		return false
 	}
@@ -501,7 +502,7 @@ func (e *ioEvent) closing() {
 	}
 	e.failDrains(ErrClosed)
 	if e.conn != nil {
-		e.r.ActiveDelta(-1)
+		e.r.Owner().ActiveDelta(-1)
 	}
 	e.shut, e.conn = nil, nil
 	for _, c := range e.chunks {

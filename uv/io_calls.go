@@ -26,7 +26,7 @@ func (c *IO) Read(p []byte) (int, error) {
 	}
 	e := c.e
 	op := blockingOp(p)
-	if e.r.Owned() {
+	if e.r.Owner().Owned() {
 		e.read(op, false) // on the loop it never parks
 	} else if err := e.post(func() {
 		if e.read(op, true) {
@@ -59,7 +59,7 @@ func (c *IO) ReadAsync(max int) (*event.Future[[]byte], error) {
 		return nil, fmt.Errorf("uv: ReadAsync(%d): %w", max, errInvalid)
 	}
 	e := c.e
-	f := event.NewFuture[[]byte](e.r)
+	f := event.NewFuture[[]byte](e.r.Owner())
 	op := &ioOp{p: make([]byte, min(max, maxReadAsync)), fut: futureOf[[]byte]{f}, res: func(op *ioOp) any { return op.p[:op.n] }, ref: c}
 	if err := e.exec(func() {
 		if e.read(op, true) {
@@ -91,7 +91,7 @@ func (c *IO) Write(p []byte) (int, error) {
 		return 0, errZero("IO")
 	}
 	e := c.e
-	if e.r.Owned() {
+	if e.r.Owner().Owned() {
 		if err := c.Send(p); err != nil {
 			return 0, c.opError("write", err)
 		}
@@ -150,7 +150,7 @@ func (c *IO) WriteAsync(p []byte) (*event.Future[int], error) {
 		return nil, errZero("IO")
 	}
 	e := c.e
-	f := event.NewFuture[int](e.r)
+	f := event.NewFuture[int](e.r.Owner())
 	op := &ioOp{fut: futureOf[int]{f}, res: func(op *ioOp) any { return op.n }, ref: c}
 	if x := e.exec(func() {
 		n, wait, err := e.write(p, op)
@@ -192,7 +192,7 @@ func (c *IO) DrainAsync(mark int) (*event.Future[int], error) {
 		return nil, errMark(mark)
 	}
 	e := c.e
-	f := event.NewFuture[int](e.r)
+	f := event.NewFuture[int](e.r.Owner())
 	if x := e.exec(func() {
 		e.drain(mark, futureOf[int]{f}, c)
 		if !f.Flags().Has(event.Closed) {
@@ -222,7 +222,7 @@ func (c *IO) CloseWrite() error {
 		return errZero("IO")
 	}
 	e := c.e
-	if e.r.Owned() {
+	if e.r.Owner().Owned() {
 		if err := e.closeWrite(&ioOp{}); err != nil {
 			return c.opError("shutdown", err)
 		}
@@ -258,7 +258,7 @@ func (c *IO) CloseWriteAsync() (*event.Future[struct{}], error) {
 		return nil, errZero("IO")
 	}
 	e := c.e
-	f := event.NewFuture[struct{}](e.r)
+	f := event.NewFuture[struct{}](e.r.Owner())
 	op := &ioOp{fut: futureOf[struct{}]{f}, res: func(*ioOp) any { return struct{}{} }, ref: c}
 	var err error
 	if x := e.exec(func() { err = e.closeWrite(op) }); x != nil {

@@ -101,7 +101,7 @@ func TestGoBreakStopMidBurst(t *testing.T) {
 		uv.UvtRecv(t, stopped, "the first notification")
 		// Half of the rest through Read, while the writer still writes.
 		var n, callsThen int
-		uv.UvtMust(t, v.u.Exec(func() { n, callsThen = len(got), calls }))
+		uv.UvtMust(t, v.u.Call(func() { n, callsThen = len(got), calls }))
 		half := make([]byte, (len(data)-n)/2)
 		if _, err := io.ReadFull(c, half); err != nil {
 			t.Fatalf("Read after Stop: %v", err)
@@ -110,7 +110,7 @@ func TestGoBreakStopMidBurst(t *testing.T) {
 			t.Errorf("%d notifications by the time Stop returned, want 1", callsThen)
 		}
 		var after int
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			after = calls
 			got = append(got, half...)
 			uv.UvtMust(t, c.Start())
@@ -122,10 +122,10 @@ func TestGoBreakStopMidBurst(t *testing.T) {
 		uv.UvtMust(t, s.CloseWrite())
 		uv.UvtWaitFor(t, "every byte", func() bool {
 			var k int
-			v.u.Exec(func() { k = len(got) })
+			v.u.Call(func() { k = len(got) })
 			return k >= len(data)
 		})
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			if !bytes.Equal(got, data) {
 				t.Errorf("callbacks and Read got %d bytes that differ from the %d sent", len(got), len(data))
 			}
@@ -158,7 +158,7 @@ func TestGoBreakCloseInReadCallback(t *testing.T) {
 			t.Errorf("Write to a peer that closed = %v, want ECONNRESET or EPIPE", err)
 		}
 		var n int
-		uv.UvtMust(t, v.u.Exec(func() { n = calls }))
+		uv.UvtMust(t, v.u.Call(func() { n = calls }))
 		if n != 1 {
 			t.Errorf("%d notifications, want the 1 that closed", n)
 		}
@@ -199,7 +199,7 @@ func TestGoBreakCloseInWriteCompletion(t *testing.T) {
 		const n, size, closer = 10, 1 << 20, 2
 		data := pattern(n * size)
 		futures := make([]*event.Future[int], n)
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			for i := range futures {
 				f, err := c.WriteAsync(data[i*size : (i+1)*size])
 				uv.UvtMust(t, err)
@@ -248,7 +248,7 @@ func TestGoBreakStopOtherInPass(t *testing.T) {
 				}
 				heard := 0 // loop-owned
 				first := make(chan int, 1)
-				uv.UvtMust(t, u.Exec(func() {
+				uv.UvtMust(t, u.Call(func() {
 					for i, c := range ends {
 						other := ends[1-i]
 						_, err := event.Subscribe(c, func(_ event.Event, res any, err error) {
@@ -270,7 +270,7 @@ func TestGoBreakStopOtherInPass(t *testing.T) {
 				}))
 				i := uv.UvtRecv(t, first, "the first callback")
 				n := 0
-				uv.UvtMust(t, u.Exec(func() { n = heard }))
+				uv.UvtMust(t, u.Call(func() { n = heard }))
 				if n != 1 {
 					t.Errorf("%d notifications, want 1: the other IO was told after it was stopped", n)
 				}

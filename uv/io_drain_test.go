@@ -62,7 +62,7 @@ func TestIODrainBoundsAServer(t *testing.T) {
 			}
 			s.CloseWrite()
 		}
-		uv.UvtMust(t, v.u.Exec(produce))
+		uv.UvtMust(t, v.u.Call(produce))
 		q := uv.UvtRecv(t, stalled, "the server stopping at its mark")
 		if q > high+len(record) {
 			t.Errorf("the server stopped with %d bytes queued, want at most %d", q, high+len(record))

@@ -54,7 +54,7 @@ func TestGoBreakEndWhileStopped(t *testing.T) {
 				if payload != "" {
 					want = []note{{payload, nil}, {"", io.EOF}}
 				}
-				UvtMust(t, u.Exec(func() {
+				UvtMust(t, u.Call(func() {
 					if diff := cmp.Diff(want, got, cmp.Comparer(func(x, y error) bool { return errors.Is(x, y) })); diff != "" {
 						t.Errorf("callbacks after Start (-want +got):\n%s", diff)
 					}

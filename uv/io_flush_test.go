@@ -55,7 +55,7 @@ func TestGoBreakRunFlushesWrites(t *testing.T) {
 		uv.UvtMust(t, err)
 		got := rawReader(sp[1]) // blocking reads of the peer's end
 		data := pattern(4 << 20)
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			uv.UvtMust(t, a.Send(data)) // more than the socket takes at once
 			uv.UvtMust(t, a.CloseWrite())
 		}))

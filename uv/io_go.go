@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -76,7 +77,7 @@ func newGoStream(r *reactor.Reactor, fd int, transport string) (*goStream, error
 	if g.pl, err = joinPoller(r, fd, g); err != nil {
 		return nil, err
 	}
-	event.Init(&g.Base, (*goStreamOps)(g), true, event.GoOwned)
+	eventkind.Init(&g.Base, (*goStreamOps)(g), true, event.GoOwned)
 	return g, nil
 }
 
@@ -103,7 +104,7 @@ func goIO(r *reactor.Reactor, fd int, transport string) (*IO, error) {
 func openGoIO(r *reactor.Reactor, fd int, transport string) (*IO, error) {
 	var c *IO
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if _, err = unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
 			err = os.NewSyscallError("fcntl", err)
 			return
@@ -125,7 +126,7 @@ func dialGo(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 		}
 		g.link(c)
 		g.conn = op
-		r.ActiveDelta(1)
+		r.Owner().ActiveDelta(1)
 		cerr := unix.Connect(fd, ep.sa)
 		if cerr == unix.EINTR {
 			cerr = unix.EINPROGRESS // the connect goes on: its outcome comes as for any other
@@ -139,7 +140,7 @@ func dialGo(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 		// Settled now: the future still completes on a later turn, as
 		// libuv's connect callbacks do (a reactor closing closes g,
 		// which fails it).
-		kind.HostOf(r).Queue(func() { g.connected(errnoError("connect", cerr)) })
+		kind.HostOf(r.Owner()).Queue(func() { g.connected(errnoError("connect", cerr)) })
 		return nil
 	})
 }
@@ -149,7 +150,7 @@ func dialGo(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 // is refused.
 func onLoopWithSocket(r *reactor.Reactor, family int, fn func(fd int) error) error {
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if err = armable(r); err != nil {
 			return
 		}
@@ -179,7 +180,7 @@ func errnoError(op string, err error) error {
 	return err
 }
 
-func (o *goStreamOps) Owner() event.Owner { return o.r }
+func (o *goStreamOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goStreamOps) Event() event.Event { return (*goStream)(o) }
 func (o *goStreamOps) Describe() string   { return o.describe() }
 func (o *goStreamOps) Disarm() {
@@ -242,9 +243,9 @@ func (g *goStream) setBusy(b bool) {
 	}
 	g.busy = b
 	if b {
-		g.r.ActiveDelta(1)
+		g.r.Owner().ActiveDelta(1)
 	} else {
-		g.r.ActiveDelta(-1)
+		g.r.Owner().ActiveDelta(-1)
 	}
 }
 

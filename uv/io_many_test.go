@@ -85,7 +85,7 @@ func TestIOManyConnections(t *testing.T) {
 		t.Fatalf("client: %q", got)
 	}
 	held := 0
-	uv.UvtMust(t, u.Exec(func() { held = live }))
+	uv.UvtMust(t, u.Call(func() { held = live }))
 	if held != manyConns {
 		t.Errorf("%d connections held, want %d", held, manyConns)
 	}

@@ -51,7 +51,7 @@ func noDelayOf(t *testing.T, c *IO) int {
 	t.Helper()
 	e := c.e
 	fd := -1
-	UvtMust(t, e.r.Exec(func() {
+	UvtMust(t, e.r.Call(func() {
 		switch s := e.t.(type) {
 		case *goStream:
 			fd = s.fd

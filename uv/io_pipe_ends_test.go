@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -80,7 +80,7 @@ func TestGoBreakCloseWriteTwice(t *testing.T) {
 		// On the loop, CloseWrite does not wait; the second is refused all
 		// the same, and so is a Send.
 		var second, send error
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			uv.UvtMust(t, s.CloseWrite())
 			second = s.CloseWrite()
 			send = s.Send([]byte("x"))
@@ -185,11 +185,11 @@ func TestGoBreakStartWriteEnd(t *testing.T) {
 		defer unix.Close(p[0])
 		w, err := uv.OpenPipe(u.Reactor, p[1])
 		uv.UvtMust(t, err)
-		cs := uv.UvtSubscribe(t, w, u.Owned)
+		cs := uv.UvtSubscribe(t, w, u.Owner().Owned)
 		if err := w.Start(); !errors.Is(err, syscall.ENOTCONN) {
 			t.Errorf("Start on a pipe's write end = %v, want ENOTCONN", err)
 		}
-		if n := event.LoopRefs(w); n != 0 {
+		if n := eventkind.LoopRefs(w); n != 0 {
 			t.Errorf("the IO whose Start failed has %d loop references, want 0", n)
 		}
 		uv.UvtMust(t, w.Close())

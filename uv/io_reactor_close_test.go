@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -69,7 +69,7 @@ func TestGoBreakReactorCloseInFlight(t *testing.T) {
 		wait(func() error { _, err := b.Write(make([]byte, 16<<20)); return err }) // nobody reads it
 		uv.UvtWaitFor(t, "the Write to queue", func() bool { return b.Queued() > 0 })
 		wait(b.CloseWrite)
-		uv.UvtWaitFor(t, "the Accept to start the listener", func() bool { return event.LoopRefs(ln) > 0 })
+		uv.UvtWaitFor(t, "the Accept to start the listener", func() bool { return eventkind.LoopRefs(ln) > 0 })
 
 		uv.UvtMust(t, u.Close())
 		if err := uv.UvtRecv(t, served, "Serve's return"); err != nil && !errors.Is(err, reactor.ErrReactorClosed) {

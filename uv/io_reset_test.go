@@ -50,7 +50,7 @@ func isResetOrPipe(err error) bool {
 func TestGoBreakResetWithWritesQueued(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		s, nc := resetPeer(t, v)
-		cs := uv.UvtSubscribe(t, s, v.u.Owned)
+		cs := uv.UvtSubscribe(t, s, v.u.Owner().Owned)
 		uv.UvtMust(t, s.Start())
 		uv.UvtMust(t, s.Send(make([]byte, 16<<20))) // the peer never reads
 		wf, err := s.WriteAsync(make([]byte, 1<<20))
@@ -81,7 +81,7 @@ func TestGoBreakResetWithWritesQueued(t *testing.T) {
 				t.Errorf("notification after the reset: %v, %v; want the reset", call.Result, call.Err)
 			}
 		}
-		uv.UvtMust(t, v.u.Exec(func() {})) // a later turn
+		uv.UvtMust(t, v.u.Call(func() {})) // a later turn
 		if n := cs.N(); n != 2 {
 			t.Errorf("%d notifications, want 2: %v", n, cs.Calls())
 		}
@@ -115,7 +115,7 @@ func TestGoBreakCloseInWriteFailure(t *testing.T) {
 		}
 		uv.UvtMust(t, nc.Close())
 		uv.UvtRecv(t, closed, "the first error")
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			if len(errs) != 1 || !isResetOrPipe(errs[0]) {
 				t.Errorf("errors heard: %v; want the one reset that closed", errs)
 			}

@@ -53,7 +53,7 @@ func TestGoBreakStaleReadiness(t *testing.T) {
 					uv.UvtMust(t, unix.Dup3(fresh[0], num, unix.O_CLOEXEC))
 					unix.Close(fresh[0])
 				}
-				p, err := uv.NewPoll(u.Reactor, num, uv.Readable, uv.CloseFD())
+				p, err := uv.NewPoll(u.Reactor, num, uv.Readable, uv.PollOptions{CloseFD: true})
 				uv.UvtMust(t, err)
 				_, err = event.Subscribe(p, func(_ event.Event, res any, err error) { spurious++ })
 				uv.UvtMust(t, err)
@@ -63,9 +63,9 @@ func TestGoBreakStaleReadiness(t *testing.T) {
 			}
 		}
 		zero, one := 0, 1
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			for i, fd := range []int{a[0], b[0]} {
-				p, err := uv.NewPoll(u.Reactor, fd, uv.Readable, uv.CloseFD())
+				p, err := uv.NewPoll(u.Reactor, fd, uv.Readable, uv.PollOptions{CloseFD: true})
 				uv.UvtMust(t, err)
 				polls[i] = p
 			}
@@ -78,11 +78,11 @@ func TestGoBreakStaleReadiness(t *testing.T) {
 		uv.UvtRecv(t, swapped, "the first poll's callback")
 		// The pass that ran it is over once the loop runs this.
 		n := -1
-		uv.UvtMust(t, u.Exec(func() { n = spurious }))
+		uv.UvtMust(t, u.Call(func() { n = spurious }))
 		if n != 0 {
 			t.Errorf("the new poll over a reused descriptor was notified %d times, with nothing to read", n)
 		}
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			for _, p := range append(polls[:], successor) {
 				p.Close()
 			}

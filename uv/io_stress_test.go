@@ -58,7 +58,7 @@ func TestGoBreakStartStopChurn(t *testing.T) {
 			break
 		}
 		uv.UvtMust(t, uv.UvtRecv(t, sent, "the writer's end"))
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			if end != io.EOF || !bytes.Equal(got, data) {
 				t.Errorf("callbacks got %d bytes ending with %v, want the %d sent, then io.EOF", len(got), end, len(data))
 			}
@@ -140,7 +140,7 @@ func TestGoBreakManySmallWrites(t *testing.T) {
 		c, s := v.pair(t)
 		const big, sends, writes = 8 << 20, 100_000, 5_000
 		data := pattern(big + sends*7 + writes*13)
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			uv.UvtMust(t, c.Send(data[:big]))
 			for i := range sends {
 				uv.UvtMust(t, c.Send(data[big+i*7:big+(i+1)*7]))
@@ -206,7 +206,7 @@ func TestGoBreak64MiBBothWays(t *testing.T) {
 		if err := uv.UvtRecv(t, ended, "c's end of the stream"); err != io.EOF {
 			t.Errorf("c's callbacks ended with %v, want io.EOF", err)
 		}
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			if n != total || !bytes.Equal(h.Sum(nil), want[:]) {
 				t.Errorf("c's callbacks got %d bytes, want the %d written", n, total)
 			}

@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 )
 
 // This file holds what only TCP has: its addresses and socket options.

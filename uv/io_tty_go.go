@@ -33,7 +33,7 @@ func openGoTTY(r *reactor.Reactor, fd int) (*IO, error) {
 		return nil, err
 	}
 	c := &IO{}
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		var g *goStream
 		if g, err = newGoStream(r, own, "tty"); err == nil {
 			g.term = &goTerm{}

@@ -1,6 +1,6 @@
 package uv
 
-// The libuv driver's terminal: a uv_tty_t stream (cgo/tty.c).
+// The libuv driver's terminal: a uv_tty_t stream (internal/cgo/tty.c).
 
 import (
 	"golang.org/x/sys/unix"

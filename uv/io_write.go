@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 )
 
 // This file is an IO's write side, shared by both drivers: the write ops
@@ -167,7 +167,7 @@ func (e *ioEvent) settleWrites() {
 		case op.ch != nil || op.fut != nil:
 			op.finish(op.n, op.err)
 		case op.err != nil && e.started:
-			event.Notify(e.base, nil, op.err) // a Send failed: the callbacks hear of it
+			eventkind.Notify(e.base, nil, op.err) // a Send failed: the callbacks hear of it
 		}
 	}
 	if e.closed {
@@ -246,7 +246,7 @@ func (e *ioEvent) shutDone(err error) {
 	e.shut = nil // a second one is the transport's to refuse
 	if op.ch == nil && op.fut == nil {
 		if err != nil && e.started && !e.closed {
-			event.Notify(e.base, nil, err)
+			eventkind.Notify(e.base, nil, err)
 		}
 		return
 	}
@@ -273,7 +273,7 @@ func (e *ioEvent) drain(mark int, fut settler, ref *IO) {
 		fut.settle(nil, e.werr)
 	default:
 		e.drains = append(e.drains, drainWait{mark: mark, fut: fut, ref: ref})
-		e.r.ActiveDelta(1)
+		e.r.Owner().ActiveDelta(1)
 	}
 }
 
@@ -292,7 +292,7 @@ func (e *ioEvent) checkDrains() {
 	var done []drainWait
 	for _, d := range e.drains {
 		if d.fut.closed() {
-			e.r.ActiveDelta(-1)
+			e.r.Owner().ActiveDelta(-1)
 			continue
 		}
 		if q <= d.mark {
@@ -304,7 +304,7 @@ func (e *ioEvent) checkDrains() {
 	clear(e.drains[len(kept):])
 	e.drains = kept
 	for _, d := range done {
-		e.r.ActiveDelta(-1)
+		e.r.Owner().ActiveDelta(-1)
 		d.fut.settle(q, nil)
 	}
 }
@@ -314,7 +314,7 @@ func (e *ioEvent) failDrains(err error) {
 	ds := e.drains
 	e.drains = nil
 	for _, d := range ds {
-		e.r.ActiveDelta(-1)
+		e.r.Owner().ActiveDelta(-1)
 		if !d.fut.closed() {
 			d.fut.settle(nil, err)
 		}

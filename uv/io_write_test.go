@@ -126,7 +126,7 @@ func TestIOGracefulEnd(t *testing.T) {
 		c2, s2 := v.pair(t)
 		got2 := slowReader(s2)
 		ended := make(chan error, 1)
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			if err := c2.Send(data); err != nil {
 				ended <- err
 				return

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -134,12 +135,12 @@ func (e *listenEvent) describe() string {
 func (e *listenEvent) accept(c *IO, err error) {
 	if err != nil {
 		e.failed.Add(1)
-		event.Notify(e.base, nil, err)
+		eventkind.Notify(e.base, nil, err)
 		return
 	}
 	e.accepted.Add(1)
 	c.e.connReady()
-	event.Notify(e.base, c, nil)
+	eventkind.Notify(e.base, c, nil)
 }
 
 // acceptError is the error result of a failed accept: ENFILE, or EMFILE
@@ -197,10 +198,10 @@ func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 	e := l.e
 	w := &acceptOp{ch: make(chan struct{}, 1)}
 	var err error
-	if e.r.Owned() {
+	if e.r.Owner().Owned() {
 		return nil, fmt.Errorf("uv: Accept: %w", event.ErrOnLoop)
 	}
-	if x := e.r.Exec(func() {
+	if x := e.r.Call(func() {
 		switch {
 		case e.self.Flags().Has(event.Closed):
 			err = ErrClosed
@@ -230,7 +231,7 @@ func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 	select {
 	case <-w.ch:
 	case <-ctx.Done():
-		e.r.Exec(func() {
+		e.r.Call(func() {
 			for i, x := range e.waiters {
 				if x == w {
 					e.waiters = append(e.waiters[:i], e.waiters[i+1:]...)

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -48,7 +49,7 @@ func listenGo(r *reactor.Reactor, ln *Listener, network string, ep endpoint, reu
 			g.unlink = name
 		}
 		g.reserve, _ = unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		event.Init(&g.Base, (*goListenerOps)(g), true, event.GoOwned)
+		eventkind.Init(&g.Base, (*goListenerOps)(g), true, event.GoOwned)
 		ln.e = &g.listenEvent
 		trackGo(ln, &ln.Handle, r, g)
 		return nil
@@ -84,7 +85,7 @@ func listenSocket(fd int, ep endpoint, reusePort bool, backlog int) error {
 	return errnoError("listen", unix.Listen(fd, backlog))
 }
 
-func (o *goListenerOps) Owner() event.Owner { return o.r }
+func (o *goListenerOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goListenerOps) Event() event.Event { return (*goListener)(o) }
 func (o *goListenerOps) Describe() string   { return o.describe() }
 
@@ -138,7 +139,7 @@ func (g *goListener) watch(on bool) error {
 // is started and open (a callback may stop or close it).
 func (g *goListener) fired(uint32) {
 	for range 128 {
-		if g.pl == nil || event.LoopRefs(g) == 0 || g.Flags().Has(event.Closed) {
+		if g.pl == nil || eventkind.LoopRefs(g) == 0 || g.Flags().Has(event.Closed) {
 			return
 		}
 		fd, _, err := unix.Accept4(g.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -50,17 +51,17 @@ func TestGoBreakListenerStopInCallback(t *testing.T) {
 		uv.UvtRecv(t, first, "the first connection")
 		dialN(t, v.ln, 2) // while stopped
 		var n int
-		uv.UvtMust(t, v.u.Exec(func() { n = len(got) }))
+		uv.UvtMust(t, v.u.Call(func() { n = len(got) }))
 		if n != 1 {
 			t.Fatalf("%d connections accepted once stopped in the first callback, want 1", n)
 		}
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			uv.UvtMust(t, v.ln.Start()) // the callback stops it again at once: len(got) > 1 now
 		}))
 		uv.UvtWaitFor(t, "the waiting connections", func() bool {
-			v.u.Exec(func() {
+			v.u.Call(func() {
 				n = len(got)
-				if n < 7 && event.LoopRefs(v.ln) == 0 {
+				if n < 7 && eventkind.LoopRefs(v.ln) == 0 {
 					v.ln.Start()
 				}
 			})
@@ -76,7 +77,7 @@ func TestGoBreakListenerStopInCallback(t *testing.T) {
 			}
 		}
 		var closers []interface{ Close() error }
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			for _, c := range got {
 				closers = append(closers, c)
 			}
@@ -101,7 +102,7 @@ func TestGoBreakAcceptCancelled(t *testing.T) {
 			_, err := v.ln.AcceptIO(ctx)
 			errs <- err
 		}()
-		uv.UvtWaitFor(t, "the Accept to start the listener", func() bool { return event.LoopRefs(v.ln) > 0 })
+		uv.UvtWaitFor(t, "the Accept to start the listener", func() bool { return eventkind.LoopRefs(v.ln) > 0 })
 		cancel()
 		if err := uv.UvtRecv(t, errs, "the cancelled Accept"); err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("AcceptIO cancelled while waiting = %v, want context.Canceled", err)
@@ -164,7 +165,7 @@ func TestGoBreakListenerChurn(t *testing.T) {
 				uv.UvtMust(t, v.ln.Start())
 			}
 		}
-		uv.UvtMust(t, v.u.Exec(func() {
+		uv.UvtMust(t, v.u.Call(func() {
 			if accepted != n {
 				t.Errorf("%d connections accepted, want %d", accepted, n)
 			}

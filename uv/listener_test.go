@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestListenerCallbacks(t *testing.T) {
 	eachNetwork(t, func(t *testing.T, v *ioEnv) {
 		network := v.network
-		cs := uv.UvtSubscribe(t, v.ln, v.u.Owned)
+		cs := uv.UvtSubscribe(t, v.ln, v.u.Owner().Owned)
 		uv.UvtMust(t, v.ln.Start())
 		nc, err := net.Dial(network, v.ln.Addr().String())
 		uv.UvtMust(t, err)
@@ -105,7 +106,7 @@ func TestListenerBadInput(t *testing.T) {
 			_, err := v.ln.Accept()
 			errs <- err
 		}()
-		uv.UvtWaitFor(t, "Accept to wait", func() bool { return event.LoopRefs(v.ln) > 0 })
+		uv.UvtWaitFor(t, "Accept to wait", func() bool { return eventkind.LoopRefs(v.ln) > 0 })
 		uv.UvtMust(t, v.ln.Close())
 		if err := uv.UvtRecv(t, errs, "Accept's end"); !errors.Is(err, net.ErrClosed) {
 			t.Errorf("Accept waiting at Close = %v, want net.ErrClosed", err)
@@ -125,7 +126,7 @@ func TestListenerBadInput(t *testing.T) {
 func TestListenerEMFILE(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c, s := v.pair(t)
-		cs := uv.UvtSubscribe(t, v.ln, v.u.Owned)
+		cs := uv.UvtSubscribe(t, v.ln, v.u.Owner().Owned)
 		uv.UvtMust(t, v.ln.Start())
 		// The client's socket exists before the descriptors run out:
 		// connecting it needs none.

@@ -1,7 +1,7 @@
 package uv
 
 // The libuv driver's listener: a listening uv_tcp_t or uv_pipe_t
-// (cgo/tcp.c, cgo/pipe.c, cgo/stream.c).
+// (internal/cgo/tcp.c, internal/cgo/pipe.c, internal/cgo/stream.c).
 
 import (
 	"os"
@@ -9,8 +9,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -90,7 +91,7 @@ func (e *uvListener) wants(rec *uvcgo.Completion) bool {
 // flushHeld hands the connections held while stopped to the callbacks, in
 // order, while the listener is started and open.
 func (e *uvListener) flushHeld() {
-	for len(e.held) > 0 && event.LoopRefs(e) > 0 && !e.Flags().Has(event.Closed) {
+	for len(e.held) > 0 && eventkind.LoopRefs(e) > 0 && !e.Flags().Has(event.Closed) {
 		c := e.held[0]
 		e.held[0] = nil
 		e.held = e.held[1:]
@@ -115,7 +116,7 @@ func (e *uvListener) completed(rec *uvcgo.Completion) {
 	if err != nil {
 		e.loop.CloseHandle(h)
 	}
-	stopped := event.LoopRefs(e) == 0
+	stopped := eventkind.LoopRefs(e) == 0
 	switch {
 	case err == nil && (stopped || len(e.held) > 0):
 		e.held = append(e.held, c) // see wants; behind those held already

@@ -3,8 +3,9 @@ package uv
 import (
 	"fmt"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -35,11 +36,11 @@ func newGoPhase(r *reactor.Reactor, which uvcgo.Phase) (*Phase, error) {
 		return nil, err
 	}
 	e := &goPhase{r: r, which: which}
-	event.Init(&e.Base, (*goPhaseOps)(e), true, event.GoOwned)
+	eventkind.Init(&e.Base, (*goPhaseOps)(e), true, event.GoOwned)
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if err = onReactorClose(&e.closer, r, e); err == nil {
-			kind.HostOf(r).CountHandle(e.kindName(), 1)
+			kind.HostOf(r.Owner()).CountHandle(e.kindName(), 1)
 		}
 	}); x != nil {
 		err = x
@@ -56,10 +57,10 @@ func (e *goPhase) kindName() string { return "phase" }
 
 func (e *goPhase) fire() {
 	e.runs++
-	event.Notify(&e.Base, nil, nil)
+	eventkind.Notify(&e.Base, nil, nil)
 }
 
-func (o *goPhaseOps) Owner() event.Owner { return o.r }
+func (o *goPhaseOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goPhaseOps) Event() event.Event { return (*goPhase)(o) }
 
 func (o *goPhaseOps) Describe() string {
@@ -70,7 +71,7 @@ func (o *goPhaseOps) Arm() error {
 	if err := onReactorClose(&o.closer, o.r, (*goPhase)(o)); err != nil {
 		return err
 	}
-	o.remove = kind.HostOf(o.r).AddTurnHook(o.which, (*goPhase)(o).fire)
+	o.remove = kind.HostOf(o.r.Owner()).AddTurnHook(o.which, (*goPhase)(o).fire)
 	o.holdRef()
 	return nil
 }
@@ -86,5 +87,5 @@ func (o *goPhaseOps) Disarm() {
 func (o *goPhaseOps) Free(bool) {
 	o.dropRef()
 	o.closer.forget()
-	kind.HostOf(o.r).CountHandle((*goPhase)(o).kindName(), -1)
+	kind.HostOf(o.r.Owner()).CountHandle((*goPhase)(o).kindName(), -1)
 }

@@ -1,13 +1,13 @@
 package uv
 
 // The libuv driver's phases: uv_prepare_t, uv_check_t and uv_idle_t
-// (cgo/phase.c).
+// (internal/cgo/phase.c).
 
 import (
 	"fmt"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
-	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 )
 
 type phaseEvent struct {
@@ -34,7 +34,7 @@ func (e *phaseEvent) disarm() {
 
 func (e *phaseEvent) completed(*uvcgo.Completion) {
 	e.runs++
-	event.Notify(&e.Base, nil, nil)
+	eventkind.Notify(&e.Base, nil, nil)
 }
 
 func (e *phaseEvent) describe() string {

@@ -10,8 +10,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -80,16 +81,16 @@ type Poll struct {
 	e *pollState
 }
 
-// A PollOption changes how NewPoll makes a poll.
-type PollOption func(*pollConfig)
-
-type pollConfig struct{ closeFD bool }
-
-// CloseFD makes the poll own its descriptor: it is closed when the poll is
-// closed (explicitly, by Dispose, by the collector or by the reactor's
-// Close), after polling has stopped. The poll's flags include
-// event.CloseFD. On a failed NewPoll the descriptor is left open.
-func CloseFD() PollOption { return func(c *pollConfig) { c.closeFD = true } }
+// PollOptions configure NewPoll. The zero value polls a descriptor the
+// caller keeps owning.
+type PollOptions struct {
+	// CloseFD makes the poll own its descriptor: it is closed when the
+	// poll is closed (explicitly, by Dispose, by the collector or by the
+	// reactor's Close), after polling has stopped. The poll's flags
+	// include event.CloseFD. On a failed NewPoll the descriptor is left
+	// open.
+	CloseFD bool
+}
 
 // pollState is what a poll's event holds on either driver: the descriptor,
 // what is polled for, and the proxies over it. Its fields are touched on
@@ -128,27 +129,18 @@ type pollDriver interface {
 // Readable, Writable, Disconnect, Prioritized). It is not started. A bad
 // descriptor is refused with an error matching syscall.EBADF, one epoll
 // cannot watch (a regular file) with syscall.EPERM, a descriptor that has a
-// poll in r already with syscall.EEXIST, a bad event set (or a nil option)
-// with syscall.EINVAL.
-func NewPoll(r *reactor.Reactor, fd int, events PollEvents, opts ...PollOption) (*Poll, error) {
-	for _, o := range opts {
-		if o == nil {
-			return nil, fmt.Errorf("uv: NewPoll(fd=%d): nil option: %w", fd, syscall.EINVAL)
-		}
-	}
+// poll in r already with syscall.EEXIST, a bad event set with
+// syscall.EINVAL.
+func NewPoll(r *reactor.Reactor, fd int, events PollEvents, opts PollOptions) (*Poll, error) {
 	if events == 0 || events&^allPollEvents != 0 {
 		return nil, fmt.Errorf("uv: NewPoll(fd=%d, events=%v): %w", fd, events, syscall.EINVAL)
-	}
-	var cfg pollConfig
-	for _, o := range opts {
-		o(&cfg)
 	}
 	s := pollState{fd: fd, events: events}
 	if t, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE); err == nil && t == unix.SOCK_STREAM {
 		s.stream = true
 	}
 	if r != nil && r.Driver() == reactor.DriverGo {
-		return newGoPoll(r, s, cfg)
+		return newGoPoll(r, s, opts)
 	}
 	e := &pollEvent{pollState: s}
 	e.drv = e
@@ -163,7 +155,7 @@ func NewPoll(r *reactor.Reactor, fd int, events PollEvents, opts ...PollOption) 
 			pollFDs.remove(l, fd)
 			return 0, err
 		}
-		event.AttachFD(&e.Base, fd, cfg.closeFD)
+		eventkind.AttachFD(&e.Base, fd, opts.CloseFD)
 		return h, nil
 	}); err != nil {
 		return nil, fmt.Errorf("uv: NewPoll(fd=%d): %w", fd, err)
@@ -183,12 +175,12 @@ func (p *Poll) Stop() error {
 	}
 	s := p.e
 	var err error
-	if x := s.drv.reactorOf().Exec(func() {
+	if x := s.drv.reactorOf().Call(func() {
 		held := 0
 		if s.proxyHold {
 			held = 1
 		}
-		if event.LoopRefs(s.drv) > held {
+		if eventkind.LoopRefs(s.drv) > held {
 			err = s.drv.Stop()
 		}
 	}); x != nil {
@@ -305,11 +297,11 @@ func (s *pollState) nothingToRead() bool {
 // stopAll stops the proxies and the poll, after polling stopped.
 func (s *pollState) stopAll() {
 	for _, p := range slices.Clone(s.started) {
-		for event.LoopRefs(p) > 0 {
+		for eventkind.LoopRefs(p) > 0 {
 			p.Stop()
 		}
 	}
-	for event.LoopRefs(s.drv) > 0 {
+	for eventkind.LoopRefs(s.drv) > 0 {
 		s.drv.Stop()
 	}
 }

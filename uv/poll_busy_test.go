@@ -33,7 +33,7 @@ func TestPollAlwaysReadableLeavesRoomForTimersAndExec(t *testing.T) {
 		if err := p.Start(); err != nil {
 			t.Fatal(err)
 		}
-		tm, err := uv.NewTimer(r, time.Millisecond, 0)
+		tm, err := r.NewTimer(time.Millisecond, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,17 +49,17 @@ func TestPollAlwaysReadableLeavesRoomForTimersAndExec(t *testing.T) {
 		go func() { served <- r.Serve(ctx) }()
 		<-fired // hangs (the test's timeout) if the poll starves the timer
 		var seen int
-		if err := r.Exec(func() { seen = passes }); err != nil {
+		if err := r.Call(func() { seen = passes }); err != nil {
 			t.Fatal(err)
 		}
 		if seen == 0 {
 			t.Errorf("the readable poll was not delivered before the timer fired")
 		}
 		var before, after int
-		r.Exec(func() { before = passes })
-		r.Exec(func() { after = passes })
+		r.Call(func() { before = passes })
+		r.Call(func() { after = passes })
 		if after <= before {
-			t.Errorf("the readable poll was not delivered between two Execs (%d, then %d passes)", before, after)
+			t.Errorf("the readable poll was not delivered between two Commands (%d, then %d passes)", before, after)
 		}
 		cancel()
 		if err := <-served; err != nil && err != context.Canceled {

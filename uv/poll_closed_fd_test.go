@@ -22,13 +22,13 @@ func TestPollStartAfterDescriptorClosed(t *testing.T) {
 		run  func(t *testing.T, u *uv.UvtReactor, fd int) (*uv.Poll, error)
 	}{
 		{"Start", func(t *testing.T, u *uv.UvtReactor, fd int) (*uv.Poll, error) {
-			p, err := uv.NewPoll(u.Reactor, fd, uv.Readable)
+			p, err := uv.NewPoll(u.Reactor, fd, uv.Readable, uv.PollOptions{})
 			uv.UvtMust(t, err)
 			unix.Close(fd)
 			return p, p.Start()
 		}},
 		{"restart", func(t *testing.T, u *uv.UvtReactor, fd int) (*uv.Poll, error) {
-			p, err := uv.NewPoll(u.Reactor, fd, uv.Readable)
+			p, err := uv.NewPoll(u.Reactor, fd, uv.Readable, uv.PollOptions{})
 			uv.UvtMust(t, err)
 			uv.UvtMust(t, p.Start())
 			uv.UvtMust(t, u.RunNoWait(context.Background()))
@@ -37,7 +37,7 @@ func TestPollStartAfterDescriptorClosed(t *testing.T) {
 			return p, p.Start()
 		}},
 		{"proxy widens the mask", func(t *testing.T, u *uv.UvtReactor, fd int) (*uv.Poll, error) {
-			p, err := uv.NewPoll(u.Reactor, fd, uv.Readable)
+			p, err := uv.NewPoll(u.Reactor, fd, uv.Readable, uv.PollOptions{})
 			uv.UvtMust(t, err)
 			r, err := uv.NewPollProxy(p, uv.Readable)
 			uv.UvtMust(t, err)

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -24,12 +25,12 @@ type goPoll struct {
 
 type goPollOps goPoll
 
-func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
+func newGoPoll(r *reactor.Reactor, s pollState, opts PollOptions) (*Poll, error) {
 	e := &goPoll{pollState: s, r: r}
 	e.drv = e
-	event.Init(&e.Base, (*goPollOps)(e), true, event.GoOwned)
+	eventkind.Init(&e.Base, (*goPollOps)(e), true, event.GoOwned)
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if err = armable(r); err != nil {
 			return
 		}
@@ -41,7 +42,7 @@ func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
 		if e.pl, err = joinPoller(r, e.fd, e); err != nil {
 			return
 		}
-		event.AttachFD(&e.Base, e.fd, cfg.closeFD)
+		eventkind.AttachFD(&e.Base, e.fd, opts.CloseFD)
 	}); x != nil {
 		return nil, x
 	}
@@ -58,7 +59,7 @@ func newGoPoll(r *reactor.Reactor, s pollState, cfg pollConfig) (*Poll, error) {
 func (e *goPoll) kindName() string             { return "poll" }
 func (e *goPoll) reactorOf() *reactor.Reactor  { return e.r }
 func (e *goPoll) live() bool                   { return e.pl != nil }
-func (e *goPoll) notify(r PollEvents, x error) { event.Notify(&e.Base, r, x) }
+func (e *goPoll) notify(r PollEvents, x error) { eventkind.Notify(&e.Base, r, x) }
 
 func (e *goPoll) watch(from, to PollEvents) error {
 	if e.pl == nil {
@@ -71,7 +72,7 @@ func (e *goPoll) watch(from, to PollEvents) error {
 // while the poll is started and open (a callback earlier in the pass may
 // have stopped or closed it), and masked by what it polls for now.
 func (e *goPoll) fired(events uint32) {
-	if e.pl == nil || event.LoopRefs(e) == 0 || e.Flags().Has(event.Closed) {
+	if e.pl == nil || eventkind.LoopRefs(e) == 0 || e.Flags().Has(event.Closed) {
 		return
 	}
 	status, res, ok := epollReport(events, e.polling)
@@ -84,7 +85,7 @@ func (e *goPoll) fired(events uint32) {
 	e.report(status, res)
 }
 
-func (o *goPollOps) Owner() event.Owner { return o.r }
+func (o *goPollOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goPollOps) Event() event.Event { return (*goPoll)(o) }
 func (o *goPollOps) Describe() string   { return o.describe() }
 func (o *goPollOps) Disarm() {

@@ -64,10 +64,10 @@ func TestGoPollerLifetime(t *testing.T) {
 	if uvtPoller(u) != nil {
 		t.Fatal("a reactor without polls has a poller")
 	}
-	a, err := NewPoll(u.Reactor, fds[0], Readable)
+	a, err := NewPoll(u.Reactor, fds[0], Readable, PollOptions{})
 	UvtMust(t, err)
 	pl := uvtPoller(u)
-	b, err := NewPoll(u.Reactor, fds[1], Writable)
+	b, err := NewPoll(u.Reactor, fds[1], Writable, PollOptions{})
 	UvtMust(t, err)
 	if uvtPoller(u) != pl || UvtPolls(u) != 2 {
 		t.Fatalf("two polls: poller %p then %p, %d polls; want one poller, 2 polls", pl, uvtPoller(u), UvtPolls(u))
@@ -89,7 +89,7 @@ func TestGoPollerLifetime(t *testing.T) {
 		t.Errorf("the epoll descriptor's file: Close = %v, want it closed already", err)
 	}
 
-	c, err := NewPoll(u.Reactor, fds[0], Readable)
+	c, err := NewPoll(u.Reactor, fds[0], Readable, PollOptions{})
 	UvtMust(t, err)
 	UvtMust(t, c.Start())
 	pl = uvtPoller(u)
@@ -109,7 +109,7 @@ func TestGoPollerLifetime(t *testing.T) {
 func TestGoPollerPanicInCallback(t *testing.T) {
 	u := UvtNewReactorOn(t, reactor.DriverGo)
 	fds := goPollPair(t)
-	p, err := NewPoll(u.Reactor, fds[0], Writable)
+	p, err := NewPoll(u.Reactor, fds[0], Writable, PollOptions{})
 	UvtMust(t, err)
 	n := 0
 	event.Subscribe(p, func(_ event.Event, _ any, err error) {
@@ -173,7 +173,7 @@ func TestGoPollersOfManyReactors(t *testing.T) {
 // pollRounds makes, fires and closes a poll for fd on u, rounds times.
 func pollRounds(u *UvtReactor, fd, rounds int) error {
 	for range rounds {
-		p, err := NewPoll(u.Reactor, fd, Writable)
+		p, err := NewPoll(u.Reactor, fd, Writable, PollOptions{})
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -38,9 +39,9 @@ func fdOpen(fd int) bool {
 	return err == nil
 }
 
-func newPoll(t testing.TB, u *uv.UvtReactor, fd int, events uv.PollEvents, opts ...uv.PollOption) *uv.Poll {
+func newPoll(t testing.TB, u *uv.UvtReactor, fd int, events uv.PollEvents, opts uv.PollOptions) *uv.Poll {
 	t.Helper()
-	p, err := uv.NewPoll(u.Reactor, fd, events, opts...)
+	p, err := uv.NewPoll(u.Reactor, fd, events, opts)
 	if err != nil {
 		t.Fatalf("NewPoll: %v", err)
 	}
@@ -70,14 +71,14 @@ func UvtMustClose(t testing.TB, ev event.Event) {
 func TestPollLifecycle(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
-		p := newPoll(t, u, a, uv.Readable)
+		p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 		if got, want := p.Info(), "Poll(fd="+itoa(a)+", events=r)"; got != want {
 			t.Errorf("Info = %q, want %q", got, want)
 		}
 		if n := uv.UvtPolls(u); n != 1 {
 			t.Fatalf("after NewPoll: %d polls, want 1", n)
 		}
-		calls := uv.UvtSubscribe(t, p, u.Owned)
+		calls := uv.UvtSubscribe(t, p, u.Owner().Owned)
 		if err := p.Replay(event.NewCallback(func(event.Event, any, error) {})); !errors.Is(err, event.ErrNotReplayable) {
 			t.Errorf("Replay = %v, want ErrNotReplayable (a poll stores no result)", err)
 		}
@@ -120,11 +121,11 @@ func TestPollLifecycle(t *testing.T) {
 func TestPollWritableAndMask(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
-		p := newPoll(t, u, a, uv.Readable|uv.Writable)
+		p := newPoll(t, u, a, uv.Readable|uv.Writable, uv.PollOptions{})
 		if got, want := p.Info(), "Poll(fd="+itoa(a)+", events=rw)"; got != want {
 			t.Errorf("Info = %q, want %q", got, want)
 		}
-		calls := uv.UvtSubscribe(t, p, u.Owned)
+		calls := uv.UvtSubscribe(t, p, u.Owner().Owned)
 		uv.UvtMust(t, p.Start())
 		uv.UvtTurnUntil(t, u, "writable", func() bool { return calls.N() > 0 })
 		if got := calls.Calls()[0].Result; got != uv.Writable {
@@ -145,8 +146,8 @@ func TestPollWritableAndMask(t *testing.T) {
 func TestPollDisconnect(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
-		p := newPoll(t, u, a, uv.Readable|uv.Disconnect)
-		calls := uv.UvtSubscribe(t, p, u.Owned)
+		p := newPoll(t, u, a, uv.Readable|uv.Disconnect, uv.PollOptions{})
+		calls := uv.UvtSubscribe(t, p, u.Owner().Owned)
 		uv.UvtMust(t, p.Start())
 		unix.Close(b)
 		uv.UvtTurnUntil(t, u, "disconnect", func() bool { return calls.N() > 0 })
@@ -157,8 +158,8 @@ func TestPollDisconnect(t *testing.T) {
 		var pfd [2]int
 		uv.UvtMust(t, unix.Pipe2(pfd[:], unix.O_CLOEXEC))
 		defer unix.Close(pfd[1])
-		w := newPoll(t, u, pfd[1], uv.Writable)
-		wcalls := uv.UvtSubscribe(t, w, u.Owned)
+		w := newPoll(t, u, pfd[1], uv.Writable, uv.PollOptions{})
+		wcalls := uv.UvtSubscribe(t, w, u.Owner().Owned)
 		unix.Close(pfd[0])
 		uv.UvtMust(t, w.Start())
 		uv.UvtTurnUntil(t, u, "the pipe's error", func() bool { return wcalls.N() > 0 })
@@ -189,10 +190,10 @@ func TestPollBadInput(t *testing.T) {
 		// take the number before it is checked.
 		early, _ := socketpair(t)
 		unix.Close(early)
-		if _, err := uv.NewPoll(u.Reactor, early, uv.Readable); !errors.Is(err, syscall.EBADF) {
+		if _, err := uv.NewPoll(u.Reactor, early, uv.Readable, uv.PollOptions{}); !errors.Is(err, syscall.EBADF) {
 			t.Errorf("first poll, on a closed fd: %v, want EBADF", err)
 		}
-		taken := newPoll(t, u, a, uv.Readable)
+		taken := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 		closed, _ := socketpair(t)
 		unix.Close(closed)
 		for _, tc := range []struct {
@@ -208,12 +209,12 @@ func TestPollBadInput(t *testing.T) {
 			{"regular file", int(file.Fd()), uv.Readable, syscall.EPERM},
 			{"second poll on a descriptor", a, uv.Writable, syscall.EEXIST},
 		} {
-			p, err := uv.NewPoll(u.Reactor, tc.fd, tc.events)
+			p, err := uv.NewPoll(u.Reactor, tc.fd, tc.events, uv.PollOptions{})
 			if !errors.Is(err, tc.want) || p != nil {
 				t.Errorf("%s: NewPoll = %v, %v; want %v", tc.name, p, err, tc.want)
 			}
 		}
-		if _, err := uv.NewPoll(nil, a, uv.Readable); !errors.Is(err, syscall.EINVAL) {
+		if _, err := uv.NewPoll(nil, a, uv.Readable, uv.PollOptions{}); !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("nil reactor: %v", err)
 		}
 		if n := uv.UvtPolls(u); n != 1 {
@@ -221,8 +222,8 @@ func TestPollBadInput(t *testing.T) {
 		}
 		// The descriptor is free again once its poll is closed.
 		UvtMustClose(t, taken)
-		again := newPoll(t, u, a, uv.Writable)
-		calls := uv.UvtSubscribe(t, again, u.Owned)
+		again := newPoll(t, u, a, uv.Writable, uv.PollOptions{})
+		calls := uv.UvtSubscribe(t, again, u.Owner().Owned)
 		uv.UvtMust(t, again.Start())
 		uv.UvtTurnUntil(t, u, "the new poll", func() bool { return calls.N() > 0 })
 		closeAndFinish(t, u, again)
@@ -235,11 +236,11 @@ func TestPollCloseFD(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, _ := socketpair(t)
 		b, _ := socketpair(t)
-		owned := newPoll(t, u, a, uv.Readable, uv.CloseFD())
+		owned := newPoll(t, u, a, uv.Readable, uv.PollOptions{CloseFD: true})
 		if !owned.Flags().Has(event.CloseFD) {
 			t.Errorf("flags %v lack CloseFD", owned.Flags())
 		}
-		plain := newPoll(t, u, b, uv.Readable)
+		plain := newPoll(t, u, b, uv.Readable, uv.PollOptions{})
 		if plain.Flags().Has(event.CloseFD) {
 			t.Errorf("flags %v have CloseFD", plain.Flags())
 		}
@@ -256,7 +257,7 @@ func TestPollCloseFD(t *testing.T) {
 		c, _ := socketpair(t)
 		func() {
 			// Started and stopped: a started poll is the reactor's.
-			p := newPoll(t, u, c, uv.Readable, uv.CloseFD())
+			p := newPoll(t, u, c, uv.Readable, uv.PollOptions{CloseFD: true})
 			p.Start()
 			p.Stop()
 		}()
@@ -272,7 +273,7 @@ func TestPollCloseWhileBusy(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
 		unix.Write(b, []byte("pending"))
-		p := newPoll(t, u, a, uv.Readable)
+		p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 		var seen []error
 		event.Subscribe(p, func(ev event.Event, _ any, err error) {
 			seen = append(seen, err)
@@ -288,8 +289,8 @@ func TestPollCloseWhileBusy(t *testing.T) {
 
 		c, d := socketpair(t)
 		unix.Write(d, []byte("pending"))
-		q := newPoll(t, u, c, uv.Readable|uv.Writable)
-		calls := uv.UvtSubscribe(t, q, u.Owned)
+		q := newPoll(t, u, c, uv.Readable|uv.Writable, uv.PollOptions{})
+		calls := uv.UvtSubscribe(t, q, u.Owner().Owned)
 		uv.UvtMust(t, q.Start())
 		stop := uv.UvtServe(t, u)
 		calls.Next(t)
@@ -307,8 +308,8 @@ func TestPollCloseWhileBusy(t *testing.T) {
 func TestPollStartStopRace(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, _ := socketpair(t)
-		p := newPoll(t, u, a, uv.Writable)
-		uv.UvtSubscribe(t, p, u.Owned)
+		p := newPoll(t, u, a, uv.Writable, uv.PollOptions{})
+		uv.UvtSubscribe(t, p, u.Owner().Owned)
 		stop := uv.UvtServe(t, u)
 		var wg sync.WaitGroup
 		for range 4 {
@@ -326,7 +327,7 @@ func TestPollStartStopRace(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if n := event.LoopRefs(p); n != 0 {
+		if n := eventkind.LoopRefs(p); n != 0 {
 			t.Errorf("LoopRefs = %d after balanced Starts and Stops", n)
 		}
 		stop()
@@ -343,7 +344,7 @@ func TestPollDroppedWithoutClose(t *testing.T) {
 		const rounds, each = 10, 100
 		var fds []int
 		for round := range rounds {
-			uv.UvtMust(t, u.Exec(func() {
+			uv.UvtMust(t, u.Call(func() {
 				for i := range each {
 					pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 					if err != nil {
@@ -351,7 +352,7 @@ func TestPollDroppedWithoutClose(t *testing.T) {
 						return
 					}
 					unix.Close(pair[1])
-					p, err := uv.NewPoll(u.Reactor, pair[0], uv.Readable, uv.CloseFD())
+					p, err := uv.NewPoll(u.Reactor, pair[0], uv.Readable, uv.PollOptions{CloseFD: true})
 					if err != nil {
 						t.Error(err)
 						return
@@ -406,8 +407,8 @@ func TestPollPrioritized(t *testing.T) {
 		uv.UvtMust(t, err)
 		defer f.Close()
 
-		p := newPoll(t, u, int(f.Fd()), uv.Prioritized)
-		calls := uv.UvtSubscribe(t, p, u.Owned)
+		p := newPoll(t, u, int(f.Fd()), uv.Prioritized, uv.PollOptions{})
+		calls := uv.UvtSubscribe(t, p, u.Owner().Owned)
 		uv.UvtMust(t, p.Start())
 		client.Write([]byte("plain"))
 		uv.UvtFence(t, u)

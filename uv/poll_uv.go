@@ -1,13 +1,13 @@
 package uv
 
-// The libuv driver's poll: a uv_poll_t (cgo/poll.c), and the descriptors
+// The libuv driver's poll: a uv_poll_t (internal/cgo/poll.c), and the descriptors
 // each loop polls (libuv allows one poll a descriptor).
 
 import (
 	"sync"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
-	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -23,7 +23,7 @@ func (e *pollEvent) kindName() string             { return "poll" }
 func (e *pollEvent) describe() string             { return e.pollState.describe() }
 func (e *pollEvent) reactorOf() *reactor.Reactor  { return e.r }
 func (e *pollEvent) live() bool                   { return e.h != 0 }
-func (e *pollEvent) notify(r PollEvents, x error) { event.Notify(&e.Base, r, x) }
+func (e *pollEvent) notify(r PollEvents, x error) { eventkind.Notify(&e.Base, r, x) }
 
 func (e *pollEvent) watch(_, to PollEvents) error {
 	switch {

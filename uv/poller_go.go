@@ -158,10 +158,10 @@ func pollerOf(r *reactor.Reactor) (*goPoller, error) {
 		exited:  make(chan struct{}),
 	}
 	pl.passFn = pl.pass
-	pl.host = kind.HostOf(r)
-	pl.forget = kind.HostOf(r).AddCloser(pl.closeAll)
+	pl.host = kind.HostOf(r.Owner())
+	pl.forget = kind.HostOf(r.Owner()).AddCloser(pl.closeAll)
 	goPollers.m[r] = pl
-	go pl.run(rc, kind.HostOf(r))
+	go pl.run(rc, kind.HostOf(r.Owner()))
 	return pl, nil
 }
 
@@ -191,7 +191,7 @@ func (pl *goPoller) add(fd int, m pollMember) error {
 		return os.NewSyscallError("fcntl", err)
 	}
 	pl.byFD[fd] = m
-	kind.HostOf(pl.r).CountHandle(m.kindName(), 1)
+	kind.HostOf(pl.r.Owner()).CountHandle(m.kindName(), 1)
 	return nil
 }
 
@@ -204,7 +204,7 @@ func (pl *goPoller) remove(fd int) {
 		}
 	}
 	if m := pl.byFD[fd]; m != nil {
-		kind.HostOf(pl.r).CountHandle(m.kindName(), -1)
+		kind.HostOf(pl.r.Owner()).CountHandle(m.kindName(), -1)
 	}
 	delete(pl.byFD, fd)
 	pl.closeIfIdle()

@@ -8,6 +8,7 @@ import (
 	"weak"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 )
 
 // A PollProxy is one subscriber's view of a shared Poll: many proxies over
@@ -57,9 +58,9 @@ func NewPollProxy(p *Poll, events PollEvents) (*PollProxy, error) {
 		return nil, fmt.Errorf("uv: NewPollProxy(events=%v): %w", events, syscall.EINVAL)
 	}
 	x := &PollProxy{poll: p, e: p.e, events: events}
-	event.Init(&x.Base, (*pollProxyOps)(x), true, event.GoOwned)
+	eventkind.Init(&x.Base, (*pollProxyOps)(x), true, event.GoOwned)
 	var err error
-	if e := p.e.drv.reactorOf().Exec(func() {
+	if e := p.e.drv.reactorOf().Call(func() {
 		if p.e.drv.Flags().Has(event.Closed) {
 			err = event.ErrClosed
 			return
@@ -95,7 +96,7 @@ func (x *PollProxy) Events() PollEvents {
 	return x.events
 }
 
-func (o *pollProxyOps) Owner() event.Owner { return o.e.drv.reactorOf() }
+func (o *pollProxyOps) Owner() event.Owner { return o.e.drv.reactorOf().Owner() }
 func (o *pollProxyOps) Event() event.Event { return (*PollProxy)(o) }
 
 func (o *pollProxyOps) Describe() string {
@@ -204,7 +205,7 @@ func proxyOutcome(mask, triggered PollEvents, err error) (d proxyDelivery, ok bo
 // reader notified earlier in the pass may have taken the data.
 func (e *pollState) notifyProxies(triggered PollEvents, err error) {
 	for _, p := range slices.Clone(e.started) {
-		if event.LoopRefs(p) == 0 || p.Flags().Has(event.Closed) {
+		if eventkind.LoopRefs(p) == 0 || p.Flags().Has(event.Closed) {
 			continue
 		}
 		d, ok := proxyOutcome(p.events, triggered, err)
@@ -213,7 +214,7 @@ func (e *pollState) notifyProxies(triggered PollEvents, err error) {
 			ok = d.Result != 0
 		}
 		if ok {
-			event.Notify(&p.Base, d.Result, d.Err)
+			eventkind.Notify(&p.Base, d.Result, d.Err)
 		}
 	}
 }

@@ -82,7 +82,7 @@ func runPollProxyFuzz(t *testing.T, d reactor.Driver, data []byte) {
 	defer unix.Close(fds[1])
 	own := PollEvents(data[0]%3 + 1) // Readable, Writable or both
 	data = data[1:]
-	p, err := NewPoll(r, fds[0], own)
+	p, err := NewPoll(r, fds[0], own, PollOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func runPollProxyFuzz(t *testing.T, d reactor.Driver, data []byte) {
 			}
 		}
 		var polling PollEvents
-		if err := r.Exec(func() { polling = p.e.polling }); err != nil {
+		if err := r.Call(func() { polling = p.e.polling }); err != nil {
 			t.Fatal(err)
 		}
 		if want := m.mask(); m.stale && polling&want != want || !m.stale && polling != want {

@@ -5,7 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -22,7 +22,7 @@ func TestPollStopByNonStarterLeavesProxies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := NewPoll(r, fds[0], Readable)
+		p, err := NewPoll(r, fds[0], Readable, PollOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,8 +35,8 @@ func TestPollStopByNonStarterLeavesProxies(t *testing.T) {
 		}
 		p.Stop()
 		var polling PollEvents
-		r.Exec(func() { polling = p.e.polling })
-		if polling != Readable || event.LoopRefs(x) != 1 {
+		r.Call(func() { polling = p.e.polling })
+		if polling != Readable || eventkind.LoopRefs(x) != 1 {
 			t.Errorf("%v: after the poll's Stop, a started proxy's poll polls for %v, want %v", d, polling, Readable)
 		}
 		r.Close()

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -31,7 +32,7 @@ func newProxy(t testing.TB, p *uv.Poll, events uv.PollEvents) *uv.PollProxy {
 func readerWriter(t testing.TB, u *uv.UvtReactor) (a, b int, p *uv.Poll, r, w *uv.PollProxy) {
 	t.Helper()
 	a, b = socketpair(t)
-	p = newPoll(t, u, a, uv.Readable)
+	p = newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 	return a, b, p, newProxy(t, p, uv.Readable), newProxy(t, p, uv.Writable)
 }
 
@@ -47,7 +48,7 @@ func TestPollProxyMaskFollowsStarts(t *testing.T) {
 			PollRefs int
 		}
 		look := func() state {
-			return state{p.Info(), uv.UvtPolling(p), event.LoopRefs(p)}
+			return state{p.Info(), uv.UvtPolling(p), eventkind.LoopRefs(p)}
 		}
 		info := func(ev string) string { return fmt.Sprintf("Poll(fd=%d, events=%s, proxies=3)", a, ev) }
 		steps := []struct {
@@ -85,13 +86,13 @@ func TestPollProxyMaskFollowsStarts(t *testing.T) {
 func TestPollProxyDispatch(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
-		p := newPoll(t, u, a, uv.Readable)
-		own := uv.UvtSubscribe(t, p, u.Owned)
+		p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
+		own := uv.UvtSubscribe(t, p, u.Owner().Owned)
 		uv.UvtMust(t, p.Start())
 		r := newProxy(t, p, uv.Readable)
 		w := newProxy(t, p, uv.Writable)
 		pr := newProxy(t, p, uv.Prioritized)
-		rc, wc, pc := uv.UvtSubscribe(t, r, u.Owned), uv.UvtSubscribe(t, w, u.Owned), uv.UvtSubscribe(t, pr, u.Owned)
+		rc, wc, pc := uv.UvtSubscribe(t, r, u.Owner().Owned), uv.UvtSubscribe(t, w, u.Owner().Owned), uv.UvtSubscribe(t, pr, u.Owner().Owned)
 		for _, x := range []*uv.PollProxy{r, w, pr} {
 			uv.UvtMust(t, x.Start())
 		}
@@ -112,7 +113,7 @@ func TestPollProxyDispatch(t *testing.T) {
 		// Disconnect: every started proxy hears it with its full set.
 		uv.UvtMust(t, pr.Close())
 		d := newProxy(t, p, uv.Disconnect)
-		dc := uv.UvtSubscribe(t, d, u.Owned)
+		dc := uv.UvtSubscribe(t, d, u.Owner().Owned)
 		uv.UvtMust(t, d.Start())
 		unix.Close(b)
 		uv.UvtTurnUntil(t, u, "the disconnect", func() bool { return dc.N() > 0 })
@@ -239,7 +240,7 @@ func TestPollProxyReaderAndWriter(t *testing.T) {
 func TestPollProxyBadInputAndCloseWhileBusy(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
-		p := newPoll(t, u, a, uv.Readable)
+		p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 		for _, tc := range []struct {
 			name   string
 			p      *uv.Poll
@@ -255,7 +256,7 @@ func TestPollProxyBadInputAndCloseWhileBusy(t *testing.T) {
 		closer := newProxy(t, p, uv.Readable)
 		event.Subscribe(closer, func(event.Event, any, error) { p.Close() })
 		other := newProxy(t, p, uv.Readable)
-		oc := uv.UvtSubscribe(t, other, u.Owned)
+		oc := uv.UvtSubscribe(t, other, u.Owner().Owned)
 		for _, x := range []*uv.PollProxy{self, closer, other} {
 			uv.UvtMust(t, x.Start())
 		}
@@ -288,7 +289,7 @@ func TestPollProxyDropped(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, _ := socketpair(t)
-		p := newPoll(t, u, a, uv.Readable)
+		p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 		uv.UvtMust(t, p.Start())
 		func() {
 			x := newProxy(t, p, uv.Writable)
@@ -308,7 +309,7 @@ func TestPollProxyDropped(t *testing.T) {
 		for i := range 200 {
 			c, _ := socketpair(t)
 			func() {
-				q := newPoll(t, u, c, uv.Readable)
+				q := newPoll(t, u, c, uv.Readable, uv.PollOptions{})
 				x := newProxy(t, q, uv.Readable)
 				newProxy(t, q, uv.Writable)
 				x.Start()
@@ -332,7 +333,7 @@ func TestPollProxyDropped(t *testing.T) {
 func TestPollProxySpuriousReadinessDropped(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		a, b := socketpair(t)
-		p := newPoll(t, u, a, uv.Readable)
+		p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
 		var told []string
 		drain := func(name string) event.CallbackFunc {
 			return func(_ event.Event, res any, err error) {

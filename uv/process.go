@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -182,7 +183,7 @@ func StartProcess(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
 	p.pid = pid
 	p.stdin, p.stdout, p.stderr = sio.parent[0], sio.parent[1], sio.parent[2]
 	p.loopIO = sio.loop
-	event.Init(&p.Base, (*processOps)(p), true, event.GoOwned)
+	eventkind.Init(&p.Base, (*processOps)(p), true, event.GoOwned)
 	children.add(r, p)
 	serr := p.Start()
 	if opts.Context != nil && serr == nil {
@@ -385,7 +386,7 @@ func waitPidfd(pidfd int) bool {
 	return err == nil
 }
 
-func (o *processOps) Owner() event.Owner         { return o.r }
+func (o *processOps) Owner() event.Owner         { return o.r.Owner() }
 func (o *processOps) Event() event.Event         { return (*Process)(o) }
 func (o *processOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Process)(o)) }
 func (o *processOps) Disarm()                    {}

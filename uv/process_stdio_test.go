@@ -37,7 +37,7 @@ func TestProcessStdioLoop(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		var out, errs lineLog
 		var p, q *uv.Process
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			p = spawnChild(t, u.Reactor, uv.ProcessOptions{Stdin: uv.StdioLoop, Stdout: uv.StdioLoop}, "echo")
 			q = spawnChild(t, u.Reactor, uv.ProcessOptions{Stderr: uv.StdioLoop}, "stderr")
 			if p.Stdin() != nil || p.Stdout() != nil || p.StderrIO() != nil || q.StdoutIO() != nil {
@@ -88,7 +88,7 @@ func TestReadLinesCloseAndLongLine(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		var got lineLog
 		var a, b *uv.IO
-		uv.UvtMust(t, u.Exec(func() {
+		uv.UvtMust(t, u.Call(func() {
 			var err error
 			a, b, err = uv.Pipe(u.Reactor)
 			uv.UvtMust(t, err)
@@ -102,7 +102,7 @@ func TestReadLinesCloseAndLongLine(t *testing.T) {
 			uv.UvtMust(t, b.Send([]byte(strings.Repeat("x", uv.MaxLineLength+10)+"\nshort\npartial")))
 		}))
 		uv.UvtTurnUntil(t, u, "the lines", func() bool { return len(got.lines) == 3 })
-		uv.UvtMust(t, u.Exec(func() { a.Close() }))
+		uv.UvtMust(t, u.Call(func() { a.Close() }))
 		want := []string{strings.Repeat("x", uv.MaxLineLength), "xxxxxxxxxx", "short", "partial"}
 		if diff := cmp.Diff(want, got.lines); diff != "" {
 			t.Errorf("lines (-want +got):\n%s", diff)

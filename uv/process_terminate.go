@@ -65,7 +65,7 @@ func (p *Process) KillGroup(sig syscall.Signal) error {
 // included. The child is gone when the Process completes (its result is
 // the signal, -15 or -9) and Done is closed; until then the reactor's
 // Close waits for it (Shutdown's context bounds that wait). This is the
-// escalation an Exec runs on a timeout or a Close.
+// escalation a Command runs on a timeout or a Close.
 func (p *Process) Terminate(grace time.Duration) error {
 	if p == nil || p.pid <= 0 {
 		return fmt.Errorf("uv: Process.Terminate: not a started process: %w", event.ErrNilEvent)
@@ -112,7 +112,7 @@ func (p *Process) terminate(grace time.Duration, t *termination) error {
 	if t.done == nil {
 		t.done = p.groupDone()
 	}
-	kind.HostOf(p.r).Linger(t.what, t.done)
+	kind.HostOf(p.r.Owner()).Linger(t.what, t.done)
 	if grace > 0 {
 		time.AfterFunc(grace, func() {
 			if !t.over() {

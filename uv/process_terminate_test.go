@@ -48,7 +48,7 @@ func spawnGroup(t *testing.T, u *uv.UvtReactor, cmd string, opts uv.ProcessOptio
 	p, err := uv.StartProcess(u.Reactor, opts)
 	uv.UvtMust(t, err)
 	var w lineWaiter
-	uv.UvtMust(t, u.Exec(func() {
+	uv.UvtMust(t, u.Call(func() {
 		uv.UvtMust(t, uv.ReadLines(p.StdoutIO(), func(line []byte, err error) {
 			w.add(line, err)
 			if err != nil {

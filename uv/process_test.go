@@ -57,9 +57,9 @@ func TestProcessLifecycle(t *testing.T) {
 	// be delivered before the subscription.
 	var p *uv.Process
 	var calls *uv.UvtCounter
-	uv.UvtMust(t, u.Exec(func() {
+	uv.UvtMust(t, u.Call(func() {
 		p = spawnChild(t, u.Reactor, uv.ProcessOptions{}, "exit", "3")
-		calls = uv.UvtSubscribe(t, p, u.Owned)
+		calls = uv.UvtSubscribe(t, p, u.Owner().Owned)
 	}))
 	if got, want := p.Info(), fmt.Sprintf("Process(pid=%d)", p.Pid()); got != want && got != want[:len(want)-1]+", exit=3)" {
 		t.Errorf("Info = %q, want %q", got, want)
@@ -261,7 +261,7 @@ func TestProcessCloseWhileBusy(t *testing.T) {
 	}
 	uv.UvtMust(t, p.Stop())
 	uv.UvtMust(t, u.Run(context.Background())) // not held by a stopped child
-	calls := uv.UvtSubscribe(t, p, u.Owned)
+	calls := uv.UvtSubscribe(t, p, u.Owner().Owned)
 	uv.UvtMust(t, p.Close())
 	if c := calls.Calls(); len(c) != 1 || !errors.Is(c[0].Err, event.ErrClosed) {
 		t.Errorf("after Close: %+v, want one ErrClosed", c)

@@ -43,15 +43,15 @@ func dropReactor(t *testing.T, d reactor.Driver, run bool, collected *atomic.Int
 		t.Fatal(err)
 	}
 	runtime.AddCleanup(r, func(c *atomic.Int32) { c.Add(1) }, collected)
-	tm, err := uv.NewTimer(r, time.Hour, 0)
+	tm, err := r.NewTimer(time.Hour, 0)
 	uv.UvtMust(t, err)
 	uv.UvtMust(t, tm.Start())
-	_, err = uv.NewTimer(r, time.Hour, 0)
+	_, err = r.NewTimer(time.Hour, 0)
 	uv.UvtMust(t, err)
 	_, err = uv.NewTrigger(r)
 	uv.UvtMust(t, err)
 	if run {
-		now, err := uv.NewTimer(r, 0, 0) // the turn's work
+		now, err := r.NewTimer(0, 0) // the turn's work
 		uv.UvtMust(t, err)
 		uv.UvtMust(t, now.Start())
 		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -48,18 +49,18 @@ func (f *lfRun) newSlot(k int, arg byte) {
 	var err error
 	switch k {
 	case lfTimer:
-		s.ev, err = uv.NewTimer(f.r, time.Duration(arg%3)*time.Millisecond, 0)
+		s.ev, err = f.r.NewTimer(time.Duration(arg%3)*time.Millisecond, 0)
 	case lfPeriodic:
-		s.ev, err = uv.NewTimer(f.r, time.Millisecond, time.Duration(arg%2+1)*time.Millisecond)
+		s.ev, err = f.r.NewTimer(time.Millisecond, time.Duration(arg%2+1)*time.Millisecond)
 	case lfTrigger:
 		s.ev, err = uv.NewTrigger(f.r)
 	case lfFuture:
-		s.ev = event.NewFuture[int](f.r)
+		s.ev = event.NewFuture[int](f.r.Owner())
 	case lfPoll:
 		p := make([]int, 2)
 		if err = unix.Pipe2(p, unix.O_NONBLOCK|unix.O_CLOEXEC); err == nil {
 			s.pipe = [2]int{p[0], p[1]}
-			s.ev, err = uv.NewPoll(f.r, p[0], uv.Readable)
+			s.ev, err = uv.NewPoll(f.r, p[0], uv.Readable, uv.PollOptions{})
 		}
 	case lfCheck:
 		s.ev, err = uv.NewCheck(f.r)
@@ -227,7 +228,7 @@ func (f *lfRun) check(step string) {
 		if s.kind == lfFuture {
 			continue
 		}
-		if got := event.LoopRefs(s.ev); got != s.starts {
+		if got := eventkind.LoopRefs(s.ev); got != s.starts {
 			f.t.Errorf("%s: slot %d (kind %d) LoopRefs %d, model says %d", step, i, s.kind, got, s.starts)
 		}
 	}

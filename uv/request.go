@@ -1,8 +1,9 @@
 package uv
 
 import (
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -19,9 +20,10 @@ import (
 //   - the payload of the completion record is the kind's to copy or take.
 
 // reqCore is the event half of a request kind: the kind's event embeds it
-// and implements reqOps.
+// beside event.Base (which b points at) and implements reqOps. It promotes
+// no exported method: what a user calls is event.Base's.
 type reqCore struct {
-	event.Base
+	b *event.Base
 	entry
 	req uvcgo.Request // 0 once libuv reported
 	k   reqOps
@@ -42,14 +44,22 @@ type reqOps interface {
 	cancel(req uvcgo.Request)
 }
 
+// reqCoreOps implements eventkind.Ops and kind.Handle for reqCore, so that
+// these methods do not show on the request kinds, which embed reqCore.
 type reqCoreOps reqCore
+
+func (o *reqCoreOps) Owner() event.Owner       { return o.r.Owner() }
+func (o *reqCoreOps) Event() event.Event       { return o.ev }
+func (o *reqCoreOps) HandleEvent() event.Event { return o.ev }
+func (o *reqCoreOps) Kind() string             { return o.entry.kind() }
+func (o *reqCoreOps) Describe() string         { return o.entry.info() }
 
 // submitReq creates a request's event on r and submits it with submit,
 // which gets the id its record must carry. It runs on the loop.
-func submitReq(r *reactor.Reactor, c *reqCore, k reqOps, submit func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error)) error {
+func submitReq(r *reactor.Reactor, b *event.Base, c *reqCore, k reqOps, submit func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error)) error {
 	return openEntry(r, &c.entry, k, func() kind.Handle {
-		c.k = k
-		event.Init(&c.Base, (*reqCoreOps)(c), false, event.GoOwned)
+		c.b, c.k = b, k
+		eventkind.Init(b, (*reqCoreOps)(c), false, event.GoOwned)
 		return (*reqCoreOps)(c)
 	}, func(l *uvcgo.Loop, id uint64) (err error) {
 		c.req, err = submit(l, id)
@@ -77,11 +87,11 @@ func (o *reqCoreOps) Completed(rec *uvcgo.Completion) {
 // subscribers were told ErrClosed then, and the outcome is nobody's. It
 // reports whether the outcome was delivered. On the loop.
 func (c *reqCore) settle(res any, err error) bool {
-	if c.Flags().Has(event.Closed) {
+	if c.b.Flags().Has(event.Closed) {
 		return false
 	}
 	c.res, c.err, c.over = res, err, true
-	event.Complete(&c.Base, res, err)
+	eventkind.Complete(c.b, res, err)
 	return true
 }
 

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -76,7 +77,7 @@ func NewSignal(r *reactor.Reactor, signum syscall.Signal) (*Signal, error) {
 		return nil, fmt.Errorf("uv: NewSignal(%d): %s: %w", int(signum), why, syscall.EINVAL)
 	}
 	s := &Signal{r: r, signum: signum}
-	event.Init(&s.Base, (*signalOps)(s), true, event.GoOwned)
+	eventkind.Init(&s.Base, (*signalOps)(s), true, event.GoOwned)
 	return s, nil
 }
 
@@ -108,13 +109,13 @@ func (s *Signal) Signum() syscall.Signal {
 // deliverSignal runs on the loop for a delivery the dispatcher queued.
 func (s *Signal) deliverSignal() {
 	s.pending.Store(false)
-	if event.LoopRefs(s) == 0 || s.Flags().Has(event.Closed) {
+	if eventkind.LoopRefs(s) == 0 || s.Flags().Has(event.Closed) {
 		return
 	}
-	event.Notify(&s.Base, s.signum, nil)
+	eventkind.Notify(&s.Base, s.signum, nil)
 }
 
-func (o *signalOps) Owner() event.Owner { return o.r }
+func (o *signalOps) Owner() event.Owner { return o.r.Owner() }
 func (o *signalOps) Event() event.Event { return (*Signal)(o) }
 
 // Arm adds the event to its signal's listeners (registering the signal
@@ -240,7 +241,7 @@ func (l *signalLine) forward() {
 		}
 		for _, s := range *l.listeners.Load() {
 			if s.pending.CompareAndSwap(false, true) {
-				if kind.HostOf(s.r).Queue(s.deliverSignal) != nil {
+				if kind.HostOf(s.r.Owner()).Queue(s.deliverSignal) != nil {
 					s.pending.Store(false) // reactor closed: its Close closed s
 				}
 			}

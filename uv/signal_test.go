@@ -66,7 +66,7 @@ func TestSignalLifecycle(t *testing.T) {
 			}
 		})
 	}
-	calls := uv.UvtSubscribe(t, s, u.Owned)
+	calls := uv.UvtSubscribe(t, s, u.Owner().Owned)
 	uv.UvtMust(t, s.Start())
 	if got := u.Stats().Active; got != 1 {
 		t.Errorf("Active = %d after Start, want 1", got)
@@ -144,8 +144,8 @@ func TestSignalManyListeners(t *testing.T) {
 	c := newSignal(t, u2.Reactor, syscall.SIGUSR2)
 	event.Subscribe(a, record("a"))
 	event.Subscribe(b, record("b"))
-	ca := uv.UvtSubscribe(t, a, u1.Owned)
-	cc := uv.UvtSubscribe(t, c, u2.Owned)
+	ca := uv.UvtSubscribe(t, a, u1.Owner().Owned)
+	cc := uv.UvtSubscribe(t, c, u2.Owner().Owned)
 	uv.UvtMust(t, b.Start()) // b before a: b is notified first
 	uv.UvtMust(t, a.Start())
 	uv.UvtMust(t, c.Start())
@@ -188,7 +188,7 @@ func TestSignalBadInput(t *testing.T) {
 	}
 	// Still serving: a good signal works.
 	s := newSignal(t, u.Reactor, syscall.SIGUSR1)
-	c := uv.UvtSubscribe(t, s, u.Owned)
+	c := uv.UvtSubscribe(t, s, u.Owner().Owned)
 	uv.UvtMust(t, s.Start())
 	raise(t, syscall.SIGUSR1)
 	uv.UvtTurnUntil(t, u, "a notification", func() bool { return c.N() > 0 })
@@ -206,7 +206,7 @@ func TestSignalBesideNotify(t *testing.T) {
 	defer signal.Stop(theirs)
 
 	s := newSignal(t, u.Reactor, syscall.SIGUSR2)
-	c := uv.UvtSubscribe(t, s, u.Owned)
+	c := uv.UvtSubscribe(t, s, u.Owner().Owned)
 	uv.UvtMust(t, s.Start())
 	raise(t, syscall.SIGUSR2)
 	uv.UvtTurnUntil(t, u, "the event's notification", func() bool { return c.N() > 0 })
@@ -317,7 +317,7 @@ func TestSignalLastStopRestoresDefault(t *testing.T) {
 func TestSignalCloseWhileBusy(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	s := newSignal(t, u.Reactor, syscall.SIGUSR1)
-	c := uv.UvtSubscribe(t, s, u.Owned)
+	c := uv.UvtSubscribe(t, s, u.Owner().Owned)
 	uv.UvtMust(t, s.Start())
 	stop := uv.UvtServe(t, u)
 	for range 200 {
@@ -373,7 +373,7 @@ func TestSignalDropAndReactorClose(t *testing.T) {
 func TestSignalArrivalWaitsForATurn(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	s := newSignal(t, u.Reactor, syscall.SIGUSR1)
-	c := uv.UvtSubscribe(t, s, u.Owned)
+	c := uv.UvtSubscribe(t, s, u.Owner().Owned)
 	uv.UvtMust(t, s.Start())
 	for i := 1; i <= 3; i++ {
 		raise(t, syscall.SIGUSR1)
@@ -399,7 +399,7 @@ func TestSignalDisposeAndPanic(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	s := newSignal(t, u.Reactor, syscall.SIGUSR1)
 	event.Subscribe(s, func(event.Event, any, error) { panic("callback fault") })
-	c := uv.UvtSubscribe(t, s, u.Owned)
+	c := uv.UvtSubscribe(t, s, u.Owner().Owned)
 	uv.UvtMust(t, s.Start())
 	raise(t, syscall.SIGUSR1)
 	uv.UvtTurnUntil(t, u, "the first notification", func() bool { return c.N() == 1 })

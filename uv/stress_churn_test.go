@@ -50,7 +50,7 @@ func g1Fd() (int, error) { return unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONB
 
 var g1Kinds = []g1Kind{
 	{name: "timer", n: 1_000_000, batch: 10_000, create: func(_ *testing.T, r *reactor.Reactor, _ string) error {
-		_, err := uv.NewTimer(r, time.Hour, 0)
+		_, err := r.NewTimer(time.Hour, 0)
 		return err
 	}},
 	{name: "trigger", n: 1_000_000, batch: 10_000, create: func(_ *testing.T, r *reactor.Reactor, _ string) error {
@@ -58,7 +58,7 @@ var g1Kinds = []g1Kind{
 		return err
 	}},
 	{name: "future", n: 1_000_000, batch: 10_000, create: func(_ *testing.T, r *reactor.Reactor, _ string) error {
-		event.NewFuture[int](r)
+		event.NewFuture[int](r.Owner())
 		return nil
 	}},
 	{name: "phase", n: 1_000_000, batch: 10_000, create: func(_ *testing.T, r *reactor.Reactor, _ string) error {
@@ -75,7 +75,7 @@ var g1Kinds = []g1Kind{
 			if err != nil {
 				return err
 			}
-			_, err = uv.NewPoll(r, fd, uv.Readable, uv.CloseFD())
+			_, err = uv.NewPoll(r, fd, uv.Readable, uv.PollOptions{CloseFD: true})
 			if err != nil {
 				unix.Close(fd)
 			}
@@ -98,7 +98,7 @@ var g1Kinds = []g1Kind{
 		}},
 	{name: "fsevent", n: 20_000, why: "each holds an inotify watch when started", batch: 200,
 		create: func(_ *testing.T, r *reactor.Reactor, dir string) error {
-			_, err := uv.NewFSEvent(r, dir)
+			_, err := uv.NewFSEvent(r, dir, uv.FSEventOptions{})
 			return err
 		}},
 	{name: "file", n: 20_000, why: "each open is a thread-pool request and a descriptor", batch: 200,
@@ -171,11 +171,11 @@ func g1Run(t *testing.T, k g1Kind, d reactor.Driver, n int, dir string) int {
 		}
 		if k.name == "file" {
 			// OpenFile waits for the loop to complete the open: it
-			// needs a loop running, and cannot be made inside Exec.
+			// needs a loop running, and cannot be made inside Command.
 			stop := uv.UvtServe(t, u)
 			run()
 			stop()
-		} else if e := u.Exec(run); e != nil {
+		} else if e := u.Call(run); e != nil {
 			t.Fatalf("%v: batch at %d: %v", d, made, e)
 		}
 		if err != nil {

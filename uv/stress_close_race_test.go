@@ -32,7 +32,7 @@ type closeRace struct {
 
 var closeRaces = []closeRace{
 	{"timer firing while closed", func(t *testing.T, u *uv.UvtReactor, round int) func() error {
-		tm, err := uv.NewTimer(u.Reactor, 0, time.Millisecond)
+		tm, err := u.Reactor.NewTimer(0, time.Millisecond)
 		uv.UvtMust(t, err)
 		uv.UvtMust(t, tm.Start())
 		if round%2 == 0 {
@@ -90,7 +90,7 @@ var closeRaces = []closeRace{
 	}},
 	{"watch closed while events arrive", func(t *testing.T, u *uv.UvtReactor, round int) func() error {
 		dir := t.TempDir()
-		w, err := uv.NewFSEvent(u.Reactor, dir)
+		w, err := uv.NewFSEvent(u.Reactor, dir, uv.FSEventOptions{})
 		uv.UvtMust(t, err)
 		uv.UvtMust(t, w.Start())
 		stop := make(chan struct{})

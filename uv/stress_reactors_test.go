@@ -74,7 +74,7 @@ func manyReactorsOne(t *testing.T, d reactor.Driver) {
 		t.Error(err)
 		return
 	}
-	tm, err := uv.NewTimer(r, time.Millisecond, 0)
+	tm, err := r.NewTimer(time.Millisecond, 0)
 	if err != nil {
 		t.Error(err)
 		return

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -115,7 +116,7 @@ func QueueTaskIn[T any](p *TaskPool, r *reactor.Reactor, fn func(ctx context.Con
 	}
 	t := &Task[T]{r: r, fn: fn}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
-	event.Init(&t.Base, (*taskOps[T])(t), true, event.GoOwned)
+	eventkind.Init(&t.Base, (*taskOps[T])(t), true, event.GoOwned)
 	if err := t.Start(); err != nil {
 		t.cancel()
 		return nil, fmt.Errorf("uv: TaskPool.Queue: %w", err)
@@ -197,7 +198,7 @@ func callSafely[T any](ctx context.Context, fn func(context.Context) (T, error))
 	return fn(ctx)
 }
 
-func (o *taskOps[T]) Owner() event.Owner         { return o.r }
+func (o *taskOps[T]) Owner() event.Owner         { return o.r.Owner() }
 func (o *taskOps[T]) Event() event.Event         { return (*Task[T])(o) }
 func (o *taskOps[T]) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Task[T])(o)) }
 func (o *taskOps[T]) Disarm()                    {}

@@ -43,13 +43,13 @@ func TestTaskLifecycle(t *testing.T) {
 	errBoom := errors.New("boom")
 	var ok, failed, panicked *uv.Task[any]
 	var calls *uv.UvtCounter
-	uv.UvtMust(t, u.Exec(func() { // nothing completes before the subscriptions
+	uv.UvtMust(t, u.Call(func() { // nothing completes before the subscriptions
 		ok = queue(t, p, u, func(context.Context) (any, error) { return 42, nil })
 		failed = queue(t, p, u, func(context.Context) (any, error) { return nil, errBoom })
 		panicked = queue(t, p, u, func(context.Context) (any, error) { panic("oops") })
-		calls = uv.UvtSubscribe(t, ok, u.Owned)
-		uv.UvtSubscribe(t, failed, u.Owned)
-		uv.UvtSubscribe(t, panicked, u.Owned)
+		calls = uv.UvtSubscribe(t, ok, u.Owner().Owned)
+		uv.UvtSubscribe(t, failed, u.Owner().Owned)
+		uv.UvtSubscribe(t, panicked, u.Owner().Owned)
 	}))
 	uv.UvtMust(t, u.Run(context.Background())) // returns when the tasks are done
 	want := []uv.UvtCall{{Event: ok, Result: 42, OnLoop: true}}
@@ -156,7 +156,7 @@ func TestTaskCloseWhileBusy(t *testing.T) {
 	})
 	var ran atomic.Bool
 	queued := queue(t, p, u, func(context.Context) (any, error) { ran.Store(true); return nil, nil })
-	calls := uv.UvtSubscribe(t, running, u.Owned)
+	calls := uv.UvtSubscribe(t, running, u.Owner().Owned)
 	<-started
 	uv.UvtMust(t, queued.Close())
 	uv.UvtMust(t, running.Close())
@@ -221,7 +221,7 @@ func BenchmarkTask(b *testing.B) {
 	fn := func(context.Context) (any, error) { return nil, nil }
 	b.ReportAllocs()
 	b.ResetTimer()
-	uv.UvtMust(b, u.Exec(func() {
+	uv.UvtMust(b, u.Call(func() {
 		for range b.N {
 			task, err := uv.QueueTaskIn(p, u.Reactor, fn)
 			if err != nil {

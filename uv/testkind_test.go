@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"time"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -50,16 +51,19 @@ func (e *uvtTimerEvent) disarm() {
 	}
 }
 func (e *uvtTimerEvent) completed(rec *uvcgo.Completion) {
-	event.Notify(&e.Base, rec.N, nil)
+	eventkind.Notify(&e.Base, rec.N, nil)
 }
 
 // UvtWork is a thread-pool job that sleeps, as a request event.
-type UvtWork struct{ reqCore }
+type UvtWork struct {
+	event.Base
+	reqCore
+}
 
 // UvtSubmitWork queues a job sleeping d on libuv's thread pool.
 func UvtSubmitWork(r *reactor.Reactor, d time.Duration) (*UvtWork, error) {
 	w := &UvtWork{}
-	if err := submitReq(r, &w.reqCore, w, func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
+	if err := submitReq(r, &w.Base, &w.reqCore, w, func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
 		return l.SubmitTestWork(id, int(d/time.Microsecond))
 	}); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -56,7 +57,7 @@ func NewThread[T any](r *reactor.Reactor, fn func(ctx context.Context) (T, error
 	}
 	t := &Thread[T]{r: r}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
-	event.Init(&t.Base, (*threadOps[T])(t), true, event.GoOwned)
+	eventkind.Init(&t.Base, (*threadOps[T])(t), true, event.GoOwned)
 	if err := t.Start(); err != nil {
 		t.cancel()
 		return nil, fmt.Errorf("uv: NewThread: %w", err)
@@ -84,7 +85,7 @@ func (t *Thread[T]) ThreadID() int {
 	return int(t.tid.Load())
 }
 
-func (o *threadOps[T]) Owner() event.Owner         { return o.r }
+func (o *threadOps[T]) Owner() event.Owner         { return o.r.Owner() }
 func (o *threadOps[T]) Event() event.Event         { return (*Thread[T])(o) }
 func (o *threadOps[T]) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Thread[T])(o)) }
 func (o *threadOps[T]) Disarm()                    {}

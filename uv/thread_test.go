@@ -37,7 +37,7 @@ func TestThreadLifecycle(t *testing.T) {
 	errBoom := errors.New("boom")
 	var th, failed, panicked *uv.Thread[any]
 	var calls *uv.UvtCounter
-	uv.UvtMust(t, u.Exec(func() { // nothing completes before the subscriptions
+	uv.UvtMust(t, u.Call(func() { // nothing completes before the subscriptions
 		th = newThread(t, u, func(context.Context) (any, error) {
 			tid := unix.Gettid()
 			for range 100 {
@@ -51,9 +51,9 @@ func TestThreadLifecycle(t *testing.T) {
 		})
 		failed = newThread(t, u, func(context.Context) (any, error) { return nil, errBoom })
 		panicked = newThread(t, u, func(context.Context) (any, error) { panic("oops") })
-		calls = uv.UvtSubscribe(t, th, u.Owned)
-		uv.UvtSubscribe(t, failed, u.Owned)
-		uv.UvtSubscribe(t, panicked, u.Owned)
+		calls = uv.UvtSubscribe(t, th, u.Owner().Owned)
+		uv.UvtSubscribe(t, failed, u.Owner().Owned)
+		uv.UvtSubscribe(t, panicked, u.Owner().Owned)
 	}))
 	uv.UvtMust(t, u.Run(context.Background()))
 	c := calls.Calls()
@@ -106,7 +106,7 @@ func TestThreadCloseWhileBusyAndBadInput(t *testing.T) {
 		return "stopped", nil
 	})
 	uv.UvtMust(t, err)
-	calls := uv.UvtSubscribe(t, th, u.Owned)
+	calls := uv.UvtSubscribe(t, th, u.Owner().Owned)
 	<-started
 	if got, want := th.Info(), fmt.Sprintf("Thread(tid=%d, running)", th.ThreadID()); got != want {
 		t.Errorf("Info = %q, want %q", got, want)

@@ -111,7 +111,7 @@ func TestChurnG1MillionDroppedTriggers(t *testing.T) {
 	peak := 0
 	for made := 0; made < n; made += batch {
 		var err error
-		if e := u.Exec(func() {
+		if e := u.Call(func() {
 			for range batch {
 				var tr *uv.Trigger
 				if tr, err = uv.NewTrigger(u.Reactor); err != nil {
@@ -169,7 +169,7 @@ func TestChurnStaleIDNeverReachesRecycledSlot(t *testing.T) {
 	if uint32(newID) != uint32(oldID) || newID == oldID {
 		t.Fatalf("slot not recycled with a new generation: old id %#x, new id %#x", oldID, newID)
 	}
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 	uv.UvtMust(t, tr.Start())
 	// The late completion, as the runtime cleanup would deliver it (twice:
 	// a stale id stays stale), then a turn that handles it.
@@ -290,7 +290,7 @@ func TestTriggerCloseFreedOnNextTurnWhileAnotherActive(t *testing.T) {
 	uv.UvtNeedsLibuv(t)
 	u := uv.UvtNewReactor(t)
 	busy := uv.UvtNewTrigger(t, u)
-	fired := uv.UvtSubscribe(t, busy, u.Owned)
+	fired := uv.UvtSubscribe(t, busy, u.Owner().Owned)
 	busy.Start() // active: RunOnce is not idle
 	tr := uv.UvtNewTrigger(t, u)
 	// One turn with I/O, so that the loop has settled what it waits for.

@@ -9,6 +9,7 @@ import (
 	"weak"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -29,10 +30,10 @@ type goTriggerOps goTrigger
 
 func newGoTrigger(r *reactor.Reactor) (*Trigger, error) {
 	e := &goTrigger{r: r}
-	event.Init(&e.Base, (*goTriggerOps)(e), true, event.GoOwned)
+	eventkind.Init(&e.Base, (*goTriggerOps)(e), true, event.GoOwned)
 	var err error
-	if x := r.Exec(func() {
-		host := kind.HostOf(r)
+	if x := r.Call(func() {
+		host := kind.HostOf(r.Owner())
 		if host.Closing() {
 			err = reactor.ErrReactorClosed
 			return
@@ -68,7 +69,7 @@ func (e *goTrigger) send() error {
 	if !e.pending.CompareAndSwap(false, true) {
 		return nil // coalesced with the notification already posted
 	}
-	if err := kind.HostOf(e.r).Queue(e.deliver); err != nil {
+	if err := kind.HostOf(e.r.Owner()).Queue(e.deliver); err != nil {
 		e.pending.Store(false)
 		return event.ErrClosed
 	}
@@ -82,10 +83,10 @@ func (e *goTrigger) deliver() {
 		return
 	}
 	e.fired.Add(1)
-	event.Notify(&e.Base, nil, nil)
+	eventkind.Notify(&e.Base, nil, nil)
 }
 
-func (o *goTriggerOps) Owner() event.Owner { return o.r }
+func (o *goTriggerOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goTriggerOps) Event() event.Event { return (*goTrigger)(o) }
 func (o *goTriggerOps) Describe() string   { return o.describe() }
 func (o *goTriggerOps) Disarm() {

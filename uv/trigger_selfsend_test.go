@@ -57,7 +57,7 @@ func TestTriggerSelfSendEndsTheTurn(t *testing.T) {
 		}
 		// Fairness under Run: a timer due in 1 ms fires while the trigger
 		// keeps re-sending.
-		tm, err := uv.NewTimer(r, time.Millisecond, 0)
+		tm, err := r.NewTimer(time.Millisecond, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

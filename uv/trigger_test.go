@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -23,7 +24,7 @@ var eqEvent = cmp.Comparer(func(a, b event.Event) bool { return a == b })
 func TestTriggerSendFromGoroutineRunsCallbackOnLoop(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	tr := uv.UvtNewTrigger(t, u)
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 	uv.UvtMust(t, tr.Start())
 	stop := uv.UvtServe(t, u)
 	sendErr := make(chan error, 1)
@@ -33,9 +34,9 @@ func TestTriggerSendFromGoroutineRunsCallbackOnLoop(t *testing.T) {
 	}
 	got := calls.Next(t)
 	if !got.OnLoop {
-		t.Error("callback did not run on the loop goroutine (r.Owned() = false)")
+		t.Error("callback did not run on the loop goroutine (r.Owner().Owned() = false)")
 	}
-	if u.Owned() {
+	if u.Owner().Owned() {
 		t.Error("the test goroutine owns the loop while Serve runs")
 	}
 	want := uv.UvtCall{Event: event.Deref(tr), OnLoop: true}
@@ -51,7 +52,7 @@ func TestTriggerSendFromGoroutineRunsCallbackOnLoop(t *testing.T) {
 func TestTriggerSendsCoalesce(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	tr := uv.UvtNewTrigger(t, u)
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 	uv.UvtMust(t, tr.Start())
 	const senders, each = 4, 25
 	var wg sync.WaitGroup
@@ -90,7 +91,7 @@ func TestTriggerSendsCoalesce(t *testing.T) {
 func TestTriggerStoppedDropsSendsAndRestarts(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	tr := uv.UvtNewTrigger(t, u)
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 
 	// Never started.
 	uv.UvtMust(t, tr.Send())
@@ -112,7 +113,7 @@ func TestTriggerStoppedDropsSendsAndRestarts(t *testing.T) {
 	// Restart: it notifies again, and Start counts (two Starts need two Stops).
 	uv.UvtMust(t, tr.Start())
 	uv.UvtMust(t, tr.Start())
-	if got := event.LoopRefs(tr); got != 2 {
+	if got := eventkind.LoopRefs(tr); got != 2 {
 		t.Errorf("LoopRefs after two Starts = %d", got)
 	}
 	uv.UvtMust(t, tr.Send())
@@ -140,7 +141,7 @@ func TestTriggerStoppedDropsSendsAndRestarts(t *testing.T) {
 func TestTriggerSendWhileStoppedNotDeliveredAfterRestart(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	tr := uv.UvtNewTrigger(t, u)
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 	uv.UvtMust(t, tr.Send()) // stopped (never started)
 	uv.UvtMust(t, tr.Start())
 	uv.UvtFence(t, u) // had the stale send been kept, it fired by now
@@ -168,7 +169,7 @@ func TestTriggerLifecycle(t *testing.T) {
 	if got, want := tr.Info(), "Trigger(sent=0, fired=0)"; got != want {
 		t.Errorf("Info = %q, want %q", got, want)
 	}
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 	uv.UvtMust(t, tr.Start())
 	if got := u.Stats().Active; got != 1 {
 		t.Errorf("Active with a started trigger = %d, want 1", got)
@@ -219,7 +220,7 @@ func TestTriggerLifecycle(t *testing.T) {
 func TestTriggerDisposeCloses(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	tr := uv.UvtNewTrigger(t, u)
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 	tr.Start()
 	tr.Dispose()
 	if got := calls.Calls(); len(got) != 1 || !errors.Is(got[0].Err, event.ErrClosed) {
@@ -302,7 +303,7 @@ func TestTriggerSendRacingCloseOnLoop(t *testing.T) {
 	const rounds, senders = 20, 8
 	for round := range rounds {
 		tr := uv.UvtNewTrigger(t, u)
-		calls := uv.UvtSubscribe(t, tr, u.Owned)
+		calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 		uv.UvtMust(t, tr.Start())
 		var started, done sync.WaitGroup
 		var ok atomic.Int64
@@ -323,9 +324,9 @@ func TestTriggerSendRacingCloseOnLoop(t *testing.T) {
 		started.Wait()
 		// Close on the loop goroutine, while the senders hammer.
 		var onLoop bool
-		uv.UvtMust(t, u.Exec(func() { onLoop = u.Owned(); tr.Close() }))
+		uv.UvtMust(t, u.Call(func() { onLoop = u.Owner().Owned(); tr.Close() }))
 		if !onLoop {
-			t.Fatal("Exec while Serve runs did not run on the loop")
+			t.Fatal("Call while Serve runs did not run on the loop")
 		}
 		done.Wait()
 		close(errs)
@@ -383,15 +384,15 @@ func TestTriggerSendRacingReactorClose(t *testing.T) {
 func TestTriggerOnClosedReactor(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	tr := uv.UvtNewTrigger(t, u)
-	calls := uv.UvtSubscribe(t, tr, u.Owned)
+	calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
 	tr.Start()
 	uv.UvtShutdown(t, u, false)
 
 	if got := calls.Calls(); len(got) != 1 || !errors.Is(got[0].Err, event.ErrClosed) {
 		t.Errorf("subscribers at reactor Close: %+v, want one ErrClosed", got)
 	}
-	if _, err := uv.NewTrigger(u.Reactor); !errors.Is(err, event.ErrLoopClosed) || !errors.Is(err, reactor.ErrReactorClosed) {
-		t.Errorf("NewTrigger on a closed reactor = %v, want ErrLoopClosed", err)
+	if _, err := uv.NewTrigger(u.Reactor); !errors.Is(err, reactor.ErrReactorClosed) {
+		t.Errorf("NewTrigger on a closed reactor = %v, want ErrReactorClosed", err)
 	}
 	if err := tr.Send(); !errors.Is(err, event.ErrClosed) {
 		t.Errorf("Send = %v, want ErrClosed", err)
@@ -404,19 +405,19 @@ func TestTriggerOnClosedReactor(t *testing.T) {
 			return tr.SetNotifyHook(func(ev event.Event, r any, err error) (any, error, bool) { return r, err, true })
 		},
 	} {
-		if err := op(); !errors.Is(err, event.ErrLoopClosed) {
-			t.Errorf("%s on a closed reactor = %v, want ErrLoopClosed", name, err)
+		if err := op(); !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("%s on a closed reactor = %v, want ErrReactorClosed", name, err)
 		}
 	}
-	if err := tr.Close(); err != nil && !errors.Is(err, event.ErrLoopClosed) {
-		t.Errorf("Close on a closed reactor = %v, want nil or ErrLoopClosed", err)
+	if err := tr.Close(); err != nil && !errors.Is(err, reactor.ErrReactorClosed) {
+		t.Errorf("Close on a closed reactor = %v, want nil or ErrReactorClosed", err)
 	}
 	tr.Dispose()
 	if info := tr.Info(); info == "" {
 		t.Error("Info on a closed reactor is empty")
 	}
-	if err := u.Exec(func() {}); !errors.Is(err, reactor.ErrReactorClosed) {
-		t.Errorf("Exec = %v, want ErrReactorClosed", err)
+	if err := u.Call(func() {}); !errors.Is(err, reactor.ErrReactorClosed) {
+		t.Errorf("Call = %v, want ErrReactorClosed", err)
 	}
 	if err := u.Serve(context.Background()); !errors.Is(err, reactor.ErrReactorClosed) {
 		t.Errorf("Serve = %v, want ErrReactorClosed", err)

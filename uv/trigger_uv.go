@@ -1,12 +1,13 @@
 package uv
 
-// The libuv driver's trigger: a uv_async_t (cgo/async.c).
+// The libuv driver's trigger: a uv_async_t (internal/cgo/async.c).
 
 import (
 	"sync"
 
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 )
 
 // triggerEvent is the libuv trigger's event, reachable from the reactor's
@@ -33,7 +34,7 @@ func (e *triggerEvent) send() error {
 
 func (e *triggerEvent) completed(*uvcgo.Completion) {
 	e.fired.Add(1)
-	event.Notify(&e.Base, nil, nil)
+	eventkind.Notify(&e.Base, nil, nil)
 }
 
 func (e *triggerEvent) kindName() string { return "trigger" }

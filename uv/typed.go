@@ -100,18 +100,18 @@ func (p *Process) OnExit(fn func(status int, err error), opts ...event.OnOption)
 }
 
 // Result returns a notification's result as the command's result.
-func (e *Exec) Result(result any) *ExecResult { return as[*ExecResult](result) }
+func (e *Command) Result(result any) *CommandResult { return as[*CommandResult](result) }
 
 // Outcome returns the command's result and error once it has ended; ok is
 // false before (see event.Typed).
-func (e *Exec) Outcome() (res *ExecResult, ok bool, err error) {
-	return typedOutcome[*ExecResult](e.outcome(), e == nil || e.r == nil, "Exec")
+func (e *Command) Outcome() (res *CommandResult, ok bool, err error) {
+	return typedOutcome[*CommandResult](e.outcome(), e == nil || e.r == nil, "Command")
 }
 
 // OnDone calls fn on the loop goroutine with the command's result when it
 // ends (at once, on the loop, if it has). See Task.OnDone for what a close
 // does.
-func (e *Exec) OnDone(fn func(res *ExecResult, err error), opts ...event.OnOption) (*event.Callback, error) {
+func (e *Command) OnDone(fn func(res *CommandResult, err error), opts ...event.OnOption) (*event.Callback, error) {
 	return event.On(e, fn, opts...)
 }
 
@@ -245,7 +245,7 @@ func (p *Process) outcome() *outcome {
 	return &p.out
 }
 
-func (e *Exec) outcome() *outcome {
+func (e *Command) outcome() *outcome {
 	if e == nil {
 		return nil
 	}

@@ -123,7 +123,7 @@ func TestOnMethodsPerKind(t *testing.T) {
 
 		t.Run("FSEvent.OnChange", func(t *testing.T) {
 			dir := t.TempDir()
-			f, err := uv.NewFSEvent(r, dir)
+			f, err := uv.NewFSEvent(r, dir, uv.FSEventOptions{})
 			uv.UvtMust(t, err)
 			h := newHeard()
 			_, err = f.OnChange(func(ch uv.FSEventResult, err error) { h.add(ch.Name, err) })
@@ -141,7 +141,7 @@ func TestOnMethodsPerKind(t *testing.T) {
 			for _, proxied := range []bool{false, true} {
 				var fds [2]int
 				uv.UvtMust(t, unix.Pipe2(fds[:], unix.O_NONBLOCK|unix.O_CLOEXEC))
-				p, err := uv.NewPoll(r, fds[0], uv.Readable, uv.CloseFD())
+				p, err := uv.NewPoll(r, fds[0], uv.Readable, uv.PollOptions{CloseFD: true})
 				uv.UvtMust(t, err)
 				h := newHeard()
 				if proxied {
@@ -177,7 +177,7 @@ func TestOnMethodsPerKind(t *testing.T) {
 		})
 
 		t.Run("Timer.OnFire", func(t *testing.T) {
-			tm, err := uv.NewTimer(r, time.Millisecond, time.Millisecond)
+			tm, err := r.NewTimer(time.Millisecond, time.Millisecond)
 			uv.UvtMust(t, err)
 			h := newHeard()
 			_, err = tm.OnFire(func(err error) { h.add("fired", err) })
@@ -214,11 +214,11 @@ func TestOnMethodsPerKind(t *testing.T) {
 			h.expect(t, "replayed exit", "7 <nil>")
 		})
 
-		t.Run("Exec.OnDone", func(t *testing.T) {
-			ex, err := uv.NewExec(r, "echo on", uv.ExecOptions{Mode: uv.ExecShell})
+		t.Run("Command.OnDone", func(t *testing.T) {
+			ex, err := uv.NewCommand(r, "echo on", uv.CommandOptions{Mode: uv.CaptureAll})
 			uv.UvtMust(t, err)
 			h := newHeard()
-			_, err = ex.OnDone(func(res *uv.ExecResult, err error) { h.add(string(res.Output), err) })
+			_, err = ex.OnDone(func(res *uv.CommandResult, err error) { h.add(string(res.Output), err) })
 			uv.UvtMust(t, err)
 			h.expect(t, "command", "on\n <nil>")
 		})

@@ -37,13 +37,13 @@ var (
 	_ event.Typed[int]                = (*uv.Task[int])(nil)
 	_ event.Typed[string]             = (*uv.Thread[string])(nil)
 	_ event.Typed[int]                = (*uv.Process)(nil)
-	_ event.Typed[*uv.ExecResult]     = (*uv.Exec)(nil)
+	_ event.Typed[*uv.CommandResult]  = (*uv.Command)(nil)
 	_ event.Typed[[]netip.AddrPort]   = (*uv.AddrInfo)(nil)
 	_ event.Typed[uv.NameInfoResult]  = (*uv.NameInfo)(nil)
 	_ event.Source[int]               = (*uv.Task[int])(nil)
 	_ event.Source[string]            = (*uv.Thread[string])(nil)
 	_ event.Source[int]               = (*uv.Process)(nil)
-	_ event.Source[*uv.ExecResult]    = (*uv.Exec)(nil)
+	_ event.Source[*uv.CommandResult] = (*uv.Command)(nil)
 	_ event.Source[[]netip.AddrPort]  = (*uv.AddrInfo)(nil)
 	_ event.Source[uv.NameInfoResult] = (*uv.NameInfo)(nil)
 )
@@ -94,7 +94,7 @@ func TestTypedWaitsTakeEveryStoringKind(t *testing.T) {
 			t.Errorf("AwaitAll(processes) (-want +got), err %v:\n%s", err, diff)
 		}
 
-		ex, err := uv.NewExec(u.Reactor, "echo typed", uv.ExecOptions{Mode: uv.ExecShell})
+		ex, err := uv.NewCommand(u.Reactor, "echo typed", uv.CommandOptions{Mode: uv.CaptureAll})
 		uv.UvtMust(t, err)
 		res, err := event.AwaitValue(ctx, ex)
 		if err != nil || res == nil || string(res.Output) != "typed\n" {

@@ -183,7 +183,7 @@ func (s *udpState) received(d *Datagram) (keep bool) {
 	case len(s.readers) > 0:
 		rd := s.readers[0]
 		s.readers = s.readers[1:]
-		s.r.ActiveDelta(-1)
+		s.r.Owner().ActiveDelta(-1)
 		rd.finish(copy(rd.p, d.Data), d.Addr, nil)
 	case s.started && len(s.kept) == 0:
 		s.drv.notify(d, nil)
@@ -262,7 +262,7 @@ func (s *udpState) flush() {
 func (s *udpState) takeReaders() []*udpRead {
 	rs := s.readers
 	s.readers = nil
-	s.r.ActiveDelta(-len(rs))
+	s.r.Owner().ActiveDelta(-len(rs))
 	return rs
 }
 
@@ -296,12 +296,12 @@ func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 		return 0, nil, errZero("UDP")
 	}
 	e := u.e
-	if e.r.Owned() {
+	if e.r.Owner().Owned() {
 		return 0, nil, u.opError("read", event.ErrOnLoop)
 	}
 	rd := &udpRead{p: p, ch: make(chan struct{}, 1)}
 	var err error
-	if x := e.r.Exec(func() {
+	if x := e.r.Call(func() {
 		switch {
 		case e.closed:
 			err = ErrClosed
@@ -315,7 +315,7 @@ func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 			err = errTimeout
 		default:
 			e.readers = append(e.readers, rd)
-			e.r.ActiveDelta(1)
+			e.r.Owner().ActiveDelta(1)
 			err = e.update()
 		}
 	}); x != nil {
@@ -349,7 +349,7 @@ func (u *UDP) WriteTo(p []byte, addr net.Addr) (int, error) {
 	t := tcpTarget{ip: ip, port: ua.Port, zone: zoneIndex(ua.Zone)}
 	e := u.e
 	var err error
-	if x := e.r.Exec(func() {
+	if x := e.r.Call(func() {
 		switch {
 		case e.closed:
 			err = ErrClosed
@@ -373,7 +373,7 @@ func (u *UDP) Queued() int {
 		return 0
 	}
 	n := 0
-	u.e.r.Exec(func() { n = u.e.drv.queued() })
+	u.e.r.Call(func() { n = u.e.drv.queued() })
 	return n
 }
 
@@ -404,7 +404,7 @@ func (u *UDP) SetReadDeadline(t time.Time) error {
 	}
 	e := u.e
 	err := ErrClosed
-	e.r.Exec(func() {
+	e.r.Call(func() {
 		if !e.closed {
 			err = e.dl.set(e.r, t, func() {
 				for _, rd := range e.takeReaders() {

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -26,7 +27,7 @@ const udpBurst = 32
 
 // udpBufSize is the receive buffer: larger datagrams are truncated to it.
 // It is the room the libuv driver's 64 KiB buffer leaves after the
-// sender's address (a sockaddr_storage, cgo/udp.h), so that a datagram is
+// sender's address (a sockaddr_storage, internal/cgo/udp.h), so that a datagram is
 // truncated alike on both drivers.
 const udpBufSize = 64<<10 - 128
 
@@ -57,9 +58,9 @@ type goUDPOps goUDP
 func listenGoUDP(r *reactor.Reactor, network string, t tcpTarget) (*UDP, error) {
 	e := &goUDP{fd: -1}
 	e.init(e, r, network)
-	event.Init(&e.Base, (*goUDPOps)(e), true, event.GoOwned)
+	eventkind.Init(&e.Base, (*goUDPOps)(e), true, event.GoOwned)
 	var err error
-	if x := r.Exec(func() {
+	if x := r.Call(func() {
 		if err = armable(r); err != nil {
 			return
 		}
@@ -255,7 +256,7 @@ func (e *goUDP) sendQueued() {
 
 func (e *goUDP) queued() int               { return len(e.queue) }
 func (e *goUDP) release(*keptDatagram)     {}
-func (e *goUDP) notify(res any, err error) { event.Notify(&e.Base, res, err) }
+func (e *goUDP) notify(res any, err error) { eventkind.Notify(&e.Base, res, err) }
 func (e *goUDP) receive(bool) error        { return e.watch() }
 
 // watch brings what the socket is polled for to what the UDP wants now:
@@ -291,7 +292,7 @@ func (o *goUDPOps) Disarm() {
 	o.disarm()
 	o.dropRef()
 }
-func (o *goUDPOps) Owner() event.Owner { return o.r }
+func (o *goUDPOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goUDPOps) Event() event.Event { return (*goUDP)(o) }
 func (o *goUDPOps) Describe() string   { return o.describe() }
 

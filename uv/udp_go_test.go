@@ -34,7 +34,7 @@ func TestGoUDPQueue(t *testing.T) {
 	to, err := unix.Getsockname(b.Target().(*goUDP).fd)
 	UvtMust(t, err)
 	var queued int
-	u.Exec(func() { // in one go: a pass would send the queue
+	u.Call(func() { // in one go: a pass would send the queue
 		e.queue = append(e.queue,
 			goDatagram{[]byte("first"), to},
 			goDatagram{[]byte("bad"), &unix.SockaddrInet6{Port: 9}}, // not for an IPv4 socket
@@ -61,7 +61,7 @@ func TestGoUDPQueue(t *testing.T) {
 		t.Errorf("the WriteTo after = %v", err)
 	}
 	var mask uint32
-	u.Exec(func() { mask = e.mask })
+	u.Call(func() { mask = e.mask })
 	if mask != 0 {
 		t.Errorf("polled for %#x with nothing queued or received, want nothing", mask)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -130,7 +131,7 @@ func TestUDPLifecycle(t *testing.T) {
 		}
 		ch := make(chan got, 8)
 		_, err := event.Subscribe(b, func(ev event.Event, res any, err error) {
-			g := got{OnLoop: u.Owned()}
+			g := got{OnLoop: u.Owner().Owned()}
 			switch {
 			case errors.Is(err, event.ErrClosed):
 				g.Err = "ErrClosed"
@@ -295,7 +296,7 @@ func TestUDPDeadlineAndClose(t *testing.T) {
 			_, _, err := a.ReadFrom(make([]byte, 10))
 			errs <- err
 		}()
-		uv.UvtWaitFor(t, "ReadFrom to wait", func() bool { return event.LoopRefs(a) == 0 && u.Stats().Active > 0 })
+		uv.UvtWaitFor(t, "ReadFrom to wait", func() bool { return eventkind.LoopRefs(a) == 0 && u.Stats().Active > 0 })
 		uv.UvtMust(t, a.Close())
 		if err := uv.UvtRecv(t, errs, "ReadFrom's end"); !errors.Is(err, net.ErrClosed) {
 			t.Errorf("ReadFrom waiting at Close = %v, want ErrClosed", err)
@@ -350,7 +351,7 @@ func TestUDPBadInput(t *testing.T) {
 			t.Errorf("ListenUDP(nil reactor) = %v, want EINVAL", err)
 		}
 		var onLoop error
-		u.Exec(func() { _, _, onLoop = a.ReadFrom(make([]byte, 1)) })
+		u.Call(func() { _, _, onLoop = a.ReadFrom(make([]byte, 1)) })
 		if !errors.Is(onLoop, event.ErrOnLoop) {
 			t.Errorf("ReadFrom on the loop = %v, want ErrOnLoop", onLoop)
 		}

@@ -1,10 +1,10 @@
 package uv
 
-// The libuv driver's UDP socket: a uv_udp_t (cgo/udp.c).
+// The libuv driver's UDP socket: a uv_udp_t (internal/cgo/udp.c).
 
 import (
-	uvcgo "github.com/uvevent/uvevent/cgo"
-	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -46,7 +46,7 @@ func listenUvUDP(r *reactor.Reactor, network string, t tcpTarget) (*UDP, error) 
 }
 
 func (e *udpEvent) kindName() string          { return "udp" }
-func (e *udpEvent) notify(res any, err error) { event.Notify(&e.Base, res, err) }
+func (e *udpEvent) notify(res any, err error) { eventkind.Notify(&e.Base, res, err) }
 func (e *udpEvent) queued() int               { return e.sending }
 func (e *udpEvent) release(k *keptDatagram)   { e.loop.Release(k.data, k.release) }
 

@@ -13,13 +13,13 @@ import (
 // happen, so the reactor tells both, with a report of who waits on what.
 func tourDeadlock(ctx context.Context, r *reactor.Reactor) error {
 	say("two coroutines, each awaiting the other's future")
-	fa, fb := event.NewFuture[any](r), event.NewFuture[any](r)
-	a, _ := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
+	fa, fb := event.NewFuture[any](r.Owner()), event.NewFuture[any](r.Owner())
+	a, _ := reactor.Go(ctx, r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fb)
 		fa.Reject(err)
 		return nil, err
 	})
-	b, _ := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
+	b, _ := reactor.Go(ctx, r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fa)
 		fb.Reject(err)
 		return nil, err

@@ -14,11 +14,11 @@ import (
 // replay of a coroutine's stored result.
 func tourModel(ctx context.Context, r *reactor.Reactor) error {
 	say("timers: a periodic one (10ms) and a one-shot one (35ms), each with a callback")
-	tick, err := uv.NewTimer(r, 10*time.Millisecond, 10*time.Millisecond)
+	tick, err := r.NewTimer(10*time.Millisecond, 10*time.Millisecond)
 	if err != nil {
 		return err
 	}
-	once, err := uv.NewTimer(r, 35*time.Millisecond, 0)
+	once, err := r.NewTimer(35*time.Millisecond, 0)
 	if err != nil {
 		return err
 	}
@@ -42,8 +42,8 @@ func tourModel(ctx context.Context, r *reactor.Reactor) error {
 	say("Run returned: nothing active is left")
 
 	say("a future resolved by a goroutine, awaited with a timer and a trigger (await any)")
-	f := event.NewFuture[any](r)
-	slow, _ := uv.NewTimer(r, time.Second, 0)
+	f := event.NewFuture[any](r.Owner())
+	slow, _ := r.NewTimer(time.Second, 0)
 	trig, _ := uv.NewTrigger(r)
 	slow.Start()
 	trig.Start()
@@ -53,7 +53,7 @@ func tourModel(ctx context.Context, r *reactor.Reactor) error {
 		f.Resolve("hello from a goroutine")
 		release()
 	}()
-	co, err := reactor.Go(r, ctx, func(ctx context.Context) (any, error) {
+	co, err := reactor.Go(ctx, r, func(ctx context.Context) (any, error) {
 		outs, err := event.Await(ctx, event.Any(), slow, trig, f)
 		if err != nil {
 			return nil, err

@@ -15,13 +15,13 @@ import (
 // replayed), and a file watch that sees a file appear and change, side by
 // side in one Run.
 func tourSystem(ctx context.Context, r *reactor.Reactor) error {
-	ex, err := uv.NewExec(r, "echo hello from a child; echo its pid is $$; exit 3", uv.ExecOptions{Timeout: 5 * time.Second})
+	ex, err := uv.NewCommand(r, "echo hello from a child; echo its pid is $$; exit 3", uv.CommandOptions{Timeout: 5 * time.Second})
 	if err != nil {
 		return err
 	}
 	say("started %s", ex.Info())
 	event.Subscribe(ex, func(ev event.Event, res any, err error) {
-		if res, ok := res.(*uv.ExecResult); ok {
+		if res, ok := res.(*uv.CommandResult); ok {
 			say("the child ended: exit code %d, lines %q", res.ExitCode, res.Lines[:1])
 		} else {
 			say("the child: %v", err)
@@ -33,12 +33,12 @@ func tourSystem(ctx context.Context, r *reactor.Reactor) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	w, err := uv.NewFSEvent(r, dir)
+	w, err := uv.NewFSEvent(r, dir, uv.FSEventOptions{})
 	switch {
 	case err != nil:
 		return err
 	default:
-		stopWatch, _ := uv.NewTimer(r, 2*time.Second, 0) // bounds the watch
+		stopWatch, _ := r.NewTimer(2*time.Second, 0) // bounds the watch
 		event.Subscribe(stopWatch, func(event.Event, any, error) { w.Close() })
 		stopWatch.Start()
 		event.Subscribe(w, func(ev event.Event, res any, err error) {
@@ -65,6 +65,6 @@ func tourSystem(ctx context.Context, r *reactor.Reactor) error {
 	if err != nil {
 		return err
 	}
-	say("replayed to a late waiter: %s, last line %q", ex.Info(), outs[0].Result.(*uv.ExecResult).Last)
+	say("replayed to a late waiter: %s, last line %q", ex.Info(), outs[0].Result.(*uv.CommandResult).Last)
 	return nil
 }

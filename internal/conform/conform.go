@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -199,7 +200,7 @@ func startCounts(t *testing.T, r *reactor.Reactor, k Kind) {
 			t.Fatalf("Start #%d: %v", i+1, err)
 		}
 	}
-	if got := event.LoopRefs(ev); got != 2 {
+	if got := eventkind.LoopRefs(ev); got != 2 {
 		t.Fatalf("after two Starts LoopRefs = %d, want 2", got)
 	}
 	ev.Stop()
@@ -210,8 +211,8 @@ func startCounts(t *testing.T, r *reactor.Reactor, k Kind) {
 	if got := event.StateOf(ev); got != event.Stopped {
 		t.Fatalf("after the last Stop: %v, want stopped", got)
 	}
-	if err := ev.Stop(); err != nil || event.LoopRefs(ev) != 0 {
-		t.Fatalf("Stop when stopped = %v (refs %d), want a no-op", err, event.LoopRefs(ev))
+	if err := ev.Stop(); err != nil || eventkind.LoopRefs(ev) != 0 {
+		t.Fatalf("Stop when stopped = %v (refs %d), want a no-op", err, eventkind.LoopRefs(ev))
 	}
 }
 
@@ -221,7 +222,7 @@ func fires(t *testing.T, r *reactor.Reactor, k Kind) {
 	defer ev.Close()
 	got := make(chan error, 1)
 	if _, err := event.Subscribe(ev, func(_ event.Event, _ any, err error) {
-		if !r.Owned() {
+		if !r.Owner().Owned() {
 			err = errors.New("callback off the loop goroutine")
 		}
 		select { // a kind that fires every turn must not block the loop

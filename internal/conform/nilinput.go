@@ -29,7 +29,7 @@ type NilInputs struct {
 	// instantiated (event.NewFuture[int]).
 	Funcs map[string]any
 	// Types are typed nil pointers, one per exported type with methods:
-	// (*uv.Timer)(nil). A pointer type is walked twice, as a nil receiver
+	// (*reactor.Timer)(nil). A pointer type is walked twice, as a nil receiver
 	// and as a pointer to its zero value; the methods of a non-pointer
 	// receiver type are called on its zero value.
 	Types []any

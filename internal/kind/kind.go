@@ -5,9 +5,9 @@
 package kind
 
 import (
-	uvcgo "github.com/uvevent/uvevent/cgo"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 )
 
 // Handle is the loop-side record of a C-owned event: what the reactor needs
@@ -26,14 +26,14 @@ type Handle interface {
 }
 
 // Host is a reactor as kind implementations see it. Every method but
-// Dropped must be called with the reactor's ownership (inside Exec or a
+// Dropped must be called with the reactor's ownership (inside Call or a
 // callback).
 type Host interface {
 	// Loop returns the libuv loop, to create handles on. Its calls that
 	// change libuv's state mark it dirty themselves.
 	Loop() *uvcgo.Loop
 	// Closing reports whether the reactor's Close has begun: constructors
-	// and Start must refuse with event.ErrLoopClosed.
+	// and Start must refuse with reactor.ErrReactorClosed.
 	Closing() bool
 	// AddHandle records h and returns the id its C handle must report
 	// with. Call it before creating the C handle; if that fails, DropHandle.
@@ -59,7 +59,7 @@ type Host interface {
 	// the rest of it. With ownership; the libuv driver has its own hooks.
 	AddTurnHook(which uvcgo.Phase, fn func()) (remove func())
 	// Queue runs fn on the loop's next turn (or at the reactor's Close),
-	// never in the caller nor in another goroutine's Exec or Post on a loop
+	// never in the caller nor in another goroutine's Call or Post on a loop
 	// nobody runs: as libuv delivers only inside uv_run. Safe from any
 	// goroutine; it fails with ErrReactorClosed once Close has begun.
 	Queue(fn func()) error
@@ -81,6 +81,8 @@ type Host interface {
 	Dropped(id eventref.ID)
 }
 
-// HostOf returns the Host view of a *reactor.Reactor. Package reactor sets
-// it at init; it panics on any other value.
-var HostOf func(reactor any) Host
+// HostOf returns the Host view of the reactor whose Owner (Reactor.Owner)
+// is o: a reactor's owner has a Host method, which no other Owner has, so
+// it panics on any other. The view travels on the owner, a private type of
+// package reactor, so it never shows on Reactor's API.
+func HostOf(o event.Owner) Host { return o.(interface{ Host() Host }).Host() }

@@ -78,7 +78,7 @@ func run(n, inFlight int, driver reactor.Driver) error {
 		}
 	}
 	start := time.Now()
-	if err := r.Exec(func() {
+	if err := r.Call(func() {
 		for range inFlight {
 			next()
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/uvevent/uvevent/bench/internal/driverflag"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
-	"github.com/uvevent/uvevent/uv"
 )
 
 func main() {
@@ -49,9 +48,9 @@ func run(n int, maxTimeout time.Duration, driver reactor.Driver) error {
 	for i := range n {
 		// Each start is its own operation on the running loop; every
 		// 500th comes after a millisecond of work in the same operation.
-		err = r.Exec(func() {
+		err = r.Call(func() {
 			timeout := time.Duration(rng.Int64N(int64(maxTimeout)))
-			tm, err := uv.NewTimer(r, timeout, 0)
+			tm, err := r.NewTimer(timeout, 0)
 			if err != nil {
 				panic(err)
 			}
@@ -78,7 +77,7 @@ func run(n int, maxTimeout time.Duration, driver reactor.Driver) error {
 	}
 	for {
 		var done bool
-		r.Exec(func() { done = len(late) == n })
+		r.Call(func() { done = len(late) == n })
 		if done {
 			break
 		}

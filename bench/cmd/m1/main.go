@@ -26,7 +26,7 @@ func main() {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	r.Exec(func() {
+	r.Call(func() {
 		for i := range timers {
 			t, _ := r.NewTimer(time.Hour, 0)
 			t.AddCallback(cb)

@@ -102,7 +102,7 @@ func run(n, inflight int, prog string, onLoop bool) error {
 	}
 	self0, children0 := cputime.Self(), cputime.Children()
 	start := time.Now()
-	if err := r.Exec(func() {
+	if err := r.Call(func() {
 		for range min(inflight, n) {
 			next()
 		}

@@ -55,7 +55,7 @@ func run(n int, seed uint64, driver reactor.Driver) error {
 	cb := event.NewCallback(func(event.Event, any, error) { fired++ })
 	start := time.Now()
 	var cerr error
-	r.Exec(func() {
+	r.Call(func() {
 		for range n {
 			t, err := r.NewTimer(time.Duration(rng.IntN(100))*time.Millisecond, 0)
 			if err == nil {

@@ -3,7 +3,7 @@
 // Command x1 is uvevent's side of workload X1 (DESIGN.md §6): a goroutine
 // wakes the reactor's parked loop, the loop resolves a future, the goroutine
 // resumes. It prints the mean round trip of the reactor as built (the loop
-// goroutine parks in Go and is woken by a channel send) in two forms — Exec
+// goroutine parks in Go and is woken by a channel send) in two forms — Call
 // (the goroutine resumes when the loop has resolved the future) and Await
 // (the goroutine waits on the future through the waker) — and of driving mode
 // (a), kept as a probe: a loop blocking in uv_run on a locked thread, woken by
@@ -47,8 +47,8 @@ func run(n int, driver reactor.Driver) error {
 	}
 	start := time.Now()
 	for range n {
-		f := event.NewFuture[any](r)
-		if err := r.Exec(func() { f.Resolve(1) }); err != nil {
+		f := event.NewFuture[any](r.Owner())
+		if err := r.Call(func() { f.Resolve(1) }); err != nil {
 			return err
 		}
 		if _, ok, _ := f.Outcome(); !ok {
@@ -61,7 +61,7 @@ func run(n int, driver reactor.Driver) error {
 	// the loop resolves on a later operation.
 	start = time.Now()
 	for range n {
-		f := event.NewFuture[any](r)
+		f := event.NewFuture[any](r.Owner())
 		r.Post(func() { r.Post(func() { f.Resolve(1) }) })
 		if _, err := event.Await(ctx, event.Any(), f); err != nil {
 			return err

@@ -18,7 +18,7 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// syncBuffer is a bytes.Buffer safe for the writer goroutine of an Exec
+// syncBuffer is a bytes.Buffer safe for the writer goroutine of a Command
 // and the test's reads, telling a channel about each write.
 type syncBuffer struct {
 	mu    sync.Mutex
@@ -44,12 +44,12 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// newExec starts an Exec or fails the test.
-func newExec(t testing.TB, u *uv.UvtReactor, cmd string, opts uv.ExecOptions) *uv.Exec {
+// newCommand starts a Command or fails the test.
+func newCommand(t testing.TB, u *uv.UvtReactor, cmd string, opts uv.CommandOptions) *uv.Command {
 	t.Helper()
-	e, err := uv.NewExec(u.Reactor, cmd, opts)
+	e, err := uv.NewCommand(u.Reactor, cmd, opts)
 	if err != nil {
-		t.Fatalf("NewExec(%q): %v", cmd, err)
+		t.Fatalf("NewCommand(%q): %v", cmd, err)
 	}
 	return e
 }
@@ -65,28 +65,28 @@ func replayed(t testing.TB, ev event.Event) (any, error) {
 
 // The four modes on one command: what is collected, what is passed
 // through, the exit code; Info before and after.
-func TestExecModes(t *testing.T) {
+func TestCommandModes(t *testing.T) {
 	const cmd = `printf 'one\ntwo  \nthree'; exit 3`
 	for _, tc := range []struct {
-		mode    uv.ExecMode
-		want    uv.ExecResult
+		mode    uv.OutputMode
+		want    uv.CommandResult
 		through string
 	}{
-		{uv.ExecLines, uv.ExecResult{Mode: uv.ExecLines, Lines: []string{"one", "two", "three"}, Last: "three", ExitCode: 3}, ""},
-		{uv.ExecSystem, uv.ExecResult{Mode: uv.ExecSystem, Last: "three", ExitCode: 3}, "one\ntwo  \nthree"},
-		{uv.ExecPassthru, uv.ExecResult{Mode: uv.ExecPassthru, ExitCode: 3}, "one\ntwo  \nthree"},
-		{uv.ExecShell, uv.ExecResult{Mode: uv.ExecShell, Output: []byte("one\ntwo  \nthree"), ExitCode: 3}, ""},
+		{uv.CaptureLines, uv.CommandResult{Mode: uv.CaptureLines, Lines: []string{"one", "two", "three"}, Last: "three", ExitCode: 3}, ""},
+		{uv.StreamLines, uv.CommandResult{Mode: uv.StreamLines, Last: "three", ExitCode: 3}, "one\ntwo  \nthree"},
+		{uv.StreamRaw, uv.CommandResult{Mode: uv.StreamRaw, ExitCode: 3}, "one\ntwo  \nthree"},
+		{uv.CaptureAll, uv.CommandResult{Mode: uv.CaptureAll, Output: []byte("one\ntwo  \nthree"), ExitCode: 3}, ""},
 	} {
 		t.Run(tc.mode.String(), func(t *testing.T) {
 			u := uv.UvtNewReactor(t)
 			out := newSyncBuffer()
-			var e *uv.Exec
+			var e *uv.Command
 			var calls *uv.UvtCounter
-			uv.UvtMust(t, u.Exec(func() { // nothing completes before the subscription
-				e = newExec(t, u, cmd, uv.ExecOptions{Mode: tc.mode, Out: out})
-				calls = uv.UvtSubscribe(t, e, u.Owned)
+			uv.UvtMust(t, u.Call(func() { // nothing completes before the subscription
+				e = newCommand(t, u, cmd, uv.CommandOptions{Mode: tc.mode, Out: out})
+				calls = uv.UvtSubscribe(t, e, u.Owner().Owned)
 			}))
-			if got, want := e.Info(), fmt.Sprintf("Exec(mode=%v, pid=%d", tc.mode, e.Pid()); !strings.HasPrefix(got, want) {
+			if got, want := e.Info(), fmt.Sprintf("Command(mode=%v, pid=%d", tc.mode, e.Pid()); !strings.HasPrefix(got, want) {
 				t.Errorf("Info = %q, want %q…", got, want)
 			}
 			uv.UvtMust(t, u.Run(context.Background()))
@@ -100,7 +100,7 @@ func TestExecModes(t *testing.T) {
 			if got := out.String(); got != tc.through {
 				t.Errorf("passed through %q, want %q", got, tc.through)
 			}
-			if got, want := e.Info(), fmt.Sprintf("Exec(mode=%v, pid=%d, exit=3)", tc.mode, e.Pid()); got != want {
+			if got, want := e.Info(), fmt.Sprintf("Command(mode=%v, pid=%d, exit=3)", tc.mode, e.Pid()); got != want {
 				t.Errorf("Info = %q, want %q", got, want)
 			}
 			if res, _ := replayed(t, e); !cmp.Equal(res, c[0].Result) {
@@ -113,23 +113,23 @@ func TestExecModes(t *testing.T) {
 
 // Lines: trailing whitespace goes, a blank last line counts, a command the
 // shell cannot find exits 127 (a result, not an error), env and dir apply.
-func TestExecLinesEnvDir(t *testing.T) {
+func TestCommandLinesEnvDir(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	dir := t.TempDir()
 	child := uv.UvtFixture(t, "child.sh")
-	a := newExec(t, u, child+" lines", uv.ExecOptions{})
-	b := newExec(t, u, "uvevent-no-such-command 2>/dev/null", uv.ExecOptions{Mode: uv.ExecShell})
-	c := newExec(t, u, `printf '%s:' "$UVEVENT_Y"; pwd -P`, uv.ExecOptions{Mode: uv.ExecShell, Env: []string{"UVEVENT_Y=y"}, Dir: dir})
+	a := newCommand(t, u, child+" lines", uv.CommandOptions{})
+	b := newCommand(t, u, "uvevent-no-such-command 2>/dev/null", uv.CommandOptions{Mode: uv.CaptureAll})
+	c := newCommand(t, u, `printf '%s:' "$UVEVENT_Y"; pwd -P`, uv.CommandOptions{Mode: uv.CaptureAll, Env: []string{"UVEVENT_Y=y"}, Dir: dir})
 	uv.UvtMust(t, u.Run(context.Background()))
 	ra, _ := replayed(t, a)
-	if diff := cmp.Diff(&uv.ExecResult{Lines: []string{"one", "two", "three", ""}}, ra); diff != "" {
+	if diff := cmp.Diff(&uv.CommandResult{Lines: []string{"one", "two", "three", ""}}, ra); diff != "" {
 		t.Errorf("lines (-want +got):\n%s", diff)
 	}
-	if rb, _ := replayed(t, b); rb.(*uv.ExecResult).ExitCode != 127 {
+	if rb, _ := replayed(t, b); rb.(*uv.CommandResult).ExitCode != 127 {
 		t.Errorf("missing command: %+v, want exit 127", rb)
 	}
 	rc, _ := replayed(t, c)
-	if got := string(rc.(*uv.ExecResult).Output); !strings.HasPrefix(got, "y:/") || !strings.HasSuffix(got, "\n") {
+	if got := string(rc.(*uv.CommandResult).Output); !strings.HasPrefix(got, "y:/") || !strings.HasSuffix(got, "\n") {
 		t.Errorf("env and dir: %q", got)
 	}
 	uv.UvtShutdown(t, u, false)
@@ -137,15 +137,15 @@ func TestExecLinesEnvDir(t *testing.T) {
 
 // A timeout is honoured: the command gets SIGTERM; the result says so and
 // the error is ErrTimeout.
-func TestExecTimeout(t *testing.T) {
+func TestCommandTimeout(t *testing.T) {
 	u := uv.UvtNewReactor(t)
-	e := newExec(t, u, "sleep 100", uv.ExecOptions{Timeout: 20 * time.Millisecond})
+	e := newCommand(t, u, "sleep 100", uv.CommandOptions{Timeout: 20 * time.Millisecond})
 	uv.UvtMust(t, u.Run(context.Background()))
 	res, err := replayed(t, e)
 	if !errors.Is(err, event.ErrTimeout) {
 		t.Errorf("err = %v, want ErrTimeout", err)
 	}
-	if r := res.(*uv.ExecResult); !r.TimedOut || r.ExitCode != -int(syscall.SIGTERM) {
+	if r := res.(*uv.CommandResult); !r.TimedOut || r.ExitCode != -int(syscall.SIGTERM) {
 		t.Errorf("result %+v, want TimedOut and exit -15", r)
 	}
 	uv.UvtShutdown(t, u, false)
@@ -154,14 +154,14 @@ func TestExecTimeout(t *testing.T) {
 // Close while the command runs: subscribers hear ErrClosed; the command
 // gets SIGTERM, and SIGKILL after the grace period when it ignores
 // SIGTERM. Its result is still stored.
-func TestExecCloseWhileBusy(t *testing.T) {
+func TestCommandCloseWhileBusy(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	stop := uv.UvtServe(t, u)
 	out := newSyncBuffer()
-	e := newExec(t, u, "trap '' TERM; echo ready; while :; do sleep 1; done", uv.ExecOptions{Mode: uv.ExecPassthru, Out: out, Grace: 10 * time.Millisecond})
-	plain := newExec(t, u, "sleep 100", uv.ExecOptions{})
-	grand := newExec(t, u, uv.UvtFixture(t, "child.sh")+" term-ignored", uv.ExecOptions{Grace: 10 * time.Millisecond})
-	calls := uv.UvtSubscribe(t, e, u.Owned)
+	e := newCommand(t, u, "trap '' TERM; echo ready; while :; do sleep 1; done", uv.CommandOptions{Mode: uv.StreamRaw, Out: out, Grace: 10 * time.Millisecond})
+	plain := newCommand(t, u, "sleep 100", uv.CommandOptions{})
+	grand := newCommand(t, u, uv.UvtFixture(t, "child.sh")+" term-ignored", uv.CommandOptions{Grace: 10 * time.Millisecond})
+	calls := uv.UvtSubscribe(t, e, u.Owner().Owned)
 	uv.UvtWaitFor(t, "the child's trap", func() bool { return strings.Contains(out.String(), "ready") })
 	uv.UvtMust(t, e.Close())
 	uv.UvtMust(t, plain.Close())
@@ -169,10 +169,10 @@ func TestExecCloseWhileBusy(t *testing.T) {
 	if c := calls.Next(t); !errors.Is(c.Err, event.ErrClosed) {
 		t.Errorf("notification %+v, want ErrClosed", c)
 	}
-	for ev, want := range map[*uv.Exec]int{e: -int(syscall.SIGKILL), plain: -int(syscall.SIGTERM), grand: -int(syscall.SIGTERM)} {
+	for ev, want := range map[*uv.Command]int{e: -int(syscall.SIGKILL), plain: -int(syscall.SIGTERM), grand: -int(syscall.SIGTERM)} {
 		uv.UvtWaitFor(t, "the result", func() bool { return ev.Replay(event.NewCallback(func(event.Event, any, error) {})) == nil })
-		if res, _ := replayed(t, ev); res.(*uv.ExecResult).ExitCode != want {
-			t.Errorf("%s: exit %d, want %d", ev.Info(), res.(*uv.ExecResult).ExitCode, want)
+		if res, _ := replayed(t, ev); res.(*uv.CommandResult).ExitCode != want {
+			t.Errorf("%s: exit %d, want %d", ev.Info(), res.(*uv.CommandResult).ExitCode, want)
 		}
 	}
 	stop()
@@ -180,49 +180,49 @@ func TestExecCloseWhileBusy(t *testing.T) {
 }
 
 // Bad input: clear errors; the reactor keeps working.
-func TestExecBadInput(t *testing.T) {
+func TestCommandBadInput(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	for _, tc := range []struct {
 		name string
 		cmd  string
-		opts uv.ExecOptions
+		opts uv.CommandOptions
 		want error
 	}{
-		{"empty", " ", uv.ExecOptions{}, syscall.EINVAL},
-		{"negative timeout", "true", uv.ExecOptions{Timeout: -1}, syscall.EINVAL},
-		{"negative grace", "true", uv.ExecOptions{Grace: -1}, syscall.EINVAL},
-		{"bad mode", "true", uv.ExecOptions{Mode: 9}, syscall.EINVAL},
-		{"no shell", "true", uv.ExecOptions{Shell: "/nonexistent/sh"}, fs.ErrNotExist},
-		{"no dir", "true", uv.ExecOptions{Dir: "/nonexistent"}, fs.ErrNotExist},
+		{"empty", " ", uv.CommandOptions{}, syscall.EINVAL},
+		{"negative timeout", "true", uv.CommandOptions{Timeout: -1}, syscall.EINVAL},
+		{"negative grace", "true", uv.CommandOptions{Grace: -1}, syscall.EINVAL},
+		{"bad mode", "true", uv.CommandOptions{Mode: 9}, syscall.EINVAL},
+		{"no shell", "true", uv.CommandOptions{Shell: "/nonexistent/sh"}, fs.ErrNotExist},
+		{"no dir", "true", uv.CommandOptions{Dir: "/nonexistent"}, fs.ErrNotExist},
 	} {
-		if e, err := uv.NewExec(u.Reactor, tc.cmd, tc.opts); !errors.Is(err, tc.want) || e != nil {
-			t.Errorf("%s: NewExec = %v, %v; want an error matching %v", tc.name, e, err, tc.want)
+		if e, err := uv.NewCommand(u.Reactor, tc.cmd, tc.opts); !errors.Is(err, tc.want) || e != nil {
+			t.Errorf("%s: NewCommand = %v, %v; want an error matching %v", tc.name, e, err, tc.want)
 		}
 	}
-	if _, err := uv.NewExec(nil, "true", uv.ExecOptions{}); !errors.Is(err, syscall.EINVAL) {
+	if _, err := uv.NewCommand(nil, "true", uv.CommandOptions{}); !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("nil reactor: %v, want EINVAL", err)
 	}
-	e := newExec(t, u, "exit 0", uv.ExecOptions{})
+	e := newCommand(t, u, "exit 0", uv.CommandOptions{})
 	uv.UvtMust(t, u.Run(context.Background()))
-	if res, err := replayed(t, e); err != nil || res.(*uv.ExecResult).ExitCode != 0 {
+	if res, err := replayed(t, e); err != nil || res.(*uv.CommandResult).ExitCode != 0 {
 		t.Errorf("a good command after bad ones: %v, %v", res, err)
 	}
 	uv.UvtShutdown(t, u, false)
 }
 
 // Closing the reactor terminates the commands still running.
-func TestExecReactorClose(t *testing.T) {
+func TestCommandReactorClose(t *testing.T) {
 	u := uv.UvtNewReactor(t)
-	e := newExec(t, u, "sleep 100", uv.ExecOptions{})
+	e := newCommand(t, u, "sleep 100", uv.CommandOptions{})
 	uv.UvtShutdown(t, u, false)
 	// The shell is signalled and reaped: its pid goes away.
 	uv.UvtWaitFor(t, "the shell's end", func() bool { return syscall.Kill(e.Pid(), 0) == syscall.ESRCH })
 }
 
 // Commands dropped without Close under GOGC=10 leave nothing behind.
-func TestExecDropWithoutClose(t *testing.T) {
+func TestCommandDropWithoutClose(t *testing.T) {
 	uv.UvtDropWithoutClose(t, 20, func(u *uv.UvtReactor, i int) error {
-		_, err := uv.NewExec(u.Reactor, fmt.Sprintf("echo %d", i), uv.ExecOptions{Mode: uv.ExecShell})
+		_, err := uv.NewCommand(u.Reactor, fmt.Sprintf("echo %d", i), uv.CommandOptions{Mode: uv.CaptureAll})
 		return err
 	})
 }

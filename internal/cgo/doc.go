@@ -1,7 +1,8 @@
 // Package uvcgo is the thin layer over libuv: the only package that includes
 // uv.h. It exports Go types only (ids, uintptr handles, Go structs), so no
 // cgo type crosses into the packages above it. It is uvevent's plumbing, not
-// a user-facing API: use packages reactor and uv.
+// a user-facing API, and internal so that programs cannot import it: use
+// packages reactor and uv.
 //
 // Lifetime rules, stated once here and kept by the C shim (loop.c):
 //   - a Loop's C memory is allocated by NewLoop and freed by Close;

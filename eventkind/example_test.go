@@ -1,9 +1,10 @@
-package event_test
+package eventkind_test
 
 import (
 	"fmt"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 )
 
 // A countdown is a kind of event written outside the module: it notifies
@@ -18,21 +19,21 @@ type countdownOps countdown
 
 func newCountdown(o event.Owner, n int) *countdown {
 	c := &countdown{owner: o, left: n}
-	event.Init(&c.Base, (*countdownOps)(c), true, event.GoOwned)
+	eventkind.Init(&c.Base, (*countdownOps)(c), true, event.GoOwned)
 	return c
 }
 
 // Tick counts one down; it runs with the owner held.
 func (c *countdown) Tick() {
-	c.owner.Exec(func() {
-		if event.LoopRefs(c) == 0 || c.Flags().Has(event.Closed) {
+	c.owner.Call(func() {
+		if eventkind.LoopRefs(c) == 0 || c.Flags().Has(event.Closed) {
 			return
 		}
 		if c.left--; c.left == 0 {
-			event.Complete(&c.Base, "lift-off", nil)
+			eventkind.Complete(&c.Base, "lift-off", nil)
 			return
 		}
-		event.Notify(&c.Base, c.left, nil)
+		eventkind.Notify(&c.Base, c.left, nil)
 	})
 }
 

@@ -9,9 +9,9 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// An Exec runs a shell command; in ExecLines mode (PHP's exec) the result
+// A Command runs a shell command; in CaptureLines mode the result
 // holds the output lines and the last one.
-func ExampleNewExec() {
+func ExampleNewCommand() {
 	r, err := reactor.New(reactor.Options{})
 	if err != nil {
 		fmt.Println(err)
@@ -19,7 +19,7 @@ func ExampleNewExec() {
 	}
 	defer r.Close()
 
-	e, err := uv.NewExec(r, "echo one; echo two; exit 1", uv.ExecOptions{Mode: uv.ExecLines})
+	e, err := uv.NewCommand(r, "echo one; echo two; exit 1", uv.CommandOptions{Mode: uv.CaptureLines})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -29,7 +29,7 @@ func ExampleNewExec() {
 		fmt.Println(err)
 		return
 	}
-	out := outs[0].Result.(*uv.ExecResult)
+	out := outs[0].Result.(*uv.CommandResult)
 	fmt.Printf("lines=%q last=%q exit=%d\n", out.Lines, out.Last, out.ExitCode)
 
 	// Output:

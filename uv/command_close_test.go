@@ -71,10 +71,10 @@ func checkGone(t testing.TB, pid int) {
 
 // startTermIgnored starts a command that ignores SIGTERM, with a sleep in
 // its group, and returns it with the pids of its group once both run.
-func startTermIgnored(t *testing.T, u *uv.UvtReactor, grace time.Duration) (*uv.Exec, []int) {
+func startTermIgnored(t *testing.T, u *uv.UvtReactor, grace time.Duration) (*uv.Command, []int) {
 	t.Helper()
 	out := newSyncBuffer()
-	e := newExec(t, u, "trap '' TERM; sleep 30 & echo started; wait", uv.ExecOptions{Mode: uv.ExecPassthru, Out: out, Grace: grace})
+	e := newCommand(t, u, "trap '' TERM; sleep 30 & echo started; wait", uv.CommandOptions{Mode: uv.StreamRaw, Out: out, Grace: grace})
 	uv.UvtWaitFor(t, "the command to start its sleep", func() bool { return strings.Contains(out.String(), "started") })
 	pids := groupMembers(t, e.Pid())
 	if len(pids) < 2 {
@@ -86,8 +86,8 @@ func startTermIgnored(t *testing.T, u *uv.UvtReactor, grace time.Duration) (*uv.
 // The reactor's Close ends a command that ignores SIGTERM before it
 // returns: SIGTERM, the grace period, SIGKILL to the group, the shell
 // reaped. After Close every process of the command is gone, on both
-// drivers, whether the Exec was closed first or by the reactor.
-func TestExecCloseKillsBeforeReactorCloseReturns(t *testing.T) {
+// drivers, whether the Command was closed first or by the reactor.
+func TestCommandCloseKillsBeforeReactorCloseReturns(t *testing.T) {
 	for _, explicit := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ExecClose=%v", explicit), func(t *testing.T) {
 			uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
@@ -109,7 +109,7 @@ func TestExecCloseKillsBeforeReactorCloseReturns(t *testing.T) {
 // Shutdown whose context ends while a command is in its grace period says
 // what still runs (an error matching ErrCloseIncomplete and the context's)
 // while it still runs; a later Close waits for the rest.
-func TestExecShutdownContextNamesTheCommand(t *testing.T) {
+func TestCommandShutdownContextNamesTheCommand(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		e, pids := startTermIgnored(t, u, time.Hour)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -120,7 +120,7 @@ func TestExecShutdownContextNamesTheCommand(t *testing.T) {
 		}
 		if !errors.Is(err, reactor.ErrCloseIncomplete) || !errors.Is(err, context.Canceled) {
 			t.Errorf("Shutdown = %v, want ErrCloseIncomplete and context.Canceled", err)
-		} else if want := fmt.Sprintf("Exec(pid=%d", e.Pid()); !strings.Contains(err.Error(), want) {
+		} else if want := fmt.Sprintf("Command(pid=%d", e.Pid()); !strings.Contains(err.Error(), want) {
 			t.Errorf("Shutdown = %q, want it to name %s…", err, want)
 		}
 		syscall.Kill(-e.Pid(), syscall.SIGKILL) // what the hour of grace would do
@@ -131,17 +131,17 @@ func TestExecShutdownContextNamesTheCommand(t *testing.T) {
 	})
 }
 
-// Exec.Terminate ends the command without closing the event: it completes
+// Command.Terminate ends the command without closing the event: it completes
 // with the signal (SIGKILL for a command that ignores SIGTERM), Done is
 // closed and nothing of the command is alive; then Terminate says the
-// command is done. The zero Exec refuses. Both drivers.
-func TestExecTerminate(t *testing.T) {
+// command is done. The zero Command refuses. Both drivers.
+func TestCommandTerminate(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
 		e, pids := startTermIgnored(t, u, 20*time.Millisecond)
 		uv.UvtMust(t, e.Terminate())
 		got := awaitOne(t, e)
-		if res, ok := got.Result.(*uv.ExecResult); !ok || res.ExitCode != -int(syscall.SIGKILL) || got.Err != nil {
+		if res, ok := got.Result.(*uv.CommandResult); !ok || res.ExitCode != -int(syscall.SIGKILL) || got.Err != nil {
 			t.Errorf("outcome %+v, want exit -9", got)
 		}
 		uv.UvtRecv(t, e.Done(), "the command's end")
@@ -151,9 +151,9 @@ func TestExecTerminate(t *testing.T) {
 		if err := e.Terminate(); !errors.Is(err, os.ErrProcessDone) {
 			t.Errorf("Terminate after the end = %v, want os.ErrProcessDone", err)
 		}
-		var zero uv.Exec
+		var zero uv.Command
 		if err := zero.Terminate(); !errors.Is(err, event.ErrNilEvent) {
-			t.Errorf("zero Exec: Terminate = %v, want ErrNilEvent", err)
+			t.Errorf("zero Command: Terminate = %v, want ErrNilEvent", err)
 		}
 		stop()
 		uv.UvtShutdown(t, u, false)

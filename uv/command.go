@@ -12,42 +12,45 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// ExecMode is how an Exec treats the command's standard output: the four
-// modes of PHP's program execution functions.
-type ExecMode uint8
+// OutputMode is what a Command does with the command's standard output:
+// keep it (as lines or whole) for the result, or copy it to
+// CommandOptions.Out as it comes (line by line, keeping the last line, or
+// raw, keeping nothing). The four modes are those of TrueAsync's exec event
+// (PHP's exec, system, passthru and shell_exec, in that order).
+type OutputMode uint8
 
 const (
-	// ExecLines (PHP's exec): the output is collected as lines, trailing
-	// whitespace removed; the result's Last is the last line.
-	ExecLines ExecMode = iota
-	// ExecSystem (system): the output is passed through to
-	// ExecOptions.Out line by line as it comes; Last is the last line.
-	ExecSystem
-	// ExecPassthru (passthru): the raw output is passed through to
-	// ExecOptions.Out as it comes, nothing is kept.
-	ExecPassthru
-	// ExecShell (shell_exec): the whole output is collected in Output.
-	ExecShell
+	// CaptureLines keeps the output as lines, trailing whitespace removed
+	// from each, in the result's Lines; Last is the last line.
+	CaptureLines OutputMode = iota
+	// StreamLines copies the output to CommandOptions.Out a whole line at
+	// a time as it comes; the result keeps only Last, the last line.
+	StreamLines
+	// StreamRaw copies the output to CommandOptions.Out as it comes, in
+	// the chunks it is read in; the result keeps none of it.
+	StreamRaw
+	// CaptureAll keeps the whole output, unchanged, in the result's Output.
+	CaptureAll
 )
 
-var execModeNames = [...]string{"exec", "system", "passthru", "shell_exec"}
+var outputModeNames = [...]string{"CaptureLines", "StreamLines", "StreamRaw", "CaptureAll"}
 
-// String names the mode as PHP does: "exec", "system", "passthru",
-// "shell_exec".
-func (m ExecMode) String() string {
-	if int(m) < len(execModeNames) {
-		return execModeNames[m]
+// String returns the mode's Go name ("CaptureLines", ...).
+func (m OutputMode) String() string {
+	if int(m) < len(outputModeNames) {
+		return outputModeNames[m]
 	}
-	return "ExecMode(" + strconv.Itoa(int(m)) + ")"
+	return "OutputMode(" + strconv.Itoa(int(m)) + ")"
 }
 
-// ExecOptions configure an Exec. The zero value runs in ExecLines mode with
-// no timeout.
-type ExecOptions struct {
-	Mode ExecMode
+// CommandOptions configure a Command. The zero value runs in CaptureLines
+// mode with no timeout.
+type CommandOptions struct {
+	Mode OutputMode
 	// Timeout, if not zero, bounds the command: when it runs out the
 	// command's process group gets SIGTERM, and SIGKILL Grace later if it
 	// is still there. The result then has TimedOut set and the error
@@ -57,7 +60,7 @@ type ExecOptions struct {
 	// Close of a running command; 0 means 2 seconds. The reactor's Close
 	// waits for it to run out when the command ignores SIGTERM.
 	Grace time.Duration
-	// Out receives the output in ExecSystem and ExecPassthru modes; nil
+	// Out receives the output in StreamLines and StreamRaw modes; nil
 	// means os.Stdout. It is written from a goroutine of its own, never
 	// from the loop goroutine.
 	Out io.Writer
@@ -69,16 +72,16 @@ type ExecOptions struct {
 	Shell string
 }
 
-// ExecResult is what an Exec completes with.
-type ExecResult struct {
-	Mode ExecMode
-	// Lines holds the output lines (ExecLines), trailing whitespace
+// CommandResult is what a Command completes with.
+type CommandResult struct {
+	Mode OutputMode
+	// Lines holds the output lines (CaptureLines), trailing whitespace
 	// removed from each.
 	Lines []string
 	// Last is the last line of output without its trailing whitespace
-	// (ExecLines, ExecSystem).
+	// (CaptureLines, StreamLines).
 	Last string
-	// Output is the whole output (ExecShell).
+	// Output is the whole output (CaptureAll).
 	Output []byte
 	// ExitCode is the shell's exit code, or the negative number of the
 	// signal that ended it.
@@ -87,14 +90,15 @@ type ExecResult struct {
 	TimedOut bool
 }
 
-// An Exec is a shell command run through /bin/sh -c, and the event of its
-// end: it completes on the loop goroutine with an *ExecResult, stored and
+// A Command is a shell command run through /bin/sh -c (one line of shell,
+// where os/exec.Command takes a program and its arguments), and the event of
+// its end: it completes on the loop goroutine with a *CommandResult, stored and
 // replayed to later subscribers. A command that ran out of its Timeout
 // completes with the result and event.ErrTimeout.
 //
 // The command runs in a process group of its own (what it starts is
 // signalled with it). Its standard error is this process's, its standard
-// input /dev/null. Close (or the last Dispose) of a running Exec, or the
+// input /dev/null. Close (or the last Dispose) of a running Command, or the
 // Close of its reactor, terminates it as Process.Terminate does: SIGTERM to
 // the group, and SIGKILL after the grace period if the shell is still
 // there or something of the group is still alive; subscribers hear
@@ -105,14 +109,14 @@ type ExecResult struct {
 // Shutdown's context bounds that wait (its error then names the command:
 // reactor.ErrCloseIncomplete).
 //
-// An Exec is a Go-owned event built on Process (see it for how children
+// A Command is a Go-owned event built on Process (see it for how children
 // are started and reaped). It is started when created and counts as active
 // until it completes.
-type Exec struct {
+type Command struct {
 	event.Base
 	r    *reactor.Reactor
 	cmd  string
-	opts ExecOptions
+	opts CommandOptions
 	proc *Process
 	out  outcome
 
@@ -124,22 +128,22 @@ type Exec struct {
 	closer      reactorCloser
 }
 
-type execOps Exec
+type commandOps Command
 
-// NewExec starts cmd on r. An empty command, a negative duration or an
+// NewCommand starts cmd on r. An empty command, a negative duration or an
 // unknown mode is an error matching syscall.EINVAL; a shell that cannot be
 // started is StartProcess's error (fs.ErrNotExist for a path that does not exist).
-func NewExec(r *reactor.Reactor, cmd string, opts ExecOptions) (*Exec, error) {
-	if err := checkReactor("NewExec", r); err != nil {
+func NewCommand(r *reactor.Reactor, cmd string, opts CommandOptions) (*Command, error) {
+	if err := checkReactor("NewCommand", r); err != nil {
 		return nil, err
 	}
 	switch {
 	case strings.TrimSpace(cmd) == "":
-		return nil, fmt.Errorf("uv: NewExec: empty command: %w", syscall.EINVAL)
+		return nil, fmt.Errorf("uv: NewCommand: empty command: %w", syscall.EINVAL)
 	case opts.Timeout < 0 || opts.Grace < 0:
-		return nil, fmt.Errorf("uv: NewExec: negative duration: %w", syscall.EINVAL)
-	case opts.Mode > ExecShell:
-		return nil, fmt.Errorf("uv: NewExec: unknown mode %d: %w", opts.Mode, syscall.EINVAL)
+		return nil, fmt.Errorf("uv: NewCommand: negative duration: %w", syscall.EINVAL)
+	case opts.Mode > CaptureAll:
+		return nil, fmt.Errorf("uv: NewCommand: unknown mode %d: %w", opts.Mode, syscall.EINVAL)
 	}
 	if opts.Grace == 0 {
 		opts.Grace = 2 * time.Second
@@ -155,15 +159,15 @@ func NewExec(r *reactor.Reactor, cmd string, opts ExecOptions) (*Exec, error) {
 		Stdout: StdioPipe, Stderr: StdioInherit, Group: true,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("uv: NewExec: %w", err)
+		return nil, fmt.Errorf("uv: NewCommand: %w", err)
 	}
-	proc.Stop() // the Exec counts as active, not its process as well
-	e := &Exec{r: r, cmd: cmd, opts: opts, proc: proc, drained: make(chan struct{}), gone: make(chan struct{})}
-	event.Init(&e.Base, (*execOps)(e), true, event.GoOwned|event.ValueResult)
+	proc.Stop() // the Command counts as active, not its process as well
+	e := &Command{r: r, cmd: cmd, opts: opts, proc: proc, drained: make(chan struct{}), gone: make(chan struct{})}
+	eventkind.Init(&e.Base, (*commandOps)(e), true, event.GoOwned|event.ValueResult)
 	if err := e.Start(); err != nil {
 		proc.signal(syscall.SIGKILL)
 		proc.Stdout().Close()
-		return nil, fmt.Errorf("uv: NewExec: %w", err)
+		return nil, fmt.Errorf("uv: NewCommand: %w", err)
 	}
 	if opts.Timeout > 0 {
 		e.timer = time.AfterFunc(opts.Timeout, e.expire)
@@ -173,7 +177,7 @@ func NewExec(r *reactor.Reactor, cmd string, opts ExecOptions) (*Exec, error) {
 }
 
 // Pid returns the shell's process id.
-func (e *Exec) Pid() int {
+func (e *Command) Pid() int {
 	if e == nil {
 		return 0
 	}
@@ -183,16 +187,16 @@ func (e *Exec) Pid() int {
 // Terminate ends the command without closing the event: SIGTERM to its
 // group, and SIGKILL after the grace period if something of it is still
 // there (the escalation of Process.Terminate). It returns at once, from any
-// goroutine or the loop; the Exec then completes as usual, with the
+// goroutine or the loop; the Command then completes as usual, with the
 // signal as its exit code, and Done is closed once nothing of the command
 // is alive — when a replacement may start. Once the command is over it
 // returns os.ErrProcessDone.
-func (e *Exec) Terminate() error {
+func (e *Command) Terminate() error {
 	if e == nil || e.proc == nil {
-		return fmt.Errorf("uv: Exec.Terminate: %w", event.ErrNilEvent)
+		return fmt.Errorf("uv: Command.Terminate: %w", event.ErrNilEvent)
 	}
 	if e.finished() && e.proc.gone() {
-		return fmt.Errorf("uv: Exec.Terminate: %w", os.ErrProcessDone)
+		return fmt.Errorf("uv: Command.Terminate: %w", os.ErrProcessDone)
 	}
 	e.terminate()
 	return nil
@@ -201,8 +205,8 @@ func (e *Exec) Terminate() error {
 // Done returns a channel closed once the command is over: the shell
 // reaped, its output at its end and, when it was terminated, no process
 // of its group alive. It is closed after the event's Close too. Nil for
-// an Exec NewExec did not make.
-func (e *Exec) Done() <-chan struct{} {
+// a Command NewCommand did not make.
+func (e *Command) Done() <-chan struct{} {
 	if e == nil {
 		return nil
 	}
@@ -211,7 +215,7 @@ func (e *Exec) Done() <-chan struct{} {
 
 // expire runs when the timeout runs out: SIGTERM now, SIGKILL after the
 // grace period.
-func (e *Exec) expire() {
+func (e *Command) expire() {
 	e.timedOut.Store(true)
 	e.terminate()
 }
@@ -221,20 +225,20 @@ func (e *Exec) expire() {
 // has been reaped, the output has reached its end (no process of the group
 // holds it open any more) and no member of the group is left. The
 // reactor's Close waits until the shell is reaped and the output drained.
-func (e *Exec) terminate() {
+func (e *Command) terminate() {
 	if e.finished() && e.proc.gone() {
 		return
 	}
 	e.terminating.Store(true)
 	e.proc.terminate(e.opts.Grace, &termination{
-		what: fmt.Sprintf("Exec(pid=%d, %q)", e.proc.Pid(), e.cmd),
+		what: fmt.Sprintf("Command(pid=%d, %q)", e.proc.Pid(), e.cmd),
 		done: e.gone,
 		over: func() bool { return e.finished() && e.proc.gone() },
 	})
 }
 
 // finished reports whether the shell was reaped and the output drained.
-func (e *Exec) finished() bool {
+func (e *Command) finished() bool {
 	select {
 	case <-e.proc.exited:
 	default:
@@ -248,23 +252,23 @@ func (e *Exec) finished() bool {
 	}
 }
 
-// collect reads the output to its end (passing it through in the system
-// and passthru modes), waits for the shell to be reaped, and completes
-// the event with the result.
-func (e *Exec) collect(f *os.File) {
-	res := &ExecResult{Mode: e.opts.Mode}
+// collect reads the output to its end (copying it to Out in the streaming
+// modes), waits for the shell to be reaped, and completes the event with
+// the result.
+func (e *Command) collect(f *os.File) {
+	res := &CommandResult{Mode: e.opts.Mode}
 	var buf bytes.Buffer
-	var last []byte // the system mode's pending partial line
+	var last []byte // StreamLines: the pending partial line
 	chunk := make([]byte, 32<<10)
 	for {
 		n, err := f.Read(chunk)
 		data := chunk[:n]
 		switch e.opts.Mode {
-		case ExecPassthru:
+		case StreamRaw:
 			if n > 0 {
 				e.opts.Out.Write(data)
 			}
-		case ExecSystem:
+		case StreamLines:
 			last = append(last, data...)
 			if i := bytes.LastIndexByte(last, '\n'); i >= 0 {
 				e.opts.Out.Write(last[:i+1])
@@ -281,7 +285,7 @@ func (e *Exec) collect(f *os.File) {
 	}
 	f.Close()
 	close(e.drained)
-	if e.opts.Mode == ExecSystem && len(last) > 0 {
+	if e.opts.Mode == StreamLines && len(last) > 0 {
 		e.opts.Out.Write(last)
 		buf.Write(last)
 	}
@@ -298,25 +302,25 @@ func (e *Exec) collect(f *os.File) {
 	code, reaped := e.proc.ExitStatus()
 	res.ExitCode = code
 	switch e.opts.Mode {
-	case ExecLines:
+	case CaptureLines:
 		res.Lines = splitLines(buf.Bytes())
 		if len(res.Lines) > 0 {
 			res.Last = res.Lines[len(res.Lines)-1]
 		}
-	case ExecSystem:
+	case StreamLines:
 		if lines := splitLines(buf.Bytes()); len(lines) > 0 {
 			res.Last = lines[len(lines)-1]
 		}
-	case ExecShell:
+	case CaptureAll:
 		res.Output = bytes.Clone(buf.Bytes())
 	}
 	var err error
 	if e.timedOut.Load() {
 		res.TimedOut = true
-		err = fmt.Errorf("uv: exec %q: after %v: %w", e.cmd, e.opts.Timeout, event.ErrTimeout)
+		err = fmt.Errorf("uv: command %q: after %v: %w", e.cmd, e.opts.Timeout, event.ErrTimeout)
 	}
 	if !reaped { // the shell's status was lost (see Process.ExitStatus)
-		err = fmt.Errorf("uv: exec %q: exit status lost: %w", e.cmd, syscall.ECHILD)
+		err = fmt.Errorf("uv: command %q: exit status lost: %w", e.cmd, syscall.ECHILD)
 	}
 	e.out.deliver(e.r, &e.Base, res, err, nil)
 }
@@ -336,26 +340,26 @@ func splitLines(out []byte) []string {
 	return lines
 }
 
-func (o *execOps) Owner() event.Owner         { return o.r }
-func (o *execOps) Event() event.Event         { return (*Exec)(o) }
-func (o *execOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Exec)(o)) }
-func (o *execOps) Disarm()                    {}
-func (o *execOps) Stored() (any, error, bool) { return o.out.stored() }
+func (o *commandOps) Owner() event.Owner         { return o.r.Owner() }
+func (o *commandOps) Event() event.Event         { return (*Command)(o) }
+func (o *commandOps) Arm() error                 { return onReactorClose(&o.closer, o.r, (*Command)(o)) }
+func (o *commandOps) Disarm()                    {}
+func (o *commandOps) Stored() (any, error, bool) { return o.out.stored() }
 
 // Free runs when the event has closed (its own Close, its last Dispose,
 // its completion or the reactor's Close): a command still running is
 // terminated (SIGTERM, then SIGKILL after the grace period).
-func (o *execOps) Free(bool) {
+func (o *commandOps) Free(bool) {
 	o.closer.forget()
 	if !o.out.done.Load() {
-		(*Exec)(o).terminate()
+		(*Command)(o).terminate()
 	}
 }
 
-func (o *execOps) Describe() string {
+func (o *commandOps) Describe() string {
 	res, _, ok := o.out.stored()
 	if !ok {
-		return fmt.Sprintf("Exec(mode=%v, pid=%d)", o.opts.Mode, o.proc.Pid())
+		return fmt.Sprintf("Command(mode=%v, pid=%d)", o.opts.Mode, o.proc.Pid())
 	}
-	return fmt.Sprintf("Exec(mode=%v, pid=%d, exit=%d)", o.opts.Mode, o.proc.Pid(), res.(*ExecResult).ExitCode)
+	return fmt.Sprintf("Command(mode=%v, pid=%d, exit=%d)", o.opts.Mode, o.proc.Pid(), res.(*CommandResult).ExitCode)
 }

@@ -16,10 +16,10 @@ import (
 // SIGTERM to the command's group, SIGKILL after the grace period when it
 // ignores SIGTERM, the shell reaped. Shutdown with a context bounds that
 // wait and names what still runs; a later Close waits for the rest.
-func ExampleExec_reactorClose() {
-	started := func(r *reactor.Reactor, grace time.Duration) *uv.Exec {
+func ExampleCommand_reactorClose() {
+	started := func(r *reactor.Reactor, grace time.Duration) *uv.Command {
 		rd, wr := io.Pipe()
-		e, err := uv.NewExec(r, "trap '' TERM; echo ready; sleep 30", uv.ExecOptions{Mode: uv.ExecPassthru, Out: wr, Grace: grace})
+		e, err := uv.NewCommand(r, "trap '' TERM; echo ready; sleep 30", uv.CommandOptions{Mode: uv.StreamRaw, Out: wr, Grace: grace})
 		if err != nil {
 			panic(err)
 		}

@@ -4,7 +4,7 @@
 // and uvcgo.ErrNoLibuv, built only without cgo. So the packages above uvcgo
 // compile with CGO_ENABLED=0 whatever kinds the shim grows, and their kinds
 // refuse at run time on the pure-Go driver instead of being missing at
-// compile time. Run by `go generate ./cgo/`; TestNoCgoStubsUpToDate checks
+// compile time. Run by `go generate ./internal/cgo/`; TestNoCgoStubsUpToDate checks
 // the file is current.
 package main
 

@@ -31,6 +31,6 @@ func TestNoCgoStubsUpToDate(t *testing.T) {
 	want, _ := os.ReadFile(out)
 	got, err := os.ReadFile("zstub_nocgo.go")
 	if err != nil || !bytes.Equal(got, want) {
-		t.Fatal("zstub_nocgo.go is stale: run go generate ./cgo/")
+		t.Fatal("zstub_nocgo.go is stale: run go generate ./internal/cgo/")
 	}
 }

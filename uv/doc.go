@@ -79,7 +79,8 @@
 //     can be loop streams (StdioLoop: an *IO, read line by line with
 //     ReadLines); Group, Terminate (SIGTERM, then SIGKILL after a grace
 //     period), KillGroup, a Context and KillOnClose end it and what it
-//     started. Command runs a shell command on top of it, in PHP's four modes.
+//     started. Command runs a shell command on top of it, its output captured
+//     as lines or whole, or streamed by line or raw (OutputMode).
 //   - Task runs blocking work on a bounded pool of goroutines (libuv's
 //     thread pool model: 4 workers unless UV_THREADPOOL_SIZE says
 //     otherwise), not on libuv's pool: a libuv worker thread would have to

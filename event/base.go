@@ -253,8 +253,19 @@ func (b *Base) addCallback(cb *Callback) error {
 	cb.hold()
 	b.cbs.add(cb)
 	b.observed()
+	if b.cbs.len() == 1 {
+		if s, ok := b.ops.(subscribedOps); ok {
+			s.subscribed(true)
+		}
+	}
 	return nil
 }
+
+// subscribedOps is the Ops of a kind told, with the owner held, when its
+// open event gains its first subscriber (true) or loses its last one
+// (false): a future is held by its owner's Close while it has someone to
+// tell (see Future).
+type subscribedOps interface{ subscribed(any bool) }
 
 // DelCallback unsubscribes cb. See Event.
 func (b *Base) DelCallback(cb *Callback) error { return b.doCB((*Base).delCallback, cb) }
@@ -266,6 +277,11 @@ func (b *Base) delCallback(cb *Callback) error {
 	}
 	b.cbs.remove(i, &b.iter)
 	b.releaseCallback(cb)
+	if b.cbs.len() == 0 && !b.has(Closed) {
+		if s, ok := b.ops.(subscribedOps); ok {
+			s.subscribed(false)
+		}
+	}
 	return nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"runtime"
 	"sync/atomic"
+
+	"github.com/uvevent/uvevent/internal/waiting"
 )
 
 // A Future is an event completed once, from any goroutine, with a value of
@@ -16,12 +18,22 @@ import (
 // Start and Stop do nothing: a future is not armed in a loop. Completion
 // closes the future (it is one-shot); subscribers added before completion get
 // the outcome as their last notification, as a T in the result argument.
+//
+// A pending future with subscribers is held by its reactor: the reactor's
+// Close closes it, and its subscribers hear an error matching ErrClosed
+// and reactor.ErrReactorClosed (a later Resolve is still kept for Outcome
+// and Replay). A future made once its reactor's
+// Close has begun is refused: it is born closed and failed with the
+// reactor's error (reactor.ErrReactorClosed), which Outcome, Await and a
+// subscriber get, and Resolve returns.
 type Future[T any] struct {
 	Base
-	owner  Owner
-	state  atomic.Uint32 // futurePending → futureSet (outcome written) → futureDone
-	result T
-	err    error
+	owner   Owner
+	state   atomic.Uint32 // futurePending → futureSet (outcome written) → futureDone
+	held    bool          // owner-held: its owner's Close holds it (waiting.Holder)
+	refused bool          // made on a closing owner: err is the owner's refusal
+	result  T
+	err     error
 }
 
 const (
@@ -33,14 +45,31 @@ const (
 type futureOps[T any] Future[T]
 
 // NewFuture returns a pending future belonging to o. A future made with a
-// nil owner is unusable: every operation on it returns ErrNoOwner.
+// nil owner is unusable: every operation on it returns ErrNoOwner. One made
+// on a reactor whose Close has begun is refused: it is closed already, and
+// done with the reactor's error (see Future).
 func NewFuture[T any](o Owner) *Future[T] {
 	if isNilOwner(o) {
 		o = noOwner{}
 	}
 	f := &Future[T]{owner: o}
 	initBase(&f.Base, (*futureOps[T])(f), false, GoOwned|ValueResult)
+	if h, ok := o.(waiting.Holder); ok {
+		if err := h.Closing(); err != nil {
+			f.refuse(err)
+		}
+	}
 	return f
+}
+
+// refuse makes a new future, which nobody else has seen yet, closed and
+// done with err, the refusal of its closing owner. Its error is no
+// failure of work that anyone must hear of: it is not reported unhandled.
+func (f *Future[T]) refuse(err error) {
+	f.err, f.refused = err, true
+	f.state.Store(futureDone)
+	f.setFlags(Closed | ErrorHandled)
+	f.released()
 }
 
 // Resolve completes the future with v. It returns ErrCompleted if the future
@@ -77,6 +106,9 @@ func (f *Future[T]) complete(v T, err error) error {
 		return ErrNilEvent
 	}
 	if !f.state.CompareAndSwap(futurePending, futureSet) {
+		if f.refused {
+			return f.err
+		}
 		return ErrCompleted
 	}
 	f.result, f.err = v, err
@@ -201,7 +233,30 @@ func (o *futureOps[T]) Owner() Owner   { return o.owner }
 func (o *futureOps[T]) Event() Event   { return (*Future[T])(o) }
 func (o *futureOps[T]) Arm() error     { return nil }
 func (o *futureOps[T]) Disarm()        {}
-func (o *futureOps[T]) Free(free bool) {}
+func (o *futureOps[T]) Free(free bool) { o.subscribed(false) }
+
+// OwnerClosed is the close of a held future by its owner's Close
+// (waiting.Pending): its subscribers hear why.
+func (o *futureOps[T]) OwnerClosed(why error) { (*Future[T])(o).close(why) }
+
+// subscribed holds the future in its owner's Close while it has
+// subscribers (see subscribedOps), and lets it go when it has none or
+// closes (Free).
+func (o *futureOps[T]) subscribed(any bool) {
+	if any == o.held {
+		return
+	}
+	h, ok := o.owner.(waiting.Holder)
+	if !ok {
+		return
+	}
+	o.held = any
+	if any {
+		h.HoldPending(o)
+	} else {
+		h.UnholdPending(o)
+	}
+}
 func (o *futureOps[T]) Stored() (any, error, bool) {
 	if !(*Future[T])(o).Done() {
 		return nil, nil, false

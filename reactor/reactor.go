@@ -134,12 +134,13 @@ type Reactor struct {
 	epoch     time.Time
 	nowMS     int64 // the loop clock (ms), read at most once per turn: see now
 	nowFresh  bool
-	uvDue     int64                   // libuv's next timeout as a loop-clock deadline (ms, -1 none)
-	uvDirty   bool                    // libuv has something to do: turn it
-	everyTurn int                     // started prepare/check hooks: turn libuv every iteration
-	hooks     turnHooks               // the pure-Go driver's phase hooks
-	closers   map[*closeHook]struct{} // Go-owned events to close at Close (AddCloser)
-	work      uint64                  // operations, timer firings and completions run so far
+	uvDue     int64                        // libuv's next timeout as a loop-clock deadline (ms, -1 none)
+	uvDirty   bool                         // libuv has something to do: turn it
+	everyTurn int                          // started prepare/check hooks: turn libuv every iteration
+	hooks     turnHooks                    // the pure-Go driver's phase hooks
+	closers   map[*closeHook]struct{}      // Go-owned events to close at Close (AddCloser)
+	held      map[waiting.Pending]struct{} // pending events to close at Close (HoldPending)
+	work      uint64                       // operations, timer firings and completions run so far
 	active    int
 	coros     coroutines
 	park      *time.Timer
@@ -408,9 +409,12 @@ func (r *Reactor) Close() error { return r.Shutdown(context.Background()) }
 // is something to wait for, run on a goroutine of their own, where close
 // notifications that come late (a request's ErrClosed) run.
 //
-// Go-owned events that are not started (a timer never started, a future)
-// are not known to the reactor; operations on them afterwards return
-// ErrReactorClosed. Closing again waits, bounded by its ctx, for the end of
+// Step 3 closes the pending futures that have subscribers and the
+// channel and pool operations waiting in line too: their subscribers hear
+// an error matching both event.ErrClosed and ErrReactorClosed. Go-owned
+// events that are not started (a timer never started, a future nobody
+// subscribed to) are not known to the reactor; operations on them
+// afterwards return ErrReactorClosed. Closing again waits, bounded by its ctx, for the end of
 // the first Close, and returns nil.
 func (r *Reactor) Shutdown(ctx context.Context) error {
 	if err := r.usable(); err != nil {
@@ -545,8 +549,9 @@ func (r *Reactor) usable() error {
 	return nil
 }
 
-// closeEvents closes every handle and timer and every Go-owned event
-// registered with AddCloser, and runs what that queues. Nothing can be
+// closeEvents closes every handle and timer, every Go-owned event
+// registered with AddCloser and every pending one held (HoldPending), and
+// runs what that queues. Nothing can be
 // opened any more (closing is set), so each round leaves less behind and
 // the rounds end. What libuv still has to do then is waitLibuv's.
 func (r *Reactor) closeEvents() {
@@ -556,8 +561,9 @@ func (r *Reactor) closeEvents() {
 			r.timers.advance(maxDue, func(t *Timer) { r.safely(func() { t.Close() }) })
 		}
 		r.runClosers()
+		r.closeHeld()
 		r.drain()
-		if r.timers.count == 0 && len(r.closers) == 0 && r.allClosing() {
+		if r.timers.count == 0 && len(r.closers) == 0 && len(r.held) == 0 && r.allClosing() {
 			break
 		}
 	}

@@ -33,10 +33,14 @@ type Channel[T any] struct {
 	closed bool
 }
 
-// NewChannel returns a channel of r with room for capacity values.
+// NewChannel returns a channel of r with room for capacity values. Once
+// r's Close has begun it refuses with reactor.ErrReactorClosed.
 func NewChannel[T any](r *reactor.Reactor, capacity int) (*Channel[T], error) {
 	if r == nil || capacity < 0 {
 		return nil, fmt.Errorf("async: NewChannel(reactor=%t, capacity=%d): %w", r != nil, capacity, syscall.EINVAL)
+	}
+	if err := closing(r); err != nil {
+		return nil, fmt.Errorf("async: NewChannel: %w", err)
 	}
 	return &Channel[T]{r: r, cap: capacity}, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
+	"github.com/uvevent/uvevent/internal/waiting"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -20,6 +21,11 @@ import (
 // an error, closes, and replays its outcome to late waiters. It is hidden:
 // a started Op does not keep a reactor's Run going, and a coroutine waiting
 // on one that nothing can complete is reported as deadlocked.
+//
+// An Op waiting in line is held by its reactor: the reactor's Close
+// completes it with an error matching event.ErrClosed and
+// reactor.ErrReactorClosed. Once that Close has begun, Start refuses with
+// reactor.ErrReactorClosed.
 type Op[T any] struct {
 	event.Base
 	r      *reactor.Reactor
@@ -28,6 +34,7 @@ type Op[T any] struct {
 	value  T
 	err    error
 	queued bool // loop-owned: it waits in its source's line
+	held   bool // loop-owned: its reactor's Close holds it (HoldPending)
 }
 
 // opSource is what an Op works on: a channel or a pool, in one of its
@@ -51,6 +58,7 @@ func (op *Op[T]) complete(v T, err error) {
 	if op.done.Load() {
 		return
 	}
+	op.unhold()
 	op.value, op.err = v, err
 	op.done.Store(true)
 	var res any = v
@@ -78,7 +86,15 @@ func (op *Op[T]) Await(ctx context.Context) (T, error) {
 func (o *opOps[T]) Owner() event.Owner { return o.r.Owner() }
 func (o *opOps[T]) Event() event.Event { return (*Op[T])(o) }
 func (o *opOps[T]) Arm() error {
-	o.src.arm((*Op[T])(o))
+	if err := closing(o.r); err != nil {
+		return err
+	}
+	op := (*Op[T])(o)
+	o.src.arm(op)
+	if o.queued && !o.held {
+		o.held = true
+		holder(o.r).HoldPending(o)
+	}
 	return nil
 }
 func (o *opOps[T]) Disarm() {
@@ -86,8 +102,34 @@ func (o *opOps[T]) Disarm() {
 		o.src.disarm((*Op[T])(o))
 		o.queued = false
 	}
+	(*Op[T])(o).unhold()
 }
-func (o *opOps[T]) Free(bool)        {}
+func (o *opOps[T]) Free(bool) { (*Op[T])(o).unhold() }
+
+// OwnerClosed is the end of an Op in line at its reactor's Close
+// (internal/waiting.Pending): it completes with why.
+func (o *opOps[T]) OwnerClosed(why error) {
+	o.held = false
+	var zero T
+	(*Op[T])(o).complete(zero, why)
+}
+
+// holder is r's owner as this package reaches it: the holder of the
+// events r's Close must close (internal/waiting.Holder), which every
+// reactor's owner is.
+func holder(r *reactor.Reactor) waiting.Holder { return r.Owner().(waiting.Holder) }
+
+// closing refuses with reactor.ErrReactorClosed once r's Close has begun
+// (reactor.ErrZeroReactor for a zero one).
+func closing(r *reactor.Reactor) error { return holder(r).Closing() }
+
+// unhold takes the Op out of its reactor's Close; with the loop held.
+func (op *Op[T]) unhold() {
+	if op.held {
+		op.held = false
+		holder(op.r).UnholdPending((*opOps[T])(op))
+	}
+}
 func (o *opOps[T]) Describe() string { return o.src.describe((*Op[T])(o)) }
 func (o *opOps[T]) Stored() (any, error, bool) {
 	if !o.done.Load() {

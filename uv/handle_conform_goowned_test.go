@@ -18,14 +18,6 @@ import (
 // opens its gate), a timeout (a timer that fires by itself) and a channel
 // receive (which a send completes).
 
-// Why the rows below leave out ClosingReactorRefuses: the rule holds for
-// the kinds above; these do not keep it yet.
-const (
-	futureNotClosed    = "the reactor's Close does not close a pending future, and NewFuture does not refuse a closed reactor"
-	coroutineNotClosed = "the reactor's Close does not close a pending coroutine: it completes when its function returns"
-	opNotClosed        = "the reactor's Close does not close a started receive, and a closed reactor does not refuse a new one"
-)
-
 func conformFuture(t *testing.T) conform.Kind {
 	return conform.Kind{
 		New: func(r *reactor.Reactor) (event.Event, error) {
@@ -78,9 +70,8 @@ func conformTimeout(t *testing.T) conform.Kind {
 		New:     func(r *reactor.Reactor) (event.Event, error) { return async.NewTimeout(r, time.Millisecond) },
 		Info:    regexp.MustCompile(`^Timeout\(1ms\)$`),
 		OneShot: true,
-		Skip: map[string]string{
-			"Fires": "a timeout's notification is its TimeoutError, where the check wants a nil error",
-		},
+		// Firing is what a timeout is for: its notification is its error.
+		FiresWith: event.ErrTimeout,
 	}
 }
 

@@ -47,6 +47,10 @@ type Kind struct {
 	// event.Deref) is taken now. The check that drops every reference to a
 	// started event fires it with this. Needed when Fire is set.
 	Detach func(ev event.Event) (fire func() error)
+	// FiresWith is the error a firing's notification carries, which the
+	// Fires check wants (errors.Is): nil for most kinds; a timeout's
+	// firing is its *event.TimeoutError (event.ErrTimeout).
+	FiresWith error
 	// Info matches the event's Info line.
 	Info *regexp.Regexp
 	// OneShot: the event closes after it fires (a one-shot timer, a
@@ -244,8 +248,8 @@ func fires(t *testing.T, r *reactor.Reactor, k Kind) {
 	}
 	select {
 	case err := <-got:
-		if err != nil {
-			t.Fatalf("notification error: %v", err)
+		if !errors.Is(err, k.FiresWith) {
+			t.Fatalf("notification error: %v, want %v", err, k.FiresWith)
 		}
 	case <-time.After(safety):
 		t.Fatal("a started event did not fire")

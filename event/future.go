@@ -68,7 +68,7 @@ func NewFuture[T any](o Owner) *Future[T] {
 func (f *Future[T]) refuse(err error) {
 	f.err, f.refused = err, true
 	f.state.Store(futureDone)
-	f.setFlags(Closed | ErrorHandled)
+	f.setFlags(Closed | ErrorCaught)
 	f.released()
 }
 

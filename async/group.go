@@ -36,10 +36,14 @@ type Group[T any] struct {
 }
 
 // NewGroup returns a group of coroutines of r whose context derives from
-// ctx: cancelling ctx cancels every task.
+// ctx: cancelling ctx cancels every task. Once r's Close has begun it
+// refuses with reactor.ErrReactorClosed.
 func NewGroup[T any](ctx context.Context, r *reactor.Reactor, opts GroupOptions) (*Group[T], error) {
 	if r == nil || ctx == nil {
 		return nil, fmt.Errorf("async: NewGroup needs a reactor and a context: %w", syscall.EINVAL)
+	}
+	if err := closing(r); err != nil {
+		return nil, fmt.Errorf("async: NewGroup: %w", err)
 	}
 	g := &Group[T]{r: r, opts: opts}
 	g.ctx, g.cancel = context.WithCancelCause(ctx)

@@ -83,13 +83,17 @@ type PoolStats struct {
 }
 
 // NewPool returns a pool of r. It refuses options without New or with Max
-// below 1, and a Healthy check without a positive CheckEvery.
+// below 1, and a Healthy check without a positive CheckEvery; once r's
+// Close has begun, it refuses with reactor.ErrReactorClosed.
 func NewPool[T any](r *reactor.Reactor, opts PoolOptions[T]) (*Pool[T], error) {
 	switch {
 	case r == nil || opts.New == nil || opts.Max < 1:
 		return nil, fmt.Errorf("async: NewPool needs a reactor, New and Max ≥ 1: %w", syscall.EINVAL)
 	case opts.Healthy != nil && opts.CheckEvery <= 0:
 		return nil, fmt.Errorf("async: NewPool: Healthy needs a positive CheckEvery: %w", syscall.EINVAL)
+	}
+	if err := closing(r); err != nil {
+		return nil, fmt.Errorf("async: NewPool: %w", err)
 	}
 	p := &Pool[T]{r: r, opts: opts}
 	p.ctx, p.cancel = context.WithCancel(context.Background())

@@ -47,10 +47,14 @@ type Scope struct {
 	closed   bool
 }
 
-// NewScope returns a scope of r whose context derives from ctx.
+// NewScope returns a scope of r whose context derives from ctx. Once r's
+// Close has begun it refuses with reactor.ErrReactorClosed.
 func NewScope(ctx context.Context, r *reactor.Reactor) (*Scope, error) {
 	if r == nil || ctx == nil {
 		return nil, fmt.Errorf("async: NewScope needs a reactor and a context: %w", syscall.EINVAL)
+	}
+	if err := closing(r); err != nil {
+		return nil, fmt.Errorf("async: NewScope: %w", err)
 	}
 	return newScope(ctx, r, nil), nil
 }

@@ -27,10 +27,14 @@ type Suspension[T any] struct {
 	takers int
 }
 
-// NewSuspension returns a suspension on r.
+// NewSuspension returns a suspension on r. Once r's Close has begun it
+// refuses with reactor.ErrReactorClosed.
 func NewSuspension[T any](r *reactor.Reactor) (*Suspension[T], error) {
 	if r == nil {
 		return nil, fmt.Errorf("async: NewSuspension on a nil reactor: %w", syscall.EINVAL)
+	}
+	if err := closing(r); err != nil {
+		return nil, fmt.Errorf("async: NewSuspension: %w", err)
 	}
 	return &Suspension[T]{r: r, f: event.NewFuture[T](r.Owner())}, nil
 }

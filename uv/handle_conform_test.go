@@ -62,6 +62,11 @@ var conformKinds = []struct {
 	{"Coroutine", conformCoroutine},
 	{"Timeout", conformTimeout},
 	{"ChannelRecv", conformChannelRecv},
+	{"ChannelSend", conformChannelSend},
+	{"PoolAcquire", conformPoolAcquire},
+	{"Group", conformGroup},
+	{"Scope", conformScope},
+	{"Suspension", conformSuspension},
 }
 
 // TestConform runs each row of conformKinds as a subtest.

@@ -327,9 +327,20 @@ func (b *Base) start() error {
 func (b *Base) Stop() error { return b.do((*Base).stopOne) }
 
 func (b *Base) stopOne() error {
+	if h, ok := b.ops.(startHolder); ok && int(b.loopRefs) <= h.HeldStarts() {
+		return nil // only Starts its kind holds are left: not the caller's to undo
+	}
 	b.stop(false)
 	return nil
 }
+
+// startHolder is the Ops of a kind that holds Starts of its event on
+// behalf of others (a poll, one for its started proxies): HeldStarts says
+// how many, with the owner held. A Stop undoes one of the user's Starts
+// and never those: when the event holds no more Starts than HeldStarts, it
+// is a no-op, as for an event not started. The kind takes its own back by
+// lowering HeldStarts first.
+type startHolder interface{ HeldStarts() int }
 
 // stop drops one loop reference, or all of them when all is true.
 func (b *Base) stop(all bool) {

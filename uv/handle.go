@@ -357,6 +357,16 @@ func (o *coreOps) Disarm() {
 	o.dropRef()
 }
 
+// HeldStarts: the Starts a kind holds of its own event on behalf of others
+// (a poll's, for its started proxies), which a Stop leaves (see
+// event.Event's Stop); none for most kinds.
+func (o *coreOps) HeldStarts() int {
+	if h, ok := o.k.(interface{ heldStarts() int }); ok {
+		return h.heldStarts()
+	}
+	return 0
+}
+
 func (o *coreOps) Arm() error {
 	if o.host.Closing() {
 		return reactor.ErrReactorClosed

@@ -165,28 +165,16 @@ func NewPoll(r *reactor.Reactor, fd int, events PollEvents, opts PollOptions) (*
 	return p, nil
 }
 
-// Stop undoes one Start of the poll's user (see event.Event). The Start
-// that started proxies hold is theirs: a Stop when the user holds none is
-// a no-op, as for any event not started, and the started proxies go on
-// being polled for.
-func (p *Poll) Stop() error {
-	if p == nil || p.e == nil || p.zero() {
-		return event.ErrNilEvent
+// heldStarts is how many Starts of the poll are its started proxies'
+// (the event's HeldStarts, on either driver): a Stop, which undoes one of
+// the user's Starts, never takes that one away, however it reaches the
+// poll (the Poll, the event behind it, a wait), so the started proxies go
+// on being polled for. Loop only.
+func (s *pollState) heldStarts() int {
+	if s.proxyHold {
+		return 1
 	}
-	s := p.e
-	var err error
-	if x := s.drv.reactorOf().Call(func() {
-		held := 0
-		if s.proxyHold {
-			held = 1
-		}
-		if eventkind.LoopRefs(s.drv) > held {
-			err = s.drv.Stop()
-		}
-	}); x != nil {
-		return x
-	}
-	return err
+	return 0
 }
 
 // FD returns the descriptor the poll watches.

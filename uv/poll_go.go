@@ -56,6 +56,8 @@ func newGoPoll(r *reactor.Reactor, s pollState, opts PollOptions) (*Poll, error)
 	return p, nil
 }
 
+func (o *goPollOps) HeldStarts() int { return o.heldStarts() }
+
 func (e *goPoll) kindName() string             { return "poll" }
 func (e *goPoll) reactorOf() *reactor.Reactor  { return e.r }
 func (e *goPoll) live() bool                   { return e.pl != nil }

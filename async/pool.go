@@ -35,8 +35,10 @@ type PoolOptions[T any] struct {
 	// recovers serves those still waiting.
 	New func(ctx context.Context) (T, error)
 	// Destroy, if set, is called on the loop for each resource leaving the
-	// pool: discarded, found unhealthy, or idle when the pool closes. It
-	// must not block.
+	// pool: discarded, found unhealthy, or idle when the pool closes or is
+	// dropped without Close (a pool dropped once its reactor has closed
+	// passes them from the runtime's cleanup goroutine). It must not
+	// block, nor hold the pool: a pool it reaches is never dropped.
 	Destroy func(T)
 	// Max is the most resources the pool holds at once, in use or idle
 	// (at least 1).
@@ -63,8 +65,8 @@ type Pool[T any] struct {
 	check  *reactor.Timer
 
 	// Loop-owned.
-	idle     []T
-	size     int // resources in existence or being made
+	idle     *poolIdle[T] // shared with the cleanup of a pool dropped without Close
+	size     int          // resources in existence or being made
 	creating int
 	waiters  line[T]
 	closed   bool
@@ -95,8 +97,11 @@ func NewPool[T any](r *reactor.Reactor, opts PoolOptions[T]) (*Pool[T], error) {
 	if err := closing(r); err != nil {
 		return nil, fmt.Errorf("async: NewPool: %w", err)
 	}
-	p := &Pool[T]{r: r, opts: opts}
+	p := &Pool[T]{r: r, opts: opts, idle: &poolIdle[T]{}}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
+	if opts.Destroy != nil {
+		runtime.AddCleanup(p, poolDrop[T].dropped, poolDrop[T]{p.idle, r, opts.Destroy})
+	}
 	if opts.Healthy != nil {
 		if err := p.startCheck(); err != nil {
 			p.cancel()
@@ -104,6 +109,33 @@ func NewPool[T any](r *reactor.Reactor, opts PoolOptions[T]) (*Pool[T], error) {
 		}
 	}
 	return p, nil
+}
+
+// poolIdle holds a pool's idle resources, loop-owned: apart from the pool
+// so that the cleanup of a pool dropped without Close reaches them.
+type poolIdle[T any] struct{ vs []T }
+
+// poolDrop is what that cleanup needs, none of it the pool.
+type poolDrop[T any] struct {
+	idle    *poolIdle[T]
+	r       *reactor.Reactor
+	destroy func(T)
+}
+
+// dropped passes the idle resources of a pool dropped without Close to
+// Destroy: on the loop, or here (the runtime's cleanup goroutine) once the
+// reactor is closed and nothing else can touch them.
+func (d poolDrop[T]) dropped() {
+	destroy := func() {
+		vs := d.idle.vs
+		d.idle.vs = nil
+		for _, v := range vs {
+			d.destroy(v)
+		}
+	}
+	if d.r.Post(destroy) != nil {
+		destroy()
+	}
 }
 
 // startCheck starts the hidden health-check timer. The timer reaches the
@@ -252,11 +284,11 @@ func (p *Pool[T]) Close() error {
 		if p.check != nil {
 			p.check.Close()
 		}
-		for _, v := range p.idle {
+		for _, v := range p.idle.vs {
 			p.destroy(v)
 			p.size--
 		}
-		p.idle = nil
+		p.idle.vs = nil
 		var zero T
 		for op := p.waiters.pop(); op != nil; op = p.waiters.pop() {
 			op.complete(zero, ErrPoolClosed)
@@ -270,7 +302,7 @@ func (p *Pool[T]) Stats() PoolStats {
 	if !p.usable() {
 		return s
 	}
-	p.r.Call(func() { s = PoolStats{Size: p.size, Idle: len(p.idle), Waiting: len(p.waiters)} })
+	p.r.Call(func() { s = PoolStats{Size: p.size, Idle: len(p.idle.vs), Waiting: len(p.waiters)} })
 	return s
 }
 
@@ -280,7 +312,7 @@ func (p *Pool[T]) put(v T) {
 		p.lend(op, v)
 		return
 	}
-	p.idle = append(p.idle, v)
+	p.idle.vs = append(p.idle.vs, v)
 }
 
 func (p *Pool[T]) destroy(v T) {
@@ -340,8 +372,8 @@ func (p *Pool[T]) healthCheck(_ event.Event, _ any, err error) {
 	if err != nil || p.closed {
 		return
 	}
-	kept := p.idle[:0]
-	for _, v := range p.idle {
+	kept := p.idle.vs[:0]
+	for _, v := range p.idle.vs {
 		if p.opts.Healthy(v) {
 			kept = append(kept, v)
 		} else {
@@ -349,8 +381,8 @@ func (p *Pool[T]) healthCheck(_ event.Event, _ any, err error) {
 			p.size--
 		}
 	}
-	clear(p.idle[len(kept):])
-	p.idle = kept
+	clear(p.idle.vs[len(kept):])
+	p.idle.vs = kept
 	p.grow()
 }
 
@@ -363,10 +395,10 @@ func (a *poolAcquire[T]) arm(op *Op[T]) {
 	switch {
 	case p.closed:
 		op.complete(zero, ErrPoolClosed)
-	case len(p.idle) > 0:
-		v := p.idle[len(p.idle)-1]
-		p.idle[len(p.idle)-1] = zero
-		p.idle = p.idle[:len(p.idle)-1]
+	case len(p.idle.vs) > 0:
+		v := p.idle.vs[len(p.idle.vs)-1]
+		p.idle.vs[len(p.idle.vs)-1] = zero
+		p.idle.vs = p.idle.vs[:len(p.idle.vs)-1]
 		p.lend(op, v)
 	default:
 		p.waiters.push(op)
@@ -377,5 +409,5 @@ func (a *poolAcquire[T]) arm(op *Op[T]) {
 func (a *poolAcquire[T]) disarm(op *Op[T]) { a.waiters.remove(op) }
 
 func (a *poolAcquire[T]) describe(op *Op[T]) string {
-	return fmt.Sprintf("Pool.Acquire(size=%d/%d, idle=%d, waiting=%d)", a.size, a.opts.Max, len(a.idle), len(a.waiters))
+	return fmt.Sprintf("Pool.Acquire(size=%d/%d, idle=%d, waiting=%d)", a.size, a.opts.Max, len(a.idle.vs), len(a.waiters))
 }

@@ -334,12 +334,12 @@ func (b *Base) stopOne() error {
 	return nil
 }
 
-// startHolder is the Ops of a kind that holds Starts of its event on
-// behalf of others (a poll, one for its started proxies): HeldStarts says
-// how many, with the owner held. A Stop undoes one of the user's Starts
-// and never those: when the event holds no more Starts than HeldStarts, it
-// is a no-op, as for an event not started. The kind takes its own back by
-// lowering HeldStarts first.
+// startHolder is eventkind.StartHolder: the Ops of a kind that holds
+// Starts of its event on behalf of others (a poll, one for its started
+// proxies). A Stop undoes one of the user's Starts and never those: when
+// the event holds no more Starts than HeldStarts, it is a no-op, as for an
+// event not started. The kind takes its own back by lowering HeldStarts
+// first.
 type startHolder interface{ HeldStarts() int }
 
 // stop drops one loop reference, or all of them when all is true.

@@ -11,9 +11,10 @@
 // Disarm, Free and Describe do not show on the event), calls Init once, and
 // then, with the owner held, Notify for each firing of a repeating event or
 // Complete for the end of a one-shot one. Replayer makes a stored result
-// replayable, AttachFD ties a descriptor to the event's life, and LoopRefs
-// tells how many Starts it holds. The example of Init shows a whole kind in
-// a few lines.
+// replayable, StartHolder keeps the Starts a kind holds from a user's
+// Stop, AttachFD ties a descriptor to the event's life, and LoopRefs tells
+// how many Starts it holds. The example of Init shows a whole kind in a
+// few lines.
 package eventkind
 
 import (
@@ -49,6 +50,18 @@ type Ops interface {
 type Replayer interface {
 	// Stored returns the stored result; ok is false while there is none.
 	Stored() (result any, err error, ok bool)
+}
+
+// StartHolder is implemented by the Ops of kinds that hold Starts of their
+// event on behalf of others (a poll, one for its started proxies): a
+// Stop, which undoes one of the user's Starts, never takes those away.
+// When the event holds no more Starts than HeldStarts, Stop is a no-op, as
+// for an event not started; the kind takes its own back by lowering
+// HeldStarts before it calls Stop.
+type StartHolder interface {
+	// HeldStarts returns how many of the event's Starts the kind holds;
+	// called with the owner held.
+	HeldStarts() int
 }
 
 var (

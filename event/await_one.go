@@ -97,7 +97,7 @@ func awaitOne(ctx context.Context, ev Event, blind bool) (result any, notified b
 	w, _ := spare.Take().(*parked)
 	if w == nil {
 		w = &parked{wake: pk.Wake()}
-		w.cb.fn, w.cb.pinned = w.on, true
+		w.cb.fn, w.cb.pinned, w.cb.wait = w.on, true, true
 	}
 	// Pointers are written only when they change: each write costs a write
 	// barrier while the collector marks, and the collector marks often

@@ -253,7 +253,7 @@ func (b *Base) addCallback(cb *Callback) error {
 	cb.hold()
 	b.cbs.add(cb)
 	b.observed()
-	if b.cbs.len() == 1 {
+	if !cb.wait {
 		if s, ok := b.ops.(subscribedOps); ok {
 			s.subscribed(true)
 		}
@@ -262,10 +262,21 @@ func (b *Base) addCallback(cb *Callback) error {
 }
 
 // subscribedOps is the Ops of a kind told, with the owner held, when its
-// open event gains its first subscriber (true) or loses its last one
-// (false): a future is held by its owner's Close while it has someone to
-// tell (see Future).
+// open event gains a subscriber (true) or loses its last one (false),
+// waits left out: a future is held by its owner's Close while it has
+// someone to tell (see Future). A wait needs no hold: the owner's Close
+// ends it (waiting.Registry, or the coroutine's context).
 type subscribedOps interface{ subscribed(any bool) }
+
+// subscribers reports whether b has a subscriber other than a wait.
+func (b *Base) subscribers() bool {
+	for _, cb := range b.cbs.s {
+		if !cb.wait {
+			return true
+		}
+	}
+	return false
+}
 
 // DelCallback unsubscribes cb. See Event.
 func (b *Base) DelCallback(cb *Callback) error { return b.doCB((*Base).delCallback, cb) }
@@ -277,8 +288,8 @@ func (b *Base) delCallback(cb *Callback) error {
 	}
 	b.cbs.remove(i, &b.iter)
 	b.releaseCallback(cb)
-	if b.cbs.len() == 0 && !b.has(Closed) {
-		if s, ok := b.ops.(subscribedOps); ok {
+	if !cb.wait && !b.has(Closed) {
+		if s, ok := b.ops.(subscribedOps); ok && !b.subscribers() {
 			s.subscribed(false)
 		}
 	}

@@ -24,6 +24,7 @@ type Callback struct {
 	refs    refcount.Count
 	pinned  bool // not counted: its holder outlives every subscription (a wait's own callback)
 	blind   bool // it reads a future's value itself: the future may pass noResult
+	wait    bool // a wait's own: the owner's Close ends the wait itself (no hold, see subscribedOps)
 	fn      CallbackFunc
 	dispose func()
 }

@@ -22,7 +22,8 @@ import (
 // A pending future with subscribers is held by its reactor: the reactor's
 // Close closes it, and its subscribers hear an error matching ErrClosed
 // and reactor.ErrReactorClosed (a later Resolve is still kept for Outcome
-// and Replay). A future made once its reactor's
+// and Replay). A wait on it (Await) is ended by that Close too, with
+// reactor.ErrReactorClosed. A future made once its reactor's
 // Close has begun is refused: it is born closed and failed with the
 // reactor's error (reactor.ErrReactorClosed), which Outcome, Await and a
 // subscriber get, and Resolve returns.

@@ -200,7 +200,7 @@ func newWaker(ctx context.Context, m Mode, events []Event, blocking bool) *waker
 	if blocking {
 		w.ch = make(chan struct{}, 1)
 	}
-	w.cbv.fn = w.on
+	w.cbv.fn, w.cbv.wait = w.on, true
 	return w
 }
 

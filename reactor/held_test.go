@@ -38,6 +38,18 @@ func TestHeldFutureLetGoWhenNobodyWaits(t *testing.T) {
 				t.Errorf("Await = %v, want context.Canceled", err)
 			}
 		}()
+		// So does a subscriber that unsubscribes.
+		func() {
+			f := event.NewFuture[int](r.Owner())
+			runtime.AddCleanup(f, func(c *atomic.Int32) { c.Add(1) }, &collected)
+			cb, err := event.Subscribe(f, func(event.Event, any, error) {})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.DelCallback(cb); err != nil {
+				t.Fatal(err)
+			}
+		}()
 		// A subscriber told of the completion leaves it too.
 		func() {
 			f := event.NewFuture[int](r.Owner())
@@ -53,9 +65,9 @@ func TestHeldFutureLetGoWhenNobodyWaits(t *testing.T) {
 				t.Errorf("subscriber heard %v, want nil", err)
 			}
 		}()
-		waitFor(t, "both dropped futures to be collected", func() bool {
+		waitFor(t, "the three dropped futures to be collected", func() bool {
 			runtime.GC()
-			return collected.Load() == 2
+			return collected.Load() == 3
 		})
 	})
 }

@@ -411,11 +411,12 @@ func (r *Reactor) Close() error { return r.Shutdown(context.Background()) }
 //
 // Step 3 closes the pending futures that have subscribers and the
 // channel and pool operations waiting in line too: their subscribers hear
-// an error matching both event.ErrClosed and ErrReactorClosed. Go-owned
-// events that are not started (a timer never started, a future nobody
-// subscribed to) are not known to the reactor; operations on them
-// afterwards return ErrReactorClosed. Closing again waits, bounded by its ctx, for the end of
-// the first Close, and returns nil.
+// an error matching both event.ErrClosed and ErrReactorClosed (a wait on
+// one ends with ErrReactorClosed, in step 4 or at its coroutine's end).
+// Go-owned events that are not started (a timer never started, a future
+// nobody subscribed to) are not known to the reactor; operations on them
+// afterwards return ErrReactorClosed. Closing again waits, bounded by its
+// ctx, for the end of the first Close, and returns nil.
 func (r *Reactor) Shutdown(ctx context.Context) error {
 	if err := r.usable(); err != nil {
 		return err

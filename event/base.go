@@ -261,23 +261,6 @@ func (b *Base) addCallback(cb *Callback) error {
 	return nil
 }
 
-// subscribedOps is the Ops of a kind told, with the owner held, when its
-// open event gains a subscriber (true) or loses its last one (false),
-// waits left out: a future is held by its owner's Close while it has
-// someone to tell (see Future). A wait needs no hold: the owner's Close
-// ends it (waiting.Registry, or the coroutine's context).
-type subscribedOps interface{ subscribed(any bool) }
-
-// subscribers reports whether b has a subscriber other than a wait.
-func (b *Base) subscribers() bool {
-	for _, cb := range b.cbs.s {
-		if !cb.wait {
-			return true
-		}
-	}
-	return false
-}
-
 // DelCallback unsubscribes cb. See Event.
 func (b *Base) DelCallback(cb *Callback) error { return b.doCB((*Base).delCallback, cb) }
 
@@ -344,14 +327,6 @@ func (b *Base) stopOne() error {
 	b.stop(false)
 	return nil
 }
-
-// startHolder is eventkind.StartHolder: the Ops of a kind that holds
-// Starts of its event on behalf of others (a poll, one for its started
-// proxies). A Stop undoes one of the user's Starts and never those: when
-// the event holds no more Starts than HeldStarts, it is a no-op, as for an
-// event not started. The kind takes its own back by lowering HeldStarts
-// first.
-type startHolder interface{ HeldStarts() int }
 
 // stop drops one loop reference, or all of them when all is true.
 func (b *Base) stop(all bool) {

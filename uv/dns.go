@@ -262,11 +262,11 @@ func addrInfoNetwork(network string) (family, sockType int, ok bool) {
 	return 0, 0, false
 }
 
-// Wait waits for the answer (or replays it once it is in). When ctx ends
+// Await waits for the answer (or replays it once it is in). When ctx ends
 // first it returns no answer and ctx's error (the lookup goes on). It must
 // not be called on the loop goroutine (event.ErrOnLoop): subscribe there
 // instead.
-func (a *AddrInfo) Wait(ctx context.Context) ([]netip.AddrPort, error) {
+func (a *AddrInfo) Await(ctx context.Context) ([]netip.AddrPort, error) {
 	res, err := waitReq(ctx, a)
 	addrs, _ := res.([]netip.AddrPort)
 	return addrs, err
@@ -403,11 +403,11 @@ func NewNameInfo(r *reactor.Reactor, addr netip.AddrPort, hints NameInfoHints) (
 	return n, nil
 }
 
-// Wait waits for the answer (or replays it once it is in). When ctx ends
+// Await waits for the answer (or replays it once it is in). When ctx ends
 // first it returns no answer and ctx's error (the lookup goes on). It must
 // not be called on the loop goroutine (event.ErrOnLoop): subscribe there
 // instead.
-func (n *NameInfo) Wait(ctx context.Context) (NameInfoResult, error) {
+func (n *NameInfo) Await(ctx context.Context) (NameInfoResult, error) {
 	res, err := waitReq(ctx, n)
 	r, _ := res.(NameInfoResult)
 	return r, err

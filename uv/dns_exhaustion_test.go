@@ -66,11 +66,11 @@ func TestLookupUnderDescriptorExhaustionSaysEMFILE(t *testing.T) {
 		a, aerr := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{})
 		var addrs []netip.AddrPort
 		if aerr == nil {
-			addrs, aerr = a.Wait(ctx)
+			addrs, aerr = a.Await(ctx)
 		}
 		n, nerr := uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{NameRequired: true})
 		if nerr == nil {
-			_, nerr = n.Wait(ctx)
+			_, nerr = n.Await(ctx)
 		}
 		release()
 		if aerr == nil {

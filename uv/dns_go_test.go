@@ -108,7 +108,7 @@ func TestAddrInfoGoResolver(t *testing.T) {
 		uv.UvtSetResolver(t, &rs)
 		a, err := uv.NewAddrInfo(u.Reactor, "example", tc.service, uv.AddrInfoHints{Network: tc.network})
 		uv.UvtMust(t, err)
-		got, err := a.Wait(waitCtx(t))
+		got, err := a.Await(waitCtx(t))
 		var want []netip.AddrPort
 		for _, s := range tc.want {
 			want = append(want, netip.MustParseAddrPort(s))
@@ -153,7 +153,7 @@ func TestNameInfoGoResolver(t *testing.T) {
 		uv.UvtSetResolver(t, &rs)
 		n, err := uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("192.0.2.1:80"), tc.hints)
 		uv.UvtMust(t, err)
-		got, err := n.Wait(waitCtx(t))
+		got, err := n.Await(waitCtx(t))
 		if diff := cmp.Diff(tc.want, got); diff != "" || !errors.Is(err, tc.wantErr) {
 			t.Errorf("%s: %v, want %v (-want +got):\n%s", tc.name, err, tc.wantErr, diff)
 		}
@@ -302,7 +302,7 @@ func TestAddrInfoCompletesOnATurn(t *testing.T) {
 		t.Errorf("completed without a loop turn: %s, %v", a.Info(), u.Stats().Handles)
 	}
 	uv.UvtTurnUntil(t, u, "the lookup to complete", func() bool { return a.Flags().Has(event.Closed) })
-	if addrs, err := a.Wait(waitCtx(t)); err != nil || len(addrs) != 1 {
+	if addrs, err := a.Await(waitCtx(t)); err != nil || len(addrs) != 1 {
 		t.Errorf("Wait = %v, %v; want the one address", addrs, err)
 	}
 	uv.UvtShutdown(t, u, false)

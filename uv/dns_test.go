@@ -52,7 +52,7 @@ func TestAddrInfoLocalhost(t *testing.T) {
 		}
 		uv.UvtMust(t, a.Stop())
 		stop := uv.UvtServe(t, u)
-		addrs, err := a.Wait(waitCtx(t))
+		addrs, err := a.Await(waitCtx(t))
 		stop()
 		if err != nil || len(addrs) == 0 {
 			t.Fatalf("localhost: %v, %v", addrs, err)
@@ -70,7 +70,7 @@ func TestAddrInfoLocalhost(t *testing.T) {
 		if diff := cmp.Diff(addrs, replayed, cmpAddrPorts); diff != "" {
 			t.Errorf("replay (-want +got):\n%s", diff)
 		}
-		again, err := a.Wait(waitCtx(t)) // a completed lookup replays
+		again, err := a.Await(waitCtx(t)) // a completed lookup replays
 		if err != nil || len(again) != len(addrs) {
 			t.Errorf("second Wait: %v, %v", again, err)
 		}
@@ -110,7 +110,7 @@ func TestAddrInfoLiterals(t *testing.T) {
 		} {
 			a, err := uv.NewAddrInfo(u.Reactor, tc.host, tc.service, tc.hints)
 			uv.UvtMust(t, err)
-			got, err := a.Wait(waitCtx(t))
+			got, err := a.Await(waitCtx(t))
 			if err != nil {
 				t.Errorf("%q %q %+v: %v", tc.host, tc.service, tc.hints, err)
 				continue
@@ -129,7 +129,7 @@ func TestAddrInfoLiterals(t *testing.T) {
 		} else {
 			a, err := uv.NewAddrInfo(u.Reactor, "fe80::1%lo", "", uv.AddrInfoHints{})
 			uv.UvtMust(t, err)
-			got, err := a.Wait(waitCtx(t))
+			got, err := a.Await(waitCtx(t))
 			want := []netip.AddrPort{netip.AddrPortFrom(netip.MustParseAddr("fe80::1").WithZone(itoa(lo.Index)), 0)}
 			if diff := cmp.Diff(want, got, cmpAddrPorts); err != nil || diff != "" {
 				t.Errorf("fe80::1%%lo: %v (-want +got):\n%s", err, diff)
@@ -179,7 +179,7 @@ func TestAddrInfoErrors(t *testing.T) {
 			a, err := uv.NewAddrInfo(u.Reactor, tc.host, tc.service, tc.hints)
 			uv.UvtMust(t, err)
 			var dnsErr *uv.DNSError
-			if _, err := a.Wait(waitCtx(t)); !errors.Is(err, tc.want) || !errors.As(err, &dnsErr) {
+			if _, err := a.Await(waitCtx(t)); !errors.Is(err, tc.want) || !errors.As(err, &dnsErr) {
 				t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 			} else if dnsErr.Op != "uv_getaddrinfo" || !strings.Contains(err.Error(), "EAI_") || !strings.Contains(err.Error(), tc.host) {
 				t.Errorf("%s: error %q (%+v) does not say what failed", tc.name, err, dnsErr)
@@ -191,7 +191,7 @@ func TestAddrInfoErrors(t *testing.T) {
 		// Still serving.
 		a, err := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{})
 		uv.UvtMust(t, err)
-		if _, err := a.Wait(waitCtx(t)); err != nil {
+		if _, err := a.Await(waitCtx(t)); err != nil {
 			t.Errorf("after the failures: %v", err)
 		}
 		stop()
@@ -400,7 +400,7 @@ func TestNameInfo(t *testing.T) {
 		for _, tc := range cases {
 			n, err := uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort(tc.addr), tc.hints)
 			uv.UvtMust(t, err)
-			got, err := n.Wait(waitCtx(t))
+			got, err := n.Await(waitCtx(t))
 			if err != nil {
 				t.Errorf("%s %+v: %v", tc.addr, tc.hints, err)
 				continue

@@ -25,12 +25,12 @@ func ExampleNewAddrInfo() {
 		fmt.Println(err)
 		return
 	}
-	addrs, err := a.Wait(ctx)
+	addrs, err := a.Await(ctx)
 	fmt.Println(addrs, err)
 	fmt.Println(a.Info())
 
 	b, _ := uv.NewAddrInfo(r, "localhost", "", uv.AddrInfoHints{NumericHost: true})
-	_, err = b.Wait(ctx)
+	_, err = b.Await(ctx)
 	fmt.Println(errors.Is(err, uv.ErrNoName), err)
 
 	// Output:
@@ -49,7 +49,7 @@ func ExampleNewNameInfo() {
 		fmt.Println(err)
 		return
 	}
-	res, err := n.Wait(ctx)
+	res, err := n.Await(ctx)
 	fmt.Printf("%+v %v\n", res, err)
 
 	// Output:
@@ -70,11 +70,11 @@ func ExampleNewAddrInfo_pureGo() {
 	go r.Serve(ctx)
 
 	a, _ := uv.NewAddrInfo(r, "", "8080", uv.AddrInfoHints{Passive: true})
-	addrs, err := a.Wait(ctx)
+	addrs, err := a.Await(ctx)
 	fmt.Println(addrs, err)
 
 	b, _ := uv.NewAddrInfo(r, "bad..name", "", uv.AddrInfoHints{})
-	_, err = b.Wait(ctx)
+	_, err = b.Await(ctx)
 	var dnsErr *uv.DNSError
 	var goErr *net.DNSError
 	fmt.Println(errors.Is(err, uv.ErrNoName), errors.As(err, &dnsErr) && errors.As(dnsErr.Err, &goErr) && goErr.IsNotFound)

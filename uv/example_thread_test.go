@@ -6,7 +6,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -27,7 +26,7 @@ func ExampleNewThread() {
 		fmt.Println(err)
 		return
 	}
-	tid, err := event.AwaitValue(context.Background(), th) // an int
+	tid, err := th.Await(context.Background()) // an int
 	fmt.Println("ran on its own thread:", tid == th.ThreadID(), err)
 
 	// Output:

@@ -69,7 +69,7 @@ func TestFaultInjectedLibuvCalls(t *testing.T) {
 				}
 				stop := uv.UvtServe(t, u)
 				defer stop()
-				_, err = ai.Wait(context.Background())
+				_, err = ai.Await(context.Background())
 				return err
 			}},
 		} {

@@ -143,27 +143,61 @@ func waitRows() []waitRow {
 		{"reactor.Go result", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
 			return spawnResult(t, u, reactor.Go[int])
 		}},
-		{"AddrInfo.Wait", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
+		{"AddrInfo.Await", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
 			holdLookups(t, u)
 			a, err := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return func(ctx context.Context) error {
-				addrs, err := a.Wait(ctx)
+				addrs, err := a.Await(ctx)
 				if err == nil {
-					t.Errorf("AddrInfo.Wait = %v, nil", addrs)
+					t.Errorf("AddrInfo.Await = %v, nil", addrs)
 				}
 				return err
 			}
 		}},
-		{"NameInfo.Wait", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
+		{"NameInfo.Await", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
 			holdLookups(t, u)
 			n, err := uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			return func(ctx context.Context) error { return ignore(n.Wait(ctx)) }
+			return func(ctx context.Context) error { return ignore(n.Await(ctx)) }
+		}},
+		{"Task.Await", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
+			release := make(chan struct{})
+			t.Cleanup(func() { close(release) })
+			task, err := uv.QueueTaskIn(taskPool(t), u.Reactor, func(context.Context) (int, error) { <-release; return 1, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			return func(ctx context.Context) error { return ignore(task.Await(ctx)) }
+		}},
+		{"Thread.Await", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
+			release := make(chan struct{})
+			t.Cleanup(func() { close(release) })
+			th, err := uv.NewThread(u.Reactor, func(context.Context) (int, error) { <-release; return 1, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			return func(ctx context.Context) error { return ignore(th.Await(ctx)) }
+		}},
+		{"Process.Await", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
+			p, err := uv.StartProcess(u.Reactor, uv.ProcessOptions{Args: []string{"sleep", "30"}, KillOnClose: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Close() })
+			return func(ctx context.Context) error { return ignore(p.Await(ctx)) }
+		}},
+		{"Command.Await", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
+			c, err := uv.NewCommand(u.Reactor, "sleep 30", uv.CommandOptions{Grace: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			return func(ctx context.Context) error { return ignore(c.Await(ctx)) }
 		}},
 		{"Listener.AcceptIO", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
 			ln, err := uv.Listen(u.Reactor, "tcp", "127.0.0.1:0")
@@ -400,4 +434,14 @@ func TestDialCancelledBeforeDoesNotConnect(t *testing.T) {
 			t.Errorf("Dial with a cancelled context = %v, want context.Canceled", err)
 		}
 	})
+}
+
+// taskPool is a task pool of one worker for one test: the default pool may
+// be busy with other tests' work.
+func taskPool(t *testing.T) *uv.TaskPool {
+	p, err := uv.NewTaskPool(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

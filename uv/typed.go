@@ -1,6 +1,7 @@
 package uv
 
 import (
+	"context"
 	"net/netip"
 	"syscall"
 
@@ -57,6 +58,12 @@ func (t *Task[T]) Outcome() (v T, ok bool, err error) {
 	return typedOutcome[T](t.outcome(), t == nil || t.r == nil, "Task")
 }
 
+// Await waits for the task's result and error (at once when it has
+// completed). When ctx ends first it returns ctx's error and the task goes
+// on. It must not be called on the loop goroutine (event.ErrOnLoop):
+// subscribe there instead (OnDone).
+func (t *Task[T]) Await(ctx context.Context) (T, error) { return event.AwaitValue[T](ctx, t) }
+
 // OnDone calls fn on the loop goroutine with the task's result and error
 // when it completes (at once, on the loop, if it has). A task taken back by
 // a Close is left out unless opts holds event.WithClose.
@@ -73,6 +80,9 @@ func (t *Thread[T]) Result(result any) T { return as[T](result) }
 func (t *Thread[T]) Outcome() (v T, ok bool, err error) {
 	return typedOutcome[T](t.outcome(), t == nil || t.r == nil, "Thread")
 }
+
+// Await waits for the function's result and error. See Task.Await.
+func (t *Thread[T]) Await(ctx context.Context) (T, error) { return event.AwaitValue[T](ctx, t) }
 
 // OnDone calls fn on the loop goroutine with the function's result and
 // error when it returns (at once, on the loop, if it has). See Task.OnDone.
@@ -92,6 +102,12 @@ func (p *Process) Outcome() (status int, ok bool, err error) {
 	return typedOutcome[int](p.outcome(), p == nil || p.r == nil, "Process")
 }
 
+// Await waits until the child has been reaped and returns its exit status
+// (as ExitStatus gives it); a non-zero status is not an error. When ctx ends
+// first it returns ctx's error and the child goes on (Kill it, or use
+// KillOnClose). See Task.Await.
+func (p *Process) Await(ctx context.Context) (int, error) { return event.AwaitValue[int](ctx, p) }
+
 // OnExit calls fn on the loop goroutine with the exit status when the
 // child ends (at once, on the loop, if it has). See Task.OnDone for what a
 // close does.
@@ -106,6 +122,13 @@ func (e *Command) Result(result any) *CommandResult { return as[*CommandResult](
 // false before (see event.Typed).
 func (e *Command) Outcome() (res *CommandResult, ok bool, err error) {
 	return typedOutcome[*CommandResult](e.outcome(), e == nil || e.r == nil, "Command")
+}
+
+// Await waits until the command has ended and returns its result. When
+// ctx ends first it returns ctx's error and the command goes on (Terminate
+// ends it). See Task.Await.
+func (e *Command) Await(ctx context.Context) (*CommandResult, error) {
+	return event.AwaitValue[*CommandResult](ctx, e)
 }
 
 // OnDone calls fn on the loop goroutine with the command's result when it

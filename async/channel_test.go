@@ -97,7 +97,7 @@ func TestChannelAbandonedReceiveTakesNothing(t *testing.T) {
 	ctx := testCtx(t)
 	c, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 		lost := ch.Recv()
-		now := event.NewFuture[int](r.Owner())
+		now := event.NewFuture[int](r)
 		now.Resolve(0)
 		if _, err := event.Await(ctx, event.Any(), lost, now); err != nil {
 			return 0, err

@@ -36,7 +36,7 @@ func NewSuspension[T any](r *reactor.Reactor) (*Suspension[T], error) {
 	if err := closing(r); err != nil {
 		return nil, fmt.Errorf("async: NewSuspension: %w", err)
 	}
-	return &Suspension[T]{r: r, f: event.NewFuture[T](r.Owner())}, nil
+	return &Suspension[T]{r: r, f: event.NewFuture[T](r)}, nil
 }
 
 // Suspend waits until Resume or Throw, ctx's end, or the reactor's Close.
@@ -59,7 +59,7 @@ func (s *Suspension[T]) Suspend(ctx context.Context) (T, error) {
 	if s.f == f { // else a Resume has moved on to a new future already
 		s.takers--
 		if f.Done() {
-			s.f, s.takers = event.NewFuture[T](s.r.Owner()), 0
+			s.f, s.takers = event.NewFuture[T](s.r), 0
 		}
 	}
 	s.mu.Unlock()
@@ -115,7 +115,7 @@ func (s *Suspension[T]) next() *event.Future[T] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.taken() {
-		s.f, s.takers = event.NewFuture[T](s.r.Owner()), 0
+		s.f, s.takers = event.NewFuture[T](s.r), 0
 	}
 	return s.f
 }

@@ -23,7 +23,7 @@ func TestTimeoutFiresAsError(t *testing.T) {
 	if got := to.Info(); got != "Timeout(5ms)" {
 		t.Errorf("Info = %q", got)
 	}
-	never := event.NewFuture[int](r.Owner())
+	never := event.NewFuture[int](r)
 	c, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (int, error) {
 		return 0, func() error { _, err := event.Await(ctx, event.Any(), never, to); return err }()
 	})
@@ -53,7 +53,7 @@ func TestTimeoutFiresAsError(t *testing.T) {
 func TestTimeoutStoppedWhenTheWaitEnds(t *testing.T) {
 	r, _ := newReactor(t)
 	to, _ := async.NewTimeout(r, time.Hour)
-	f := event.NewFuture[string](r.Owner())
+	f := event.NewFuture[string](r)
 	c, _ := reactor.Spawn(testCtx(t), r, func(ctx context.Context) (string, error) {
 		f.Resolve("first")
 		outs, err := event.Await(ctx, event.Any(), f, to)
@@ -90,7 +90,7 @@ func TestTimeoutBadInput(t *testing.T) {
 func ExampleNewTimeout() {
 	r, _ := reactor.New(reactor.Options{})
 	defer r.Close()
-	reply := event.NewFuture[string](r.Owner()) // nobody answers
+	reply := event.NewFuture[string](r) // nobody answers
 	to, _ := async.NewTimeout(r, 50*time.Millisecond)
 	c, _ := reactor.Spawn(context.Background(), r, func(ctx context.Context) (string, error) {
 		_, err := event.Await(ctx, event.Any(), reply, to)

@@ -7,8 +7,9 @@
 // # Owners and threading
 //
 // Each event belongs to an Owner: a reactor (package reactor), or a Serial
-// for events that live outside any loop. An event's state changes only with
-// its owner held. Every method of Event is safe from any goroutine: called
+// for events that live outside any loop. Constructors take an OwnerSource,
+// so the reactor itself names its owner: event.NewFuture[T](r). An event's
+// state changes only with its owner held. Every method of Event is safe from any goroutine: called
 // on the loop goroutine (inside a callback) it runs at once; from elsewhere it
 // runs on the loop and returns when done. Callbacks run on the loop goroutine
 // and must not block it: give blocking work to a goroutine and complete a

@@ -45,14 +45,14 @@ const (
 
 type futureOps[T any] Future[T]
 
-// NewFuture returns a pending future belonging to o. A future made with a
-// nil owner is unusable: every operation on it returns ErrNoOwner. One made
-// on a reactor whose Close has begun is refused: it is closed already, and
-// done with the reactor's error (see Future).
-func NewFuture[T any](o Owner) *Future[T] {
-	if isNilOwner(o) {
-		o = noOwner{}
-	}
+// NewFuture returns a pending future belonging to src's Owner: a reactor
+// (NewFuture[T](r)), an Owner, or a *Serial (see OwnerSource). A future
+// made from a nil source, or one that names no owner, is unusable: every
+// operation on it returns ErrNoOwner. One made on a reactor whose Close has
+// begun is refused: it is closed already, and done with the reactor's error
+// (see Future).
+func NewFuture[T any](src OwnerSource) *Future[T] {
+	o := ownerOf(src)
 	f := &Future[T]{owner: o}
 	initBase(&f.Base, (*futureOps[T])(f), false, GoOwned|ValueResult)
 	if h, ok := o.(waiting.Holder); ok {
@@ -278,17 +278,31 @@ func (o *futureOps[T]) Describe() string {
 // noOwner stands in for a nil Owner: it refuses every operation.
 type noOwner struct{}
 
+func (noOwner) Owner() Owner                           { return noOwner{} }
 func (noOwner) Owned() bool                            { return false }
 func (noOwner) Call(func()) error                      { return ErrNoOwner }
 func (noOwner) Post(func()) error                      { return ErrNoOwner }
 func (noOwner) ActiveDelta(int)                        {}
 func (noOwner) Report(ev Event, msg string, err error) { LogReport(slog.Default(), ev, msg, err) }
 
-// isNilOwner reports whether o is nil or a typed nil pointer.
-func isNilOwner(o Owner) bool {
-	if o == nil {
+// ownerOf returns the Owner src names, or noOwner when src is nil (or a
+// typed nil pointer) or names none.
+func ownerOf(src OwnerSource) Owner {
+	if isNilPointer(src) {
+		return noOwner{}
+	}
+	o := src.Owner()
+	if isNilPointer(o) {
+		return noOwner{}
+	}
+	return o
+}
+
+// isNilPointer reports whether v is nil or a typed nil pointer.
+func isNilPointer(v any) bool {
+	if v == nil {
 		return true
 	}
-	v := reflect.ValueOf(o)
-	return v.Kind() == reflect.Pointer && v.IsNil()
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }

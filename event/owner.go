@@ -11,12 +11,25 @@ import (
 	"github.com/uvevent/uvevent/internal/gid"
 )
 
+// An OwnerSource names the Owner that events made from it belong to: what
+// NewFuture takes. A *reactor.Reactor is one (its Owner is the reactor's
+// loop), and so is every Owner (its Owner is itself), a *Serial included:
+// NewFuture[T](r), NewFuture[T](r.Owner()) and NewFuture[T](&serial) all
+// say the same thing. A nil source, or one whose Owner is nil, names no
+// owner: what is made from it refuses every operation with ErrNoOwner.
+type OwnerSource interface {
+	// Owner returns the owner named, or nil for none.
+	Owner() Owner
+}
+
 // An Owner is the loop an event belongs to. Every change to an event's state
 // is made with its owner held: directly when the caller already holds it
 // (a callback running on the loop goroutine), otherwise through Call or Post.
 // A reactor is the Owner of the events it runs (Reactor.Owner); Serial is
-// an Owner for events that live outside any reactor.
+// an Owner for events that live outside any reactor. An Owner is its own
+// OwnerSource: its Owner method returns itself.
 type Owner interface {
+	OwnerSource
 	// Owned reports whether the calling goroutine holds the owner now.
 	Owned() bool
 	// Call runs fn with the owner held and returns when fn has returned.
@@ -47,6 +60,15 @@ type Serial struct {
 
 	// ReportFunc, when set before use, receives reports instead of slog.
 	ReportFunc func(ev Event, msg string, err error)
+}
+
+// Owner returns s: a Serial is its own OwnerSource. A nil s names no
+// owner (nil).
+func (s *Serial) Owner() Owner {
+	if s == nil {
+		return nil
+	}
+	return s
 }
 
 // Owned reports whether the caller is inside an operation of s.

@@ -44,23 +44,23 @@ func TestFastWaitOnDoneEventKeepsBaton(t *testing.T) {
 		got = append(got, s)
 	}
 	reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
-		resolved := event.NewFuture[int](r.Owner())
+		resolved := event.NewFuture[int](r)
 		resolved.Resolve(1)
 		v, err := resolved.Await(ctx)
 		record(v, err, resolved)
 
-		closed := event.NewFuture[int](r.Owner())
+		closed := event.NewFuture[int](r)
 		closed.Resolve(2)
 		closed.Close()
 		outs, err := event.Await(ctx, event.Any(), closed)
 		record(outs[0].Result, err, closed)
 
-		empty := event.NewFuture[int](r.Owner())
+		empty := event.NewFuture[int](r)
 		empty.Close()
 		v, err = empty.Await(ctx)
 		record(v, err, empty)
 
-		failed := event.NewFuture[int](r.Owner())
+		failed := event.NewFuture[int](r)
 		failed.Reject(errors.New("boom"))
 		v, err = failed.Await(ctx)
 		record(v, err, failed)
@@ -91,7 +91,7 @@ func TestFastWaitCancelled(t *testing.T) {
 	t.Run("by a coroutine", func(t *testing.T) {
 		r, _ := newReactor(t)
 		ctx := runCtx(t)
-		f := event.NewFuture[int](r.Owner())
+		f := event.NewFuture[int](r)
 		w, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 		var subsAfter int
 		reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
@@ -112,7 +112,7 @@ func TestFastWaitCancelled(t *testing.T) {
 		defer release()
 		stop := serve(t, r)
 		defer stop()
-		f := event.NewFuture[int](r.Owner())
+		f := event.NewFuture[int](r)
 		w, _ := reactor.Spawn(runCtx(t), r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 		waitFor(t, "the coroutine to wait", func() bool { return strings.Contains(w.Info(), ", waiting at ") })
 		w.Cancel()
@@ -149,7 +149,7 @@ func TestFastWaitResolverPanicsOrExits(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r, rep := newReactor(t)
 			ctx := runCtx(t)
-			f := event.NewFuture[int](r.Owner())
+			f := event.NewFuture[int](r)
 			event.Subscribe(f, func(event.Event, any, error) { panic("subscriber down") })
 			w, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 			res, _ := reactor.Spawn(ctx, r, func(context.Context) (any, error) {
@@ -182,7 +182,7 @@ func TestFastWaitReusedAcrossWaits(t *testing.T) {
 	var got []string
 	add := func(v any, err error) { got = append(got, fmt.Sprintf("%v %v", v, err)) }
 	var refs []int
-	later := event.NewFuture[string](r.Owner())
+	later := event.NewFuture[string](r)
 	reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
 		for range 3 {
 			tm, err := r.NewTimer(time.Millisecond, 0)
@@ -194,7 +194,7 @@ func TestFastWaitReusedAcrossWaits(t *testing.T) {
 			refs = append(refs, eventkind.LoopRefs(tm))
 			tm.Close()
 
-			bad := event.NewFuture[int](r.Owner())
+			bad := event.NewFuture[int](r)
 			bad.Reject(errors.New("bad"))
 			add(bad.Await(ctx))
 
@@ -214,7 +214,7 @@ func TestFastWaitReusedAcrossWaits(t *testing.T) {
 func TestFastWaitReadyInOrder(t *testing.T) {
 	r, _ := newReactor(t)
 	ctx := runCtx(t)
-	fs := []*event.Future[int]{event.NewFuture[int](r.Owner()), event.NewFuture[int](r.Owner()), event.NewFuture[int](r.Owner())}
+	fs := []*event.Future[int]{event.NewFuture[int](r), event.NewFuture[int](r), event.NewFuture[int](r)}
 	var order []int
 	for i, f := range fs {
 		reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
@@ -239,16 +239,16 @@ func TestFastWaitReadyInOrder(t *testing.T) {
 func TestFastWaitFutureValueStillDelivered(t *testing.T) {
 	r, _ := newReactor(t)
 	ctx := runCtx(t)
-	f := event.NewFuture[int](r.Owner())
+	f := event.NewFuture[int](r)
 	var seen []any
 	event.Subscribe(f, func(_ event.Event, v any, _ error) { seen = append(seen, v) })
-	g := event.NewFuture[int](r.Owner())
+	g := event.NewFuture[int](r)
 	g.SetNotifyHook(func(_ event.Event, v any, err error) (any, error, bool) {
 		seen = append(seen, v)
 		return v, err, true
 	})
-	h := event.NewFuture[int](r.Owner())
-	k := event.NewFuture[int](r.Owner()) // only a typed wait: delivered without boxing
+	h := event.NewFuture[int](r)
+	k := event.NewFuture[int](r) // only a typed wait: delivered without boxing
 	// Each waiter waits before the resolver runs: every value is notified,
 	// none replayed.
 	typed := make([]int, 3)
@@ -288,7 +288,7 @@ func TestFastWaitFutureValueStillDelivered(t *testing.T) {
 func TestFastWaitInfoAndDeadlock(t *testing.T) {
 	r, _ := newReactor(t)
 	ctx := runCtx(t)
-	f := event.NewFuture[int](r.Owner())
+	f := event.NewFuture[int](r)
 	_, _, line, _ := runtime.Caller(0)
 	w, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 	var info string
@@ -337,7 +337,7 @@ func TestFastWaitCloseWhileServing(t *testing.T) {
 	defer release()
 	served := make(chan error, 1)
 	go func() { served <- r.Serve(context.Background()) }()
-	f := event.NewFuture[int](r.Owner())
+	f := event.NewFuture[int](r)
 	w, _ := reactor.Spawn(runCtx(t), r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 	waitFor(t, "the coroutine to wait", func() bool { return strings.Contains(w.Info(), ", waiting at ") })
 	if err := r.Close(); err != nil {

@@ -45,7 +45,7 @@ func BenchmarkX1RoundTrip(b *testing.B) {
 	defer stop()
 	b.ReportAllocs()
 	for b.Loop() {
-		f := event.NewFuture[any](r.Owner())
+		f := event.NewFuture[any](r)
 		r.Call(func() { f.Resolve(1) })
 		if _, ok, _ := f.Outcome(); !ok {
 			b.Fatal("future not resolved after the round trip")
@@ -62,7 +62,7 @@ func BenchmarkX1Await(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		f := event.NewFuture[any](r.Owner())
+		f := event.NewFuture[any](r)
 		r.Post(func() { r.Post(func() { f.Resolve(1) }) })
 		if _, err := event.Await(ctx, event.Any(), f); err != nil {
 			b.Fatal(err)

@@ -138,7 +138,7 @@ func start[T any](ctx context.Context, r *Reactor, fn func(context.Context) (T, 
 		return nil, fmt.Errorf("reactor: nil coroutine function: %w", syscall.EINVAL)
 	}
 	co := &coroutine{r: r, coop: coop, site: caller.Site(), state: coRunning}
-	f := event.NewFuture[T](r.Owner())
+	f := event.NewFuture[T](r)
 	c := &Coroutine[T]{Typed: f, f: f, co: co}
 	var refused error
 	if err := r.Call(func() {

@@ -21,7 +21,7 @@ func TestCoroutinesEndedAfterCloseAreNotCounted(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				fut := event.NewFuture[int](r.Owner())
+				fut := event.NewFuture[int](r)
 				ended := make(chan struct{})
 				fn := func(ctx context.Context) (int, error) {
 					defer close(ended)

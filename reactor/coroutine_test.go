@@ -39,7 +39,7 @@ func awaitEachOther(t *testing.T, r *reactor.Reactor, spawn spawner) (a, b *reac
 	_, _, awaitEachOtherLine, _ = runtime.Caller(0)
 	t.Helper()
 	ctx := runCtx(t)
-	fa, fb := event.NewFuture[any](r.Owner()), event.NewFuture[any](r.Owner())
+	fa, fb := event.NewFuture[any](r), event.NewFuture[any](r)
 	a, err := spawn(ctx, r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fb)
 		fa.Reject(err)
@@ -181,7 +181,7 @@ func TestCancelledWaiterIsNoDeadlock(t *testing.T) {
 					t.Fatal(err)
 				}
 				release, _ := r.Hold()
-				f := event.NewFuture[any](r.Owner())
+				f := event.NewFuture[any](r)
 				c, _ := k.spawn(context.Background(), r, func(ctx context.Context) (any, error) {
 					_, err := event.Await(ctx, event.Any(), f)
 					return nil, err
@@ -215,7 +215,7 @@ func TestCloseCancelsCoroutines(t *testing.T) {
 		<-ctx.Done()
 		return nil, context.Cause(ctx)
 	})
-	f := event.NewFuture[any](r.Owner())
+	f := event.NewFuture[any](r)
 	w, _ := reactor.Spawn(context.Background(), r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), f)
 		return nil, err
@@ -328,7 +328,7 @@ func TestCooperativeCoroutinesShareLoopState(t *testing.T) {
 				if counter != before+1 {
 					return 0, errors.New("someone ran in between")
 				}
-				f := event.NewFuture[int](r.Owner())
+				f := event.NewFuture[int](r)
 				tm, _ := r.NewTimer(0, 0)
 				event.Subscribe(tm, func(event.Event, any, error) { counter++; f.Resolve(1) })
 				tm.Start()
@@ -443,10 +443,10 @@ func BenchmarkK1CoroutineSwitch(b *testing.B) {
 	defer r.Close()
 	ctx := context.Background()
 	n := b.N
-	inA, inB := event.NewFuture[int](r.Owner()), event.NewFuture[int](r.Owner()) // loop-owned
+	inA, inB := event.NewFuture[int](r), event.NewFuture[int](r) // loop-owned
 	reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
 		for i := range n {
-			inA = event.NewFuture[int](r.Owner())
+			inA = event.NewFuture[int](r)
 			inB.Resolve(i)
 			if _, err := inA.Await(ctx); err != nil {
 				return i, err
@@ -460,7 +460,7 @@ func BenchmarkK1CoroutineSwitch(b *testing.B) {
 			if err != nil {
 				return i, err
 			}
-			inB = event.NewFuture[int](r.Owner())
+			inB = event.NewFuture[int](r)
 			inA.Resolve(v)
 		}
 		return n, nil
@@ -584,7 +584,7 @@ func TestCoroutineContextInAnotherGoroutine(t *testing.T) {
 	defer cancel()
 	var self *reactor.Coroutine[int]
 	c, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
-		f := event.NewFuture[int](r.Owner())
+		f := event.NewFuture[int](r)
 		release, _ := r.Hold() // the helper goroutine is not a coroutine
 		go func() {
 			defer release()
@@ -596,7 +596,7 @@ func TestCoroutineContextInAnotherGoroutine(t *testing.T) {
 		stop, _ := r.NewTimer(5*time.Millisecond, 0)
 		event.Subscribe(stop, func(event.Event, any, error) { self.Cancel() })
 		stop.Start()
-		return event.NewFuture[int](r.Owner()).Await(ctx) // nothing will resolve it
+		return event.NewFuture[int](r).Await(ctx) // nothing will resolve it
 	})
 	self = c
 	if err := r.Run(ctx); err != nil {

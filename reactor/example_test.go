@@ -18,7 +18,7 @@ func ExampleCoroutine() {
 	defer r.Close()
 
 	tick, _ := r.NewTimer(10*time.Millisecond, 10*time.Millisecond) // periodic
-	f := event.NewFuture[string](r.Owner())
+	f := event.NewFuture[string](r)
 	n := 0
 	event.Subscribe(tick, func(ev event.Event, _ any, _ error) {
 		if n++; n == 3 {
@@ -41,7 +41,7 @@ func ExampleDeadlockError() {
 	ctx := context.Background()
 	r, _ := reactor.New(reactor.Options{OnReport: func(event.Event, string, error) {}})
 	defer r.Close()
-	fa, fb := event.NewFuture[any](r.Owner()), event.NewFuture[any](r.Owner())
+	fa, fb := event.NewFuture[any](r), event.NewFuture[any](r)
 	a, _ := reactor.Go(ctx, r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fb)
 		return nil, err

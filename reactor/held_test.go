@@ -27,7 +27,7 @@ func TestHeldFutureLetGoWhenNobodyWaits(t *testing.T) {
 		var collected atomic.Int32
 		// A waiter that gives up (its context canceled) leaves the future.
 		func() {
-			f := event.NewFuture[int](r.Owner())
+			f := event.NewFuture[int](r)
 			runtime.AddCleanup(f, func(c *atomic.Int32) { c.Add(1) }, &collected)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
@@ -40,7 +40,7 @@ func TestHeldFutureLetGoWhenNobodyWaits(t *testing.T) {
 		}()
 		// So does a subscriber that unsubscribes.
 		func() {
-			f := event.NewFuture[int](r.Owner())
+			f := event.NewFuture[int](r)
 			runtime.AddCleanup(f, func(c *atomic.Int32) { c.Add(1) }, &collected)
 			cb, err := event.Subscribe(f, func(event.Event, any, error) {})
 			if err != nil {
@@ -52,7 +52,7 @@ func TestHeldFutureLetGoWhenNobodyWaits(t *testing.T) {
 		}()
 		// A subscriber told of the completion leaves it too.
 		func() {
-			f := event.NewFuture[int](r.Owner())
+			f := event.NewFuture[int](r)
 			runtime.AddCleanup(f, func(c *atomic.Int32) { c.Add(1) }, &collected)
 			heard := make(chan error, 1)
 			if _, err := event.Subscribe(f, func(_ event.Event, _ any, err error) { heard <- err }); err != nil {
@@ -84,7 +84,7 @@ func TestFutureOfClosedReactorRefused(t *testing.T) {
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
-		f := event.NewFuture[int](r.Owner())
+		f := event.NewFuture[int](r)
 		if _, done, err := f.Outcome(); !done || !errors.Is(err, reactor.ErrReactorClosed) {
 			t.Errorf("Outcome = done %t, %v; want done, ErrReactorClosed", done, err)
 		}

@@ -29,10 +29,11 @@ func currentGID() gid.ID { return gid.Current() }
 // loop goroutine, or inside an operation running directly.
 func (r *Reactor) ownedByCaller() bool { return r != nil && r.holder.Load() == uintptr(gid.Current()) }
 
-// Owner returns r as the owner of events: what event.NewFuture takes, and
-// what a kind's Ops.Owner returns for an event of r. Its Owned reports
-// whether the calling goroutine owns r's loop now (the loop goroutine, or
-// an operation running directly); its other methods are event.Owner's.
+// Owner returns r as the owner of events: what a kind's Ops.Owner returns
+// for an event of r. Its Owned reports whether the calling goroutine owns
+// r's loop now (the loop goroutine, or an operation running directly); its
+// other methods are event.Owner's. With it r is an event.OwnerSource, so
+// event.NewFuture[T](r) makes a future of r.
 func (r *Reactor) Owner() event.Owner { return (*owner)(r) }
 
 // owner is the reactor's half that events need (event.Owner and the waiter
@@ -40,6 +41,7 @@ func (r *Reactor) Owner() event.Owner { return (*owner)(r) }
 // keep their Ops on private types.
 type owner Reactor
 
+func (o *owner) Owner() event.Owner                           { return o }
 func (o *owner) Owned() bool                                  { return (*Reactor)(o).ownedByCaller() }
 func (o *owner) Call(fn func()) error                         { return (*Reactor)(o).Call(fn) }
 func (o *owner) Post(fn func()) error                         { return (*Reactor)(o).Post(fn) }

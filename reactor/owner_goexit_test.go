@@ -81,7 +81,7 @@ func TestGoexitWhileOwningReleasesOwnership(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				fut := event.NewFuture[int](r.Owner())
+				fut := event.NewFuture[int](r)
 				waitEnded := make(chan error, 1)
 				go func() {
 					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -218,7 +218,7 @@ func TestHoldKeepsRunGoing(t *testing.T) {
 	if got := r.Stats().Active; got != 1 {
 		t.Fatalf("Active with a hold = %d, want 1", got)
 	}
-	f := event.NewFuture[any](r.Owner())
+	f := event.NewFuture[any](r)
 	go func() {
 		f.Resolve("late")
 		release()

@@ -79,7 +79,7 @@ func TestDeadlockReportIsStructured(t *testing.T) {
 		}
 		defer r.Close()
 		ctx := context.Background()
-		f := event.NewFuture[int](r.Owner())
+		f := event.NewFuture[int](r)
 		co, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) { return f.Await(ctx) })
 		if err := r.Run(ctx); err != nil {
 			t.Fatal(err)

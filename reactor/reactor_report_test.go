@@ -22,7 +22,7 @@ import (
 //
 //go:noinline
 func rejectAndDrop(t *testing.T, r *reactor.Reactor, err error) {
-	if rerr := event.NewFuture[int](r.Owner()).Reject(err); rerr != nil {
+	if rerr := event.NewFuture[int](r).Reject(err); rerr != nil {
 		t.Fatal(rerr)
 	}
 }
@@ -148,7 +148,7 @@ func TestCallbackPanicReportCarriesStack(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		f := event.NewFuture[int](r.Owner())
+		f := event.NewFuture[int](r)
 		if _, err := event.Subscribe(f, panicInCallback); err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 // and Close refuses instead of deadlocking.
 func TestDirectCallbackMayCallStatsAndClose(t *testing.T) {
 	r, _ := newReactor(t)
-	f := event.NewFuture[any](r.Owner())
+	f := event.NewFuture[any](r)
 	var active int
 	var closeErr error
 	event.Subscribe(f, func(event.Event, any, error) {
@@ -99,7 +99,7 @@ func TestNoDeadlockOnForeignEvent(t *testing.T) {
 // A wait bounded by Within ends with ErrTimeout, not a deadlock report.
 func TestWithinIsNotADeadlock(t *testing.T) {
 	r, rep := newReactor(t)
-	f := event.NewFuture[any](r.Owner())
+	f := event.NewFuture[any](r)
 	c, _ := reactor.Go(context.Background(), r, func(ctx context.Context) (any, error) {
 		return event.Await(ctx, event.Any().Within(10*time.Millisecond), f)
 	})
@@ -121,7 +121,7 @@ func TestCloseEndsWaiters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := event.NewFuture[any](r.Owner())
+	f := event.NewFuture[any](r)
 	res := make(chan error, 1)
 	go func() {
 		_, err := event.Await(context.Background(), event.Any(), f)

@@ -13,7 +13,7 @@ import (
 // happen, so the reactor tells both, with a report of who waits on what.
 func tourDeadlock(ctx context.Context, r *reactor.Reactor) error {
 	say("two coroutines, each awaiting the other's future")
-	fa, fb := event.NewFuture[any](r.Owner()), event.NewFuture[any](r.Owner())
+	fa, fb := event.NewFuture[any](r), event.NewFuture[any](r)
 	a, _ := reactor.Go(ctx, r, func(ctx context.Context) (any, error) {
 		_, err := event.Await(ctx, event.Any(), fb)
 		fa.Reject(err)

@@ -42,7 +42,7 @@ func tourModel(ctx context.Context, r *reactor.Reactor) error {
 	say("Run returned: nothing active is left")
 
 	say("a future resolved by a goroutine, awaited with a timer and a trigger (await any)")
-	f := event.NewFuture[any](r.Owner())
+	f := event.NewFuture[any](r)
 	slow, _ := r.NewTimer(time.Second, 0)
 	trig, _ := uv.NewTrigger(r)
 	slow.Start()

@@ -1,0 +1,44 @@
+package reactor_test
+
+import (
+	"testing"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// A reactor is an event.OwnerSource: event.NewFuture takes the reactor
+// itself, its Owner, or a Serial, and the future belongs to the owner
+// named, on both drivers.
+func TestNewFutureTakesReactorOwnerAndSerial(t *testing.T) {
+	for _, d := range []reactor.Driver{reactor.DriverAuto, reactor.DriverGo} {
+		r, err := reactor.New(reactor.Options{Driver: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := serve(t, r)
+		var serial event.Serial
+		for _, tc := range []struct {
+			name string
+			src  event.OwnerSource
+			want event.Owner
+		}{
+			{"reactor", r, r.Owner()},
+			{"reactor's Owner", r.Owner(), r.Owner()},
+			{"Serial", &serial, &serial},
+		} {
+			f := event.NewFuture[int](tc.src)
+			if got := event.OwnerOf(f); got != tc.want {
+				t.Errorf("%v, %s: the future's owner = %v, want %v", d, tc.name, got, tc.want)
+			}
+			go f.Resolve(7)
+			if v, err := f.Await(runCtx(t)); v != 7 || err != nil {
+				t.Errorf("%v, %s: Await = %d, %v; want 7, nil", d, tc.name, v, err)
+			}
+		}
+		stop()
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -261,14 +261,6 @@ func (r *Reactor) acquire(me uintptr) error {
 // while it holds the baton (until its reactor closes: see takeBaton).
 var loopOwners sync.Map // uintptr (gid) → *Reactor
 
-// signal wakes the loop if it is parked; wake-ups coalesce.
-func (r *Reactor) signal() {
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
-}
-
 // call carries a queued Call back to its caller.
 type call struct {
 	fn       func()

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
@@ -104,65 +101,18 @@ type Options struct {
 type Reactor struct {
 	opts Options
 
-	// mu guards the queue and the running state. While no goroutine runs
-	// the loop, an operation from any goroutine runs directly, with mu held.
-	mu              sync.Mutex
-	queue           []func()
-	spare           []func()      // loop-owned: the last drained queue, for reuse
-	turnQueue       []func()      // kind.Host.Queue's work: run in a turn or at Close (mu)
-	turnPending     atomic.Bool   // turnQueue may be non-empty: a turn with none takes no lock
-	pending         atomic.Bool   // queue or dropped may be non-empty
-	dropped         []eventref.ID // references collected without Close
-	owned           bool          // a goroutine owns the loop: Run, Close or a direct operation
-	serving         bool          // that owner is Run, RunOnce or Serve
-	closed          bool
-	closing         atomic.Bool    // Close has begun: constructors and Start refuse
-	shutdowns       int            // Shutdowns in progress (under mu)
-	acquiring       int            // Runs and Closes waiting for ownership (under mu)
-	endedAfterClose int            // coroutines that ended after Close (under mu)
-	free            *sync.Cond     // on mu: ownership was given up
-	holder          atomic.Uintptr // gid of the goroutine owning the loop now
-	wake            chan struct{}  // coalescing wake-up of a parked loop
-	stopReq         atomic.Bool
-	ctxDone         atomic.Bool // the context of the running Run is done
+	// The state, in named parts (state.go): each part's doc says which
+	// lock guards its fields and which goroutine may touch them.
+	ownership
+	queues
+	loopClock
+	driverState
+	watcher
+	registry
+	closeState
 
-	// Loop state: touched only with ownership.
-	loop      *uvcgo.Loop
-	handles   eventref.Table[kind.Handle]
-	byKind    map[string]int
-	timers    wheel
-	epoch     time.Time
-	nowMS     int64 // the loop clock (ms), read at most once per turn: see now
-	nowFresh  bool
-	uvDue     int64                        // libuv's next timeout as a loop-clock deadline (ms, -1 none)
-	uvDirty   bool                         // libuv has something to do: turn it
-	everyTurn int                          // started prepare/check hooks: turn libuv every iteration
-	hooks     turnHooks                    // the pure-Go driver's phase hooks
-	closers   map[*closeHook]struct{}      // Go-owned events to close at Close (AddCloser)
-	held      map[waiting.Pending]struct{} // pending events to close at Close (HoldPending)
-	work      uint64                       // operations, timer firings and completions run so far
-	active    int
-	coros     coroutines
-	park      *time.Timer
-
-	// The backend-fd watcher (see run.go).
-	backend  *os.File
-	fdReady  *atomic.Bool // the watcher saw libuv's descriptor readable (not in r: see drop.go)
-	fdRearm  chan struct{}
-	fdArmed  bool // loop-owned: the watcher watches (else the loop looks itself)
-	fdPoll   [1]unix.PollFd
-	watching bool
-	polling  bool // the watcher could not start: park at most 1 ms
-
-	lingers    []lingering   // work Close waits for (kind.Host.Linger), under mu
-	lingerDone bool          // Close no longer waits for lingering work (under mu)
-	finished   chan struct{} // closed when Close is over: the loop freed, nothing lingering
-	closeErr   error         // what freeing the loop said; read once finished is closed
-
-	drop  *dropped                   // what the collector frees if the reactor is dropped (drop.go)
-	wd    watchdog                   // the blocked-loop watchdog (watchdog.go)
-	final Stats                      // what Stats reports after Close
-	waits map[waiting.State]struct{} // Awaits on this reactor's events (under mu)
+	drop *dropped // what the collector frees if the reactor is dropped (drop.go)
+	wd   watchdog // the blocked-loop watchdog (watchdog.go)
 
 	stats struct {
 		iterations, queued, wakeups atomic.Uint64
@@ -192,14 +142,12 @@ func New(opts Options) (*Reactor, error) {
 		opts.Logger = slog.Default()
 	}
 	r := &Reactor{
-		opts:    opts,
-		wake:    make(chan struct{}, 1),
-		loop:    loop,
-		byKind:  map[string]int{},
-		epoch:   time.Now(),
-		uvDue:   -1,
-		fdRearm: make(chan struct{}, 1),
-		fdReady: new(atomic.Bool),
+		opts:        opts,
+		queues:      queues{wake: make(chan struct{}, 1)},
+		loopClock:   loopClock{epoch: time.Now()},
+		driverState: driverState{loop: loop, uvDue: -1},
+		watcher:     watcher{fdRearm: make(chan struct{}, 1), fdReady: new(atomic.Bool)},
+		registry:    registry{byKind: map[string]int{}},
 	}
 	r.trackDrop()
 	r.coros.init()

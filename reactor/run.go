@@ -169,9 +169,6 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 // created. libuv keeps its own reading of the same clock (uv_now), which the
 // shim refreshes before every call that reads it.
 
-// clock is the loop's time in milliseconds since the reactor was created.
-func (r *Reactor) clock() int64 { return int64(time.Since(r.epoch) / time.Millisecond) }
-
 // maxDue is the latest wheel millisecond (146 million years): Close
 // advances the wheel to it to close every timer, so no deadline may lie
 // beyond it.
@@ -192,17 +189,6 @@ func (r *Reactor) dueAfter(d time.Duration) int64 {
 		return maxDue
 	}
 	return min(ms(since+d), maxDue) // ms divides before rounding up: no overflow
-}
-
-// now is the loop's clock for this turn (libuv's uv_now): read on first use
-// in a turn and cached for the rest of it, so a turn without timers pays no
-// clock read at all.
-func (r *Reactor) now() int64 {
-	if !r.nowFresh {
-		r.nowMS = r.clock()
-		r.nowFresh = true
-	}
-	return r.nowMS
 }
 
 // turn is one iteration: timers, queued operations, then libuv (I/O and

@@ -52,24 +52,31 @@ func revWithin(t *testing.T, what string, fn func()) bool {
 	}
 }
 
-// A queued operation that calls runtime.Goexit, drained by release (the
-// direct owner lets go): the reactor must not stay owned by the dead
-// goroutine, and the operation queued behind it must run.
-func TestHandoverGoexitInReleaseDrain(t *testing.T) {
-	r := revNew(t)
+// goexitQueued blocks r's owner inside a Call (the loop goroutine if a run
+// has r, else that Call's goroutine, owning it directly), queues a Call of
+// runtime.Goexit behind it and, when behind, an ordinary Call after that,
+// then lets the owner go: the Goexit Call must return ErrGoexit, and the
+// Call behind it must return nil.
+func goexitQueued(t *testing.T, r *Reactor, behind bool) {
+	t.Helper()
 	hold := make(chan struct{})
 	in := make(chan struct{})
-	go r.Call(func() { close(in); <-hold }) // direct owner D
+	go r.Call(func() { close(in); <-hold })
 	<-in
 	g1 := make(chan error, 1)
 	go func() { g1 <- r.Call(runtime.Goexit) }()
 	revWaitQueued(t, r, 1)
 	g2 := make(chan error, 1)
-	go func() { g2 <- r.Call(func() {}) }()
-	revWaitQueued(t, r, 2)
+	if behind {
+		go func() { g2 <- r.Call(func() {}) }()
+		revWaitQueued(t, r, 2)
+	}
 	close(hold)
 	if err := <-g1; !errors.Is(err, ErrGoexit) {
 		t.Errorf("Call(Goexit) = %v", err)
+	}
+	if !behind {
+		return
 	}
 	select {
 	case err := <-g2:
@@ -79,6 +86,14 @@ func TestHandoverGoexitInReleaseDrain(t *testing.T) {
 	case <-time.After(revBound):
 		t.Errorf("the Call queued behind the Goexit never returned")
 	}
+}
+
+// A queued operation that calls runtime.Goexit, drained by release (the
+// direct owner lets go): the reactor must not stay owned by the dead
+// goroutine, and the operation queued behind it must run.
+func TestHandoverGoexitInReleaseDrain(t *testing.T) {
+	r := revNew(t)
+	goexitQueued(t, r, true)
 	revWithin(t, "fresh Call", func() { r.Call(func() {}) })
 	revWithin(t, "Close", func() { r.Close() })
 }
@@ -86,15 +101,7 @@ func TestHandoverGoexitInReleaseDrain(t *testing.T) {
 // Same, one operation only: ownership must be given up.
 func TestHandoverGoexitInReleaseDrainAlone(t *testing.T) {
 	r := revNew(t)
-	hold := make(chan struct{})
-	in := make(chan struct{})
-	go r.Call(func() { close(in); <-hold })
-	<-in
-	g1 := make(chan error, 1)
-	go func() { g1 <- r.Call(runtime.Goexit) }()
-	revWaitQueued(t, r, 1)
-	close(hold)
-	<-g1
+	goexitQueued(t, r, false)
 	revWithin(t, "fresh Call", func() { r.Call(func() {}) })
 	revWithin(t, "Close", func() { r.Close() })
 }
@@ -278,30 +285,9 @@ func TestHandoverShutdownCtxWhileDirect(t *testing.T) {
 // behind it in the same batch must still run (the run's release drains).
 func TestHandoverGoexitInTurnBatch(t *testing.T) {
 	r := revNew(t)
-	hold := make(chan struct{})
-	in := make(chan struct{})
 	served := make(chan error, 1)
 	go func() { served <- r.Serve(context.Background()) }()
-	go r.Call(func() { close(in); <-hold }) // runs on the loop, blocking it
-	<-in
-	g1 := make(chan error, 1)
-	go func() { g1 <- r.Call(runtime.Goexit) }()
-	revWaitQueued(t, r, 1)
-	g2 := make(chan error, 1)
-	go func() { g2 <- r.Call(func() {}) }()
-	revWaitQueued(t, r, 2)
-	close(hold)
-	if err := <-g1; !errors.Is(err, ErrGoexit) {
-		t.Errorf("Call(Goexit) = %v", err)
-	}
-	select {
-	case err := <-g2:
-		if err != nil {
-			t.Errorf("second Call = %v", err)
-		}
-	case <-time.After(revBound):
-		t.Errorf("the Call queued behind the Goexit in the same batch never returned")
-	}
+	goexitQueued(t, r, true) // in the same batch of the loop
 	revWithin(t, "Close", func() { r.Close() })
 }
 

@@ -288,11 +288,11 @@ var callPool = sync.Pool{New: func() any {
 
 // takeQueueLocked swaps the queue out; mu is held. The spare slice is
 // loop-owned, so handing it back (runOps) needs no lock.
-func (r *Reactor) takeQueueLocked() []func() {
-	q := r.queue
-	r.queue = r.spare[:0]
-	r.spare = nil
-	r.pending.Store(false)
+func (qs *queues) takeQueueLocked() []func() {
+	q := qs.queue
+	qs.queue = qs.spare[:0]
+	qs.spare = nil
+	qs.pending.Store(false)
 	return q
 }
 

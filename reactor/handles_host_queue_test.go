@@ -13,11 +13,7 @@ import (
 // uv_run), and runs at Close when no turn came; Queue refuses once Close
 // has begun.
 func TestHostQueueRunsOnlyInATurnOrAtClose(t *testing.T) {
-	for _, d := range []reactor.Driver{reactor.DriverAuto, reactor.DriverGo} {
-		r, err := reactor.New(reactor.Options{Driver: d})
-		if err != nil {
-			t.Fatal(err)
-		}
+	forEachDriver(t, func(t *testing.T, r *reactor.Reactor) {
 		host := kind.HostOf(r.Owner())
 		ran := 0
 		if err := host.Queue(func() { ran++ }); err != nil {
@@ -32,14 +28,14 @@ func TestHostQueueRunsOnlyInATurnOrAtClose(t *testing.T) {
 		got := -1
 		r.Call(func() { got = ran })
 		if got != 0 {
-			t.Fatalf("%v: queued work ran %d times outside a turn, want 0", d, got)
+			t.Fatalf("queued work ran %d times outside a turn, want 0", got)
 		}
 		if err := r.RunOnce(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		r.Call(func() { got = ran })
 		if got != 1 {
-			t.Fatalf("%v: after a turn the queued work ran %d times, want 1", d, got)
+			t.Fatalf("after a turn the queued work ran %d times, want 1", got)
 		}
 		atClose := false
 		host.Queue(func() { atClose = true })
@@ -47,10 +43,10 @@ func TestHostQueueRunsOnlyInATurnOrAtClose(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !atClose {
-			t.Errorf("%v: work queued and never turned did not run at Close", d)
+			t.Errorf("work queued and never turned did not run at Close")
 		}
 		if err := host.Queue(func() {}); err == nil {
-			t.Errorf("%v: Queue after Close = nil, want an error", d)
+			t.Errorf("Queue after Close = nil, want an error")
 		}
-	}
+	})
 }

@@ -52,6 +52,23 @@ func newReactor(t *testing.T) (*reactor.Reactor, *reports) {
 	return r, rep
 }
 
+// forEachDriver runs fn as a subtest, named after the driver, on a new
+// reactor of each driver: libuv when it is linked in (else pure Go
+// twice), and pure Go. The reactor is closed at the end if fn did not.
+func forEachDriver(t *testing.T, fn func(t *testing.T, r *reactor.Reactor)) {
+	t.Helper()
+	for _, d := range []reactor.Driver{reactor.DriverAuto, reactor.DriverGo} {
+		r, err := reactor.New(reactor.Options{Driver: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(r.Driver().String(), func(t *testing.T) {
+			t.Cleanup(func() { r.Close() })
+			fn(t, r)
+		})
+	}
+}
+
 // serve runs r.Serve in a goroutine until the returned stop is called.
 func serve(t *testing.T, r *reactor.Reactor) (stop func()) {
 	t.Helper()

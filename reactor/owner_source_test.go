@@ -11,12 +11,9 @@ import (
 // itself, its Owner, or a Serial, and the future belongs to the owner
 // named, on both drivers.
 func TestNewFutureTakesReactorOwnerAndSerial(t *testing.T) {
-	for _, d := range []reactor.Driver{reactor.DriverAuto, reactor.DriverGo} {
-		r, err := reactor.New(reactor.Options{Driver: d})
-		if err != nil {
-			t.Fatal(err)
-		}
+	forEachDriver(t, func(t *testing.T, r *reactor.Reactor) {
 		stop := serve(t, r)
+		defer stop()
 		var serial event.Serial
 		for _, tc := range []struct {
 			name string
@@ -29,16 +26,12 @@ func TestNewFutureTakesReactorOwnerAndSerial(t *testing.T) {
 		} {
 			f := event.NewFuture[int](tc.src)
 			if got := event.OwnerOf(f); got != tc.want {
-				t.Errorf("%v, %s: the future's owner = %v, want %v", d, tc.name, got, tc.want)
+				t.Errorf("%s: the future's owner = %v, want %v", tc.name, got, tc.want)
 			}
 			go f.Resolve(7)
 			if v, err := f.Await(runCtx(t)); v != 7 || err != nil {
-				t.Errorf("%v, %s: Await = %d, %v; want 7, nil", d, tc.name, v, err)
+				t.Errorf("%s: Await = %d, %v; want 7, nil", tc.name, v, err)
 			}
 		}
-		stop()
-		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 }

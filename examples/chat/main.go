@@ -1,0 +1,115 @@
+// Command chat is a line-based chat server: every line a client sends goes to
+// every other client, a client silent for -idle is disconnected, and SIGINT or
+// SIGTERM (or the end of run's context) says goodbye to every client, closes
+// them and the listener, and ends the program.
+//
+//	go run ./examples/chat -addr 127.0.0.1:7000 [-idle 1m] [-driver libuv|go]
+//
+// Each client's idle timeout is one reusable timer, refreshed by each line.
+// Everything runs on the reactor's loop goroutine: the client set needs no lock.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "chat:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:7000", "the address to listen on")
+	idle := fs.Duration("idle", time.Minute, "disconnect a client silent this long")
+	var driver reactor.Driver
+	fs.Var(&driver, "driver", "the reactor's driver: libuv, go or auto")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	r, err := reactor.New(reactor.Options{Driver: driver})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	l, err := uv.Listen(r, "tcp", *addr)
+	if err != nil {
+		return err
+	}
+	clients := map[*uv.IO]bool{}
+	broadcast := func(from *uv.IO, format string, a ...any) {
+		msg := []byte(fmt.Sprintf(format, a...))
+		for c := range clients {
+			if c != from {
+				c.Send(msg)
+			}
+		}
+	}
+	l.OnAccept(func(c *uv.IO, err error) {
+		if err != nil {
+			return
+		}
+		name := c.RemoteAddr().String()
+		clients[c] = true
+		broadcast(c, "* %s joined\n", name)
+		idleTimer, _ := r.NewTimer(*idle, 0)
+		idleTimer.SetReusable(true)
+		idleTimer.OnFire(func(error) {
+			c.Send([]byte("* idle timeout\n"))
+			c.Close()
+		})
+		idleTimer.Start()
+		uv.ReadLines(c, func(line []byte, err error) {
+			if err != nil { // io.EOF, closed by the idle timer or the shutdown
+				idleTimer.Close()
+				c.Close()
+				delete(clients, c)
+				broadcast(c, "* %s left\n", name)
+				return
+			}
+			idleTimer.Refresh()
+			broadcast(c, "%s: %s\n", name, line)
+		})
+	})
+	if err := l.Start(); err != nil {
+		return err
+	}
+	var signals []*uv.Signal
+	shutdown := func() {
+		l.Close()
+		for _, s := range signals {
+			s.Close()
+		}
+		broadcast(nil, "* server shutting down\n")
+		all := clients
+		clients = nil // no "left" for those closed here
+		for c := range all {
+			c.Close()
+		}
+	}
+	for _, signum := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		s, err := uv.NewSignal(r, signum)
+		if err != nil {
+			return err
+		}
+		s.OnSignal(func(syscall.Signal, error) { shutdown() })
+		if err := s.Start(); err != nil {
+			return err
+		}
+		signals = append(signals, s)
+	}
+	defer context.AfterFunc(ctx, func() { r.Post(shutdown) })()
+	fmt.Fprintf(stdout, "listening on %s\n", l.Addr())
+	return r.Run(context.Background())
+}

@@ -1,0 +1,109 @@
+// Command rerun runs a command, and runs it again each time something changes
+// under a directory: the watch is recursive (directories created later are
+// watched too), a burst of changes restarts the command once, when the changes
+// have paused for -debounce; the running command is terminated first (SIGTERM,
+// SIGKILL a second later). Its standard output is streamed, line by line.
+//
+//	go run ./examples/rerun -dir . [-debounce 100ms] [-driver libuv|go] -- go test ./...
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "rerun:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("rerun", flag.ContinueOnError)
+	dir := fs.String("dir", ".", "the directory to watch, recursively")
+	debounce := fs.Duration("debounce", 100*time.Millisecond, "restart once changes pause this long")
+	var driver reactor.Driver
+	fs.Var(&driver, "driver", "the reactor's driver: libuv, go or auto")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return errors.New("usage: rerun [flags] command [args...]")
+	}
+	r, err := reactor.New(reactor.Options{Driver: driver})
+	if err != nil {
+		return err
+	}
+	defer r.Close() // terminates the command (KillOnClose) and waits for it
+	var child *uv.Process
+	running, restart := false, false
+	var start func()
+	start = func() {
+		p, err := uv.StartProcess(r, uv.ProcessOptions{Args: fs.Args(), Stdout: uv.StdioLoop,
+			Stderr: uv.StdioInherit, KillOnClose: true, Grace: time.Second})
+		if err != nil {
+			fmt.Fprintf(stdout, "[rerun] %v\n", err)
+			return
+		}
+		child, running = p, true
+		out := p.StdoutIO()
+		uv.ReadLines(out, func(line []byte, err error) {
+			if err != nil {
+				out.Close()
+				return
+			}
+			fmt.Fprintf(stdout, "%s\n", line)
+		})
+		p.OnExit(func(status int, err error) {
+			fmt.Fprintf(stdout, "[rerun] exit %d\n", status)
+			if running = false; restart {
+				restart = false
+				start()
+			}
+		})
+	}
+	quiet, err := r.NewTimer(*debounce, 0)
+	if err != nil {
+		return err
+	}
+	quiet.SetReusable(true)
+	quiet.OnFire(func(error) {
+		if !running {
+			start()
+		} else if !restart {
+			restart = true
+			child.Terminate(time.Second)
+		}
+	})
+	w, err := uv.NewFSEvent(r, *dir, uv.FSEventOptions{Recursive: true})
+	if err != nil {
+		return err
+	}
+	w.OnChange(func(_ uv.FSEventResult, err error) {
+		if err != nil {
+			fmt.Fprintf(stdout, "[rerun] watch: %v\n", err)
+		}
+		quiet.Refresh()
+	})
+	if err := w.Start(); err != nil {
+		return err
+	}
+	start()
+	if err := r.Run(ctx); ctx.Err() == nil {
+		return err
+	}
+	return nil
+}

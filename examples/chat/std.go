@@ -60,7 +60,6 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	serve := func(c net.Conn) {
 		defer wg.Done()
 		name := c.RemoteAddr().String()
-		broadcast(c, "* %s joined\n", name)
 		sc := bufio.NewScanner(c)
 		for c.SetReadDeadline(time.Now().Add(*idle)) == nil && sc.Scan() {
 			broadcast(c, "%s: %s\n", name, sc.Text())
@@ -97,6 +96,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		} else if err != nil {
 			continue // EMFILE and the like: go on serving, as libuv does
 		}
+		broadcast(c, "* %s joined\n", c.RemoteAddr())
 		mu.Lock()
 		if shutting {
 			c.Close()

@@ -1,0 +1,92 @@
+// Command dnsfan looks up many host names at once (getaddrinfo, on libuv's
+// thread pool or Go's resolver), each bounded by -timeout and all by
+// -deadline, and prints each name's addresses or why it has none, in the order
+// given.
+//
+//	go run ./examples/dnsfan [-timeout 2s] [-deadline 5s] [-driver libuv|go] [name...]
+//
+// With no name it looks up twenty: names and numbers that resolve offline
+// (localhost, numeric addresses, /etc/hosts) and names that must fail.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// defaultNames are looked up when no name is given.
+var defaultNames = []string{
+	"localhost", "127.0.0.1", "127.0.0.2", "127.1.2.3", "10.0.0.1",
+	"192.0.2.1", "198.51.100.7", "203.0.113.9", "::1", "fe80::1",
+	"2001:db8::1", "0x7f.1", "localhost.", "LOCALHOST", "127.0.0.1.",
+	"name.invalid", "no-such-host.invalid", "x.test.invalid", "-bad-", "a..b",
+}
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "dnsfan:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	flags := flag.NewFlagSet("dnsfan", flag.ContinueOnError)
+	timeout := flags.Duration("timeout", 2*time.Second, "the bound of each lookup")
+	deadline := flags.Duration("deadline", 5*time.Second, "the bound of all the lookups")
+	var driver reactor.Driver
+	flags.Var(&driver, "driver", "the reactor's driver: libuv, go or auto")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	names := flags.Args()
+	if len(names) == 0 {
+		names = defaultNames
+	}
+	r, err := reactor.New(reactor.Options{Driver: driver})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	go r.Serve(ctx)
+	ctx, cancel := context.WithTimeout(ctx, *deadline)
+	defer cancel()
+	lookups := make([]*uv.AddrInfo, len(names))
+	for i, name := range names {
+		if lookups[i], err = uv.NewAddrInfo(r, name, "", uv.AddrInfoHints{}); err != nil {
+			return err
+		}
+		t, err := r.NewTimer(*timeout, 0)
+		if err != nil {
+			return err
+		}
+		t.OnFire(func(error) { lookups[i].Close() }) // too slow: taken back, ErrClosed
+		t.Start()
+	}
+	addrs, errs, err := event.AwaitAllSettled(ctx, lookups...)
+	for i, name := range names {
+		switch {
+		case errors.Is(errs[i], event.ErrClosed):
+			fmt.Fprintf(stdout, "%s: failed: timed out after %v\n", name, *timeout)
+		case errs[i] != nil:
+			fmt.Fprintf(stdout, "%s: failed: %v\n", name, errs[i])
+		case addrs[i] == nil: // still looking when the deadline came
+			fmt.Fprintf(stdout, "%s: failed: %v\n", name, err)
+		default:
+			fmt.Fprintf(stdout, "%s:", name)
+			for _, a := range addrs[i] {
+				fmt.Fprintf(stdout, " %v", a.Addr())
+			}
+			fmt.Fprintln(stdout)
+		}
+	}
+	return nil
+}

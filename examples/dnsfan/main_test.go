@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/uvevent/uvevent/reactor"
+)
+
+var drivers = []string{"libuv", "go"}
+
+// needDriver skips the test when this build lacks the driver, with the reason.
+func needDriver(t *testing.T, name string) {
+	t.Helper()
+	var d reactor.Driver
+	if err := d.Set(name); err != nil {
+		t.Fatal(err)
+	}
+	r, err := reactor.New(reactor.Options{Driver: d})
+	if errors.Is(err, reactor.ErrNoLibuv) {
+		t.Skipf("the %s driver is not in this build: %v", name, err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+}
+
+// fromHosts gives up to three names of /etc/hosts with the line each
+// lookup of them must print (a name's first IPv4 address in the file).
+func fromHosts(t *testing.T) map[string]string {
+	want := map[string]string{}
+	b, err := os.ReadFile("/etc/hosts")
+	if err != nil {
+		t.Logf("no names from /etc/hosts: %v", err)
+		return want
+	}
+	for sc := bufio.NewScanner(bytes.NewReader(b)); sc.Scan() && len(want) < 3; {
+		f := strings.Fields(strings.SplitN(sc.Text(), "#", 2)[0])
+		if len(f) < 2 || strings.Contains(f[0], ":") || f[1] == "localhost" {
+			continue
+		}
+		for _, name := range f[1:] {
+			if _, seen := want[name]; !seen && len(want) < 3 {
+				want[name] = name + ": " + f[0]
+			}
+		}
+	}
+	return want
+}
+
+// lookups gives the names to look up and, for each, the line it must print
+// ("name: failed:" for the names that must fail, a prefix).
+func lookups(t *testing.T) ([]string, map[string]string) {
+	want := fromHosts(t)
+	for _, ip := range []string{"127.0.0.1", "127.0.0.2", "127.1.2.3", "10.0.0.1", "192.0.2.1",
+		"198.51.100.7", "203.0.113.9", "::1", "fe80::1", "2001:db8::1", "2001:db8::2:1"} {
+		want[ip] = ip + ": " + ip
+	}
+	want["localhost"] = "localhost: 127.0.0.1"
+	for _, name := range []string{"name.invalid", "no-such-host.invalid", "x.test.invalid",
+		"a.b.c.invalid", "-bad-", "a..b"} {
+		want[name] = name + ": failed:"
+	}
+	var names []string
+	for name := range want {
+		names = append(names, name)
+	}
+	if len(names) < 20 {
+		for i := len(names); i < 20; i++ {
+			ip := fmt.Sprint("127.0.9.", i)
+			names, want[ip] = append(names, ip), ip+": "+ip
+		}
+	}
+	return names, want
+}
+
+// check runs the program with args and names, and checks that every name
+// has one line, in order, which is want's or, when timeOK, a failure.
+func check(t *testing.T, args []string, names []string, want map[string]string, timeOK bool) {
+	t.Helper()
+	var out bytes.Buffer
+	if err := run(context.Background(), append(args, names...), &out); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	var got []string
+	for i, line := range lines {
+		if i < len(names) && (strings.HasPrefix(line, want[names[i]]) ||
+			timeOK && strings.HasPrefix(line, names[i]+": failed:")) {
+			line = want[names[i]]
+		}
+		got = append(got, line)
+	}
+	var exp []string
+	for _, name := range names {
+		exp = append(exp, want[name])
+	}
+	if diff := cmp.Diff(exp, got); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
+
+func TestDNSFanOut(t *testing.T) {
+	names, want := lookups(t)
+	for _, d := range drivers {
+		t.Run(d, func(t *testing.T) {
+			needDriver(t, d)
+			check(t, []string{"-driver", d, "-timeout", "1m", "-deadline", "1m"}, names, want, false)
+		})
+	}
+}
+
+// TestDNSFanOutTimeouts bounds each lookup, then all of them, to nothing: each
+// name still gets its line, its answer or a failure.
+func TestDNSFanOutTimeouts(t *testing.T) {
+	names, want := lookups(t)
+	for _, d := range drivers {
+		t.Run(d, func(t *testing.T) {
+			needDriver(t, d)
+			check(t, []string{"-driver", d, "-timeout", "0", "-deadline", "1m"}, names, want, true)
+			check(t, []string{"-driver", d, "-timeout", "1m", "-deadline", "0"}, names, want, true)
+		})
+	}
+}
+
+func TestDNSFanOutDefaultNames(t *testing.T) {
+	if len(defaultNames) != 20 {
+		t.Errorf("%d default names, want 20", len(defaultNames))
+	}
+}

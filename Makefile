@@ -8,7 +8,7 @@ BIN     := bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(shell $(GO) env GOPATH)/bin/staticcheck
 
-.PHONY: setup test race asan cgocheck bench demo lint fuzz fuzz-seeds static-check stress valgrind clean
+.PHONY: setup test race asan cgocheck bench demo example-lines example-twins lint fuzz fuzz-seeds static-check stress valgrind clean
 
 ## setup: install libuv1-dev and pkg-config with apt-get, and staticcheck with
 ## go install, each only when missing
@@ -99,6 +99,16 @@ bench:
 ## demo: the tour: the model, the loop interface (echo server, timers, signal), a process and a file watch, the deadlock report, Stats
 demo:
 	$(GO) run ./cmd/demo
+
+## example-lines: the line counts of examples/README.md, each example beside
+## its standard-library twin (non-blank, non-comment lines)
+example-lines:
+	@sh examples/lines.sh
+
+## example-twins: each example's own test run against its standard-library
+## twin, in a scratch module (fetches fsnotify through the module proxy)
+example-twins:
+	@sh examples/twins.sh
 
 ## lint: gofmt, go vet and staticcheck (installed by `make setup`)
 lint:

@@ -1,10 +1,11 @@
 // Command rerun runs a command, and runs it again each time something changes
 // under a directory: the watch is recursive (directories created later are
 // watched too), a burst of changes restarts the command once, when the changes
-// have paused for -debounce; the running command is terminated first (SIGTERM,
-// SIGKILL a second later). Its standard output is streamed, line by line.
+// have paused for -debounce; the running command is terminated first (SIGTERM
+// to its process group, SIGKILL a second later). Its output is streamed. The
+// command is one line of shell: its arguments are joined with spaces.
 //
-//	go run ./examples/rerun -dir . [-debounce 100ms] [-driver libuv|go] -- go test ./...
+//	go run ./examples/rerun -dir . [-debounce 100ms] [-driver libuv|go] go test ./...
 package main
 
 import (
@@ -15,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -47,28 +49,20 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer r.Close() // terminates the command (KillOnClose) and waits for it
-	var child *uv.Process
+	defer r.Close() // terminates the command and waits for it
+	var child *uv.Command
 	running, restart := false, false
 	var start func()
 	start = func() {
-		p, err := uv.StartProcess(r, uv.ProcessOptions{Args: fs.Args(), Stdout: uv.StdioLoop,
-			Stderr: uv.StdioInherit, KillOnClose: true, Grace: time.Second})
+		c, err := uv.NewCommand(r, strings.Join(fs.Args(), " "),
+			uv.CommandOptions{Mode: uv.StreamRaw, Out: stdout, Grace: time.Second})
 		if err != nil {
 			fmt.Fprintf(stdout, "[rerun] %v\n", err)
 			return
 		}
-		child, running = p, true
-		out := p.StdoutIO()
-		uv.ReadLines(out, func(line []byte, err error) {
-			if err != nil {
-				out.Close()
-				return
-			}
-			fmt.Fprintf(stdout, "%s\n", line)
-		})
-		p.OnExit(func(status int, err error) {
-			fmt.Fprintf(stdout, "[rerun] exit %d\n", status)
+		child, running = c, true
+		c.OnDone(func(res *uv.CommandResult, _ error) {
+			fmt.Fprintf(stdout, "[rerun] exit %d\n", res.ExitCode)
 			if running = false; restart {
 				restart = false
 				start()
@@ -85,7 +79,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			start()
 		} else if !restart {
 			restart = true
-			child.Terminate(time.Second)
+			child.Terminate()
 		}
 	})
 	w, err := uv.NewFSEvent(r, *dir, uv.FSEventOptions{Recursive: true})

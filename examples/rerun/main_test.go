@@ -96,7 +96,7 @@ func TestRerunRestartsOnChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := lines(t, d, "-dir", dir, "-debounce", "10ms",
-				"sh", "-c", "echo run; ls -R "+dir+" | grep -c file; exec sleep 60")
+				"echo run; ls -R "+dir+" | grep -c file; sleep 60")
 			expect(t, out, "run")
 			expect(t, out, "0")
 

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -64,10 +65,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	start := func() {
 		var cctx context.Context
 		cctx, cancel = context.WithCancel(ctx)
-		cmd := exec.CommandContext(cctx, flags.Arg(0), flags.Args()[1:]...)
+		cmd := exec.CommandContext(cctx, "sh", "-c", strings.Join(flags.Args(), " "))
 		cmd.Stdout, cmd.Stderr = stdout, os.Stderr
-		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-		cmd.WaitDelay = time.Second
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // signal what it starts too
+		cmd.Cancel = func() error {
+			time.AfterFunc(time.Second, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		}
 		if err := cmd.Start(); err != nil {
 			fmt.Fprintf(stdout, "[rerun] %v\n", err)
 			return

@@ -5,8 +5,9 @@
 //
 //	go run ./examples/chat -addr 127.0.0.1:7000 [-idle 1m] [-driver libuv|go]
 //
-// Each client's idle timeout is one reusable timer, refreshed by each line.
-// Everything runs on the reactor's loop goroutine: the client set needs no lock.
+// Each client's idle timeout is one timer, refreshed by each line (Node's
+// timeout.refresh()). Everything runs on the reactor's loop goroutine: the
+// client set needs no lock.
 package main
 
 import (
@@ -63,8 +64,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		name := c.RemoteAddr().String()
 		clients[c] = true
 		broadcast(c, "* %s joined\n", name)
-		idleTimer, _ := r.NewTimer(*idle, 0)
-		idleTimer.SetReusable(true)
+		idleTimer, _ := r.NewTimer(*idle, 0) // each line read pushes it back: Refresh
 		idleTimer.OnFire(func(error) {
 			c.Send([]byte("* idle timeout\n"))
 			c.Close()
@@ -109,7 +109,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		signals = append(signals, s)
 	}
-	defer context.AfterFunc(ctx, func() { r.Post(shutdown) })()
+	defer context.AfterFunc(ctx, func() { r.Post(shutdown) })() // ctx's end: the same shutdown
 	fmt.Fprintf(stdout, "listening on %s\n", l.Addr())
 	return r.Run(context.Background())
 }

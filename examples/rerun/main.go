@@ -96,7 +96,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	start()
-	if err := r.Run(ctx); ctx.Err() == nil {
+	if err := r.Run(ctx); ctx.Err() == nil { // ctx's end is the way out
+
 		return err
 	}
 	return nil

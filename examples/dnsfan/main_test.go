@@ -87,7 +87,7 @@ func lookups(t *testing.T) ([]string, map[string]string) {
 func check(t *testing.T, args []string, names []string, want map[string]string, timeOK bool) {
 	t.Helper()
 	var out bytes.Buffer
-	if err := run(context.Background(), append(args, names...), &out); err != nil {
+	if err := run(context.Background(), append(append(args, "--"), names...), &out); err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	var got, exp []string

@@ -70,7 +70,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	defer l.Close()
 
 	ticks := 0
-	heartbeat, err := l.Repeat(*tick, func() { ticks++; fmt.Fprintf(stdout, "tick %d\n", ticks) })
+	heartbeat, err := l.Repeat(*tick, func() {
+		ticks++
+		fmt.Fprintf(stdout, "tick %d\n", ticks)
+	})
 	if err != nil {
 		return err
 	}

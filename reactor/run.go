@@ -222,7 +222,7 @@ func (r *Reactor) turn() {
 	ready := r.fdReady.Swap(false)
 	if ready {
 		r.fdArmed = false // the watcher rests until the loop parks
-	} else if r.watching && !r.fdArmed {
+	} else if !r.uvDirty && r.watching && !r.fdArmed { // already due to turn: no need to look
 		ready = r.backendReadable()
 	}
 	if ready || r.loop.Dirty() || r.everyTurn > 0 || r.uvDue >= 0 && r.now() >= r.uvDue {

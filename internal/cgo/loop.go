@@ -21,6 +21,10 @@ type Loop struct {
 	p         *C.uvev_loop // C memory: allocated by NewLoop, freed by Close
 	crossings atomic.Uint64
 	dirty     bool // libuv's state changed since the last turn
+	// last is where uvev_loop_turn writes what a turn did: a field, not
+	// a local, because a local whose address goes to C escapes to the
+	// heap, one allocation per turn. It holds C pointers only.
+	last C.uvev_turn
 }
 
 // NewLoop initialises a loop.
@@ -62,9 +66,9 @@ func (l *Loop) Turn() (done []Completion, timeoutMS int) { return l.turn(0) }
 func (l *Loop) TurnBlocking() (done []Completion, timeoutMS int) { return l.turn(1) }
 
 func (l *Loop) turn(block C.int) ([]Completion, int) {
-	var t C.uvev_turn
+	t := &l.last
 	l.dirty = false
-	C.uvev_loop_turn(l.c(), block, &t)
+	C.uvev_loop_turn(l.c(), block, t)
 	var done []Completion
 	if t.ndone > 0 {
 		done = unsafe.Slice((*Completion)(unsafe.Pointer(t.done)), int(t.ndone))

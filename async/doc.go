@@ -26,4 +26,15 @@
 // Every method is safe from any goroutine. State of channels and pools is
 // loop-owned; their callbacks (Pool's Destroy and Healthy) run on the loop
 // goroutine and must not block.
+//
+// # Nil and zero values
+//
+// A nil pointer to any type of the package, or a pointer to its zero value,
+// is refused by every method, never a panic: a method with an error returns
+// one matching event.ErrNilEvent (or reactor.ErrZeroReactor); one without
+// does nothing and returns zero values. The methods Op and Timeout would
+// promote from event.Base and reactor.Timer are declared on them for this
+// (nilsafe_gen.go, written by go generate).
+//
+//go:generate go run ../internal/cmd/nilsafegen
 package async

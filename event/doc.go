@@ -82,4 +82,16 @@
 // and what packages reactor, uv and async build on: a kind embeds Base and
 // makes its calls on it through eventkind. LogReport formats a report for
 // log/slog.
+//
+// # Nil and zero values
+//
+// A nil pointer to a type of the package (a *Base, *Future, *Callback or
+// *Serial), or a pointer to its zero value, is refused by every method,
+// never a panic: a method with an error returns one matching ErrNilEvent
+// (ErrNilCallback for a callback, ErrNoOwner for an event made with no
+// owner); one without does nothing and returns zero values (Flags is 0,
+// Object nil; Info describes the missing event). Future's methods from Base
+// are declared on Future for this (nilsafe_gen.go, written by go generate).
+//
+//go:generate go run ../internal/cmd/nilsafegen
 package event

@@ -110,4 +110,17 @@
 // child is left running and still reaped when it ends (unless KillOnClose:
 // then it is ended as a Command's command is), and a Signal gives its signal
 // back.
+//
+// # Nil and zero values
+//
+// A nil pointer to a kind (var p *IO), or a pointer to its zero value, is
+// refused by every method, never a panic: a method with an error returns one
+// matching event.ErrNilEvent (or reactor.ErrZeroReactor, or syscall.EINVAL
+// for a bad argument); one without does nothing and returns zero values
+// (Flags is 0, Object nil; Info describes the missing event). The event
+// methods a kind would promote from Handle or event.Base are declared on
+// the kind for this (nilsafe_gen.go, written by go generate), so go doc
+// lists them on each kind.
+//
+//go:generate go run ../internal/cmd/nilsafegen
 package uv

@@ -108,6 +108,14 @@ func (op *Op[T]) Replay(cb *event.Callback) error {
 
 // Retain adds a reference to the event.
 //
+// Retaining an event whose references are all gone (after its last
+// Dispose) is a bug in the program, not a condition to handle: the event is
+// closed either way. So Retain keeps its place in the model (no error
+// result, one signature for every kind and every Event written outside the
+// module) and, rather than panic, does nothing and reports the misuse to
+// the event's owner (a reactor's Options.OnReport, or log/slog) with an
+// error matching ErrReleased that names the line that called it.
+//
 // It is [event.Base.Retain], declared here for a nil receiver (see the package doc).
 func (op *Op[T]) Retain() {
 	if op == nil {

@@ -2,11 +2,14 @@ package event
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 	"syscall"
 
+	"github.com/uvevent/uvevent/internal/caller"
 	"github.com/uvevent/uvevent/refcount"
 )
 
@@ -250,7 +253,9 @@ func (b *Base) addCallback(cb *Callback) error {
 	if b.has(Closed) {
 		return ErrClosed
 	}
-	cb.hold()
+	if !cb.hold() {
+		return misuse("AddCallback of a released callback")
+	}
 	b.cbs.add(cb)
 	b.observed()
 	if !cb.wait {
@@ -282,7 +287,10 @@ func (b *Base) delCallback(cb *Callback) error {
 // releaseCallback drops the event's reference to cb; a panicking OnDispose
 // is reported to the owner, never raised out of Close, Dispose or a run.
 func (b *Base) releaseCallback(cb *Callback) {
-	if err := cb.release(); err != nil {
+	switch err := cb.release(); {
+	case errors.Is(err, ErrReleased):
+		b.owner().Report(b.ops.Event(), "callback released more often than retained", err)
+	case err != nil:
 		b.owner().Report(b.ops.Event(), "callback's OnDispose panicked", err)
 	}
 }
@@ -409,10 +417,27 @@ func (b *Base) released() {
 }
 
 // Retain adds a reference to the event.
+//
+// Retaining an event whose references are all gone (after its last
+// Dispose) is a bug in the program, not a condition to handle: the event is
+// closed either way. So Retain keeps its place in the model (no error
+// result, one signature for every kind and every Event written outside the
+// module) and, rather than panic, does nothing and reports the misuse to
+// the event's owner (a reactor's Options.OnReport, or log/slog) with an
+// error matching ErrReleased that names the line that called it.
 func (b *Base) Retain() {
-	if !b.unusable() {
-		b.refs.Retain()
+	if b.unusable() || b.refs.TryRetain() {
+		return
 	}
+	b.owner().Report(b.ops.Event(), "Retain after the event's last Dispose", misuse("Retain"))
+}
+
+// misuse is ErrReleased for a call of op, naming the caller's line.
+func misuse(op string) error {
+	if site := caller.Site(); site != "" {
+		return fmt.Errorf("%w (%s at %s)", ErrReleased, op, site)
+	}
+	return fmt.Errorf("%w (%s)", ErrReleased, op)
 }
 
 // Dispose drops a reference; the last one closes and frees the event.

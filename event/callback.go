@@ -1,6 +1,7 @@
 package event
 
 import (
+	"errors"
 	"log/slog"
 	"runtime/debug"
 
@@ -46,34 +47,47 @@ func (c *Callback) OnDispose(f func()) *Callback {
 	return c
 }
 
-// Retain adds a reference.
+// Retain adds a reference. Retaining a callback after its last Release is
+// a bug in the program: it does nothing and is logged (log/slog's default
+// logger: a callback has no owner) with an error matching ErrReleased that
+// names the calling line, never a panic (see Base.Retain).
 func (c *Callback) Retain() {
-	if c != nil {
-		c.refs.Retain()
+	if c != nil && !c.refs.TryRetain() {
+		LogReport(slog.Default(), nil, "Callback.Retain after its last Release", misuse("Retain"))
 	}
 }
 
-// hold is an event's Retain: none for a pinned callback.
-func (c *Callback) hold() {
-	if !c.pinned {
-		c.refs.Retain()
-	}
+// hold is an event's Retain: none for a pinned callback. It reports false
+// for a released callback, which the event refuses.
+func (c *Callback) hold() bool {
+	return c.pinned || c.refs.TryRetain()
 }
 
 // Release drops a reference; the last one runs the dispose function. A
 // panic in the dispose function is recovered, never raised: released by an
 // event, it is reported to the event's owner; released here, it is logged
-// (log/slog's default logger).
+// (log/slog's default logger). A Release after the last one is logged too,
+// as Retain's is, and does nothing.
 func (c *Callback) Release() {
-	if err := c.release(); err != nil {
+	switch err := c.release(); {
+	case errors.Is(err, ErrReleased):
+		LogReport(slog.Default(), nil, "Callback.Release after its last Release", misuse("Release"))
+	case err != nil:
 		LogReport(slog.Default(), nil, "callback's OnDispose panicked", err)
 	}
 }
 
 // release is Release returning a panic of the dispose function as a
-// *PanicError, for the event that releases c to report.
+// *PanicError, and ErrReleased when no reference was left to drop.
 func (c *Callback) release() (err error) {
-	if c == nil || c.pinned || !c.refs.Release() || c.dispose == nil {
+	if c == nil || c.pinned {
+		return nil
+	}
+	last, ok := c.refs.TryRelease()
+	if !ok {
+		return ErrReleased
+	}
+	if !last || c.dispose == nil {
 		return nil
 	}
 	defer func() {

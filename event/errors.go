@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"syscall"
 	"time"
+
+	"github.com/uvevent/uvevent/refcount"
 )
 
 // Errors returned by events and the waker. All work with errors.Is.
@@ -50,6 +52,12 @@ var (
 	// outside 1..len(events), a negative Within, or no events at all. It
 	// matches syscall.EINVAL.
 	ErrBadMode = fmt.Errorf("event: bad wait mode: %w", syscall.EINVAL)
+	// ErrReleased: an event's or a callback's reference count was used
+	// after its last release (Retain after the last Dispose, a Release too
+	// many, a subscription of a released callback). It matches
+	// refcount.ErrMisuse. The methods without an error result (Retain,
+	// Dispose, Release) report it (see Base.Retain) instead of panicking.
+	ErrReleased = fmt.Errorf("event: used after its last release: %w", refcount.ErrMisuse)
 	// ErrNilContext: a wait was given a nil context. It matches
 	// syscall.EINVAL.
 	ErrNilContext = fmt.Errorf("event: nil context: %w", syscall.EINVAL)

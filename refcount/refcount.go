@@ -42,6 +42,21 @@ func (c *Count) Retain() {
 	}
 }
 
+// TryRetain adds a reference unless the count was already released: it
+// reports whether it did. For holders that refuse a late retain (an event
+// retained after its last Dispose) instead of panicking.
+func (c *Count) TryRetain() bool {
+	for {
+		n := c.extra.Load()
+		if n < 0 {
+			return false
+		}
+		if c.extra.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
 // Release drops a reference and reports whether it was the last one. Exactly
 // one call returns true over the life of the count.
 func (c *Count) Release() bool {

@@ -106,6 +106,14 @@ func (a *AddrInfo) Replay(cb *event.Callback) error {
 
 // Retain adds a reference to the event.
 //
+// Retaining an event whose references are all gone (after its last
+// Dispose) is a bug in the program, not a condition to handle: the event is
+// closed either way. So Retain keeps its place in the model (no error
+// result, one signature for every kind and every Event written outside the
+// module) and, rather than panic, does nothing and reports the misuse to
+// the event's owner (a reactor's Options.OnReport, or log/slog) with an
+// error matching ErrReleased that names the line that called it.
+//
 // It is [event.Base.Retain], declared here for a nil receiver (see the package doc).
 func (a *AddrInfo) Retain() {
 	if a == nil {
@@ -263,6 +271,14 @@ func (e *Command) Replay(cb *event.Callback) error {
 }
 
 // Retain adds a reference to the event.
+//
+// Retaining an event whose references are all gone (after its last
+// Dispose) is a bug in the program, not a condition to handle: the event is
+// closed either way. So Retain keeps its place in the model (no error
+// result, one signature for every kind and every Event written outside the
+// module) and, rather than panic, does nothing and reports the misuse to
+// the event's owner (a reactor's Options.OnReport, or log/slog) with an
+// error matching ErrReleased that names the line that called it.
 //
 // It is [event.Base.Retain], declared here for a nil receiver (see the package doc).
 func (e *Command) Retain() {
@@ -567,6 +583,14 @@ func (q *FSRequest) Replay(cb *event.Callback) error {
 }
 
 // Retain adds a reference to the event.
+//
+// Retaining an event whose references are all gone (after its last
+// Dispose) is a bug in the program, not a condition to handle: the event is
+// closed either way. So Retain keeps its place in the model (no error
+// result, one signature for every kind and every Event written outside the
+// module) and, rather than panic, does nothing and reports the misuse to
+// the event's owner (a reactor's Options.OnReport, or log/slog) with an
+// error matching ErrReleased that names the line that called it.
 //
 // It is [event.Base.Retain], declared here for a nil receiver (see the package doc).
 func (q *FSRequest) Retain() {
@@ -1018,6 +1042,14 @@ func (n *NameInfo) Replay(cb *event.Callback) error {
 
 // Retain adds a reference to the event.
 //
+// Retaining an event whose references are all gone (after its last
+// Dispose) is a bug in the program, not a condition to handle: the event is
+// closed either way. So Retain keeps its place in the model (no error
+// result, one signature for every kind and every Event written outside the
+// module) and, rather than panic, does nothing and reports the misuse to
+// the event's owner (a reactor's Options.OnReport, or log/slog) with an
+// error matching ErrReleased that names the line that called it.
+//
 // It is [event.Base.Retain], declared here for a nil receiver (see the package doc).
 func (n *NameInfo) Retain() {
 	if n == nil {
@@ -1468,6 +1500,14 @@ func (x *PollProxy) Replay(cb *event.Callback) error {
 
 // Retain adds a reference to the event.
 //
+// Retaining an event whose references are all gone (after its last
+// Dispose) is a bug in the program, not a condition to handle: the event is
+// closed either way. So Retain keeps its place in the model (no error
+// result, one signature for every kind and every Event written outside the
+// module) and, rather than panic, does nothing and reports the misuse to
+// the event's owner (a reactor's Options.OnReport, or log/slog) with an
+// error matching ErrReleased that names the line that called it.
+//
 // It is [event.Base.Retain], declared here for a nil receiver (see the package doc).
 func (x *PollProxy) Retain() {
 	if x == nil {
@@ -1625,6 +1665,14 @@ func (p *Process) Replay(cb *event.Callback) error {
 }
 
 // Retain adds a reference to the event.
+//
+// Retaining an event whose references are all gone (after its last
+// Dispose) is a bug in the program, not a condition to handle: the event is
+// closed either way. So Retain keeps its place in the model (no error
+// result, one signature for every kind and every Event written outside the
+// module) and, rather than panic, does nothing and reports the misuse to
+// the event's owner (a reactor's Options.OnReport, or log/slog) with an
+// error matching ErrReleased that names the line that called it.
 //
 // It is [event.Base.Retain], declared here for a nil receiver (see the package doc).
 func (p *Process) Retain() {
@@ -1784,6 +1832,14 @@ func (s *Signal) Replay(cb *event.Callback) error {
 
 // Retain adds a reference to the event.
 //
+// Retaining an event whose references are all gone (after its last
+// Dispose) is a bug in the program, not a condition to handle: the event is
+// closed either way. So Retain keeps its place in the model (no error
+// result, one signature for every kind and every Event written outside the
+// module) and, rather than panic, does nothing and reports the misuse to
+// the event's owner (a reactor's Options.OnReport, or log/slog) with an
+// error matching ErrReleased that names the line that called it.
+//
 // It is [event.Base.Retain], declared here for a nil receiver (see the package doc).
 func (s *Signal) Retain() {
 	if s == nil {
@@ -1942,6 +1998,14 @@ func (t *Task[T]) Replay(cb *event.Callback) error {
 
 // Retain adds a reference to the event.
 //
+// Retaining an event whose references are all gone (after its last
+// Dispose) is a bug in the program, not a condition to handle: the event is
+// closed either way. So Retain keeps its place in the model (no error
+// result, one signature for every kind and every Event written outside the
+// module) and, rather than panic, does nothing and reports the misuse to
+// the event's owner (a reactor's Options.OnReport, or log/slog) with an
+// error matching ErrReleased that names the line that called it.
+//
 // It is [event.Base.Retain], declared here for a nil receiver (see the package doc).
 func (t *Task[T]) Retain() {
 	if t == nil {
@@ -2099,6 +2163,14 @@ func (t *Thread[T]) Replay(cb *event.Callback) error {
 }
 
 // Retain adds a reference to the event.
+//
+// Retaining an event whose references are all gone (after its last
+// Dispose) is a bug in the program, not a condition to handle: the event is
+// closed either way. So Retain keeps its place in the model (no error
+// result, one signature for every kind and every Event written outside the
+// module) and, rather than panic, does nothing and reports the misuse to
+// the event's owner (a reactor's Options.OnReport, or log/slog) with an
+// error matching ErrReleased that names the line that called it.
 //
 // It is [event.Base.Retain], declared here for a nil receiver (see the package doc).
 func (t *Thread[T]) Retain() {

@@ -39,9 +39,10 @@ type lfSlot struct {
 }
 
 type lfRun struct {
-	t     *testing.T
-	r     *reactor.Reactor
-	slots []*lfSlot
+	t       *testing.T
+	r       *reactor.Reactor
+	slots   []*lfSlot
+	misuses int // reports of a refcount's misuse expected now
 }
 
 func (f *lfRun) newSlot(k int, arg byte) {
@@ -156,10 +157,19 @@ func (f *lfRun) op(step int, op, arg byte) {
 			s.closed, s.starts = true, 0
 		}
 	case 5: // Retain
-		if s.refs == 0 || s.closed {
-			// Retain on a closed event reference panics (refcount's
-			// use after last release): seed ac64e7fd797ea84c.
+		if s.refs == 0 {
+			// After the last Dispose: never a panic (it was one: seed
+			// ac64e7fd797ea84c). A Retain the count refuses is reported
+			// (TestRetainAfterLastDisposeReported pins that); one that
+			// finds a reference left (a Handle's Dispose after Close
+			// drops none) is taken.
+			f.misuses = 1
+			s.ev.Retain()
+			f.misuses = 0
 			return
+		}
+		if s.closed {
+			return // the model does not follow references past Close
 		}
 		s.ev.Retain()
 		s.refs++
@@ -235,13 +245,18 @@ func (f *lfRun) check(step string) {
 }
 
 func runLifecycleFuzz(t *testing.T, d reactor.Driver, data []byte) {
+	f := &lfRun{t: t}
 	r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(ev event.Event, msg string, err error) {
+		if f.misuses > 0 && errors.Is(err, event.ErrReleased) {
+			f.misuses-- // the report of a Retain after the last Dispose
+			return
+		}
 		t.Errorf("report: %s: %v", msg, err)
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &lfRun{t: t, r: r}
+	f.r = r
 	defer func() {
 		r.Close()
 		for _, s := range f.slots {

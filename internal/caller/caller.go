@@ -1,6 +1,6 @@
 // Package caller names the line of user code behind a coroutine: where it
 // was spawned, where it waits. Frames of the runtime and of uvevent's
-// packages that act for a caller (event, async, reactor) are skipped; their
+// packages that act for a caller (event, async, reactor, uv) are skipped; their
 // tests count as callers.
 package caller
 
@@ -101,7 +101,7 @@ func skipped(fn string) bool {
 	if strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "internal/") {
 		return true
 	}
-	for _, p := range []string{"/uvevent/event.", "/uvevent/async.", "/uvevent/reactor."} {
+	for _, p := range []string{"/uvevent/event.", "/uvevent/async.", "/uvevent/reactor.", "/uvevent/uv."} {
 		if strings.Contains(fn, p) {
 			return true
 		}

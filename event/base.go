@@ -43,7 +43,8 @@ type Event interface {
 	// Close stops the event, closes it and tells the subscribers with
 	// ErrClosed. Closing a closed event does nothing.
 	Close() error
-	// Retain adds a reference to the event.
+	// Retain adds a reference to the event. After the last Dispose there
+	// is nothing to retain: Base refuses it and reports ErrReleased.
 	Retain()
 	// Dispose drops a reference; the last one closes the event and frees
 	// what it holds.

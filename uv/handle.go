@@ -127,7 +127,9 @@ func (h *Handle) SetHidden(hidden bool) error {
 	return s.SetHidden(hidden)
 }
 
-// Retain adds a reference to the event; each needs its own Dispose.
+// Retain adds a reference to the event; each needs its own Dispose. A
+// Retain after the last Dispose is refused and reported (see
+// event.Base.Retain).
 func (h *Handle) Retain() {
 	if !h.zero() {
 		h.target.Retain()

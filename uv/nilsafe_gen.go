@@ -418,7 +418,9 @@ func (f *FSEvent) Replay(cb *event.Callback) error {
 	return f.Handle.Replay(cb)
 }
 
-// Retain adds a reference to the event; each needs its own Dispose.
+// Retain adds a reference to the event; each needs its own Dispose. A
+// Retain after the last Dispose is refused and reported (see
+// event.Base.Retain).
 //
 // It is [Handle.Retain], declared here for a nil receiver (see the package doc).
 func (f *FSEvent) Retain() {
@@ -730,7 +732,9 @@ func (c *IO) Replay(cb *event.Callback) error {
 	return c.Handle.Replay(cb)
 }
 
-// Retain adds a reference to the event; each needs its own Dispose.
+// Retain adds a reference to the event; each needs its own Dispose. A
+// Retain after the last Dispose is refused and reported (see
+// event.Base.Retain).
 //
 // It is [Handle.Retain], declared here for a nil receiver (see the package doc).
 func (c *IO) Retain() {
@@ -876,7 +880,9 @@ func (l *Listener) Replay(cb *event.Callback) error {
 	return l.Handle.Replay(cb)
 }
 
-// Retain adds a reference to the event; each needs its own Dispose.
+// Retain adds a reference to the event; each needs its own Dispose. A
+// Retain after the last Dispose is refused and reported (see
+// event.Base.Retain).
 //
 // It is [Handle.Retain], declared here for a nil receiver (see the package doc).
 func (l *Listener) Retain() {
@@ -1188,7 +1194,9 @@ func (p *Phase) Replay(cb *event.Callback) error {
 	return p.Handle.Replay(cb)
 }
 
-// Retain adds a reference to the event; each needs its own Dispose.
+// Retain adds a reference to the event; each needs its own Dispose. A
+// Retain after the last Dispose is refused and reported (see
+// event.Base.Retain).
 //
 // It is [Handle.Retain], declared here for a nil receiver (see the package doc).
 func (p *Phase) Retain() {
@@ -1334,7 +1342,9 @@ func (p *Poll) Replay(cb *event.Callback) error {
 	return p.Handle.Replay(cb)
 }
 
-// Retain adds a reference to the event; each needs its own Dispose.
+// Retain adds a reference to the event; each needs its own Dispose. A
+// Retain after the last Dispose is refused and reported (see
+// event.Base.Retain).
 //
 // It is [Handle.Retain], declared here for a nil receiver (see the package doc).
 func (p *Poll) Retain() {
@@ -2310,7 +2320,9 @@ func (t *Trigger) Replay(cb *event.Callback) error {
 	return t.Handle.Replay(cb)
 }
 
-// Retain adds a reference to the event; each needs its own Dispose.
+// Retain adds a reference to the event; each needs its own Dispose. A
+// Retain after the last Dispose is refused and reported (see
+// event.Base.Retain).
 //
 // It is [Handle.Retain], declared here for a nil receiver (see the package doc).
 func (t *Trigger) Retain() {
@@ -2456,7 +2468,9 @@ func (u *UDP) Replay(cb *event.Callback) error {
 	return u.Handle.Replay(cb)
 }
 
-// Retain adds a reference to the event; each needs its own Dispose.
+// Retain adds a reference to the event; each needs its own Dispose. A
+// Retain after the last Dispose is refused and reported (see
+// event.Base.Retain).
 //
 // It is [Handle.Retain], declared here for a nil receiver (see the package doc).
 func (u *UDP) Retain() {

@@ -65,6 +65,15 @@ func (ev PollEvents) String() string {
 // either, polling has stopped, so the event is stopped (Start again to poll
 // again).
 //
+// Closing the descriptor while it is polled is the caller's bug: close the
+// Poll first (or give it the descriptor with CloseFD). The poll reports
+// EBADF when it can tell: on the libuv driver, a descriptor closed (or its
+// number reused for another file) after a Start and before the loop's next
+// turn stops the poll, and its callbacks hear an error matching
+// syscall.EBADF instead of libuv aborting the process. A descriptor closed
+// once epoll has it is dropped by the kernel silently: the poll never fires
+// again. docs/kinds.md lists the narrow cases libuv can still abort on.
+//
 // The descriptor is made non-blocking. It stays the caller's unless the
 // poll was made with the CloseFD option, in which case it is closed when the
 // poll is (after polling stopped). Two polls on one descriptor in one
@@ -242,12 +251,16 @@ func fdOpen(fd int) error {
 }
 
 // pollOutcome turns libuv's report into the event's result: UV_EBADF (an
-// error epoll reported on the descriptor) is a disconnect, other statuses
-// are errors.
+// error epoll reported on the descriptor) is a disconnect, but with
+// negative events (the shim's UVEV_POLL_FD_CLOSED: the descriptor was
+// closed before the turn that would hand it to epoll) it is EBADF; other
+// statuses are errors.
 func pollOutcome(status int32, events int64) (PollEvents, error) {
 	switch {
 	case status == 0:
 		return PollEvents(events), nil
+	case syscall.Errno(-status) == syscall.EBADF && events < 0:
+		return 0, uvcgo.ErrorOf("uv_poll_start", int(status))
 	case syscall.Errno(-status) == syscall.EBADF:
 		return Disconnect, nil
 	}

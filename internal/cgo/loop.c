@@ -118,6 +118,7 @@ static void uvev__release_turn(uvev_loop *l) {
  * to wait for close callbacks and requests without spinning). */
 void uvev_loop_turn(uvev_loop *l, int block, uvev_turn *out) {
   uvev__release_turn(l);
+  uvev__poll_check(l);
   uv_run(&l->loop, block ? UV_RUN_ONCE : UV_RUN_NOWAIT);
   out->done = l->done;
   out->ndone = l->ndone;
@@ -155,6 +156,7 @@ void uvev_loop_shutdown(uvev_loop *l) {
  * their close callbacks ran and calls again. */
 int uvev_loop_free(uvev_loop *l) {
   uvev_loop_shutdown(l);
+  uvev__poll_check(l); /* the list must not outlive a uv_run that frees polls */
   uv_run(&l->loop, UV_RUN_NOWAIT); /* the keeper's close, if still pending */
   int err = uv_loop_close(&l->loop);
   if (err != 0) return err;

@@ -1,34 +1,106 @@
 /* poll.c — the poll kind: a uv_poll_t watching a descriptor for readiness.
  * The record carries libuv's status (0, or UV_EBADF when epoll reported
  * POLLERR, after which libuv has stopped the handle) and, in n, the events
- * that fired (UV_READABLE | UV_WRITABLE | UV_DISCONNECT | UV_PRIORITIZED). */
+ * that fired (UV_READABLE | UV_WRITABLE | UV_DISCONNECT | UV_PRIORITIZED).
+ * A record with UV_EBADF and n = UVEV_POLL_FD_CLOSED says the descriptor was
+ * closed before libuv could hand it to epoll (uvev__poll_check). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "poll.h"
+
+/* A poll's memory: the uv_poll_t first (the handle pointer Go holds and
+ * uvev__on_close frees is this struct's), the file its descriptor named at
+ * creation, and its place in the loop's list of polls to check before the
+ * next turn. */
+typedef struct uvev__poll {
+  uv_poll_t h;
+  dev_t dev; /* the file (fstat) the descriptor named at creation */
+  ino_t ino;
+  struct uvev__poll *next; /* in l->polls_pending while pending */
+  int pending;
+} uvev__poll;
 
 static void uvev__on_poll(uv_poll_t *h, int status, int events) {
   uvev_completion *c = uvev__push(uvev__loop_of((uv_handle_t *)h), (uint64_t)(uintptr_t)h->data, UVEV_DONE_POLL, status);
   c->n = events;
 }
 
+/* fd_closed reports whether fd is not an open descriptor. */
+static int uvev__fd_closed(int fd) { return fd < 0 || (fcntl(fd, F_GETFD) == -1 && errno == EBADF); }
+
+/* fd_gone reports whether p's descriptor was closed behind it: not open, or
+ * its number reused for another file (another pipe, socket, file). A number
+ * reused for another anonymous-inode descriptor (an eventfd, a timerfd, an
+ * epoll or signalfd instance: one inode for them all) cannot be told apart
+ * this way. */
+static int uvev__fd_gone(uvev__poll *p) {
+  uv_os_fd_t fd;
+  struct stat st;
+  if (uv_fileno((uv_handle_t *)&p->h, &fd) != 0 || uvev__fd_closed(fd)) return 1;
+  if (fstat(fd, &st) != 0) return 1;
+  return st.st_dev != p->dev || st.st_ino != p->ino;
+}
+
 /* A descriptor that is not open is refused before libuv sees it: libuv's
  * own check (epoll_ctl) would say EBADF too, but only after it made the
- * descriptor non-blocking. The uv_poll_t is malloc'd here and freed in
+ * descriptor non-blocking. The poll is malloc'd here and freed in
  * uvev__on_close, on the loop goroutine's thread, after the kind called
  * uvev_close (or by uvev__adopt when the init fails). */
 int uvev_poll_new(uvev_loop *l, uint64_t id, int fd, uintptr_t *out) {
-  if (fd < 0 || fcntl(fd, F_GETFD) == -1) return UV_EBADF;
-  uv_poll_t *h = malloc(sizeof *h);
-  if (h == NULL) return UV_ENOMEM;
-  return uvev__adopt(l, (uv_handle_t *)h, uv_poll_init(&l->loop, h, fd), id, out);
+  struct stat st;
+  if (uvev__fd_closed(fd) || fstat(fd, &st) != 0) return UV_EBADF;
+  uvev__poll *p = calloc(1, sizeof *p);
+  if (p == NULL) return UV_ENOMEM;
+  p->dev = st.st_dev;
+  p->ino = st.st_ino;
+  return uvev__adopt(l, (uv_handle_t *)&p->h, uv_poll_init(&l->loop, &p->h, fd), id, out);
 }
 
-/* Starting a started handle changes its mask (libuv's rule). */
+/* Starting a started handle changes its mask (libuv's rule). libuv only
+ * queues the change: epoll_ctl runs in the next turn, and libuv aborts the
+ * process when it fails. So a descriptor already closed is refused here,
+ * and the poll is listed for uvev__poll_check, which looks again right
+ * before that turn (the descriptor may be closed by another thread in
+ * between). */
 int uvev_poll_start(uvev_loop *l, uintptr_t h, int events) {
-  (void)l;
-  return uv_poll_start((uv_poll_t *)h, events, uvev__on_poll);
+  uvev__poll *p = (uvev__poll *)h;
+  if (uvev__fd_gone(p)) return UV_EBADF;
+  int err = uv_poll_start(&p->h, events, uvev__on_poll);
+  if (err == 0 && !p->pending) {
+    p->pending = 1;
+    p->next = l->polls_pending;
+    l->polls_pending = p;
+  }
+  return err;
 }
 
 int uvev_poll_stop(uintptr_t h) { return uv_poll_stop((uv_poll_t *)h); }
+
+/* Every listed poll is still allocated here: a poll's memory is freed only
+ * by a uv_run, and the list is emptied before each. A poll stopped or
+ * closing since it was listed has nothing for epoll; one still active whose
+ * descriptor is gone (uvev__fd_gone) is stopped (uv_poll_stop takes its
+ * watcher out of the queue, so the turn does not touch epoll for it) and
+ * reported. What the shim cannot see, libuv may still abort on: a
+ * descriptor closed after this check and before the turn's epoll_ctl (a
+ * few instructions), and a number reused for a file fd_gone cannot tell
+ * apart whose epoll_ctl fails (an epoll instance: ELOOP). */
+void uvev__poll_check(uvev_loop *l) {
+  uvev__poll *p = l->polls_pending;
+  l->polls_pending = NULL;
+  while (p != NULL) {
+    uvev__poll *next = p->next;
+    p->next = NULL;
+    p->pending = 0;
+    uv_handle_t *h = (uv_handle_t *)&p->h;
+    if (!uv_is_closing(h) && uv_is_active(h) && uvev__fd_gone(p)) {
+      uv_poll_stop(&p->h);
+      uvev_completion *c = uvev__push(l, (uint64_t)(uintptr_t)h->data, UVEV_DONE_POLL, UV_EBADF);
+      c->n = UVEV_POLL_FD_CLOSED;
+    }
+    p = next;
+  }
+}

@@ -84,6 +84,10 @@ typedef struct {
    * uvev_loop_free. */
   void *bufs;
   int nbufs;
+  /* Polls started (or given a new mask) since the last turn, whose
+   * descriptor libuv hands to epoll only in the next turn: poll.c checks
+   * them before it (uvev__poll_check). A list through the polls. */
+  void *polls_pending;
 } uvev_loop;
 
 /* What one turn of the loop returns to Go, in one crossing. */
@@ -112,6 +116,9 @@ uvev_loop *uvev__loop_of(uv_handle_t *h);
 uvev_completion *uvev__push(uvev_loop *l, uint64_t id, int32_t kind, int32_t status);
 void uvev__enter(uvev_loop *l);
 void uvev__on_close(uv_handle_t *h);
+/* Before every uv_run: stops, and reports with UV_EBADF, each poll started
+ * since the last turn whose descriptor was closed meanwhile (poll.c). */
+void uvev__poll_check(uvev_loop *l);
 /* Payload buffers of UVEV_BUF_SIZE bytes, from the loop's pool:
  * uvev__buf_get returns one (NULL when out of memory); a record carrying
  * it sets release = uvev__buf_put, which gives it back to its loop's pool.

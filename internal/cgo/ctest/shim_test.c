@@ -144,11 +144,61 @@ static void test_close_all(void) {
   free_loop(l);
 }
 
+/* A descriptor closed after uvev_poll_start, before the turn that hands it
+ * to epoll: the turn stops the poll and reports UV_EBADF with
+ * UVEV_POLL_FD_CLOSED instead of libuv aborting in epoll_ctl; a closed
+ * descriptor is refused by the next start. Also with the number reused for
+ * another pipe. A poll started and closed before the turn is skipped. */
+static void test_poll_fd_closed(void) {
+  for (int reuse = 0; reuse < 2; reuse++) {
+    uvev_loop *l = new_loop();
+    int p[2], q[2] = {-1, -1};
+    CHECK(pipe(p) == 0);
+    uintptr_t h;
+    CHECK(uvev_poll_new(l, 21, p[0], &h) == 0);
+    CHECK(uvev_poll_start(l, h, UV_READABLE) == 0);
+    close(p[0]);
+    if (reuse) {
+      CHECK(pipe(q) == 0);
+      CHECK(q[0] == p[0]); /* the lowest free number: the one just closed */
+    }
+    uvev_turn t;
+    uvev_loop_turn(l, 0, &t);
+    int got = 0;
+    for (size_t i = 0; i < t.ndone; i++) {
+      if (t.done[i].id == 21 && t.done[i].kind == UVEV_DONE_POLL) {
+        CHECK(t.done[i].status == UV_EBADF && t.done[i].n == UVEV_POLL_FD_CLOSED);
+        got++;
+      }
+    }
+    CHECK(got == 1);
+    CHECK(uvev_poll_start(l, h, UV_READABLE) == UV_EBADF);
+    closed(l, h, 21);
+    close(p[1]);
+    if (reuse) {
+      close(q[0]);
+      close(q[1]);
+    }
+    free_loop(l);
+  }
+  uvev_loop *l = new_loop();
+  int p[2];
+  CHECK(pipe(p) == 0);
+  uintptr_t h;
+  CHECK(uvev_poll_new(l, 22, p[0], &h) == 0);
+  CHECK(uvev_poll_start(l, h, UV_READABLE) == 0);
+  closed(l, h, 22); /* its memory is freed inside that turn, after the check */
+  close(p[0]);
+  close(p[1]);
+  free_loop(l);
+}
+
 int main(void) {
   test_loop();
   test_async();
   test_timer();
   test_poll();
+  test_poll_fd_closed();
   test_phase();
   test_work();
   test_close_all();

@@ -346,14 +346,24 @@ func (g *gen) doc(fn *types.Func) (string, error) {
 		}
 		g.docs[pos.Filename] = f
 	}
+	// The declaration at fn's line: a method, or a method of an interface.
 	text := ""
-	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if ok && fd.Recv != nil && fd.Doc != nil && g.docFset.Position(fd.Name.Pos()).Line == pos.Line {
-			text = fd.Doc.Text()
-			break
+	ast.Inspect(f, func(n ast.Node) bool {
+		var name *ast.Ident
+		var doc *ast.CommentGroup
+		switch x := n.(type) {
+		case *ast.FuncDecl:
+			name, doc = x.Name, x.Doc
+		case *ast.Field:
+			if len(x.Names) == 1 {
+				name, doc = x.Names[0], x.Doc
+			}
 		}
-	}
+		if name != nil && doc != nil && name.Name == fn.Name() && g.docFset.Position(name.Pos()).Line == pos.Line {
+			text = doc.Text()
+		}
+		return text == ""
+	})
 	if text == "" {
 		return "", fmt.Errorf("%s: %s has no doc comment", pos, fn.FullName())
 	}

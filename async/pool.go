@@ -36,9 +36,10 @@ type PoolOptions[T any] struct {
 	New func(ctx context.Context) (T, error)
 	// Destroy, if set, is called on the loop for each resource leaving the
 	// pool: discarded, found unhealthy, or idle when the pool closes or is
-	// dropped without Close (a pool dropped once its reactor has closed
-	// passes them from the runtime's cleanup goroutine). It must not
-	// block, nor hold the pool: a pool it reaches is never dropped.
+	// dropped without Close (a pool dropped once its reactor's Close has
+	// begun passes them from a goroutine of its own, when that Close is
+	// over). It must not block, nor hold the pool: a pool it reaches is
+	// never dropped.
 	Destroy func(T)
 	// Max is the most resources the pool holds at once, in use or idle
 	// (at least 1).
@@ -123,8 +124,11 @@ type poolDrop[T any] struct {
 }
 
 // dropped passes the idle resources of a pool dropped without Close to
-// Destroy: on the loop, or here (the runtime's cleanup goroutine) once the
-// reactor is closed and nothing else can touch them.
+// Destroy: on the loop, or, once the reactor refuses work (its Close has
+// begun), from a goroutine of its own when that Close is over. Not at once:
+// the Close may still be running callbacks on the loop, which Destroy,
+// promised the loop, may share state with; and not here, where the
+// runtime's cleanups run: the Close may wait for children it terminates.
 func (d poolDrop[T]) dropped() {
 	destroy := func() {
 		vs := d.idle.vs
@@ -134,7 +138,10 @@ func (d poolDrop[T]) dropped() {
 		}
 	}
 	if d.r.Post(destroy) != nil {
-		destroy()
+		go func() {
+			d.r.Close() // a Close after the first waits for its end
+			destroy()
+		}()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"sync"
 	"syscall"
 	"time"
 	"weak"
@@ -76,6 +77,8 @@ type Pool[T any] struct {
 	// gave out; values that cannot be keys are checked by count alone.
 	lent   int
 	lentBy map[any]int
+
+	afterClose sync.Mutex // serializes Close once the reactor's Close is over
 }
 
 // PoolStats are a pool's counts.
@@ -277,30 +280,47 @@ func (p *Pool[T]) usable() bool { return p != nil && p.r != nil && p.opts.New !=
 
 // Close closes the pool: idle resources are destroyed, waiting acquirers
 // fail with ErrPoolClosed, the health check stops, and resources released
-// later are destroyed. Closing twice does nothing.
+// later are destroyed. Closing twice does nothing. Once the reactor's
+// Close has begun, Close waits for its end, then destroys the idle
+// resources itself (on the calling goroutine): a pool outliving its
+// reactor still lets its resources go.
 func (p *Pool[T]) Close() error {
 	if !p.usable() {
 		return event.ErrNilEvent
 	}
-	return p.r.Call(func() {
-		if p.closed {
-			return
-		}
-		p.closed = true
-		p.cancel()
-		if p.check != nil {
-			p.check.Close()
-		}
-		for _, v := range p.idle.vs {
-			p.destroy(v)
-			p.size--
-		}
-		p.idle.vs = nil
-		var zero T
-		for op := p.waiters.pop(); op != nil; op = p.waiters.pop() {
-			op.complete(zero, ErrPoolClosed)
-		}
-	})
+	err := p.r.Call(p.shut)
+	if errors.Is(err, reactor.ErrReactorClosed) {
+		// The reactor refuses work: once its Close is over, nothing on
+		// the loop touches the pool again.
+		p.r.Close() // a Close after the first waits for its end
+		p.afterClose.Lock()
+		defer p.afterClose.Unlock()
+		p.shut()
+		return nil
+	}
+	return err
+}
+
+// shut is Close's work, with the loop held (or, once the reactor's Close
+// is over, afterClose).
+func (p *Pool[T]) shut() {
+	if p.closed {
+		return
+	}
+	p.closed = true
+	p.cancel()
+	if p.check != nil {
+		p.check.Close()
+	}
+	for _, v := range p.idle.vs {
+		p.destroy(v)
+		p.size--
+	}
+	p.idle.vs = nil
+	var zero T
+	for op := p.waiters.pop(); op != nil; op = p.waiters.pop() {
+		op.complete(zero, ErrPoolClosed)
+	}
 }
 
 // Stats returns the pool's counts.

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"weak"
@@ -36,10 +37,11 @@ type PoolOptions[T any] struct {
 	// recovers serves those still waiting.
 	New func(ctx context.Context) (T, error)
 	// Destroy, if set, is called on the loop for each resource leaving the
-	// pool: discarded, found unhealthy, or idle when the pool closes or is
-	// dropped without Close (a pool dropped once its reactor's Close has
-	// begun passes them from a goroutine of its own, when that Close is
-	// over). It must not block, nor hold the pool: a pool it reaches is
+	// pool: discarded, found unhealthy, idle when the pool closes or is
+	// dropped without Close, or made by New once nobody waits for it (the
+	// reactor's Close ended the acquire). Once the reactor's Close has
+	// begun, it is called from a goroutine of its own when that Close is
+	// over. It must not block, nor hold the pool: a pool it reaches is
 	// never dropped.
 	Destroy func(T)
 	// Max is the most resources the pool holds at once, in use or idle
@@ -140,12 +142,7 @@ func (d poolDrop[T]) dropped() {
 			d.destroy(v)
 		}
 	}
-	if d.r.Post(destroy) != nil {
-		go func() {
-			d.r.Close() // a Close after the first waits for its end
-			destroy()
-		}()
-	}
+	afterLoop(d.r, destroy)
 }
 
 // startCheck starts the hidden health-check timer. The timer reaches the
@@ -354,11 +351,13 @@ func (p *Pool[T]) grow() {
 	for !p.closed && p.size < p.opts.Max && len(p.waiters) > p.creating {
 		p.size++
 		p.creating++
-		c, err := reactor.Go(p.ctx, p.r, p.opts.New)
+		m := &making[T]{}
+		c, err := reactor.Go(p.ctx, p.r, m.maker(p.r, p.opts.New, p.opts.Destroy))
 		if err == nil {
-			_, err = event.Subscribe(c, p.made)
+			_, err = event.Subscribe(c, func(_ event.Event, res any, err error) { p.made(m, res, err) })
 		}
 		if err != nil {
+			m.abandon(p)
 			p.failed(err) // one waiter fewer: the loop ends
 		}
 	}
@@ -367,8 +366,9 @@ func (p *Pool[T]) grow() {
 // made receives a new resource, or the error of making one, on the loop.
 // A failure fails the first waiter; the others, whose resource is no
 // longer on its way, get a new attempt.
-func (p *Pool[T]) made(_ event.Event, res any, err error) {
+func (p *Pool[T]) made(m *making[T], res any, err error) {
 	if err != nil {
+		m.abandon(p)
 		p.failed(err)
 		p.grow()
 		return
@@ -381,6 +381,58 @@ func (p *Pool[T]) made(_ event.Event, res any, err error) {
 		return
 	}
 	p.put(v)
+}
+
+// making is one resource on its way. Its maker (New's goroutine) and the
+// pool settle once who has the resource, should the pool stop waiting for
+// it first (the reactor's Close closes the coroutine's event, which then
+// tells made an error, not the value): a resource New makes all the same
+// is passed to Destroy, not lost.
+type making[T any] struct {
+	state atomic.Int32 // makingPending, then makingMade (v is set) or makingAbandoned
+	v     T
+}
+
+const (
+	makingPending = iota
+	makingMade
+	makingAbandoned
+)
+
+// maker is the coroutine that runs New for m. It reaches neither the
+// pool nor its loop-owned state.
+func (m *making[T]) maker(r *reactor.Reactor, newFn func(context.Context) (T, error), destroy func(T)) func(context.Context) (T, error) {
+	return func(ctx context.Context) (T, error) {
+		v, err := newFn(ctx)
+		if err != nil {
+			return v, err
+		}
+		m.v = v
+		if !m.state.CompareAndSwap(makingPending, makingMade) && destroy != nil {
+			afterLoop(r, func() { destroy(v) }) // the pool no longer waits for it
+		}
+		return v, nil
+	}
+}
+
+// abandon says the pool no longer waits for m; a resource New made
+// already is destroyed. With the loop held.
+func (m *making[T]) abandon(p *Pool[T]) {
+	if !m.state.CompareAndSwap(makingPending, makingAbandoned) && m.state.CompareAndSwap(makingMade, makingAbandoned) {
+		p.destroy(m.v)
+	}
+}
+
+// afterLoop runs fn on r's loop or, once r refuses work (its Close has
+// begun, and may still be running callbacks on the loop), from a goroutine
+// of its own when that Close is over.
+func afterLoop(r *reactor.Reactor, fn func()) {
+	if r.Post(fn) != nil {
+		go func() {
+			r.Close() // a Close after the first waits for its end
+			fn()
+		}()
+	}
 }
 
 // failed accounts for a resource that will not come and gives its error

@@ -80,7 +80,7 @@ type Pool[T any] struct {
 	lent   int
 	lentBy map[any]int
 
-	afterClose sync.Mutex // serializes Close once the reactor's Close is over
+	afterClose sync.Mutex // serializes the pool's methods once the reactor's Close is over (call)
 }
 
 // PoolStats are a pool's counts.
@@ -199,7 +199,7 @@ func (p *Pool[T]) Release(v T) error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := p.r.Call(func() {
+	if e := p.call(func() {
 		if err = p.takeBack(v); err != nil {
 			return
 		}
@@ -222,7 +222,7 @@ func (p *Pool[T]) Discard(v T) error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := p.r.Call(func() {
+	if e := p.call(func() {
 		if err = p.takeBack(v); err != nil {
 			return
 		}
@@ -277,29 +277,38 @@ func (p *Pool[T]) usable() bool { return p != nil && p.r != nil && p.opts.New !=
 
 // Close closes the pool: idle resources are destroyed, waiting acquirers
 // fail with ErrPoolClosed, the health check stops, and resources released
-// later are destroyed. Closing twice does nothing. Once the reactor's
-// Close has begun, Close waits for its end, then destroys the idle
-// resources itself (on the calling goroutine): a pool outliving its
+// later are destroyed. Closing twice does nothing. The reactor's Close
+// closes the pool too, as far as what is lent is concerned: once it has
+// begun, Close, Release and Discard wait for its end and then do their
+// work on the calling goroutine, with the pool closed — idle and given
+// back resources destroyed, nil returned — so that a pool outliving its
 // reactor still lets its resources go.
 func (p *Pool[T]) Close() error {
 	if !p.usable() {
 		return event.ErrNilEvent
 	}
-	err := p.r.Call(p.shut)
-	if errors.Is(err, reactor.ErrReactorClosed) {
-		// The reactor refuses work: once its Close is over, nothing on
-		// the loop touches the pool again.
-		p.r.Close() // a Close after the first waits for its end
-		p.afterClose.Lock()
-		defer p.afterClose.Unlock()
-		p.shut()
-		return nil
+	return p.call(p.shut)
+}
+
+// call runs fn with the loop held. Once the reactor refuses work (its
+// Close has begun), it waits for the end of that Close, after which
+// nothing on the loop touches the pool again, and runs fn here on the
+// pool closed, serialized by afterClose.
+func (p *Pool[T]) call(fn func()) error {
+	err := p.r.Call(fn)
+	if !errors.Is(err, reactor.ErrReactorClosed) {
+		return err
 	}
-	return err
+	p.r.Close() // a Close after the first waits for its end
+	p.afterClose.Lock()
+	defer p.afterClose.Unlock()
+	p.shut()
+	fn()
+	return nil
 }
 
 // shut is Close's work, with the loop held (or, once the reactor's Close
-// is over, afterClose).
+// is over, afterClose: see call).
 func (p *Pool[T]) shut() {
 	if p.closed {
 		return

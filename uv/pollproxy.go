@@ -51,11 +51,14 @@ type pollProxyOps PollProxy
 
 // NewPollProxy creates a proxy for events (a non-empty set of Readable,
 // Writable, Disconnect, Prioritized) over p. It is not started. It refuses
-// a nil poll or a bad event set (syscall.EINVAL) and a closed poll
-// (event.ErrClosed).
+// a nil poll or a bad event set (syscall.EINVAL), a zero Poll
+// (event.ErrNilEvent) and a closed poll (event.ErrClosed).
 func NewPollProxy(p *Poll, events PollEvents) (*PollProxy, error) {
 	if p == nil || events == 0 || events&^allPollEvents != 0 {
 		return nil, fmt.Errorf("uv: NewPollProxy(events=%v): %w", events, syscall.EINVAL)
+	}
+	if p.e == nil {
+		return nil, fmt.Errorf("uv: NewPollProxy: %w", errZero("Poll"))
 	}
 	x := &PollProxy{poll: p, e: p.e, events: events}
 	eventkind.Init(&x.Base, (*pollProxyOps)(x), true, event.GoOwned)

@@ -119,6 +119,10 @@ func (o *pollProxyOps) Arm() error {
 	e.started = append(e.started, (*PollProxy)(o))
 	if err := e.proxyChanged(); err != nil {
 		e.started = slices.DeleteFunc(e.started, func(p *PollProxy) bool { return p == (*PollProxy)(o) })
+		// The Start of the poll this one may have taken for the proxies
+		// (the first started) goes back: otherwise it stays held for
+		// nobody, and the user's Stop could never stop the poll.
+		e.proxyChanged()
 		return err
 	}
 	return nil

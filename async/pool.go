@@ -277,12 +277,11 @@ func (p *Pool[T]) usable() bool { return p != nil && p.r != nil && p.opts.New !=
 
 // Close closes the pool: idle resources are destroyed, waiting acquirers
 // fail with ErrPoolClosed, the health check stops, and resources released
-// later are destroyed. Closing twice does nothing. The reactor's Close
-// closes the pool too, as far as what is lent is concerned: once it has
-// begun, Close, Release and Discard wait for its end and then do their
-// work on the calling goroutine, with the pool closed — idle and given
-// back resources destroyed, nil returned — so that a pool outliving its
-// reactor still lets its resources go.
+// later are destroyed. Closing twice does nothing. Once the reactor's
+// Close has begun, Close, Release and Discard wait for its end, then act
+// on the calling goroutine as on a closed pool: idle and given-back
+// resources are destroyed and nil is returned, so that a pool outliving
+// its reactor still lets its resources go.
 func (p *Pool[T]) Close() error {
 	if !p.usable() {
 		return event.ErrNilEvent

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"weak"
@@ -35,10 +37,12 @@ type PoolOptions[T any] struct {
 	// recovers serves those still waiting.
 	New func(ctx context.Context) (T, error)
 	// Destroy, if set, is called on the loop for each resource leaving the
-	// pool: discarded, found unhealthy, or idle when the pool closes or is
-	// dropped without Close (a pool dropped once its reactor has closed
-	// passes them from the runtime's cleanup goroutine). It must not
-	// block, nor hold the pool: a pool it reaches is never dropped.
+	// pool: discarded, found unhealthy, idle when the pool closes or is
+	// dropped without Close, or made by New once nobody waits for it (the
+	// reactor's Close ended the acquire). Once the reactor's Close has
+	// begun, it is called from a goroutine of its own when that Close is
+	// over. It must not block, nor hold the pool: a pool it reaches is
+	// never dropped.
 	Destroy func(T)
 	// Max is the most resources the pool holds at once, in use or idle
 	// (at least 1).
@@ -75,6 +79,8 @@ type Pool[T any] struct {
 	// gave out; values that cannot be keys are checked by count alone.
 	lent   int
 	lentBy map[any]int
+
+	afterClose sync.Mutex // serializes the pool's methods once the reactor's Close is over (call)
 }
 
 // PoolStats are a pool's counts.
@@ -123,8 +129,11 @@ type poolDrop[T any] struct {
 }
 
 // dropped passes the idle resources of a pool dropped without Close to
-// Destroy: on the loop, or here (the runtime's cleanup goroutine) once the
-// reactor is closed and nothing else can touch them.
+// Destroy: on the loop, or, once the reactor refuses work (its Close has
+// begun), from a goroutine of its own when that Close is over. Not at once:
+// the Close may still be running callbacks on the loop, which Destroy,
+// promised the loop, may share state with; and not here, where the
+// runtime's cleanups run: the Close may wait for children it terminates.
 func (d poolDrop[T]) dropped() {
 	destroy := func() {
 		vs := d.idle.vs
@@ -133,9 +142,7 @@ func (d poolDrop[T]) dropped() {
 			d.destroy(v)
 		}
 	}
-	if d.r.Post(destroy) != nil {
-		destroy()
-	}
+	afterLoop(d.r, destroy)
 }
 
 // startCheck starts the hidden health-check timer. The timer reaches the
@@ -192,7 +199,7 @@ func (p *Pool[T]) Release(v T) error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := p.r.Call(func() {
+	if e := p.call(func() {
 		if err = p.takeBack(v); err != nil {
 			return
 		}
@@ -215,7 +222,7 @@ func (p *Pool[T]) Discard(v T) error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := p.r.Call(func() {
+	if e := p.call(func() {
 		if err = p.takeBack(v); err != nil {
 			return
 		}
@@ -270,30 +277,55 @@ func (p *Pool[T]) usable() bool { return p != nil && p.r != nil && p.opts.New !=
 
 // Close closes the pool: idle resources are destroyed, waiting acquirers
 // fail with ErrPoolClosed, the health check stops, and resources released
-// later are destroyed. Closing twice does nothing.
+// later are destroyed. Closing twice does nothing. Once the reactor's
+// Close has begun, Close, Release and Discard wait for its end, then act
+// on the calling goroutine as on a closed pool: idle and given-back
+// resources are destroyed and nil is returned, so that a pool outliving
+// its reactor still lets its resources go.
 func (p *Pool[T]) Close() error {
 	if !p.usable() {
 		return event.ErrNilEvent
 	}
-	return p.r.Call(func() {
-		if p.closed {
-			return
-		}
-		p.closed = true
-		p.cancel()
-		if p.check != nil {
-			p.check.Close()
-		}
-		for _, v := range p.idle.vs {
-			p.destroy(v)
-			p.size--
-		}
-		p.idle.vs = nil
-		var zero T
-		for op := p.waiters.pop(); op != nil; op = p.waiters.pop() {
-			op.complete(zero, ErrPoolClosed)
-		}
-	})
+	return p.call(p.shut)
+}
+
+// call runs fn with the loop held. Once the reactor refuses work (its
+// Close has begun), it waits for the end of that Close, after which
+// nothing on the loop touches the pool again, and runs fn here on the
+// pool closed, serialized by afterClose.
+func (p *Pool[T]) call(fn func()) error {
+	err := p.r.Call(fn)
+	if !errors.Is(err, reactor.ErrReactorClosed) {
+		return err
+	}
+	p.r.Close() // a Close after the first waits for its end
+	p.afterClose.Lock()
+	defer p.afterClose.Unlock()
+	p.shut()
+	fn()
+	return nil
+}
+
+// shut is Close's work, with the loop held (or, once the reactor's Close
+// is over, afterClose: see call).
+func (p *Pool[T]) shut() {
+	if p.closed {
+		return
+	}
+	p.closed = true
+	p.cancel()
+	if p.check != nil {
+		p.check.Close()
+	}
+	for _, v := range p.idle.vs {
+		p.destroy(v)
+		p.size--
+	}
+	p.idle.vs = nil
+	var zero T
+	for op := p.waiters.pop(); op != nil; op = p.waiters.pop() {
+		op.complete(zero, ErrPoolClosed)
+	}
 }
 
 // Stats returns the pool's counts.
@@ -327,11 +359,13 @@ func (p *Pool[T]) grow() {
 	for !p.closed && p.size < p.opts.Max && len(p.waiters) > p.creating {
 		p.size++
 		p.creating++
-		c, err := reactor.Go(p.ctx, p.r, p.opts.New)
+		m := &making[T]{}
+		c, err := reactor.Go(p.ctx, p.r, m.maker(p.r, p.opts.New, p.opts.Destroy))
 		if err == nil {
-			_, err = event.Subscribe(c, p.made)
+			_, err = event.Subscribe(c, func(_ event.Event, res any, err error) { p.made(m, res, err) })
 		}
 		if err != nil {
+			m.abandon(p)
 			p.failed(err) // one waiter fewer: the loop ends
 		}
 	}
@@ -340,8 +374,9 @@ func (p *Pool[T]) grow() {
 // made receives a new resource, or the error of making one, on the loop.
 // A failure fails the first waiter; the others, whose resource is no
 // longer on its way, get a new attempt.
-func (p *Pool[T]) made(_ event.Event, res any, err error) {
+func (p *Pool[T]) made(m *making[T], res any, err error) {
 	if err != nil {
+		m.abandon(p)
 		p.failed(err)
 		p.grow()
 		return
@@ -354,6 +389,58 @@ func (p *Pool[T]) made(_ event.Event, res any, err error) {
 		return
 	}
 	p.put(v)
+}
+
+// making is one resource on its way. Its maker (New's goroutine) and the
+// pool settle once who has the resource, should the pool stop waiting for
+// it first (the reactor's Close closes the coroutine's event, which then
+// tells made an error, not the value): a resource New makes all the same
+// is passed to Destroy, not lost.
+type making[T any] struct {
+	state atomic.Int32 // makingPending, then makingMade (v is set) or makingAbandoned
+	v     T
+}
+
+const (
+	makingPending = iota
+	makingMade
+	makingAbandoned
+)
+
+// maker is the coroutine that runs New for m. It reaches neither the
+// pool nor its loop-owned state.
+func (m *making[T]) maker(r *reactor.Reactor, newFn func(context.Context) (T, error), destroy func(T)) func(context.Context) (T, error) {
+	return func(ctx context.Context) (T, error) {
+		v, err := newFn(ctx)
+		if err != nil {
+			return v, err
+		}
+		m.v = v
+		if !m.state.CompareAndSwap(makingPending, makingMade) && destroy != nil {
+			afterLoop(r, func() { destroy(v) }) // the pool no longer waits for it
+		}
+		return v, nil
+	}
+}
+
+// abandon says the pool no longer waits for m; a resource New made
+// already is destroyed. With the loop held.
+func (m *making[T]) abandon(p *Pool[T]) {
+	if !m.state.CompareAndSwap(makingPending, makingAbandoned) && m.state.CompareAndSwap(makingMade, makingAbandoned) {
+		p.destroy(m.v)
+	}
+}
+
+// afterLoop runs fn on r's loop or, once r refuses work (its Close has
+// begun, and may still be running callbacks on the loop), from a goroutine
+// of its own when that Close is over.
+func afterLoop(r *reactor.Reactor, fn func()) {
+	if r.Post(fn) != nil {
+		go func() {
+			r.Close() // a Close after the first waits for its end
+			fn()
+		}()
+	}
 }
 
 // failed accounts for a resource that will not come and gives its error

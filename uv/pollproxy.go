@@ -51,11 +51,14 @@ type pollProxyOps PollProxy
 
 // NewPollProxy creates a proxy for events (a non-empty set of Readable,
 // Writable, Disconnect, Prioritized) over p. It is not started. It refuses
-// a nil poll or a bad event set (syscall.EINVAL) and a closed poll
-// (event.ErrClosed).
+// a nil poll or a bad event set (syscall.EINVAL), a zero Poll
+// (event.ErrNilEvent) and a closed poll (event.ErrClosed).
 func NewPollProxy(p *Poll, events PollEvents) (*PollProxy, error) {
 	if p == nil || events == 0 || events&^allPollEvents != 0 {
 		return nil, fmt.Errorf("uv: NewPollProxy(events=%v): %w", events, syscall.EINVAL)
+	}
+	if p.e == nil {
+		return nil, fmt.Errorf("uv: NewPollProxy: %w", errZero("Poll"))
 	}
 	x := &PollProxy{poll: p, e: p.e, events: events}
 	eventkind.Init(&x.Base, (*pollProxyOps)(x), true, event.GoOwned)
@@ -116,6 +119,10 @@ func (o *pollProxyOps) Arm() error {
 	e.started = append(e.started, (*PollProxy)(o))
 	if err := e.proxyChanged(); err != nil {
 		e.started = slices.DeleteFunc(e.started, func(p *PollProxy) bool { return p == (*PollProxy)(o) })
+		// The Start of the poll this one may have taken for the proxies
+		// (the first started) goes back: otherwise it stays held for
+		// nobody, and the user's Stop could never stop the poll.
+		e.proxyChanged()
 		return err
 	}
 	return nil

@@ -141,7 +141,10 @@ func (c *IO) setDeadline(t time.Time, read, write bool) error {
 			}
 		}
 		if write {
-			return e.dl.write.set(e.r, t, e.writeTimedOut)
+			if err := e.dl.write.set(e.r, t, e.writeTimedOut); err != nil {
+				return err
+			}
+			e.openLane() // shut while the deadline had passed
 		}
 		return nil
 	})

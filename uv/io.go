@@ -90,8 +90,10 @@ type ioEvent struct {
 	shut    *ioOp   // a shutdown asked for (handed to the transport once pending is 0)
 	shutOut bool    // the shutdown was handed to the transport
 	drains  []drainWait
+	wshut   bool  // a shutdown was asked for: the write lane never opens again
 	conn    *ioOp // a connect in flight
 	dl      deadlines
+	lane    writeLane // a blocking Write's way around the loop (io_lane.go)
 
 	in, out, reads atomic.Uint64
 	addrs          addrCache
@@ -120,6 +122,9 @@ type streamTransport interface {
 	release(c chunk)
 	addresses() (local, remote net.Addr)
 	noDelay(on bool) error
+	// laneFD is the descriptor a blocking Write may write to from its
+	// own goroutine while the loop holds no write (io_lane.go), or -1.
+	laneFD() int
 }
 
 // chunk is a read buffer kept for a reader to come: b views the bytes not
@@ -379,6 +384,7 @@ func (e *ioEvent) connReady() {
 	if e.transport == "tcp" {
 		e.t.noDelay(true)
 	}
+	e.setLane()
 }
 
 // flush hands the kept reads to the callbacks, in order, while started.
@@ -484,6 +490,7 @@ func (e *ioEvent) closing() {
 	if e.closed {
 		return
 	}
+	e.shutLane() // no caller's write is in flight once the descriptor closes
 	e.closed = true
 	e.reading = false
 	for len(e.readers) > 0 {

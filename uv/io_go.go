@@ -508,3 +508,12 @@ func socketAddr(fd int, peer bool) net.Addr {
 	}
 	return nil
 }
+
+// laneFD: a socket's descriptor, written to by a blocking Write's own
+// goroutine while the loop holds no write (io_lane.go).
+func (g *goStream) laneFD() int {
+	if g.pl == nil || g.term != nil || g.transport != "tcp" && g.transport != "unix" {
+		return -1
+	}
+	return g.fd
+}

@@ -139,6 +139,7 @@ func (c *IO) setDeadline(t time.Time, read, write bool) error {
 			if err := e.dl.read.set(e.r, t, e.readTimedOut); err != nil {
 				return err
 			}
+			e.openReadLane() // shut while the deadline had passed
 		}
 		if write {
 			if err := e.dl.write.set(e.r, t, e.writeTimedOut); err != nil {
@@ -150,6 +151,9 @@ func (c *IO) setDeadline(t time.Time, read, write bool) error {
 	})
 	if err != nil {
 		return c.opError("set deadline", err)
+	}
+	if read {
+		e.setLaneReadDeadline(t)
 	}
 	return nil
 }
@@ -213,6 +217,7 @@ func (d *deadline) close() {
 
 // readTimedOut fails the parked reads: the read deadline passed.
 func (e *ioEvent) readTimedOut() {
+	e.shutReadLane() // a caller waiting in the netpoller has the same deadline
 	for len(e.readers) > 0 {
 		e.popReader().finish(0, errTimeout)
 	}

@@ -94,6 +94,7 @@ type ioEvent struct {
 	conn    *ioOp // a connect in flight
 	dl      deadlines
 	lane    writeLane // a blocking Write's way around the loop (io_lane.go)
+	rlane   readLane  // a blocking Read's, on the pure-Go driver (io_readlane.go)
 
 	in, out, reads atomic.Uint64
 	addrs          addrCache
@@ -302,15 +303,24 @@ func (e *ioEvent) readErr() error {
 
 // updateReading starts or stops libuv's reading to match what is wanted.
 func (e *ioEvent) updateReading() {
-	want := !e.closed && e.t.open() && e.rerr == nil &&
-		(e.started || len(e.readers) > 0 || e.reading && e.kept < readAhead && len(e.chunks) < readAheadChunks)
+	// With a read lane, what nobody asks for stays in the kernel: the
+	// lane's next Read takes it (io_readlane.go).
+	ahead := e.reading && e.kept < readAhead && len(e.chunks) < readAheadChunks && e.rlane.rc == nil
+	want := !e.closed && e.t.open() && e.rerr == nil && (e.started || len(e.readers) > 0 || ahead)
 	if want == e.reading {
+		if !want {
+			e.openReadLane()
+		}
 		return
 	}
 	if !want {
 		e.reading = false
 		e.t.readStop()
+		e.openReadLane()
 		return
+	}
+	if !e.shutReadLane() {
+		return // a caller's Read holds the lane: it asks again when done
 	}
 	if err := e.t.readStart(); err != nil {
 		e.endReads(err)
@@ -385,6 +395,7 @@ func (e *ioEvent) connReady() {
 		e.t.noDelay(true)
 	}
 	e.setLane()
+	e.setReadLane()
 }
 
 // flush hands the kept reads to the callbacks, in order, while started.
@@ -448,13 +459,13 @@ func (e *ioEvent) read(op *ioOp, park bool) bool {
 	switch {
 	case e.closed:
 		op.err = ErrClosed
+	case e.dl.read.expired:
+		op.err = errTimeout // past the deadline a read fails, bytes kept or not (as package net's)
 	case len(e.chunks) > 0:
 		op.n = e.consume(op.p)
 		e.updateReading()
 	case e.rerr != nil:
 		op.err = e.rerr
-	case e.dl.read.expired:
-		op.err = errTimeout
 	case !park:
 		op.err = fmt.Errorf("uv: IO read with nothing to read: %w", event.ErrOnLoop)
 	default:
@@ -491,6 +502,7 @@ func (e *ioEvent) closing() {
 		return
 	}
 	e.shutLane() // no caller's write is in flight once the descriptor closes
+	e.shutReadLane()
 	e.closed = true
 	e.reading = false
 	for len(e.readers) > 0 {

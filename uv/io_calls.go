@@ -25,6 +25,12 @@ func (c *IO) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	e := c.e
+	if n, ok, err := e.readDirect(p); ok {
+		if err != nil && err != io.EOF {
+			err = c.opError("read", err)
+		}
+		return n, err
+	}
 	op := blockingOp(p)
 	if e.r.Owner().Owned() {
 		e.read(op, false) // on the loop it never parks

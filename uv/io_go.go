@@ -210,7 +210,11 @@ func (o *goStreamOps) Free(bool) {
 		if g.term != nil {
 			forgetTTY(g.fd)
 		}
-		unix.Close(g.fd)
+		if f := g.rlane.f; f != nil {
+			f.Close() // wakes a Read waiting in the netpoller; the descriptor closes once no read is in flight
+		} else {
+			unix.Close(g.fd)
+		}
 	}
 }
 
@@ -516,4 +520,13 @@ func (g *goStream) laneFD() int {
 		return -1
 	}
 	return g.fd
+}
+
+// laneFile makes a socket's descriptor an os.File in Go's netpoller, for
+// the read lane (io_readlane.go); from now on the file closes it.
+func (g *goStream) laneFile() *os.File {
+	if g.laneFD() < 0 {
+		return nil
+	}
+	return os.NewFile(uintptr(g.fd), g.transport)
 }

@@ -39,14 +39,15 @@ func TestIOReadModesInOrder(t *testing.T) {
 		var got bytes.Buffer
 		got.Write(readN(t, c, 1<<20))
 		enough := make(chan struct{})
+		tell := enough // the callbacks' (on the loop)
 		var calls []byte
 		if _, err := event.Subscribe(c, func(_ event.Event, res any, err error) {
 			if b, ok := res.([]byte); ok {
 				calls = append(calls, b...)
-				if len(calls) >= 1<<20 && enough != nil {
+				if len(calls) >= 1<<20 && tell != nil {
 					c.Stop()
-					close(enough)
-					enough = nil
+					close(tell)
+					tell = nil
 				}
 			}
 		}); err != nil {

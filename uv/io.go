@@ -34,9 +34,12 @@ import (
 // Bytes read while the IO is not started and no Read waits are kept in the
 // C buffers they were read into (up to readAhead), then reading pauses until
 // they are consumed: a slow reader holds the peer back through TCP's flow
-// control. Writes go to the socket at once where it takes them
-// (uv_try_write); the rest is copied into C memory owned by a libuv write
-// request, queued behind earlier writes (Queued tells how much waits).
+// control. (On the pure-Go driver a connection reads nothing ahead: a
+// blocking Read reads from its own goroutine, io_readlane.go.) Writes go to
+// the socket at once where it takes them (uv_try_write, or a blocking
+// Write's own write(2), io_lane.go); the rest is copied into C memory owned
+// by a libuv write request, queued behind earlier writes (Queued tells how
+// much waits).
 //
 // Closing fails every parked Read, Write and request with ErrClosed (which
 // matches net.ErrClosed and event.ErrClosed) before the handle is closed.

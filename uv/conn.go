@@ -170,6 +170,7 @@ func (d *deadlines) close() {
 // it can be restarted) stopped by its own firing. Loop-owned.
 type deadline struct {
 	t       *reactor.Timer
+	at      time.Time // the deadline set (zero: none)
 	expired bool
 }
 
@@ -178,7 +179,7 @@ func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
 	if d.t != nil {
 		d.t.Stop()
 	}
-	d.expired = false
+	d.expired, d.at = false, t
 	if t.IsZero() {
 		return nil
 	}

@@ -398,7 +398,6 @@ func (e *ioEvent) connReady() {
 		e.t.noDelay(true)
 	}
 	e.setLane()
-	e.setReadLane()
 }
 
 // flush hands the kept reads to the callbacks, in order, while started.

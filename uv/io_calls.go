@@ -35,6 +35,7 @@ func (c *IO) Read(p []byte) (int, error) {
 	if e.r.Owner().Owned() {
 		e.read(op, false) // on the loop it never parks
 	} else if err := e.post(func() {
+		e.setReadLane() // the next Reads take the lane (io_readlane.go)
 		if e.read(op, true) {
 			op.ch <- struct{}{}
 		}

@@ -210,7 +210,7 @@ func (o *goStreamOps) Free(bool) {
 		if g.term != nil {
 			forgetTTY(g.fd)
 		}
-		if f := g.rlane.f; f != nil {
+		if f := g.rlane.f.Load(); f != nil {
 			f.Close() // wakes a Read waiting in the netpoller; the descriptor closes once no read is in flight
 		} else {
 			unix.Close(g.fd)

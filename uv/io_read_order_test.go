@@ -171,3 +171,72 @@ func TestIOReadPeerEnds(t *testing.T) {
 		v.finish(t, c)
 	})
 }
+
+// TestIOStartWhileReadWaits: an IO started while a blocking Read waits:
+// the Read gets the first bytes to come, the callbacks the ones after, each
+// once, in order.
+func TestIOStartWhileReadWaits(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c, s := v.pair(t)
+		_, err := s.Write([]byte("w"))
+		uv.UvtMust(t, err)
+		readN(t, c, 1) // a Read before: the next ones go their usual way
+		first := make(chan []byte, 1)
+		go func() {
+			b := make([]byte, 64)
+			n, err := c.Read(b)
+			if err != nil {
+				t.Errorf("Read: %v", err)
+			}
+			first <- b[:n]
+		}()
+		time.Sleep(10 * time.Millisecond) // the Read waits first (the outcome holds either way)
+		var calls []byte
+		if _, err := event.Subscribe(c, func(_ event.Event, res any, _ error) {
+			if b, ok := res.([]byte); ok {
+				calls = append(calls, b...)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		uv.UvtMust(t, v.u.Reactor.Call(func() { uv.UvtMust(t, c.Start()) }))
+		_, err = s.Write([]byte("abc"))
+		uv.UvtMust(t, err)
+		a := uv.UvtRecv(t, first, "the Read")
+		_, err = s.Write([]byte("def"))
+		uv.UvtMust(t, err)
+		var got string
+		uv.UvtWaitFor(t, "every byte read", func() bool {
+			uv.UvtMust(t, v.u.Reactor.Call(func() { got = string(a) + string(calls) }))
+			return len(got) >= 6
+		})
+		if got != "abcdef" {
+			t.Errorf("the Read got %q and the callbacks %q: want %q between them, in order", a, got[len(a):], "abcdef")
+		}
+		v.finish(t, c, s)
+	})
+}
+
+// TestIOCloseWakesRead: Close wakes a Read waiting (after an earlier Read
+// served) with ErrClosed, and the descriptor is closed once it returned.
+func TestIOCloseWakesRead(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c, s := v.pair(t)
+		_, err := s.Write([]byte("w"))
+		uv.UvtMust(t, err)
+		readN(t, c, 1)
+		got := make(chan error, 1)
+		go func() {
+			_, err := c.Read(make([]byte, 8))
+			got <- err
+		}()
+		time.Sleep(10 * time.Millisecond) // the Read waits first (the outcome holds either way)
+		before := uv.UvtOpenFDs(t)
+		uv.UvtMust(t, c.Close())
+		if err := uv.UvtRecv(t, got, "the Read's end"); !errors.Is(err, uv.ErrClosed) {
+			t.Errorf("Read waiting at Close = %v, want ErrClosed", err)
+		}
+		uv.UvtWaitFor(t, "the descriptor closed", func() bool { return uv.UvtOpenFDs(t) < before })
+		v.finish(t, s)
+	})
+}

@@ -41,8 +41,9 @@ const (
 // os.File, through which a caller waits in the netpoller (nil: no lane).
 type readLane struct {
 	state atomic.Int32
-	f     *os.File
-	rc    syscall.RawConn
+	f     atomic.Pointer[os.File] // set once, on the loop; read by SetReadDeadline
+	rc    syscall.RawConn         // set with f; a caller uses it once the lane is open
+	tried bool                    // setReadLane ran
 }
 
 // readLaner is a transport that can give a read lane its file: the
@@ -53,9 +54,15 @@ type readLaner interface {
 	laneFile() *os.File
 }
 
-// setReadLane gives the read lane its file, on the loop, once the
-// connection is made.
+// setReadLane gives the read lane its file, on the loop, when the first
+// blocking Read of a connection comes to it: an IO read only by its
+// callbacks or requests never has one (nor its cost: the file, and the
+// descriptor's place in the netpoller).
 func (e *ioEvent) setReadLane() {
+	if e.rlane.tried || e.closed || !e.t.open() || !e.lane.ok {
+		return
+	}
+	e.rlane.tried = true
 	rl, ok := e.t.(readLaner)
 	if !ok {
 		return
@@ -68,7 +75,9 @@ func (e *ioEvent) setReadLane() {
 	if err != nil {
 		return
 	}
-	e.rlane.f, e.rlane.rc = f, rc
+	f.SetReadDeadline(e.dl.read.at) // the deadline set before the file was
+	e.rlane.rc = rc
+	e.rlane.f.Store(f)
 	e.updateReading() // reading ahead ends: the lane reads from now on
 	e.openReadLane()
 }
@@ -109,8 +118,8 @@ func (e *ioEvent) shutReadLane() bool {
 // open, waiting in the netpoller for bytes; ok is false when it is not
 // (the caller goes to the loop).
 func (e *ioEvent) readDirect(p []byte) (n int, ok bool, err error) {
-	if e.rlane.rc == nil || !e.rlane.state.CompareAndSwap(rlaneOpen, rlaneBusy) {
-		return 0, false, nil
+	if !e.rlane.state.CompareAndSwap(rlaneOpen, rlaneBusy) {
+		return 0, false, nil // (never open without its file)
 	}
 	var rerr error
 	werr := e.rlane.rc.Read(func(fd uintptr) bool {
@@ -152,7 +161,7 @@ func (e *ioEvent) readDirect(p []byte) (n int, ok bool, err error) {
 // setLaneReadDeadline bounds the read lane's waits in the netpoller by
 // the read deadline, as the loop's timer bounds the Reads parked on it.
 func (e *ioEvent) setLaneReadDeadline(t time.Time) {
-	if e.rlane.f != nil {
-		e.rlane.f.SetReadDeadline(t) // a closed file: nothing waits any more
+	if f := e.rlane.f.Load(); f != nil {
+		f.SetReadDeadline(t) // a closed file: nothing waits any more
 	}
 }

@@ -170,8 +170,16 @@ func (d *deadlines) close() {
 // it can be restarted) stopped by its own firing. Loop-owned.
 type deadline struct {
 	t       *reactor.Timer
-	at      time.Time // the deadline set (zero: none)
+	at      int64 // the deadline set, in Unix nanoseconds (0: none)
 	expired bool
+}
+
+// time is the deadline set (zero: none).
+func (d *deadline) time() time.Time {
+	if d.at == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, d.at)
 }
 
 // set arms the deadline for t; expire runs on the loop when it passes.
@@ -179,10 +187,11 @@ func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
 	if d.t != nil {
 		d.t.Stop()
 	}
-	d.expired, d.at = false, t
+	d.expired, d.at = false, 0
 	if t.IsZero() {
 		return nil
 	}
+	d.at = t.UnixNano()
 	wait := time.Until(t)
 	if wait <= 0 {
 		d.expired = true

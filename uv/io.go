@@ -92,12 +92,13 @@ type ioEvent struct {
 	werr    error   // a failed write: the stream cannot be written any more
 	shut    *ioOp   // a shutdown asked for (handed to the transport once pending is 0)
 	shutOut bool    // the shutdown was handed to the transport
+	wshut   bool    // a shutdown was asked for: the write lane never opens again
+	tried   bool    // a read lane was asked for (io_readlane.go)
 	drains  []drainWait
-	wshut   bool  // a shutdown was asked for: the write lane never opens again
 	conn    *ioOp // a connect in flight
 	dl      deadlines
-	lane    writeLane // a blocking Write's way around the loop (io_lane.go)
-	rlane   readLane  // a blocking Read's, on the pure-Go driver (io_readlane.go)
+	lane    writeLane                // a blocking Write's way around the loop (io_lane.go)
+	rlane   atomic.Pointer[readLane] // a blocking Read's, on the pure-Go driver (io_readlane.go)
 
 	in, out, reads atomic.Uint64
 	addrs          addrCache
@@ -308,7 +309,7 @@ func (e *ioEvent) readErr() error {
 func (e *ioEvent) updateReading() {
 	// With a read lane, what nobody asks for stays in the kernel: the
 	// lane's next Read takes it (io_readlane.go).
-	ahead := e.reading && e.kept < readAhead && len(e.chunks) < readAheadChunks && e.rlane.rc == nil
+	ahead := e.reading && e.kept < readAhead && len(e.chunks) < readAheadChunks && e.rlane.Load() == nil
 	want := !e.closed && e.t.open() && e.rerr == nil && (e.started || len(e.readers) > 0 || ahead)
 	if want == e.reading {
 		if !want {

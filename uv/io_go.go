@@ -210,8 +210,8 @@ func (o *goStreamOps) Free(bool) {
 		if g.term != nil {
 			forgetTTY(g.fd)
 		}
-		if f := g.rlane.f.Load(); f != nil {
-			f.Close() // wakes a Read waiting in the netpoller; the descriptor closes once no read is in flight
+		if l := g.rlane.Load(); l != nil {
+			l.f.Close() // wakes a Read waiting in the netpoller; the descriptor closes once no read is in flight
 		} else {
 			unix.Close(g.fd)
 		}

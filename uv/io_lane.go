@@ -37,7 +37,7 @@ const (
 // once the connection is made (-1, the zero value's 0 aside, never opens).
 type writeLane struct {
 	state atomic.Int32
-	fd    int
+	fd    int32
 	ok    bool // fd is set: a connected TCP or Unix socket
 }
 
@@ -45,7 +45,7 @@ type writeLane struct {
 // is made.
 func (e *ioEvent) setLane() {
 	if fd := e.t.laneFD(); fd >= 0 {
-		e.lane.fd, e.lane.ok = fd, true
+		e.lane.fd, e.lane.ok = int32(fd), true
 		e.openLane()
 	}
 }
@@ -90,7 +90,7 @@ func (e *ioEvent) writeDirect(p []byte) (n int, held bool) {
 	if len(p) == 0 || !e.lane.state.CompareAndSwap(laneOpen, laneBusy) {
 		return 0, false
 	}
-	n, err := ignoringEINTR(func() (int, error) { return unix.Write(e.lane.fd, p) })
+	n, err := ignoringEINTR(func() (int, error) { return unix.Write(int(e.lane.fd), p) })
 	if err != nil || n <= 0 {
 		e.lane.state.Store(laneOpen)
 		return 0, false

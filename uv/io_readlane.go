@@ -38,12 +38,12 @@ const (
 )
 
 // readLane is an IO's read lane: its state and the descriptor's
-// os.File, through which a caller waits in the netpoller (nil: no lane).
+// os.File, through which a caller waits in the netpoller. It is made (and
+// published, never changed) at the connection's first blocking Read.
 type readLane struct {
 	state atomic.Int32
-	f     atomic.Pointer[os.File] // set once, on the loop; read by SetReadDeadline
-	rc    syscall.RawConn         // set with f; a caller uses it once the lane is open
-	tried bool                    // setReadLane ran
+	f     *os.File
+	rc    syscall.RawConn
 }
 
 // readLaner is a transport that can give a read lane its file: the
@@ -59,10 +59,10 @@ type readLaner interface {
 // callbacks or requests never has one (nor its cost: the file, and the
 // descriptor's place in the netpoller).
 func (e *ioEvent) setReadLane() {
-	if e.rlane.tried || e.closed || !e.t.open() || !e.lane.ok {
+	if e.tried || e.closed || !e.t.open() || !e.lane.ok {
 		return
 	}
-	e.rlane.tried = true
+	e.tried = true
 	rl, ok := e.t.(readLaner)
 	if !ok {
 		return
@@ -73,11 +73,11 @@ func (e *ioEvent) setReadLane() {
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {
+		f.Close()
 		return
 	}
-	f.SetReadDeadline(e.dl.read.at) // the deadline set before the file was
-	e.rlane.rc = rc
-	e.rlane.f.Store(f)
+	f.SetReadDeadline(e.dl.read.time()) // the deadline set before the file was
+	e.rlane.Store(&readLane{f: f, rc: rc})
 	e.updateReading() // reading ahead ends: the lane reads from now on
 	e.openReadLane()
 }
@@ -85,27 +85,32 @@ func (e *ioEvent) setReadLane() {
 // openReadLane opens the read lane when the loop holds nothing of the
 // reading side. On the loop.
 func (e *ioEvent) openReadLane() {
-	if e.rlane.rc == nil || e.rlane.state.Load() != rlaneShut || e.closed || !e.t.open() ||
+	l := e.rlane.Load()
+	if l == nil || l.state.Load() != rlaneShut || e.closed || !e.t.open() ||
 		e.started || e.reading || len(e.readers) > 0 || len(e.chunks) > 0 || e.rerr != nil || e.dl.read.expired {
 		return
 	}
-	e.rlane.state.Store(rlaneOpen)
+	l.state.Store(rlaneOpen)
 }
 
 // shutReadLane takes the reading side back for the loop; false when a
 // caller holds the lane (it is marked wanted: the caller gives it back and
 // asks the loop to look again). On the loop.
 func (e *ioEvent) shutReadLane() bool {
+	l := e.rlane.Load()
+	if l == nil {
+		return true
+	}
 	for {
-		switch e.rlane.state.Load() {
+		switch l.state.Load() {
 		case rlaneShut:
 			return true
 		case rlaneOpen:
-			if e.rlane.state.CompareAndSwap(rlaneOpen, rlaneShut) {
+			if l.state.CompareAndSwap(rlaneOpen, rlaneShut) {
 				return true
 			}
 		case rlaneBusy:
-			if e.rlane.state.CompareAndSwap(rlaneBusy, rlaneWanted) {
+			if l.state.CompareAndSwap(rlaneBusy, rlaneWanted) {
 				return false
 			}
 		default:
@@ -118,11 +123,12 @@ func (e *ioEvent) shutReadLane() bool {
 // open, waiting in the netpoller for bytes; ok is false when it is not
 // (the caller goes to the loop).
 func (e *ioEvent) readDirect(p []byte) (n int, ok bool, err error) {
-	if !e.rlane.state.CompareAndSwap(rlaneOpen, rlaneBusy) {
-		return 0, false, nil // (never open without its file)
+	l := e.rlane.Load()
+	if l == nil || !l.state.CompareAndSwap(rlaneOpen, rlaneBusy) {
+		return 0, false, nil
 	}
 	var rerr error
-	werr := e.rlane.rc.Read(func(fd uintptr) bool {
+	werr := l.rc.Read(func(fd uintptr) bool {
 		n, rerr = ignoringEINTR(func() (int, error) { return unix.Read(int(fd), p) })
 		return rerr != unix.EAGAIN
 	})
@@ -136,7 +142,7 @@ func (e *ioEvent) readDirect(p []byte) (n int, ok bool, err error) {
 		// The stream failed: the loop records it, so that every read
 		// after this one fails alike; the lane stays shut.
 		n, err = 0, os.NewSyscallError("read", rerr)
-		e.rlane.state.Store(rlaneShut)
+		l.state.Store(rlaneShut)
 		e.post(func() {
 			if !e.closed && e.rerr == nil {
 				e.readFailed(err)
@@ -150,9 +156,9 @@ func (e *ioEvent) readDirect(p []byte) (n int, ok bool, err error) {
 		e.in.Add(uint64(n))
 		e.reads.Add(1)
 	}
-	if !e.rlane.state.CompareAndSwap(rlaneBusy, rlaneOpen) {
+	if !l.state.CompareAndSwap(rlaneBusy, rlaneOpen) {
 		// Wanted: the loop waits to read.
-		e.rlane.state.Store(rlaneShut)
+		l.state.Store(rlaneShut)
 		e.post(e.updateReading)
 	}
 	return n, true, err
@@ -161,7 +167,7 @@ func (e *ioEvent) readDirect(p []byte) (n int, ok bool, err error) {
 // setLaneReadDeadline bounds the read lane's waits in the netpoller by
 // the read deadline, as the loop's timer bounds the Reads parked on it.
 func (e *ioEvent) setLaneReadDeadline(t time.Time) {
-	if f := e.rlane.f.Load(); f != nil {
-		f.SetReadDeadline(t) // a closed file: nothing waits any more
+	if l := e.rlane.Load(); l != nil {
+		l.f.SetReadDeadline(t) // a closed file: nothing waits any more
 	}
 }

@@ -169,15 +169,23 @@ func (d *deadlines) close() {
 // deadline is one direction's deadline: a periodic reactor timer (so that
 // it can be restarted) stopped by its own firing. Loop-owned.
 type deadline struct {
-	t       *reactor.Timer
-	at      int64 // the deadline set, in Unix nanoseconds (0: none)
-	expired bool
+	t  *reactor.Timer
+	at int64 // the deadline in Unix nanoseconds; 0: none; pastDeadline once it passed
 }
 
-// time is the deadline set (zero: none).
+// pastDeadline is a deadline's at once it passed.
+const pastDeadline = -1
+
+// expired reports that the deadline passed.
+func (d *deadline) expired() bool { return d.at == pastDeadline }
+
+// time is the deadline set: zero for none, long ago once it passed.
 func (d *deadline) time() time.Time {
-	if d.at == 0 {
+	switch d.at {
+	case 0:
 		return time.Time{}
+	case pastDeadline:
+		return time.Unix(1, 0)
 	}
 	return time.Unix(0, d.at)
 }
@@ -187,17 +195,17 @@ func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
 	if d.t != nil {
 		d.t.Stop()
 	}
-	d.expired, d.at = false, 0
+	d.at = 0
 	if t.IsZero() {
 		return nil
 	}
-	d.at = t.UnixNano()
 	wait := time.Until(t)
 	if wait <= 0 {
-		d.expired = true
+		d.at = pastDeadline
 		expire()
 		return nil
 	}
+	d.at = max(t.UnixNano(), 1)
 	if d.t == nil {
 		tm, err := r.NewTimer(wait, time.Hour)
 		if err != nil {
@@ -206,7 +214,7 @@ func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
 		tm.SetHidden(true) // bookkeeping: it keeps no Run going
 		if _, err := event.Subscribe(tm, func(ev event.Event, _ any, _ error) {
 			ev.Stop()
-			d.expired = true
+			d.at = pastDeadline
 			expire()
 		}); err != nil {
 			return err

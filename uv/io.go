@@ -81,19 +81,19 @@ type ioEvent struct {
 	started bool // callbacks get the reads
 	reading bool // uv_read_start is in effect
 	closed  bool // closing ran: no record is looked at any more
+	told    bool // the callbacks were told of rerr
+	shutOut bool // the shutdown was handed to the transport
+	wshut   bool // a shutdown was asked for: the write lane never opens again
+	tried   bool // a read lane was asked for (io_readlane.go)
 	chunks  []chunk
 	kept    int   // bytes in chunks
 	rerr    error // how reading ended (io.EOF, a reset, ...)
-	told    bool  // the callbacks were told of rerr
 	readers []*ioOp
 	writes  []*ioOp // write ops not yet complete, oldest first (io_write.go)
 	pending int     // their bytes not yet handed to the transport
 	fed     int     // writes[:fed] are handed to the transport whole (io_write.go)
 	werr    error   // a failed write: the stream cannot be written any more
 	shut    *ioOp   // a shutdown asked for (handed to the transport once pending is 0)
-	shutOut bool    // the shutdown was handed to the transport
-	wshut   bool    // a shutdown was asked for: the write lane never opens again
-	tried   bool    // a read lane was asked for (io_readlane.go)
 	drains  []drainWait
 	conn    *ioOp // a connect in flight
 	dl      deadlines
@@ -462,7 +462,7 @@ func (e *ioEvent) read(op *ioOp, park bool) bool {
 	switch {
 	case e.closed:
 		op.err = ErrClosed
-	case e.dl.read.expired:
+	case e.dl.read.expired():
 		op.err = errTimeout // past the deadline a read fails, bytes kept or not (as package net's)
 	case len(e.chunks) > 0:
 		op.n = e.consume(op.p)

@@ -33,19 +33,18 @@ const (
 	laneHeld              // a caller's write went out in part; its rest comes to the loop first
 )
 
-// writeLane is an IO's write lane: its state, and the descriptor, set
-// once the connection is made (-1, the zero value's 0 aside, never opens).
+// writeLane is an IO's write lane: its state, and the descriptor it
+// writes to, set once the connection is made.
 type writeLane struct {
 	state atomic.Int32
-	fd    int32
-	ok    bool // fd is set: a connected TCP or Unix socket
+	fd1   int32 // the descriptor plus one; 0 until the connection is made
 }
 
 // setLane gives the lane its descriptor, on the loop, once the connection
 // is made.
 func (e *ioEvent) setLane() {
 	if fd := e.t.laneFD(); fd >= 0 {
-		e.lane.fd, e.lane.ok = int32(fd), true
+		e.lane.fd1 = int32(fd) + 1
 		e.openLane()
 	}
 }
@@ -53,8 +52,8 @@ func (e *ioEvent) setLane() {
 // openLane opens the lane when the loop holds nothing of the writing
 // side. On the loop.
 func (e *ioEvent) openLane() {
-	if !e.lane.ok || e.lane.state.Load() != laneShut || e.closed || !e.t.open() ||
-		len(e.writes) > 0 || e.shut != nil || e.wshut || e.werr != nil || e.dl.write.expired {
+	if e.lane.fd1 == 0 || e.lane.state.Load() != laneShut || e.closed || !e.t.open() ||
+		len(e.writes) > 0 || e.shut != nil || e.wshut || e.werr != nil || e.dl.write.expired() {
 		return
 	}
 	e.lane.state.Store(laneOpen)
@@ -90,7 +89,7 @@ func (e *ioEvent) writeDirect(p []byte) (n int, held bool) {
 	if len(p) == 0 || !e.lane.state.CompareAndSwap(laneOpen, laneBusy) {
 		return 0, false
 	}
-	n, err := ignoringEINTR(func() (int, error) { return unix.Write(int(e.lane.fd), p) })
+	n, err := ignoringEINTR(func() (int, error) { return unix.Write(int(e.lane.fd1-1), p) })
 	if err != nil || n <= 0 {
 		e.lane.state.Store(laneOpen)
 		return 0, false
@@ -116,7 +115,7 @@ func (e *ioEvent) resume(p []byte, n int, op *ioOp) (int, bool, error) {
 		return n, false, ErrClosed
 	case e.werr != nil:
 		return n, false, e.werr
-	case e.dl.write.expired:
+	case e.dl.write.expired():
 		return n, false, errTimeout // p[:n] went out: exactly what it reports
 	}
 	// Nothing was handed to the transport while the lane was held: the

@@ -59,7 +59,7 @@ type readLaner interface {
 // callbacks or requests never has one (nor its cost: the file, and the
 // descriptor's place in the netpoller).
 func (e *ioEvent) setReadLane() {
-	if e.tried || e.closed || !e.t.open() || !e.lane.ok {
+	if e.tried || e.closed || !e.t.open() || e.lane.fd1 == 0 {
 		return
 	}
 	e.tried = true
@@ -87,7 +87,7 @@ func (e *ioEvent) setReadLane() {
 func (e *ioEvent) openReadLane() {
 	l := e.rlane.Load()
 	if l == nil || l.state.Load() != rlaneShut || e.closed || !e.t.open() ||
-		e.started || e.reading || len(e.readers) > 0 || len(e.chunks) > 0 || e.rerr != nil || e.dl.read.expired {
+		e.started || e.reading || len(e.readers) > 0 || len(e.chunks) > 0 || e.rerr != nil || e.dl.read.expired() {
 		return
 	}
 	l.state.Store(rlaneOpen)

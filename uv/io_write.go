@@ -48,7 +48,7 @@ func (e *ioEvent) write(p []byte, op *ioOp) (int, bool, error) {
 		return 0, false, e.werr
 	case e.shut != nil:
 		return 0, false, e.t.refusal(false)
-	case op != nil && op.windowed() && e.dl.write.expired:
+	case op != nil && op.windowed() && e.dl.write.expired():
 		return 0, false, errTimeout
 	}
 	n := 0

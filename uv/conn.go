@@ -235,7 +235,8 @@ func (d *deadline) close() {
 
 // readTimedOut fails the parked reads: the read deadline passed.
 func (e *ioEvent) readTimedOut() {
-	e.shutReadLane() // a caller waiting in the netpoller has the same deadline
+	// A Read of the read lane is left alone: its wait in the netpoller has
+	// the same deadline, which fails it and every lane Read after it.
 	for len(e.readers) > 0 {
 		e.popReader().finish(0, errTimeout)
 	}

@@ -20,6 +20,8 @@ import (
 // The lane is open only while the loop is not reading: the IO not
 // started, no Read or read request parked on the loop, no bytes kept, the
 // stream not ended or failed, the read deadline not passed, the IO open.
+// (A lane Read that timed out leaves the lane open: the file has the same
+// deadline, which fails the Reads after it as the loop would.)
 // With a read lane the loop reads ahead for nobody: what no one asks for
 // stays in the kernel's buffer, where the lane's next Read finds it. When
 // the loop must read (a Start, a read request, a Read that found the lane

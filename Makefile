@@ -8,7 +8,7 @@ BIN     := bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(shell $(GO) env GOPATH)/bin/staticcheck
 
-.PHONY: setup test race asan cgocheck bench demo example-lines example-twins lint fuzz fuzz-seeds static-check stress valgrind clean
+.PHONY: setup test race nettest asan cgocheck bench demo example-lines example-twins lint fuzz fuzz-seeds static-check stress valgrind clean
 
 ## setup: install libuv1-dev and pkg-config with apt-get, and staticcheck with
 ## go install, each only when missing
@@ -32,6 +32,10 @@ test: lint static-check
 ## race: the suite under the race detector
 race:
 	$(GO) test -race -count=1 $(PKGS)
+
+## nettest: x/net/nettest's net.Conn conformance suite over uv.IO, both drivers, with -race (a module of its own: nettest/)
+nettest:
+	cd nettest && $(GO) test -race -count=1 .
 
 ## asan: the C shim and the tests under AddressSanitizer
 asan:

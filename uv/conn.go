@@ -139,14 +139,21 @@ func (c *IO) setDeadline(t time.Time, read, write bool) error {
 			if err := e.dl.read.set(e.r, t, e.readTimedOut); err != nil {
 				return err
 			}
+			e.openReadLane() // shut while the deadline had passed
 		}
 		if write {
-			return e.dl.write.set(e.r, t, e.writeTimedOut)
+			if err := e.dl.write.set(e.r, t, e.writeTimedOut); err != nil {
+				return err
+			}
+			e.openLane() // shut while the deadline had passed
 		}
 		return nil
 	})
 	if err != nil {
 		return c.opError("set deadline", err)
+	}
+	if read {
+		e.setLaneReadDeadline(t)
 	}
 	return nil
 }
@@ -162,8 +169,25 @@ func (d *deadlines) close() {
 // deadline is one direction's deadline: a periodic reactor timer (so that
 // it can be restarted) stopped by its own firing. Loop-owned.
 type deadline struct {
-	t       *reactor.Timer
-	expired bool
+	t  *reactor.Timer
+	at int64 // the deadline in Unix nanoseconds; 0: none; pastDeadline once it passed
+}
+
+// pastDeadline is a deadline's at once it passed.
+const pastDeadline = -1
+
+// expired reports that the deadline passed.
+func (d *deadline) expired() bool { return d.at == pastDeadline }
+
+// time is the deadline set: zero for none, long ago once it passed.
+func (d *deadline) time() time.Time {
+	switch d.at {
+	case 0:
+		return time.Time{}
+	case pastDeadline:
+		return time.Unix(1, 0)
+	}
+	return time.Unix(0, d.at)
 }
 
 // set arms the deadline for t; expire runs on the loop when it passes.
@@ -171,16 +195,17 @@ func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
 	if d.t != nil {
 		d.t.Stop()
 	}
-	d.expired = false
+	d.at = 0
 	if t.IsZero() {
 		return nil
 	}
 	wait := time.Until(t)
 	if wait <= 0 {
-		d.expired = true
+		d.at = pastDeadline
 		expire()
 		return nil
 	}
+	d.at = max(t.UnixNano(), 1)
 	if d.t == nil {
 		tm, err := r.NewTimer(wait, time.Hour)
 		if err != nil {
@@ -189,7 +214,7 @@ func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
 		tm.SetHidden(true) // bookkeeping: it keeps no Run going
 		if _, err := event.Subscribe(tm, func(ev event.Event, _ any, _ error) {
 			ev.Stop()
-			d.expired = true
+			d.at = pastDeadline
 			expire()
 		}); err != nil {
 			return err
@@ -210,6 +235,8 @@ func (d *deadline) close() {
 
 // readTimedOut fails the parked reads: the read deadline passed.
 func (e *ioEvent) readTimedOut() {
+	// A Read of the read lane is left alone: its wait in the netpoller has
+	// the same deadline, which fails it and every lane Read after it.
 	for len(e.readers) > 0 {
 		e.popReader().finish(0, errTimeout)
 	}

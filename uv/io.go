@@ -34,9 +34,12 @@ import (
 // Bytes read while the IO is not started and no Read waits are kept in the
 // C buffers they were read into (up to readAhead), then reading pauses until
 // they are consumed: a slow reader holds the peer back through TCP's flow
-// control. Writes go to the socket at once where it takes them
-// (uv_try_write); the rest is copied into C memory owned by a libuv write
-// request, queued behind earlier writes (Queued tells how much waits).
+// control. (On the pure-Go driver a connection reads nothing ahead: a
+// blocking Read reads from its own goroutine, io_readlane.go.) Writes go to
+// the socket at once where it takes them (uv_try_write, or a blocking
+// Write's own write(2), io_lane.go); the rest is copied into C memory owned
+// by a libuv write request, queued behind earlier writes (Queued tells how
+// much waits).
 //
 // Closing fails every parked Read, Write and request with ErrClosed (which
 // matches net.ErrClosed and event.ErrClosed) before the handle is closed.
@@ -78,20 +81,24 @@ type ioEvent struct {
 	started bool // callbacks get the reads
 	reading bool // uv_read_start is in effect
 	closed  bool // closing ran: no record is looked at any more
+	told    bool // the callbacks were told of rerr
+	shutOut bool // the shutdown was handed to the transport
+	wshut   bool // a shutdown was asked for: the write lane never opens again
+	tried   bool // a read lane was asked for (io_readlane.go)
 	chunks  []chunk
 	kept    int   // bytes in chunks
 	rerr    error // how reading ended (io.EOF, a reset, ...)
-	told    bool  // the callbacks were told of rerr
 	readers []*ioOp
 	writes  []*ioOp // write ops not yet complete, oldest first (io_write.go)
 	pending int     // their bytes not yet handed to the transport
 	fed     int     // writes[:fed] are handed to the transport whole (io_write.go)
 	werr    error   // a failed write: the stream cannot be written any more
 	shut    *ioOp   // a shutdown asked for (handed to the transport once pending is 0)
-	shutOut bool    // the shutdown was handed to the transport
 	drains  []drainWait
 	conn    *ioOp // a connect in flight
 	dl      deadlines
+	lane    writeLane                // a blocking Write's way around the loop (io_lane.go)
+	rlane   atomic.Pointer[readLane] // a blocking Read's, on the pure-Go driver (io_readlane.go)
 
 	in, out, reads atomic.Uint64
 	addrs          addrCache
@@ -120,6 +127,9 @@ type streamTransport interface {
 	release(c chunk)
 	addresses() (local, remote net.Addr)
 	noDelay(on bool) error
+	// laneFD is the descriptor a blocking Write may write to from its
+	// own goroutine while the loop holds no write (io_lane.go), or -1.
+	laneFD() int
 }
 
 // chunk is a read buffer kept for a reader to come: b views the bytes not
@@ -297,15 +307,24 @@ func (e *ioEvent) readErr() error {
 
 // updateReading starts or stops libuv's reading to match what is wanted.
 func (e *ioEvent) updateReading() {
-	want := !e.closed && e.t.open() && e.rerr == nil &&
-		(e.started || len(e.readers) > 0 || e.reading && e.kept < readAhead && len(e.chunks) < readAheadChunks)
+	// With a read lane, what nobody asks for stays in the kernel: the
+	// lane's next Read takes it (io_readlane.go).
+	ahead := e.reading && e.kept < readAhead && len(e.chunks) < readAheadChunks && e.rlane.Load() == nil
+	want := !e.closed && e.t.open() && e.rerr == nil && (e.started || len(e.readers) > 0 || ahead)
 	if want == e.reading {
+		if !want {
+			e.openReadLane()
+		}
 		return
 	}
 	if !want {
 		e.reading = false
 		e.t.readStop()
+		e.openReadLane()
 		return
+	}
+	if !e.shutReadLane() {
+		return // a caller's Read holds the lane: it asks again when done
 	}
 	if err := e.t.readStart(); err != nil {
 		e.endReads(err)
@@ -379,6 +398,7 @@ func (e *ioEvent) connReady() {
 	if e.transport == "tcp" {
 		e.t.noDelay(true)
 	}
+	e.setLane()
 }
 
 // flush hands the kept reads to the callbacks, in order, while started.
@@ -442,13 +462,13 @@ func (e *ioEvent) read(op *ioOp, park bool) bool {
 	switch {
 	case e.closed:
 		op.err = ErrClosed
+	case e.dl.read.expired():
+		op.err = errTimeout // past the deadline a read fails, bytes kept or not (as package net's)
 	case len(e.chunks) > 0:
 		op.n = e.consume(op.p)
 		e.updateReading()
 	case e.rerr != nil:
 		op.err = e.rerr
-	case e.dl.read.expired:
-		op.err = errTimeout
 	case !park:
 		op.err = fmt.Errorf("uv: IO read with nothing to read: %w", event.ErrOnLoop)
 	default:
@@ -484,6 +504,8 @@ func (e *ioEvent) closing() {
 	if e.closed {
 		return
 	}
+	e.shutLane() // no caller's write is in flight once the descriptor closes
+	e.shutReadLane()
 	e.closed = true
 	e.reading = false
 	for len(e.readers) > 0 {

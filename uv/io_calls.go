@@ -25,10 +25,17 @@ func (c *IO) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	e := c.e
+	if n, ok, err := e.readDirect(p); ok {
+		if err != nil && err != io.EOF {
+			err = c.opError("read", err)
+		}
+		return n, err
+	}
 	op := blockingOp(p)
 	if e.r.Owner().Owned() {
 		e.read(op, false) // on the loop it never parks
 	} else if err := e.post(func() {
+		e.setReadLane() // the next Reads take the lane (io_readlane.go)
 		if e.read(op, true) {
 			op.ch <- struct{}{}
 		}
@@ -97,9 +104,19 @@ func (c *IO) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	}
+	// Through the write lane when the loop holds no write: the socket
+	// takes p, or the part it takes is the start of what the loop writes.
+	k, held := e.writeDirect(p)
+	if k == len(p) && len(p) > 0 {
+		return k, nil
+	}
 	op := blockingOp(nil)
 	n, err := 0, e.post(func() {
-		if n, wait, err := e.write(p, op); !wait {
+		write := e.write
+		if held {
+			write = func(p []byte, op *ioOp) (int, bool, error) { return e.resume(p, k, op) }
+		}
+		if n, wait, err := write(p, op); !wait {
 			op.n, op.err = n, err
 			op.ch <- struct{}{}
 		}
@@ -107,6 +124,8 @@ func (c *IO) Write(p []byte) (int, error) {
 	if err == nil {
 		<-op.ch
 		n, err = op.n, op.err
+	} else {
+		n = k // the reactor closed: what went out through the lane is all
 	}
 	op.put()
 	if err != nil {

@@ -210,7 +210,11 @@ func (o *goStreamOps) Free(bool) {
 		if g.term != nil {
 			forgetTTY(g.fd)
 		}
-		unix.Close(g.fd)
+		if l := g.rlane.Load(); l != nil {
+			l.f.Close() // wakes a Read waiting in the netpoller; the descriptor closes once no read is in flight
+		} else {
+			unix.Close(g.fd)
+		}
 	}
 }
 
@@ -507,4 +511,22 @@ func socketAddr(fd int, peer bool) net.Addr {
 		return &net.UnixAddr{Name: unixName(a.Name), Net: "unix"}
 	}
 	return nil
+}
+
+// laneFD: a socket's descriptor, written to by a blocking Write's own
+// goroutine while the loop holds no write (io_lane.go).
+func (g *goStream) laneFD() int {
+	if g.pl == nil || g.term != nil || g.transport != "tcp" && g.transport != "unix" {
+		return -1
+	}
+	return g.fd
+}
+
+// laneFile makes a socket's descriptor an os.File in Go's netpoller, for
+// the read lane (io_readlane.go); from now on the file closes it.
+func (g *goStream) laneFile() *os.File {
+	if g.laneFD() < 0 {
+		return nil
+	}
+	return os.NewFile(uintptr(g.fd), g.transport)
 }

@@ -100,3 +100,17 @@ func (s *uvStream) addresses() (local, remote net.Addr) {
 	remote, _ = addrOf(s.transport, s.loop, s.h, true)
 	return local, remote
 }
+
+// laneFD: the socket's descriptor (uv_fileno), written to by a blocking
+// Write's own goroutine while libuv holds no write of it (io_lane.go):
+// libuv's write queue is empty then, and no libuv state is touched.
+func (s *uvStream) laneFD() int {
+	if s.h == 0 || s.transport != "tcp" && s.transport != "unix" {
+		return -1
+	}
+	fd, err := s.loop.Fileno(s.h)
+	if err != nil {
+		return -1
+	}
+	return fd
+}

@@ -39,6 +39,8 @@ func (op *ioOp) windowed() bool { return op.ch != nil }
 // is nil). It returns the bytes written now and whether op waits for
 // the rest. On the loop.
 func (e *ioEvent) write(p []byte, op *ioOp) (int, bool, error) {
+	e.shutLane()
+	defer e.openLane()
 	switch {
 	case e.closed:
 		return 0, false, ErrClosed
@@ -46,11 +48,11 @@ func (e *ioEvent) write(p []byte, op *ioOp) (int, bool, error) {
 		return 0, false, e.werr
 	case e.shut != nil:
 		return 0, false, e.t.refusal(false)
-	case op != nil && op.windowed() && e.dl.write.expired:
+	case op != nil && op.windowed() && e.dl.write.expired():
 		return 0, false, errTimeout
 	}
 	n := 0
-	if len(e.writes) == 0 { // with writes queued, a try would pass them
+	if len(e.writes) == 0 && !e.held() { // with writes queued, a try would pass them
 		var err error
 		if n, err = e.t.tryWrite(p); err != nil {
 			e.werr = err
@@ -88,6 +90,9 @@ func (e *ioEvent) write(p []byte, op *ioOp) (int, bool, error) {
 // windowed one up to its window; then the shutdown asked for once every
 // byte is handed. A refusal fails the stream (werr).
 func (e *ioEvent) feed() {
+	if e.held() {
+		return // the rest of a caller's write goes first (io_lane.go)
+	}
 	// The ops before e.fed are handed whole: a queue of a hundred thousand
 	// small Sends must not cost a pass over it per Send.
 	e.fed = min(e.fed, len(e.writes))
@@ -177,11 +182,13 @@ func (e *ioEvent) settleWrites() {
 		e.shutDone(e.werr) // the bytes it waited for will never go out
 	}
 	e.checkDrains()
+	e.openLane()
 }
 
 // writeTimedOut fails the parked blocking Writes: each reports the bytes
 // it handed to the transport, which still go out, and withdraws the rest.
 func (e *ioEvent) writeTimedOut() {
+	e.shutLane()
 	kept := e.writes[:0]
 	for _, op := range e.writes {
 		if !op.windowed() {
@@ -215,6 +222,7 @@ func (e *ioEvent) queued() int {
 // closeWrite asks for the shutdown of the writing side, behind every
 // write asked for before it; op completes when it is done. On the loop.
 func (e *ioEvent) closeWrite(op *ioOp) error {
+	e.shutLane()
 	switch {
 	case e.closed:
 		return ErrClosed
@@ -223,7 +231,8 @@ func (e *ioEvent) closeWrite(op *ioOp) error {
 	case e.werr != nil && e.pending > 0:
 		return e.werr
 	}
-	if e.pending == 0 {
+	e.wshut = true
+	if e.pending == 0 && !e.held() {
 		// Handed at once: the transport refuses what it refuses
 		// (a second shutdown, a descriptor open for reading only).
 		if err := e.t.shutdown(); err != nil {

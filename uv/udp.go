@@ -311,7 +311,7 @@ func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 			rd.finish(copy(p, k.d.Data), k.d.Addr, nil)
 			e.drv.release(&k)
 			e.update()
-		case e.dl.expired:
+		case e.dl.expired():
 			err = errTimeout
 		default:
 			e.readers = append(e.readers, rd)

@@ -16,29 +16,20 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
 
 	"github.com/panjf2000/gnet/v2"
+
+	"github.com/uvevent/uvevent/bench/internal/serverargs"
 )
 
 func main() {
-	loops := flag.Int("loops", 1, "event loops (one listening socket each, SO_REUSEPORT)")
-	flag.Parse()
-	port := "0"
-	if flag.NArg() > 1 || *loops < 1 {
-		fmt.Fprintln(os.Stderr, "usage: e1gnet [-loops N] [port]")
-		os.Exit(2)
-	}
-	if flag.NArg() == 1 {
-		port = flag.Arg(0)
-	}
-	if err := run(port, *loops); err != nil {
-		fmt.Fprintln(os.Stderr, "e1gnet:", err)
-		os.Exit(1)
+	port, loops := serverargs.Parse("e1gnet", "loops", "event loops (one listening socket each, SO_REUSEPORT)")
+	if err := run(port, loops); err != nil {
+		serverargs.Exit("e1gnet", err)
 	}
 }
 

@@ -46,6 +46,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/uvevent/uvevent/bench/internal/loadgen"
 	"github.com/uvevent/uvevent/bench/internal/serverproc"
 )
 
@@ -82,14 +83,8 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.warmup+cfg.duration+setupTimeout+30*time.Second)
-	defer cancel()
-	line, err := run(ctx, cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e1load:", err)
-		os.Exit(1)
-	}
-	fmt.Println(line)
+	loadgen.Main("e1load", cfg.warmup+cfg.duration+setupTimeout+30*time.Second,
+		func(ctx context.Context) (string, error) { return run(ctx, cfg) })
 }
 
 func (c config) check() error {
@@ -238,16 +233,7 @@ func (l *load) count() int64 {
 // sleep waits for d, returning early with an error if a connection fails or
 // ctx ends.
 func (l *load) sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case err := <-l.failed:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return loadgen.Sleep(ctx, d, l.failed)
 }
 
 // close stops the goroutines by closing their connections and waits for them.

@@ -16,29 +16,19 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"net"
-	"os"
 
 	"github.com/lesismal/nbio"
 	"github.com/lesismal/nbio/logging"
+
+	"github.com/uvevent/uvevent/bench/internal/serverargs"
 )
 
 func main() {
-	pollers := flag.Int("pollers", 1, "nbio poller goroutines")
-	flag.Parse()
-	port := "0"
-	if flag.NArg() > 1 || *pollers < 1 {
-		fmt.Fprintln(os.Stderr, "usage: e1nbio [-pollers N] [port]")
-		os.Exit(2)
-	}
-	if flag.NArg() == 1 {
-		port = flag.Arg(0)
-	}
-	if err := run(port, *pollers); err != nil {
-		fmt.Fprintln(os.Stderr, "e1nbio:", err)
-		os.Exit(1)
+	port, pollers := serverargs.Parse("e1nbio", "pollers", "nbio poller goroutines")
+	if err := run(port, pollers); err != nil {
+		serverargs.Exit("e1nbio", err)
 	}
 	select {} // serve until killed
 }

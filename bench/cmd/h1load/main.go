@@ -36,6 +36,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/uvevent/uvevent/bench/internal/loadgen"
 	"github.com/uvevent/uvevent/bench/internal/serverproc"
 )
 
@@ -66,14 +67,8 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.warmup+cfg.duration+setupTimeout+30*time.Second)
-	defer cancel()
-	line, err := run(ctx, cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "h1load:", err)
-		os.Exit(1)
-	}
-	fmt.Println(line)
+	loadgen.Main("h1load", cfg.warmup+cfg.duration+setupTimeout+30*time.Second,
+		func(ctx context.Context) (string, error) { return run(ctx, cfg) })
 }
 
 func run(ctx context.Context, cfg config) (string, error) {
@@ -253,14 +248,5 @@ func (l *load) fail(err error) {
 // sleep waits for d, returning early with an error if a worker fails or ctx
 // ends.
 func (l *load) sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case err := <-l.failed:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return loadgen.Sleep(ctx, d, l.failed)
 }

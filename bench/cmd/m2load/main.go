@@ -35,6 +35,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/uvevent/uvevent/bench/internal/loadgen"
 	"github.com/uvevent/uvevent/bench/internal/serverproc"
 )
 
@@ -54,14 +55,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "m2load:", err)
 		os.Exit(1)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*setupTimeout+*settle)
-	defer cancel()
-	line, err := run(ctx, *impl, flag.Args(), *conns, *settle)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "m2load:", err)
-		os.Exit(1)
-	}
-	fmt.Println(line)
+	loadgen.Main("m2load", 2*setupTimeout+*settle, func(ctx context.Context) (string, error) {
+		return run(ctx, *impl, flag.Args(), *conns, *settle)
+	})
 }
 
 // raiseNoFile raises the soft RLIMIT_NOFILE to the hard limit, and fails if

@@ -1,0 +1,175 @@
+package uv
+
+import (
+	"errors"
+	"io"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// This file is an IO's read lane, on the pure-Go driver: a blocking Read
+// made off the loop while the loop holds nothing of the reading side does
+// its non-blocking read(2) on the caller's goroutine and, when there is
+// nothing to read, waits in Go's netpoller for the descriptor, as package
+// net's Read does: one goroutine wake-up per read, none through the loop.
+//
+// The lane is open only while the loop is not reading: the IO not
+// started, no Read or read request parked on the loop, no bytes kept, the
+// stream not ended or failed, the read deadline not passed, the IO open.
+// (A lane Read that timed out leaves the lane open: the file has the same
+// deadline, which fails the Reads after it as the loop would.)
+// With a read lane the loop reads ahead for nobody: what no one asks for
+// stays in the kernel's buffer, where the lane's next Read finds it. When
+// the loop must read (a Start, a read request, a Read that found the lane
+// taken) while a caller holds the lane, it does not wait: it marks the
+// lane wanted, and the caller, once its read is done, gives the lane back
+// and asks the loop to look again. Close wakes a caller waiting in the
+// netpoller (the descriptor's os.File is closed, and with it the
+// descriptor once no read is in flight).
+
+// The read lane's states.
+const (
+	rlaneShut   int32 = iota // the loop owns the reading side
+	rlaneOpen                // idle: a caller may take it
+	rlaneBusy                // a caller reads, or waits in the netpoller to
+	rlaneWanted              // busy, and the loop waits to read
+)
+
+// readLane is an IO's read lane: its state and the descriptor's
+// os.File, through which a caller waits in the netpoller. It is made (and
+// published, never changed) at the connection's first blocking Read.
+type readLane struct {
+	state atomic.Int32
+	f     *os.File
+	rc    syscall.RawConn
+}
+
+// readLaner is a transport that can give a read lane its file: the
+// pure-Go driver's socket.
+type readLaner interface {
+	// laneFile returns the descriptor as an os.File in Go's netpoller,
+	// from now on the one to close it; nil when it cannot be made.
+	laneFile() *os.File
+}
+
+// setReadLane gives the read lane its file, on the loop, when the first
+// blocking Read of a connection comes to it: an IO read only by its
+// callbacks or requests never has one (nor its cost: the file, and the
+// descriptor's place in the netpoller).
+func (e *ioEvent) setReadLane() {
+	if e.tried || e.closed || !e.t.open() || e.lane.fd1 == 0 {
+		return
+	}
+	e.tried = true
+	rl, ok := e.t.(readLaner)
+	if !ok {
+		return
+	}
+	f := rl.laneFile()
+	if f == nil {
+		return
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return
+	}
+	f.SetReadDeadline(e.dl.read.time()) // the deadline set before the file was
+	e.rlane.Store(&readLane{f: f, rc: rc})
+	e.updateReading() // reading ahead ends: the lane reads from now on
+	e.openReadLane()
+}
+
+// openReadLane opens the read lane when the loop holds nothing of the
+// reading side. On the loop.
+func (e *ioEvent) openReadLane() {
+	l := e.rlane.Load()
+	if l == nil || l.state.Load() != rlaneShut || e.closed || !e.t.open() ||
+		e.started || e.reading || len(e.readers) > 0 || len(e.chunks) > 0 || e.rerr != nil || e.dl.read.expired() {
+		return
+	}
+	l.state.Store(rlaneOpen)
+}
+
+// shutReadLane takes the reading side back for the loop; false when a
+// caller holds the lane (it is marked wanted: the caller gives it back and
+// asks the loop to look again). On the loop.
+func (e *ioEvent) shutReadLane() bool {
+	l := e.rlane.Load()
+	if l == nil {
+		return true
+	}
+	for {
+		switch l.state.Load() {
+		case rlaneShut:
+			return true
+		case rlaneOpen:
+			if l.state.CompareAndSwap(rlaneOpen, rlaneShut) {
+				return true
+			}
+		case rlaneBusy:
+			if l.state.CompareAndSwap(rlaneBusy, rlaneWanted) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+}
+
+// readDirect reads into p on the caller's goroutine when the read lane is
+// open, waiting in the netpoller for bytes; ok is false when it is not
+// (the caller goes to the loop).
+func (e *ioEvent) readDirect(p []byte) (n int, ok bool, err error) {
+	l := e.rlane.Load()
+	if l == nil || !l.state.CompareAndSwap(rlaneOpen, rlaneBusy) {
+		return 0, false, nil
+	}
+	var rerr error
+	werr := l.rc.Read(func(fd uintptr) bool {
+		n, rerr = ignoringEINTR(func() (int, error) { return unix.Read(int(fd), p) })
+		return rerr != unix.EAGAIN
+	})
+	switch {
+	case werr != nil: // the wait ended: the deadline passed, or the IO closed
+		n, err = 0, ErrClosed
+		if errors.Is(werr, os.ErrDeadlineExceeded) {
+			err = errTimeout
+		}
+	case rerr != nil:
+		// The stream failed: the loop records it, so that every read
+		// after this one fails alike; the lane stays shut.
+		n, err = 0, os.NewSyscallError("read", rerr)
+		l.state.Store(rlaneShut)
+		e.post(func() {
+			if !e.closed && e.rerr == nil {
+				e.readFailed(err)
+			}
+			e.updateReading()
+		})
+		return n, true, err
+	case n == 0:
+		err = io.EOF // read(2) says so again to every Read after it
+	default:
+		e.in.Add(uint64(n))
+		e.reads.Add(1)
+	}
+	if !l.state.CompareAndSwap(rlaneBusy, rlaneOpen) {
+		// Wanted: the loop waits to read.
+		l.state.Store(rlaneShut)
+		e.post(e.updateReading)
+	}
+	return n, true, err
+}
+
+// setLaneReadDeadline bounds the read lane's waits in the netpoller by
+// the read deadline, as the loop's timer bounds the Reads parked on it.
+func (e *ioEvent) setLaneReadDeadline(t time.Time) {
+	if l := e.rlane.Load(); l != nil {
+		l.f.SetReadDeadline(t) // a closed file: nothing waits any more
+	}
+}

@@ -145,15 +145,22 @@ func (c *IO) Send(p []byte) error {
 	if len(p) == 0 {
 		return nil
 	}
-	e := c.e
+	if c.e.r.Owner().Owned() { // a callback's answer: no closure to allocate
+		return c.send(p)
+	}
 	var err error
-	if x := e.exec(func() {
-		var wait bool
-		if _, wait, err = e.write(p, nil); wait {
-			e.writes[len(e.writes)-1].ref = c // the write in flight holds its IO
-		}
-	}); x != nil {
+	if x := c.e.exec(func() { err = c.send(p) }); x != nil {
 		return x
+	}
+	return err
+}
+
+// send is Send with the owner held.
+func (c *IO) send(p []byte) error {
+	e := c.e
+	_, wait, err := e.write(p, nil)
+	if wait {
+		e.writes[len(e.writes)-1].ref = c // the write in flight holds its IO
 	}
 	return err
 }

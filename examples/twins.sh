@@ -4,8 +4,10 @@
 # never enters go.mod), the test is copied with its -driver arguments taken
 # out, and go vet and go test run there. Run from the repository's root:
 # `make example-twins`, or sh examples/twins.sh [go test flags]. It fetches
-# github.com/fsnotify/fsnotify through the Go module proxy the first time.
+# github.com/fsnotify/fsnotify (the version pinned below) through the Go
+# module proxy the first time.
 set -e
+fsnotify=v1.10.1
 root=$(pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -22,7 +24,10 @@ module twin/$name
 
 go 1.24
 
-require github.com/uvevent/uvevent v0.0.0
+require (
+	github.com/uvevent/uvevent v0.0.0
+	github.com/fsnotify/fsnotify $fsnotify
+)
 replace github.com/uvevent/uvevent => $root
 EOM
 	(cd "$m" && go mod tidy >/dev/null && go vet . && go test -count=1 "$@" .)

@@ -185,8 +185,12 @@ type AddrInfoHints struct {
 	// lookup completes at once with a *DNSError matching the Context's
 	// error (context.DeadlineExceeded: EAI_AGAIN and IsTimeout;
 	// context.Canceled: EAI_CANCELED), and is cancelled as Close cancels
-	// it (its answer, should it come, is dropped). NewAddrInfo refuses a
-	// Context already done, with its error, as StartProcess does.
+	// it (its answer, should it come, is dropped). A Context already done
+	// is not refused, as StartProcess refuses one: the lookup is made and
+	// completes with that error on the loop's next turn, nothing looked
+	// up, so that lookups made in bulk under one deadline are all
+	// collected alike, and as net.Resolver reports a Context already done
+	// as the lookup's error.
 	Context context.Context
 }
 
@@ -232,8 +236,7 @@ type AddrInfo struct {
 // NewAddrInfo starts looking up host and service (either may be empty, not
 // both) on r. Bad hints, a NUL byte, a host longer than 1024 bytes, a
 // service longer than 31 or a port number above 65535 are refused with an
-// error matching syscall.EINVAL; a hints.Context already done, with its
-// error.
+// error matching syscall.EINVAL.
 func NewAddrInfo(r *reactor.Reactor, host, service string, hints AddrInfoHints) (*AddrInfo, error) {
 	network := hints.Network
 	if network == "" {
@@ -244,10 +247,13 @@ func NewAddrInfo(r *reactor.Reactor, host, service string, hints AddrInfoHints) 
 		len(host) > maxHost || len(service) > maxService || !portInRange(service) {
 		return nil, fmt.Errorf("uv: NewAddrInfo(%q, %q, %q): %w", host, service, network, syscall.EINVAL)
 	}
-	if err := contextErr(hints.Context); err != nil {
-		return nil, fmt.Errorf("uv: NewAddrInfo(%q, %q): %w", host, service, err)
-	}
 	a := &AddrInfo{host: host, service: service, network: network}
+	if ended := endedLookup("uv_getaddrinfo", a.errName(), hints.Context); ended != nil {
+		if err := submitGo(r, &a.Base, &a.reqCore, &a.g, a, ended); err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
 	if r != nil && r.Driver() == reactor.DriverGo {
 		q := addrQuery{name: a.errName(), host: host, service: service, family: family, sockType: sockType, hints: hints}
 		if err := submitGo(r, &a.Base, &a.reqCore, &a.g, a, q.lookup); err != nil {
@@ -374,7 +380,7 @@ type NameInfoHints struct {
 	Datagram       bool // NI_DGRAM: the service name for UDP, not TCP
 	NoFQDN         bool // NI_NOFQDN: only the host part of a name in the local domain
 	// Context, if not nil, bounds the lookup as AddrInfoHints.Context
-	// does; NewNameInfo refuses a Context already done, with its error.
+	// does (one already done completes the lookup with its error).
 	Context context.Context
 }
 
@@ -419,10 +425,13 @@ func NewNameInfo(r *reactor.Reactor, addr netip.AddrPort, hints NameInfoHints) (
 			zone = uint32(ifi.Index)
 		}
 	}
-	if err := contextErr(hints.Context); err != nil {
-		return nil, fmt.Errorf("uv: NewNameInfo(%v): %w", addr, err)
-	}
 	n := &NameInfo{addr: addr}
+	if ended := endedLookup("uv_getnameinfo", addr.String(), hints.Context); ended != nil {
+		if err := submitGo(r, &n.Base, &n.reqCore, &n.g, n, ended); err != nil {
+			return nil, err
+		}
+		return n, nil
+	}
 	if r != nil && r.Driver() == reactor.DriverGo {
 		q := nameQuery{addr: addr, hints: hints}
 		if err := submitGo(r, &n.Base, &n.reqCore, &n.g, n, q.lookup); err != nil {

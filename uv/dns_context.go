@@ -15,7 +15,11 @@ import (
 // so the kit cancels the lookup as a Close does (libuv's uv_cancel, or the
 // resolver's context on the pure-Go driver) and drops its answer. Any
 // close of the event stops the AfterFunc (stopContext, from Free): a
-// lookup over leaves nothing waiting on a Context still running.
+// lookup over leaves nothing waiting on a Context still running. A
+// Context already done at creation asks nothing of the resolver: the
+// event is made as the pure-Go driver makes its lookups (on either
+// driver), with a lookup that only returns the Context's error, so that
+// no answer can come first.
 
 // lookupContext is a lookup's watch of its Context. Loop only.
 type lookupContext struct {
@@ -36,12 +40,22 @@ func stopWatching(ev entryKind) {
 	}
 }
 
-// contextErr is the error of a Context already done (nil for none).
-func contextErr(ctx context.Context) error {
-	if ctx == nil {
+// contextError is the error of a lookup of op and name that ctx ended
+// with err.
+func contextError(op, name string, err error) error {
+	return &DNSError{Op: op, Name: name, Code: resolverCode(err), Err: err,
+		IsTimeout: errors.Is(err, context.DeadlineExceeded)}
+}
+
+// endedLookup returns, for a Context already done, the lookup that
+// completes with its error asking nothing (submitGo runs it on either
+// driver and completes the event on the loop's next turn); nil otherwise.
+func endedLookup(op, name string, ctx context.Context) func(context.Context, resolver) (any, error) {
+	if ctx == nil || ctx.Err() == nil {
 		return nil
 	}
-	return ctx.Err()
+	err := contextError(op, name, ctx.Err())
+	return func(context.Context, resolver) (any, error) { return nil, err }
 }
 
 // watch makes ctx's end complete the lookup c, just submitted on r, with
@@ -62,9 +76,7 @@ func (w *lookupContext) watch(r *reactor.Reactor, c *reqCore, ctx context.Contex
 				if c.over || c.b.Flags().Has(event.Closed) {
 					return
 				}
-				err := ctx.Err()
-				c.settle(nil, &DNSError{Op: op, Name: name, Code: resolverCode(err), Err: err,
-					IsTimeout: errors.Is(err, context.DeadlineExceeded)})
+				c.settle(nil, contextError(op, name, ctx.Err()))
 			})
 		})
 	})

@@ -42,7 +42,7 @@ func ExampleNewAddrInfo() {
 // Each lookup bounded by a context of its own, as net.Resolver's lookups
 // are: one its context ends first fails at once with a *uv.DNSError that
 // matches the context's error (context.DeadlineExceeded, with IsTimeout
-// set); a context already over is refused.
+// set), and so does one whose context was over already.
 func ExampleAddrInfoHints_context() {
 	r, ctx, done := exampleServing()
 	defer done()
@@ -53,12 +53,13 @@ func ExampleAddrInfoHints_context() {
 	fmt.Println(addrs, err)
 
 	cancel()
-	_, err = uv.NewAddrInfo(r, "localhost", "", uv.AddrInfoHints{Context: lookupCtx})
-	fmt.Println(errors.Is(err, context.Canceled))
+	b, _ := uv.NewAddrInfo(r, "localhost", "", uv.AddrInfoHints{Context: lookupCtx})
+	_, err = b.Await(ctx)
+	fmt.Println(errors.Is(err, context.Canceled), err)
 
 	// Output:
 	// [127.0.0.1:0] <nil>
-	// true
+	// true uv_getaddrinfo "localhost": EAI_CANCELED (request canceled): context canceled
 }
 
 // The host and service names of an address and port.

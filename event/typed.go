@@ -69,8 +69,10 @@ func AwaitAll[T any, E Typed[T]](ctx context.Context, evs ...E) ([]T, error) {
 // returns their values and errors by position: vs[i] and errs[i] are the
 // i-th event's (T's zero value with its error). err is not an event's: it
 // is nil once every event has notified, else why the wait ended first (ctx
-// ended, ErrDeadlock), and then the events that had not notified have T's
-// zero value and a nil error. The events are passed as for AwaitAll.
+// ended, ErrDeadlock). Then each event that had not notified has T's zero
+// value and that same error in errs[i] (errors.Is matches
+// context.DeadlineExceeded, say): no position reads as an empty success.
+// The events are passed as for AwaitAll.
 func AwaitAllSettled[T any, E Typed[T]](ctx context.Context, evs ...E) (vs []T, errs []error, err error) {
 	outs, err := Await(ctx, All().IgnoreErrors(), events(evs)...)
 	if outs == nil {
@@ -79,6 +81,9 @@ func AwaitAllSettled[T any, E Typed[T]](ctx context.Context, evs ...E) (vs []T, 
 	errs = make([]error, len(outs))
 	for i, o := range outs {
 		errs[i] = o.Err
+		if !o.Done {
+			errs[i] = err
+		}
 	}
 	return values[T](outs), errs, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/uvevent/uvevent/event"
 )
@@ -37,8 +38,35 @@ func TestAwaitAllSettledEndsWithItsContext(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("AwaitAllSettled with an ended context = %v, want context.Canceled", err)
 	}
-	if len(vs) == 2 && (vs[1] != "" || errs[1] != nil) {
-		t.Errorf("an event that never notified = %q, %v; want the zero value and nil", vs[1], errs[1])
+	if diff := cmpDiff([]string{"a", ""}, vs); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+	// The one that never notified has the wait's error, not an empty
+	// success; the one that did keeps its own outcome.
+	if len(errs) != 2 || errs[0] != nil || !errors.Is(errs[1], context.Canceled) {
+		t.Errorf("errors = %v; want [nil, context.Canceled]", errs)
+	}
+}
+
+// A deadline that ends the wait is the error of each event still pending:
+// errors.Is matches context.DeadlineExceeded there, and nowhere else.
+func TestAwaitAllSettledPendingGetTheDeadline(t *testing.T) {
+	s := &event.Serial{}
+	fs := []*event.Future[int]{event.NewFuture[int](s), event.NewFuture[int](s), event.NewFuture[int](s)}
+	boom := errors.New("boom")
+	fs[0].Resolve(1)
+	fs[2].Reject(boom)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
+	defer cancel()
+	vs, errs, err := event.AwaitAllSettled(ctx, fs...)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("AwaitAllSettled = %v, want context.DeadlineExceeded", err)
+	}
+	if diff := cmpDiff([]int{1, 0, 0}, vs); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+	if len(errs) != 3 || errs[0] != nil || !errors.Is(errs[1], context.DeadlineExceeded) || errs[2] != boom {
+		t.Errorf("errors = %v; want [nil, context.DeadlineExceeded, boom]", errs)
 	}
 }
 

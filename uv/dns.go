@@ -68,11 +68,18 @@ var eaiCodes = map[int]struct {
 // the resolver's own error (a *net.DNSError, say); on libuv Err is nil. A
 // lookup that fails while the process has no descriptor left reports
 // EMFILE (or ENFILE) on both drivers, not EAI_NONAME.
+//
+// A lookup its Context ended (AddrInfoHints.Context, NameInfoHints.Context)
+// is the same on both drivers: Err is the Context's error, which errors.Is
+// matches too (context.DeadlineExceeded or context.Canceled); a deadline
+// is EAI_AGAIN (ErrTryAgain) with IsTimeout set, as Go's resolver reports
+// a timeout, and a cancel EAI_CANCELED (ErrCanceled).
 type DNSError struct {
-	Op   string // "uv_getaddrinfo" or "uv_getnameinfo", on either driver
-	Name string // the host (and service) or the address looked up
-	Code int    // libuv's negative code, e.g. UV_EAI_NONAME
-	Err  error  // the pure-Go driver's resolver error, if one caused it
+	Op        string // "uv_getaddrinfo" or "uv_getnameinfo", on either driver
+	Name      string // the host (and service) or the address looked up
+	Code      int    // libuv's negative code, e.g. UV_EAI_NONAME
+	Err       error  // the pure-Go driver's resolver error, or the Context's
+	IsTimeout bool   // the lookup's Context passed its deadline
 }
 
 func dnsError(op, name string, code int) error {
@@ -106,7 +113,8 @@ func exhaustedCode(code int) int {
 }
 
 // Error says what failed and how: `uv_getaddrinfo "x": EAI_NONAME (unknown
-// node or service)`, the same on both drivers.
+// node or service)`, the same on both drivers; a lookup its Context ended
+// says the Context's error after it (`...: context deadline exceeded`).
 func (e *DNSError) Error() string {
 	if e == nil {
 		return "<nil>"
@@ -118,19 +126,41 @@ func (e *DNSError) Error() string {
 	if c.name == "" && e.Code < 0 { // an errno, without libuv to name it
 		c.name, c.message = unix.ErrnoName(syscall.Errno(-e.Code)), syscall.Errno(-e.Code).Error()
 	}
-	return fmt.Sprintf("%s %q: %s (%s)", e.Op, e.Name, c.name, c.message)
+	s := fmt.Sprintf("%s %q: %s (%s)", e.Op, e.Name, c.name, c.message)
+	if ce := e.contextErr(); ce != nil {
+		s += ": " + ce.Error()
+	}
+	return s
 }
 
 // Unwrap returns the EAI_* error, or, for other codes, the libuv error
-// (which unwraps to its syscall.Errno).
-func (e *DNSError) Unwrap() error {
+// (which unwraps to its syscall.Errno); for a lookup its Context ended, the
+// Context's error too. The pure-Go driver's resolver error is in Err only:
+// libuv has none to match.
+func (e *DNSError) Unwrap() []error {
 	if e == nil {
 		return nil
 	}
+	var code error
 	if c, ok := eaiCodes[e.Code]; ok {
-		return c.err
+		code = c.err
+	} else {
+		code = uvcgo.ErrorOf(e.Op, e.Code)
 	}
-	return uvcgo.ErrorOf(e.Op, e.Code)
+	if ce := e.contextErr(); ce != nil {
+		return []error{code, ce}
+	}
+	return []error{code}
+}
+
+// contextErr returns Err when it is a Context's error (what a lookup its
+// Context ended holds there, never a resolver's: Go's resolver wraps its
+// errors), else nil.
+func (e *DNSError) contextErr() error {
+	if e.Err == context.Canceled || e.Err == context.DeadlineExceeded {
+		return e.Err
+	}
+	return nil
 }
 
 // AddrInfoHints shape an AddrInfo lookup. Every hint is honoured on both
@@ -150,6 +180,18 @@ type AddrInfoHints struct {
 	// Passive (AI_PASSIVE): with no host, the wildcard address (to bind)
 	// instead of the loopback one.
 	Passive bool
+	// Context, if not nil, bounds the lookup, as the context of
+	// net.Resolver's lookups does: when it ends before the answer, the
+	// lookup completes at once with a *DNSError matching the Context's
+	// error (context.DeadlineExceeded: EAI_AGAIN and IsTimeout;
+	// context.Canceled: EAI_CANCELED), and is cancelled as Close cancels
+	// it (its answer, should it come, is dropped). A Context already done
+	// is not refused, as StartProcess refuses one: the lookup is made and
+	// completes with that error on the loop's next turn, nothing looked
+	// up, so that lookups made in bulk under one deadline are all
+	// collected alike, and as net.Resolver reports a Context already done
+	// as the lookup's error.
+	Context context.Context
 }
 
 // The longest host and service getaddrinfo takes (NI_MAXHOST and
@@ -179,12 +221,15 @@ const (
 // where it can: libuv's uv_cancel (a lookup a pool thread already runs
 // completes unseen; its C memory is freed exactly once, by libuv's
 // callback), or the context Go's resolver was given. No callback hears of
-// the answer then. An AddrInfo is a Go-owned event: dropping it without
-// Close is safe (the lookup completes and frees itself).
+// the answer then. A lookup whose AddrInfoHints.Context ends first is
+// cancelled the same way, but completes with the Context's error (a
+// *DNSError). An AddrInfo is a Go-owned event: dropping it without Close
+// is safe (the lookup completes and frees itself).
 type AddrInfo struct {
 	event.Base
 	reqCore
 	g                      *goLookup // the pure-Go driver's lookup; nil on libuv
+	ctx                    lookupContext
 	host, service, network string
 }
 
@@ -203,11 +248,18 @@ func NewAddrInfo(r *reactor.Reactor, host, service string, hints AddrInfoHints) 
 		return nil, fmt.Errorf("uv: NewAddrInfo(%q, %q, %q): %w", host, service, network, syscall.EINVAL)
 	}
 	a := &AddrInfo{host: host, service: service, network: network}
+	if ended := endedLookup("uv_getaddrinfo", a.errName(), hints.Context); ended != nil {
+		if err := submitGo(r, &a.Base, &a.reqCore, &a.g, a, ended); err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
 	if r != nil && r.Driver() == reactor.DriverGo {
 		q := addrQuery{name: a.errName(), host: host, service: service, family: family, sockType: sockType, hints: hints}
 		if err := submitGo(r, &a.Base, &a.reqCore, &a.g, a, q.lookup); err != nil {
 			return nil, err
 		}
+		a.ctx.watch(r, &a.reqCore, hints.Context, "uv_getaddrinfo", a.errName())
 		return a, nil
 	}
 	var flags int
@@ -224,6 +276,7 @@ func NewAddrInfo(r *reactor.Reactor, host, service string, hints AddrInfoHints) 
 	}); err != nil {
 		return nil, err
 	}
+	a.ctx.watch(r, &a.reqCore, hints.Context, "uv_getaddrinfo", a.errName())
 	return a, nil
 }
 
@@ -326,6 +379,9 @@ type NameInfoHints struct {
 	NameRequired   bool // NI_NAMEREQD: fail (ErrNoName) rather than give the address as text
 	Datagram       bool // NI_DGRAM: the service name for UDP, not TCP
 	NoFQDN         bool // NI_NOFQDN: only the host part of a name in the local domain
+	// Context, if not nil, bounds the lookup as AddrInfoHints.Context
+	// does (one already done completes the lookup with its error).
+	Context context.Context
 }
 
 // NameInfoResult is the answer of a NameInfo lookup.
@@ -345,6 +401,7 @@ type NameInfo struct {
 	event.Base
 	reqCore
 	g    *goLookup // the pure-Go driver's lookup; nil on libuv
+	ctx  lookupContext
 	addr netip.AddrPort
 }
 
@@ -369,11 +426,18 @@ func NewNameInfo(r *reactor.Reactor, addr netip.AddrPort, hints NameInfoHints) (
 		}
 	}
 	n := &NameInfo{addr: addr}
+	if ended := endedLookup("uv_getnameinfo", addr.String(), hints.Context); ended != nil {
+		if err := submitGo(r, &n.Base, &n.reqCore, &n.g, n, ended); err != nil {
+			return nil, err
+		}
+		return n, nil
+	}
 	if r != nil && r.Driver() == reactor.DriverGo {
 		q := nameQuery{addr: addr, hints: hints}
 		if err := submitGo(r, &n.Base, &n.reqCore, &n.g, n, q.lookup); err != nil {
 			return nil, err
 		}
+		n.ctx.watch(r, &n.reqCore, hints.Context, "uv_getnameinfo", addr.String())
 		return n, nil
 	}
 	var flags int
@@ -400,6 +464,7 @@ func NewNameInfo(r *reactor.Reactor, addr netip.AddrPort, hints NameInfoHints) (
 	}); err != nil {
 		return nil, err
 	}
+	n.ctx.watch(r, &n.reqCore, hints.Context, "uv_getnameinfo", addr.String())
 	return n, nil
 }
 

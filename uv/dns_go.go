@@ -134,6 +134,7 @@ func (g *goLookup) release() {
 		return
 	}
 	g.live = false
+	stopWatching(g.c.ev)
 	g.stop()
 	g.closer.forget()
 	g.c.r.Owner().ActiveDelta(-1)

@@ -39,6 +39,29 @@ func ExampleNewAddrInfo() {
 	// true uv_getaddrinfo "localhost": EAI_NONAME (unknown node or service)
 }
 
+// Each lookup bounded by a context of its own, as net.Resolver's lookups
+// are: one its context ends first fails at once with a *uv.DNSError that
+// matches the context's error (context.DeadlineExceeded, with IsTimeout
+// set), and so does one whose context was over already.
+func ExampleAddrInfoHints_context() {
+	r, ctx, done := exampleServing()
+	defer done()
+
+	lookupCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	a, _ := uv.NewAddrInfo(r, "127.0.0.1", "", uv.AddrInfoHints{Context: lookupCtx})
+	addrs, err := a.Await(ctx)
+	fmt.Println(addrs, err)
+
+	cancel()
+	b, _ := uv.NewAddrInfo(r, "localhost", "", uv.AddrInfoHints{Context: lookupCtx})
+	_, err = b.Await(ctx)
+	fmt.Println(errors.Is(err, context.Canceled), err)
+
+	// Output:
+	// [127.0.0.1:0] <nil>
+	// true uv_getaddrinfo "localhost": EAI_CANCELED (request canceled): context canceled
+}
+
 // The host and service names of an address and port.
 func ExampleNewNameInfo() {
 	r, ctx, done := exampleServing()

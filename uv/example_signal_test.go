@@ -51,3 +51,30 @@ func ExampleNewSignal() {
 	// uv: NewSignal(9): cannot be caught: invalid argument
 	// closed with the reactor
 }
+
+// One Signal for several signals, as a shutdown hears SIGINT and SIGTERM:
+// one callback, told which one came.
+func ExampleNewSignal_many() {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer r.Close()
+
+	stop, err := uv.NewSignal(r, syscall.SIGINT, syscall.SIGTERM)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	stop.OnSignal(func(sig syscall.Signal, err error) {
+		fmt.Println("shutting down on", sig)
+		stop.Close()
+	})
+	stop.Start()
+	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	r.Run(context.Background())
+
+	// Output:
+	// shutting down on terminated
+}

@@ -6,6 +6,7 @@ package uv
 // identifiers. The helpers every test shares are in helpers_test.go.
 
 import (
+	"math/bits"
 	"syscall"
 	"testing"
 
@@ -95,7 +96,10 @@ func UvtWatchError(path string, err error) error { return watchError(path, err) 
 
 // UvtSignalQueued reports whether s has a notification queued on its loop
 // that has not run yet.
-func UvtSignalQueued(s *Signal) bool { return s.pending.Load() }
+func UvtSignalQueued(s *Signal) bool { return s.pending.Load() != 0 }
+
+// UvtSignalsQueued counts the signals s has queued on its loop, to be told.
+func UvtSignalsQueued(s *Signal) int { return bits.OnesCount64(s.pending.Load()) }
 
 // File.
 

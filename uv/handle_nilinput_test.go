@@ -20,7 +20,7 @@ var nilInputFuncs = map[string]any{
 	"NewThread": uv.NewThread[any], "NewTrigger": uv.NewTrigger,
 	"OpenFile": uv.OpenFile, "OpenPipe": uv.OpenPipe, "ReadLines": uv.ReadLines, "OpenTTY": uv.OpenTTY, "Pipe": uv.Pipe,
 	"QueueTask": uv.QueueTask[any], "QueueTaskIn": uv.QueueTaskIn[any], "StartProcess": uv.StartProcess,
-	"StdioFile": uv.StdioFile, "IOOf": uv.IOOf, "UDPOf": uv.UDPOf,
+	"StdioFile": uv.StdioFile, "StdioWriter": uv.StdioWriter, "IOOf": uv.IOOf, "UDPOf": uv.UDPOf,
 	"ResetTTYMode": uv.ResetTTYMode,
 }
 

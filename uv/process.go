@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,7 +23,8 @@ import (
 // the loop goroutine, with the child's exit code, or with the negative
 // number of the signal that killed it (-9 for SIGKILL), once the child has
 // been reaped — it is gone, and its pid is free for reuse (a restart on
-// the same port can go ahead). It stores that result and replays it to
+// the same port can go ahead) — and the output of its StdioWriter streams
+// has all been copied. It stores that result and replays it to
 // subscribers that come later (event.Await on a finished Process returns
 // at once). Done gives the same moment to any goroutine, even after Close.
 //
@@ -49,7 +51,8 @@ import (
 // event's completion.
 //
 // The parent's ends of piped standard streams (Stdin, Stdout, Stderr, and
-// the IOs of StdioLoop streams) belong to the caller, who closes them.
+// the IOs of StdioLoop streams) belong to the caller, who closes them;
+// those of StdioWriter streams are the Process's, closed when copied.
 type Process struct {
 	event.Base
 	r    *reactor.Reactor
@@ -72,6 +75,9 @@ type Process struct {
 	lost      bool          // the status was lost: someone else reaped the child
 	group     bool          // the child leads its own process group (Group, Detached)
 	closer    reactorCloser
+
+	copying sync.WaitGroup        // StdioWriter copies still running
+	copyErr atomic.Pointer[error] // the first copy's failure
 }
 
 type processOps Process
@@ -184,6 +190,7 @@ func StartProcess(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
 	p.pid = pid
 	p.stdin, p.stdout, p.stderr = sio.parent[0], sio.parent[1], sio.parent[2]
 	p.loopIO = sio.loop
+	p.startCopies(sio.copies)
 	eventkind.Init(&p.Base, (*processOps)(p), true, event.GoOwned)
 	children.add(r, p)
 	serr := p.Start()
@@ -339,6 +346,8 @@ func (p *Process) watch(pidfd int) {
 	p.reaped = true
 	cause := p.cancelled
 	p.mu.Unlock()
+	p.copying.Wait() // StdioWriter: the output is all out before the end
+	copyErr := p.copyError()
 	if p.ctxStop != nil {
 		p.ctxStop()
 	}
@@ -356,6 +365,8 @@ func (p *Process) watch(pidfd int) {
 	close(p.exited)
 	if cause != nil {
 		err = fmt.Errorf("uv: process %d: ended by its Context: %w", p.pid, cause)
+	} else {
+		err = copyErr
 	}
 	p.out.deliver(p.r, &p.Base, p.status, err, func() { children.remove(p.r, p.pid) })
 }

@@ -2,7 +2,9 @@ package uv
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"reflect"
 	"sync"
 	"syscall"
 
@@ -16,6 +18,7 @@ import (
 type Stdio struct {
 	mode stdioMode
 	file *os.File
+	w    io.Writer
 }
 
 type stdioMode uint8
@@ -26,6 +29,7 @@ const (
 	stdioPipe
 	stdioFile
 	stdioLoop
+	stdioWriter
 )
 
 var (
@@ -54,12 +58,85 @@ var (
 // exec take as "close this stream").
 func StdioFile(f *os.File) Stdio { return Stdio{mode: stdioFile, file: f} }
 
+// StdioWriter sends the child's output (Stdout or Stderr) to w, as os/exec
+// does with Cmd.Stdout = w: the stream is a pipe whose output a goroutine
+// of its own (never the loop's) copies to w, and the Process completes
+// (its event, Done, ExitStatus) only once that copy is over, as Cmd.Wait
+// returns: no output comes after the completion. An *os.File is given to
+// the child as StdioFile gives it, with no copy. The same w for Stdout and
+// Stderr (w == w) is one pipe: the two arrive in the order written, from
+// one goroutine. A failed Write ends the copy (the child then writes to a
+// closed pipe) and the completion's error matches it, unless the child's
+// end gave one already. As with Cmd.Wait, something the child started
+// that keeps the stream open (a command left in the background) holds the
+// completion back until it closes it. A nil w (or a nil pointer in it), or
+// StdioWriter as Stdin, is an error of StartProcess matching
+// syscall.EINVAL.
+func StdioWriter(w io.Writer) Stdio {
+	if f, ok := w.(*os.File); ok && f != nil {
+		return StdioFile(f)
+	}
+	return Stdio{mode: stdioWriter, w: w}
+}
+
+// nilWriter reports a nil w, or a nil pointer (map, func, ...) in it.
+func nilWriter(w io.Writer) bool {
+	if w == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(w); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+// sameWriter reports whether a and b are one writer (== on comparable
+// types, as os/exec compares Stdout and Stderr).
+func sameWriter(a, b io.Writer) bool {
+	ta := reflect.TypeOf(a)
+	return ta != nil && ta == reflect.TypeOf(b) && ta.Comparable() && a == b
+}
+
+// outputCopy is a StdioWriter stream: the parent's end of its pipe and the
+// writer it is copied to.
+type outputCopy struct {
+	from *os.File
+	to   io.Writer
+}
+
+// startCopies starts copying each StdioWriter stream to its writer; the
+// copies are counted in p.copying, and the first failure kept.
+func (p *Process) startCopies(copies []outputCopy) {
+	for _, c := range copies {
+		p.copying.Add(1)
+		go func() {
+			defer p.copying.Done()
+			_, err := io.Copy(c.to, c.from)
+			c.from.Close()
+			if err != nil {
+				p.copyErr.CompareAndSwap(nil, &err)
+			}
+		}()
+	}
+}
+
+// copyError returns the first copy's failure, nil if none; call it once
+// the copies are over.
+func (p *Process) copyError() error {
+	if e := p.copyErr.Load(); e != nil {
+		return fmt.Errorf("uv: process %d: copying its output: %w", p.pid, *e)
+	}
+	return nil
+}
+
 // stdioSetup opens what the three standard streams of a child need, and
 // closes the child's ends after the fork.
 type stdioSetup struct {
-	parent [3]*os.File // the parent's pipe ends, given to the Process
-	loop   [3]*IO      // the parent's ends of StdioLoop streams
-	child  []*os.File  // closed after the fork
+	parent [3]*os.File  // the parent's pipe ends, given to the Process
+	loop   [3]*IO       // the parent's ends of StdioLoop streams
+	copies []outputCopy // the StdioWriter streams, copied by the Process
+	child  []*os.File   // closed after the fork
 }
 
 func (s *stdioSetup) open(r *reactor.Reactor, streams [3]Stdio) ([3]uintptr, error) {
@@ -99,6 +176,23 @@ func (s *stdioSetup) open(r *reactor.Reactor, streams [3]Stdio) ([3]uintptr, err
 				return files, err
 			}
 			files[i] = fd
+		case stdioWriter:
+			switch {
+			case i == 0 || nilWriter(st.w):
+				s.closeParentEnds()
+				return files, fmt.Errorf("stream %d: a writer takes output (Stdout, Stderr), not nil: %w", i, syscall.EINVAL)
+			case i == 2 && streams[1].mode == stdioWriter && sameWriter(st.w, streams[1].w):
+				files[2] = files[1] // one pipe, as os/exec makes
+				continue
+			}
+			rd, wr, err := os.Pipe()
+			if err != nil {
+				s.closeParentEnds()
+				return files, err
+			}
+			s.copies = append(s.copies, outputCopy{from: rd, to: st.w})
+			s.child = append(s.child, wr)
+			files[i] = wr.Fd()
 		default:
 			f, err := devNull()
 			if err != nil {
@@ -147,6 +241,10 @@ func (s *stdioSetup) closeChildEnds() {
 }
 
 func (s *stdioSetup) closeParentEnds() {
+	for _, c := range s.copies {
+		c.from.Close()
+	}
+	s.copies = nil
 	for i, f := range s.parent {
 		if f != nil {
 			f.Close()

@@ -98,6 +98,7 @@ func (c *reqCore) settle(res any, err error) bool {
 // Free runs when the event closed: a request still in flight is cancelled
 // where libuv can; its C callback still comes and frees it.
 func (o *reqCoreOps) Free(bool) {
+	stopWatching(o.ev)
 	if o.req != 0 {
 		o.k.cancel(o.req)
 	}

@@ -2,9 +2,11 @@ package uv
 
 import (
 	"fmt"
+	"math/bits"
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,8 +18,9 @@ import (
 )
 
 // A Signal is an event notified on the loop goroutine each time the process
-// receives a POSIX signal, while it is started. Its callbacks get the signal
-// (a syscall.Signal) as the result.
+// receives one of its POSIX signals (one or several), while it is started.
+// Its callbacks get the signal that came (a syscall.Signal) as the result,
+// so one Signal and one callback can serve SIGINT and SIGTERM alike.
 //
 // Signals reach the loop through os/signal, never through libuv's
 // uv_signal_t: libuv installs its handlers without SA_ONSTACK, which can
@@ -38,9 +41,12 @@ import (
 //
 // Listeners of one signal are notified in the order they were started.
 // Deliveries coalesce: a signal that arrives while a listener's previous
-// notification is still queued on its loop is folded into it. The contract
-// is that every signal that arrives after Start has returned is followed by
-// at least one notification of every started listener of that signal.
+// notification of that same signal is still queued on its loop is folded
+// into it. The contract is that every signal that arrives after Start has
+// returned is followed by at least one notification, carrying it, of every
+// started listener of that signal. A Signal of several signals is never
+// told one for another: those queued together are told one after the
+// other, by signal number.
 //
 // A Signal is a Go-owned event (flag GoOwned). While started it is held by
 // the dispatcher and counts as active: Run does not end while a Signal is
@@ -49,13 +55,14 @@ import (
 // and so releases their signals too.
 type Signal struct {
 	event.Base
-	r      *reactor.Reactor
-	signum syscall.Signal
+	r       *reactor.Reactor
+	signums []syscall.Signal // one or more, each once, in the order given
 
-	// pending: a notification is queued on the loop and has not started;
-	// a delivery meanwhile coalesces into it. Set by the dispatcher,
-	// cleared on the loop.
-	pending atomic.Bool
+	// pending has bit n set while signal n+1 is to be told on the loop: a
+	// notification is queued and has not started, and an arrival of that
+	// signal meanwhile coalesces into it. Set by the dispatcher, taken on
+	// the loop.
+	pending atomic.Uint64
 	// closer closes the event at the reactor's Close (from its first Start
 	// until it closes).
 	closer reactorCloser
@@ -63,20 +70,30 @@ type Signal struct {
 
 type signalOps Signal
 
-// NewSignal returns a Signal event for signum on r. It is not started.
-// Numbers that are not signals (0, negative, above 64), signals that
-// cannot be caught (SIGKILL, SIGSTOP), and those the Go runtime keeps for
-// itself (SIGPROF; SIGURG, which it sends to preempt goroutines, so a
-// listener would hear arrivals no one sent; the C library's 32 and 33) are
-// refused with an error matching syscall.EINVAL.
-func NewSignal(r *reactor.Reactor, signum syscall.Signal) (*Signal, error) {
+// NewSignal returns a Signal event for signum and the more signals given
+// (NewSignal(r, syscall.SIGINT, syscall.SIGTERM)) on r; a signal listed
+// twice is watched once. It is not started. Numbers that are not signals
+// (0, negative, above 64), signals that cannot be caught (SIGKILL,
+// SIGSTOP), and those the Go runtime keeps for itself (SIGPROF; SIGURG,
+// which it sends to preempt goroutines, so a listener would hear arrivals
+// no one sent; the C library's 32 and 33) are refused with an error
+// matching syscall.EINVAL: one such signal in the list refuses it all.
+func NewSignal(r *reactor.Reactor, signum syscall.Signal, more ...syscall.Signal) (*Signal, error) {
 	if err := checkReactor("NewSignal", r); err != nil {
 		return nil, err
 	}
-	if why := signalRefused(signum); why != "" {
-		return nil, fmt.Errorf("uv: NewSignal(%d): %s: %w", int(signum), why, syscall.EINVAL)
+	signums := []syscall.Signal{signum}
+	for _, sig := range more {
+		if !slices.Contains(signums, sig) {
+			signums = append(signums, sig)
+		}
 	}
-	s := &Signal{r: r, signum: signum}
+	for _, sig := range signums {
+		if why := signalRefused(sig); why != "" {
+			return nil, fmt.Errorf("uv: NewSignal(%d): %s: %w", int(sig), why, syscall.EINVAL)
+		}
+	}
+	s := &Signal{r: r, signums: signums}
 	eventkind.Init(&s.Base, (*signalOps)(s), true, event.GoOwned)
 	return s, nil
 }
@@ -98,21 +115,24 @@ func signalRefused(signum syscall.Signal) string {
 	return ""
 }
 
-// Signum returns the signal the event listens to.
+// Signum returns the signal the event listens to: the first given to
+// NewSignal.
 func (s *Signal) Signum() syscall.Signal {
-	if s == nil {
+	if s == nil || len(s.signums) == 0 {
 		return 0
 	}
-	return s.signum
+	return s.signums[0]
 }
 
-// deliverSignal runs on the loop for a delivery the dispatcher queued.
+// deliverSignal runs on the loop for a delivery the dispatcher queued: it
+// tells each signal pending, by number, while the event is started.
 func (s *Signal) deliverSignal() {
-	s.pending.Store(false)
-	if eventkind.LoopRefs(s) == 0 || s.Flags().Has(event.Closed) {
-		return
+	for mask := s.pending.Swap(0); mask != 0; mask &= mask - 1 {
+		if eventkind.LoopRefs(s) == 0 || s.Flags().Has(event.Closed) {
+			return
+		}
+		eventkind.Notify(&s.Base, syscall.Signal(bits.TrailingZeros64(mask)+1), nil)
 	}
-	eventkind.Notify(&s.Base, s.signum, nil)
 }
 
 func (o *signalOps) Owner() event.Owner { return o.r.Owner() }
@@ -135,7 +155,13 @@ func (o *signalOps) Disarm() { signals.remove((*Signal)(o)) }
 
 func (o *signalOps) Free(bool) { o.closer.forget() }
 
-func (o *signalOps) Describe() string { return fmt.Sprintf("Signal(signum=%d)", int(o.signum)) }
+func (o *signalOps) Describe() string {
+	nums := make([]string, len(o.signums))
+	for i, sig := range o.signums {
+		nums[i] = fmt.Sprint(int(sig))
+	}
+	return "Signal(signum=" + strings.Join(nums, ",") + ")"
+}
 
 // signals is the process-wide dispatcher: one line per signal number in
 // use, shared by every reactor.
@@ -159,16 +185,23 @@ type signalLine struct {
 	wasIgnored bool // signal.Ignored before the line registered
 }
 
-// add appends s to its signal's listeners, opening the line if needed.
+// add appends s to the listeners of each of its signals, opening lines
+// as needed.
 func (d *dispatcher) add(s *Signal) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	l := d.lines[s.signum]
+	for _, signum := range s.signums {
+		d.addTo(s, signum)
+	}
+}
+
+func (d *dispatcher) addTo(s *Signal, signum syscall.Signal) {
+	l := d.lines[signum]
 	if l == nil {
-		l = &signalLine{signum: s.signum, ch: make(chan os.Signal, 1), quit: make(chan struct{})}
-		l.wasIgnored = signal.Ignored(s.signum)
+		l = &signalLine{signum: signum, ch: make(chan os.Signal, 1), quit: make(chan struct{})}
+		l.wasIgnored = signal.Ignored(signum)
 		l.listeners.Store(&[]*Signal{})
-		d.lines[s.signum] = l
+		d.lines[signum] = l
 		go l.forward()
 	}
 	old := *l.listeners.Load()
@@ -176,7 +209,7 @@ func (d *dispatcher) add(s *Signal) {
 		// A new line registers; a parked one registers again, since a
 		// signal.Ignore or signal.Reset meanwhile cancelled its
 		// registration (Notify of a registered channel changes nothing).
-		signal.Notify(l.ch, s.signum)
+		signal.Notify(l.ch, signum)
 	}
 	ls := append(slices.Clone(old), s)
 	l.listeners.Store(&ls)
@@ -186,11 +219,18 @@ func (d *dispatcher) add(s *Signal) {
 // the line: signal.Stop gives the signal back to the runtime's default (or
 // the SIG_IGN the program started with). The line of a signal the program
 // had ignored with signal.Ignore before is parked instead (see Signal).
-// Removing a listener that is not there does nothing.
+// Removing a listener that is not there does nothing. A Signal of
+// several signals is taken out of each line.
 func (d *dispatcher) remove(s *Signal) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	l := d.lines[s.signum]
+	for _, signum := range s.signums {
+		d.removeFrom(s, signum)
+	}
+}
+
+func (d *dispatcher) removeFrom(s *Signal, signum syscall.Signal) {
+	l := d.lines[signum]
 	if l == nil {
 		return
 	}
@@ -204,7 +244,7 @@ func (d *dispatcher) remove(s *Signal) {
 	if len(ls) > 0 || l.wasIgnored {
 		return
 	}
-	delete(d.lines, s.signum)
+	delete(d.lines, signum)
 	signal.Stop(l.ch)
 	close(l.quit)
 }
@@ -225,7 +265,7 @@ func (d *dispatcher) listening() int {
 
 // forward passes each arrival to every listener's loop, in subscription
 // order. A listener whose previous notification is still queued is not
-// queued again (the arrival coalesces into it).
+// queued again (the arrival, its bit set, coalesces into it).
 //
 // It queues with kind.Host.Queue, not Reactor.Post: Post runs its function
 // at once in the caller when no goroutine runs the loop, and a
@@ -239,10 +279,11 @@ func (l *signalLine) forward() {
 		case <-l.quit:
 			return
 		}
+		bit := uint64(1) << (l.signum - 1)
 		for _, s := range *l.listeners.Load() {
-			if s.pending.CompareAndSwap(false, true) {
+			if s.pending.Or(bit) == 0 { // nothing was queued: queue it
 				if kind.HostOf(s.r.Owner()).Queue(s.deliverSignal) != nil {
-					s.pending.Store(false) // reactor closed: its Close closed s
+					s.pending.Store(0) // reactor closed: its Close closed s
 				}
 			}
 		}

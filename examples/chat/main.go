@@ -85,12 +85,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := l.Start(); err != nil {
 		return err
 	}
-	var signals []*uv.Signal
+	sigs, err := uv.NewSignal(r, syscall.SIGINT, syscall.SIGTERM)
+	if err != nil {
+		return err
+	}
 	shutdown := func() {
 		l.Close()
-		for _, s := range signals {
-			s.Close()
-		}
+		sigs.Close()
 		broadcast(nil, "* server shutting down\n")
 		all := clients
 		clients = nil // no "left" for those closed here
@@ -98,16 +99,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			c.Close()
 		}
 	}
-	for _, signum := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		s, err := uv.NewSignal(r, signum)
-		if err != nil {
-			return err
-		}
-		s.OnSignal(func(syscall.Signal, error) { shutdown() })
-		if err := s.Start(); err != nil {
-			return err
-		}
-		signals = append(signals, s)
+	sigs.OnSignal(func(syscall.Signal, error) { shutdown() })
+	if err := sigs.Start(); err != nil {
+		return err
 	}
 	defer context.AfterFunc(ctx, func() { r.Post(shutdown) })() // ctx's end: the same shutdown
 	fmt.Fprintf(stdout, "listening on %s\n", l.Addr())

@@ -61,25 +61,19 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	defer cancel()
 	lookups := make([]*uv.AddrInfo, len(names))
 	for i, name := range names {
-		if lookups[i], err = uv.NewAddrInfo(r, name, "", uv.AddrInfoHints{}); err != nil {
+		lookupCtx, cancel := context.WithTimeout(ctx, *timeout)
+		defer cancel()
+		if lookups[i], err = uv.NewAddrInfo(r, name, "", uv.AddrInfoHints{Context: lookupCtx}); err != nil {
 			return err
 		}
-		t, err := r.NewTimer(*timeout, 0)
-		if err != nil {
-			return err
-		}
-		t.OnFire(func(error) { lookups[i].Close() }) // too slow: taken back, ErrClosed
-		t.Start()
 	}
-	addrs, errs, err := event.AwaitAllSettled(ctx, lookups...)
+	addrs, errs, _ := event.AwaitAllSettled(ctx, lookups...)
 	for i, name := range names {
 		switch {
-		case errors.Is(errs[i], event.ErrClosed):
+		case errors.Is(errs[i], context.DeadlineExceeded) && ctx.Err() == nil: // this lookup's own
 			fmt.Fprintf(stdout, "%s: failed: timed out after %v\n", name, *timeout)
 		case errs[i] != nil:
 			fmt.Fprintf(stdout, "%s: failed: %v\n", name, errs[i])
-		case addrs[i] == nil: // still looking when the deadline came
-			fmt.Fprintf(stdout, "%s: failed: %v\n", name, err)
 		default:
 			fmt.Fprintf(stdout, "%s:", name)
 			for _, a := range addrs[i] {

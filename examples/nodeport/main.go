@@ -84,19 +84,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	watcher.OnChange(func(ch uv.FSEventResult, _ error) {
 		fmt.Fprintf(stdout, "%v %s\n", ch.Events, ch.Name)
 		child, err := uv.StartProcess(l.Reactor(), uv.ProcessOptions{Args: []string{"sh", "-c", *cmd},
-			Dir: *dir, Stdout: uv.StdioLoop, Stderr: uv.StdioInherit})
+			Dir: *dir, Stdout: uv.StdioWriter(stdout), Stderr: uv.StdioInherit})
 		if err != nil {
 			fmt.Fprintf(stdout, "%s: %v\n", *cmd, err)
 			return
 		}
-		out := child.StdoutIO()
-		out.OnRead(func(p []byte, err error) {
-			stdout.Write(p)
-			if err != nil { // io.EOF: the child closed its output
-				out.Close()
-			}
-		})
-		out.Start()
 		child.OnExit(func(code int, _ error) { fmt.Fprintf(stdout, "%s: exit %d\n", *cmd, code) })
 	})
 	if err := watcher.Start(); err != nil {

@@ -18,11 +18,11 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// TestGoBreakDialFailureClosesIO: a Dial that fails (a refused port, a
+// TestDialFailureClosesIO: a Dial that fails (a refused port, a
 // socket path that does not exist, a path that is no socket) returns only
 // the error, so nobody can close the IO it had begun: it must close
 // itself, not hold its handle and descriptor until the collector runs.
-func TestGoBreakDialFailureClosesIO(t *testing.T) {
+func TestDialFailureClosesIO(t *testing.T) {
 	defer debugGC(-1)()
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
@@ -67,13 +67,13 @@ func TestGoBreakDialFailureClosesIO(t *testing.T) {
 	})
 }
 
-// TestGoBreakDialAbandoned: a Dial whose context ends while the connect
+// TestDialAbandoned: a Dial whose context ends while the connect
 // is in flight returns the context's error; the connect goes on and, when
 // it completes, its IO is closed: the server reads the end of the stream,
 // and no handle is left. The connect is held in flight by a listener
 // whose queue is full (the kernel drops the SYN until the queue has room,
 // and the client sends it again a second later).
-func TestGoBreakDialAbandoned(t *testing.T) {
+func TestDialAbandoned(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
 		addr, lfd, first := heldConnect(t)
@@ -112,11 +112,11 @@ func TestGoBreakDialAbandoned(t *testing.T) {
 	})
 }
 
-// TestGoBreakDialFutureClosed: a DialAsync whose future is closed before
+// TestDialFutureClosed: a DialAsync whose future is closed before
 // the connect completes has nobody to give its IO to: the IO closes when
 // the connect completes (the server reads the end of the stream) rather
 // than wait for the collector, here kept from running.
-func TestGoBreakDialFutureClosed(t *testing.T) {
+func TestDialFutureClosed(t *testing.T) {
 	defer debugGC(-1)()
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		uv.UvtMust(t, v.u.Call(func() {
@@ -140,11 +140,11 @@ func TestGoBreakDialFutureClosed(t *testing.T) {
 	})
 }
 
-// TestGoBreakDialUnixQueueFull: a Unix socket's listen queue full (the
+// TestDialUnixQueueFull: a Unix socket's listen queue full (the
 // listener stopped, its backlog taken), a Dial is refused at once with
 // EAGAIN on both drivers (libuv's uv_pipe_connect, like connect(2), does
 // not wait), and its IO is closed.
-func TestGoBreakDialUnixQueueFull(t *testing.T) {
+func TestDialUnixQueueFull(t *testing.T) {
 	defer debugGC(-1)()
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)

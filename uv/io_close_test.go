@@ -13,11 +13,11 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// TestGoBreakCloseParked: Close from another goroutine while a Read, a
+// TestIOCloseParked: Close from another goroutine while a Read, a
 // Write, a CloseWrite (behind the Write's queue), a ReadAsync and a
 // WriteAsync wait: each fails with an error matching net.ErrClosed and
 // event.ErrClosed, and nothing is left.
-func TestGoBreakCloseParked(t *testing.T) {
+func TestIOCloseParked(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c, s := v.pair(t) // s never reads: c's writes wait
 		base := v.u.Stats().Active
@@ -74,11 +74,11 @@ func burst(s *uv.IO, data []byte) <-chan error {
 	return done
 }
 
-// TestGoBreakStopMidBurst: a callback that stops its IO on the first
+// TestIOStopMidBurst: a callback that stops its IO on the first
 // bytes of a burst gets no further notification, though the reactor goes
 // on reading ahead; what it did not get is read next with Read, whole and
 // in order; started again, the IO gets the rest through its callbacks.
-func TestGoBreakStopMidBurst(t *testing.T) {
+func TestIOStopMidBurst(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c, s := v.pair(t)
 		data := pattern(3 << 20)
@@ -134,11 +134,11 @@ func TestGoBreakStopMidBurst(t *testing.T) {
 	})
 }
 
-// TestGoBreakCloseInReadCallback: a callback closing its IO on the first
+// TestIOCloseInReadCallback: a callback closing its IO on the first
 // bytes of a burst is told nothing more (neither the rest of the pass's
 // reads nor the close it made), the writer fails once the peer's socket
 // is gone, and nothing is left.
-func TestGoBreakCloseInReadCallback(t *testing.T) {
+func TestIOCloseInReadCallback(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c, s := v.pair(t)
 		calls := 0
@@ -169,9 +169,9 @@ func TestGoBreakCloseInReadCallback(t *testing.T) {
 	})
 }
 
-// TestGoBreakReadAsyncClosed: a read request closed before bytes come
+// TestIOReadAsyncClosed: a read request closed before bytes come
 // takes none of them: the next Read gets them all.
-func TestGoBreakReadAsyncClosed(t *testing.T) {
+func TestIOReadAsyncClosed(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c, s := v.pair(t)
 		f, err := c.ReadAsync(3)
@@ -189,11 +189,11 @@ func TestGoBreakReadAsyncClosed(t *testing.T) {
 	})
 }
 
-// TestGoBreakCloseInWriteCompletion: a write request's callback closes the
+// TestIOCloseInWriteCompletion: a write request's callback closes the
 // IO while later writes wait behind it: those fail with ErrClosed, the
 // ones before it succeeded, and the peer reads a prefix of the bytes (all
 // of the first writes', then the end of the stream).
-func TestGoBreakCloseInWriteCompletion(t *testing.T) {
+func TestIOCloseInWriteCompletion(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c, s := v.pair(t)
 		const n, size, closer = 10, 1 << 20, 2
@@ -227,11 +227,11 @@ func TestGoBreakCloseInWriteCompletion(t *testing.T) {
 	})
 }
 
-// TestGoBreakStopOtherInPass: two IOs with bytes waiting, started
+// TestIOStopOtherInPass: two IOs with bytes waiting, started
 // together; the first callback to run stops the other (or closes it): the
 // other hears nothing of what the same pass read for it (architecture §2,
 // rule 5), and its bytes wait for a Read.
-func TestGoBreakStopOtherInPass(t *testing.T) {
+func TestIOStopOtherInPass(t *testing.T) {
 	for _, closeIt := range []bool{false, true} {
 		name := map[bool]string{false: "stop", true: "close"}[closeIt]
 		t.Run(name, func(t *testing.T) {

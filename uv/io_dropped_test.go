@@ -13,7 +13,7 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// TestGoBreakDroppedBusy: IOs and Listeners dropped without Close while
+// TestIODroppedBusy: IOs and Listeners dropped without Close while
 // stopped but holding resources, under GOGC=10: a stopped listener with
 // connections in its queue, one started and stopped again with a dial in
 // flight to it, an IO started and stopped again, a pipe(2) end. (A started
@@ -21,7 +21,7 @@ import (
 // flight.) Once the dial completes, the collector closes them all:
 // no handle is left, the clients queued read the end of the stream, and
 // once the reactor is closed no goroutine or descriptor outlives it.
-func TestGoBreakDroppedBusy(t *testing.T) {
+func TestIODroppedBusy(t *testing.T) {
 	defer debugGC(10)()
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		base, fds := uv.UvtBaseline(t)

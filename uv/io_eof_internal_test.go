@@ -10,11 +10,11 @@ import (
 	"github.com/uvevent/uvevent/event"
 )
 
-// TestGoBreakEndWhileStopped: the stream's end (or bytes and then the end)
+// TestIOEndWhileStopped: the stream's end (or bytes and then the end)
 // arriving while the IO is stopped reaches its callbacks at the next
 // Start, after the bytes kept: a callback waiting for io.EOF is not left
 // waiting for ever.
-func TestGoBreakEndWhileStopped(t *testing.T) {
+func TestIOEndWhileStopped(t *testing.T) {
 	for _, payload := range []string{"", "abc"} {
 		t.Run("bytes="+payload, func(t *testing.T) {
 			UvtEachDriver(t, func(t *testing.T, u *UvtReactor) {

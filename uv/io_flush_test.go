@@ -42,11 +42,11 @@ func rawReader(fd int) <-chan []byte {
 	return got
 }
 
-// TestGoBreakRunFlushesWrites: bytes queued with Send and a CloseWrite
+// TestIORunFlushesWrites: bytes queued with Send and a CloseWrite
 // made on the loop keep Run going until they are out, as libuv's write
 // and shutdown requests in flight do (architecture §2, rule 6): a program
 // that answers and then runs its loop does not lose the answer.
-func TestGoBreakRunFlushesWrites(t *testing.T) {
+func TestIORunFlushesWrites(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		uv.UvtMust(t, err)

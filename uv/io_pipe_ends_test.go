@@ -15,11 +15,11 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// TestGoBreakPipeDirections: OpenPipe on the ends of a pipe(2). As libuv's
+// TestPipeDirections: OpenPipe on the ends of a pipe(2). As libuv's
 // uv_pipe_open does, the read end refuses writes (EPIPE) and CloseWrite
 // (ENOTCONN), the write end refuses reads (ENOTCONN), at once: nothing
 // waits for readiness that cannot come. The bytes still flow the one way.
-func TestGoBreakPipeDirections(t *testing.T) {
+func TestPipeDirections(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
 		var p [2]int
@@ -64,10 +64,10 @@ func within(t *testing.T, what string, call func() error) error {
 	return uv.UvtRecv(t, done, what)
 }
 
-// TestGoBreakCloseWriteTwice: the writing side shuts down once: a second
+// TestPipeCloseWriteTwice: the writing side shuts down once: a second
 // CloseWrite is refused with ENOTCONN (libuv's uv_shutdown), and a write
 // after it fails with EPIPE, on both drivers; reading goes on.
-func TestGoBreakCloseWriteTwice(t *testing.T) {
+func TestPipeCloseWriteTwice(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c, s := v.pair(t)
 		uv.UvtMust(t, c.CloseWrite())
@@ -97,11 +97,11 @@ func TestGoBreakCloseWriteTwice(t *testing.T) {
 	})
 }
 
-// TestGoBreakOpenPipeRefused: OpenPipe refuses what it cannot watch, and
+// TestOpenPipeRefused: OpenPipe refuses what it cannot watch, and
 // leaves the descriptor to its caller: a bad descriptor (EBADF), a
 // regular file (epoll refuses it: EPERM), on the pure-Go driver the same
 // descriptor twice (EEXIST). The reactor goes on and nothing is left.
-func TestGoBreakOpenPipeRefused(t *testing.T) {
+func TestOpenPipeRefused(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
 		if _, err := uv.OpenPipe(u.Reactor, 1<<20); !errors.Is(err, syscall.EBADF) {
@@ -152,10 +152,10 @@ func TestGoBreakOpenPipeRefused(t *testing.T) {
 	})
 }
 
-// TestGoBreakPipeAddresses: the ends of a socket pair have no name: their
+// TestPipeAddresses: the ends of a socket pair have no name: their
 // addresses are empty Unix addresses on both drivers (not "@", an abstract
 // name nobody bound).
-func TestGoBreakPipeAddresses(t *testing.T) {
+func TestPipeAddresses(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
 		a, b, err := uv.Pipe(u.Reactor)
@@ -174,10 +174,10 @@ func TestGoBreakPipeAddresses(t *testing.T) {
 	})
 }
 
-// TestGoBreakStartWriteEnd: Start on a pipe's write end fails with
+// TestPipeStartWriteEnd: Start on a pipe's write end fails with
 // ENOTCONN (reading it cannot start) and leaves the IO stopped, on both
 // drivers.
-func TestGoBreakStartWriteEnd(t *testing.T) {
+func TestPipeStartWriteEnd(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
 		var p [2]int

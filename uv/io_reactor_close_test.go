@@ -36,12 +36,12 @@ func heldConnect(t *testing.T) (addr string, lfd int, first net.Conn) {
 	return addr, lfd, first
 }
 
-// TestGoBreakReactorCloseInFlight: the reactor closes while connects,
+// TestIOReactorCloseInFlight: the reactor closes while connects,
 // an Accept, reads, a write and a shutdown wait: every waiter gets an
 // error matching ErrClosed or ErrReactorClosed, no handle is left, and no
 // goroutine (the pure-Go driver's poller among them) nor descriptor
 // outlives the reactor.
-func TestGoBreakReactorCloseInFlight(t *testing.T) {
+func TestIOReactorCloseInFlight(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		base, fds := uv.UvtBaseline(t)
 		held, _, _ := heldConnect(t)

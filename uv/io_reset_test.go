@@ -43,11 +43,11 @@ func isResetOrPipe(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// TestGoBreakResetWithWritesQueued: a peer that resets while a Send, a
+// TestIOResetWithWritesQueued: a peer that resets while a Send, a
 // WriteAsync and a blocking Write wait in the queue: each fails with the
 // reset (ECONNRESET or EPIPE), later writes fail too, the Send's failure
 // reaches the callbacks, and closing then is clean.
-func TestGoBreakResetWithWritesQueued(t *testing.T) {
+func TestIOResetWithWritesQueued(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		s, nc := resetPeer(t, v)
 		cs := uv.UvtSubscribe(t, s, v.u.Owner().Owned)
@@ -89,11 +89,11 @@ func TestGoBreakResetWithWritesQueued(t *testing.T) {
 	})
 }
 
-// TestGoBreakCloseInWriteFailure: a callback that closes its IO on the
+// TestIOCloseInWriteFailure: a callback that closes its IO on the
 // first error it hears (the reset, or a queued Send failing) hears
 // nothing more: not the failures of the other Sends queued, not its own
 // close.
-func TestGoBreakCloseInWriteFailure(t *testing.T) {
+func TestIOCloseInWriteFailure(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		s, nc := resetPeer(t, v)
 		var errs []error // loop-owned
@@ -124,12 +124,12 @@ func TestGoBreakCloseInWriteFailure(t *testing.T) {
 	})
 }
 
-// TestGoBreakBackpressure: writing to a peer that does not read: Queued
+// TestIOBackpressure: writing to a peer that does not read: Queued
 // grows with each Send, a Write waits, and its deadline fails it having
 // written only part; what was queued and the n bytes that Write reports
 // still go out once the peer reads, whole and in order, and nothing more,
 // then the end of the stream after CloseWrite (which waits for the queue).
-func TestGoBreakBackpressure(t *testing.T) {
+func TestIOBackpressure(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c, s := v.pair(t)
 		data := pattern(12 << 20)

@@ -9,7 +9,7 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// TestGoBreakStaleReadiness: two polls ready in the same pass; the first
+// TestIOStaleReadiness: two polls ready in the same pass; the first
 // callback to run closes the other poll and makes a new one over the same
 // descriptor number (a fresh socket with nothing to read). What the closed
 // descriptor had to report must not reach its successor: libuv drops the
@@ -17,7 +17,7 @@ import (
 // (uv__platform_invalidate_fd), and so must the pure-Go driver's poller.
 // Its new poll would otherwise be told Readable with nothing to read (or,
 // for a connect in flight on that number, that the connect completed).
-func TestGoBreakStaleReadiness(t *testing.T) {
+func TestIOStaleReadiness(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
 		pair := func() [2]int {

@@ -13,11 +13,11 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// TestGoBreakStartStopChurn: Stop and Start from another goroutine, over
+// TestIOStartStopChurn: Stop and Start from another goroutine, over
 // and over, while a burst flows into the callbacks: they get every byte,
 // once and in order (bytes read while stopped are kept and handed over
 // first at the next Start).
-func TestGoBreakStartStopChurn(t *testing.T) {
+func TestIOStartStopChurn(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c, s := v.pair(t)
 		data := pattern(8 << 20)
@@ -67,11 +67,11 @@ func TestGoBreakStartStopChurn(t *testing.T) {
 	})
 }
 
-// TestGoBreakTwoReadersTwoWriters: two goroutines write tagged records to
+// TestIOTwoReadersTwoWriters: two goroutines write tagged records to
 // one IO while two others read from it, against an echoing peer: each
 // Write goes out whole (records never interleave), and between them the
 // readers get every byte once.
-func TestGoBreakTwoReadersTwoWriters(t *testing.T) {
+func TestIOTwoReadersTwoWriters(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c, s := v.pair(t)
 		go io.Copy(s, s)
@@ -132,10 +132,10 @@ func TestGoBreakTwoReadersTwoWriters(t *testing.T) {
 	})
 }
 
-// TestGoBreakManySmallWrites: a hundred thousand small Sends queued on the
+// TestIOManySmallWrites: a hundred thousand small Sends queued on the
 // loop behind a big one the peer does not read yet, then many small
 // blocking Writes: every byte goes out, in order.
-func TestGoBreakManySmallWrites(t *testing.T) {
+func TestIOManySmallWrites(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c, s := v.pair(t)
 		const big, sends, writes = 8 << 20, 100_000, 5_000
@@ -167,9 +167,9 @@ func TestGoBreakManySmallWrites(t *testing.T) {
 	})
 }
 
-// TestGoBreak64MiBBothWays: 64 MiB each way at once over one connection,
+// TestIO64MiBBothWays: 64 MiB each way at once over one connection,
 // one end reading through its callbacks, the other through Read.
-func TestGoBreak64MiBBothWays(t *testing.T) {
+func TestIO64MiBBothWays(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c, s := v.pair(t)
 		const total = 64 << 20

@@ -27,12 +27,12 @@ func dialN(t *testing.T, ln *uv.Listener, n int) []net.Conn {
 	return cs
 }
 
-// TestGoBreakListenerStopInCallback: connections waiting together; the
+// TestListenerStopInCallback: connections waiting together; the
 // callback that stops the listener on the first gets no other in that
 // pass; the rest wait in the kernel's queue while stopped and come with
 // the next Start. Stopped, with connections queued, the listener closes
 // cleanly (the clients read the end of the stream).
-func TestGoBreakListenerStopInCallback(t *testing.T) {
+func TestListenerStopInCallback(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		var got []*uv.IO // loop-owned
 		first := make(chan struct{})
@@ -86,10 +86,10 @@ func TestGoBreakListenerStopInCallback(t *testing.T) {
 	})
 }
 
-// TestGoBreakAcceptCancelled: an Accept whose context is cancelled, before
+// TestListenerAcceptCancelled: an Accept whose context is cancelled, before
 // or while it waits, returns the context's error and takes no connection:
 // the next Accept gets the one that comes.
-func TestGoBreakAcceptCancelled(t *testing.T) {
+func TestListenerAcceptCancelled(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -120,10 +120,10 @@ func TestGoBreakAcceptCancelled(t *testing.T) {
 	})
 }
 
-// TestGoBreakListenerChurn: Stop and Start over and over from another
+// TestListenerChurn: Stop and Start over and over from another
 // goroutine while clients connect: every connection is accepted once,
 // none dropped (each client reads the byte its server end writes).
-func TestGoBreakListenerChurn(t *testing.T) {
+func TestListenerChurn(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		const n = 200
 		accepted := 0 // loop-owned

@@ -7,8 +7,8 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// Bad input never panics (DESIGN §5; issue 5 §4 names the zero Reactor{}):
-// each method of a zero Reactor gives an error or does nothing.
+// Bad input never panics (DESIGN §5), and a zero Reactor{} is bad input:
+// each of its methods gives an error or does nothing.
 func TestZeroReactorDoesNotPanic(t *testing.T) {
 	calls := map[string]func(r *reactor.Reactor){
 		"Close":     func(r *reactor.Reactor) { r.Close() },

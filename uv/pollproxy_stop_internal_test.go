@@ -11,7 +11,8 @@ import (
 
 // A Stop of a poll that only its proxies started takes the proxies' Start
 // away: the started proxy is then polled for nothing and never told again.
-// Found by FuzzPollProxyMask (seed d519b5023df53baf).
+// The poll watches the union of what its own Start and its started proxies
+// ask for; a Stop takes away only the poll's own part.
 func TestPollStopByNonStarterLeavesProxies(t *testing.T) {
 	for _, d := range fuzzDrivers() {
 		r, err := reactor.New(reactor.Options{Driver: d})

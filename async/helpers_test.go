@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -32,25 +33,11 @@ func (p *reports) snapshot() []string {
 }
 
 // newReactor returns a reactor whose reports are collected, closed at the
-// end of the test with a check that nothing is left alive.
+// end of the test with a check that nothing is left alive (conform.NoneLeft).
 func newReactor(t *testing.T) (*reactor.Reactor, *reports) {
 	t.Helper()
 	rep := &reports{}
-	r, err := reactor.New(reactor.Options{OnReport: rep.add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := r.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-			return
-		}
-		s := r.Stats()
-		if s.CHandles != 0 || len(s.Handles) != 0 || s.Timers != 0 || s.Coroutines != 0 || s.Active != 0 {
-			t.Errorf("left alive after Close: %+v", s)
-		}
-	})
-	return r, rep
+	return conform.NewReactor(t, reactor.Options{OnReport: rep.add}), rep
 }
 
 // testCtx bounds a test that would otherwise hang on a bug.

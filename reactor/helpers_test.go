@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -31,42 +32,21 @@ func (p *reports) snapshot() ([]string, []error) {
 }
 
 // newReactor returns a reactor whose reports are collected, closed at the
-// end of the test with a check that nothing is left alive (the libuv habit).
+// end of the test with a check that nothing is left alive (conform.NoneLeft).
 func newReactor(t *testing.T) (*reactor.Reactor, *reports) {
 	t.Helper()
 	rep := &reports{}
-	r, err := reactor.New(reactor.Options{OnReport: rep.add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := r.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-			return
-		}
-		s := r.Stats()
-		if s.CHandles != 0 || len(s.Handles) != 0 || s.Timers != 0 || s.Coroutines != 0 {
-			t.Errorf("left alive after Close: %+v", s)
-		}
-	})
-	return r, rep
+	return conform.NewReactor(t, reactor.Options{OnReport: rep.add}), rep
 }
 
-// forEachDriver runs fn as a subtest, named after the driver, on a new
-// reactor of each driver: libuv when it is linked in (else pure Go
-// twice), and pure Go. The reactor is closed at the end if fn did not.
+// forEachDriver runs fn as a subtest per driver (conform.EachDriver), each
+// on a new reactor of that driver, closed at the end if fn did not and
+// checked to hold nothing (conform.NewReactor).
 func forEachDriver(t *testing.T, fn func(t *testing.T, r *reactor.Reactor)) {
 	t.Helper()
-	for _, d := range []reactor.Driver{reactor.DriverAuto, reactor.DriverGo} {
-		r, err := reactor.New(reactor.Options{Driver: d})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run(r.Driver().String(), func(t *testing.T) {
-			t.Cleanup(func() { r.Close() })
-			fn(t, r)
-		})
-	}
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		fn(t, conform.NewReactor(t, reactor.Options{Driver: d}))
+	})
 }
 
 // serve runs r.Serve in a goroutine until the returned stop is called.

@@ -49,6 +49,8 @@ func init() { uv.UvtRegisterChild("fifo-sigpipe", fifoSigpipe) }
 // prints the error: the process must live to print it.
 func fifoSigpipe() int {
 	d, _ := strconv.Atoi(os.Getenv("UVT_DRIVER"))
+	// A child process has no testing.T for UvtNewReactorOn; it reports by
+	// its output and exit status.
 	r, err := reactor.New(reactor.Options{Driver: reactor.Driver(d)})
 	if err != nil {
 		fmt.Println("reactor.New:", err)

@@ -347,11 +347,7 @@ func TestFSRequestInCoroutine(t *testing.T) {
 func BenchmarkFileReadAt(b *testing.B) {
 	for _, d := range conform.Drivers {
 		b.Run(d.String(), func(b *testing.B) {
-			r, err := reactor.New(reactor.Options{Driver: d})
-			if errors.Is(err, reactor.ErrNoLibuv) {
-				b.Skipf("the %s driver is not in this build (no cgo)", d)
-			}
-			uv.UvtMust(b, err)
+			r := uv.UvtNewReactorOn(b, d).Reactor
 			defer r.Close()
 			go r.Serve(context.Background())
 			path := filepath.Join(b.TempDir(), "f")

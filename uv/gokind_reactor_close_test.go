@@ -84,57 +84,51 @@ func TestReactorCloseTellsStartedGoOwnedSubscribers(t *testing.T) {
 // (even one whose Process was stopped) is still reaped, and a Signal gives
 // its signal back.
 func TestReactorCloseEndsGoOwnedWork(t *testing.T) {
-	for _, d := range []reactor.Driver{reactor.DriverLibuv, reactor.DriverGo} {
-		t.Run(d.String(), func(t *testing.T) {
-			r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(event.Event, string, error) {}})
-			if errors.Is(err, reactor.ErrNoLibuv) {
-				t.Skipf("the %s driver is not in this build (no cgo)", d)
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		r := u.Reactor
+		running, canceled := make(chan string, 2), make(chan string, 2)
+		waitCtx := func(name string) func(ctx context.Context) (any, error) {
+			return func(ctx context.Context) (any, error) {
+				running <- name
+				<-ctx.Done()
+				canceled <- name
+				return nil, ctx.Err()
 			}
-			uv.UvtMust(t, err)
-			running, canceled := make(chan string, 2), make(chan string, 2)
-			waitCtx := func(name string) func(ctx context.Context) (any, error) {
-				return func(ctx context.Context) (any, error) {
-					running <- name
-					<-ctx.Done()
-					canceled <- name
-					return nil, ctx.Err()
-				}
-			}
-			pool, err := uv.NewTaskPool(1) // its own: the default pool may be busy with other tests' work
-			uv.UvtMust(t, err)
-			task, err := uv.QueueTaskIn(pool, r, waitCtx("task"))
-			uv.UvtMust(t, err)
-			th, err := uv.NewThread(r, waitCtx("thread"))
-			uv.UvtMust(t, err)
-			p, err := uv.StartProcess(r, uv.ProcessOptions{Args: []string{"/bin/sleep", "0.2"}})
-			uv.UvtMust(t, err)
-			uv.UvtMust(t, p.Stop()) // stopped, it still delivers its end: Close must tell it
-			sig, err := uv.NewSignal(r, syscall.SIGUSR2)
-			uv.UvtMust(t, err)
-			uv.UvtMust(t, sig.Start())
-			uv.UvtMust(t, sig.Stop())
-			uv.UvtMust(t, sig.Start())
-			// Both run (a task still queued would be taken back instead).
-			uv.UvtRecv(t, running, "running function")
-			uv.UvtRecv(t, running, "running function")
-			uv.UvtMust(t, r.Close())
+		}
+		pool, err := uv.NewTaskPool(1) // its own: the default pool may be busy with other tests' work
+		uv.UvtMust(t, err)
+		task, err := uv.QueueTaskIn(pool, r, waitCtx("task"))
+		uv.UvtMust(t, err)
+		th, err := uv.NewThread(r, waitCtx("thread"))
+		uv.UvtMust(t, err)
+		p, err := uv.StartProcess(r, uv.ProcessOptions{Args: []string{"/bin/sleep", "0.2"}})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, p.Stop()) // stopped, it still delivers its end: Close must tell it
+		sig, err := uv.NewSignal(r, syscall.SIGUSR2)
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, sig.Start())
+		uv.UvtMust(t, sig.Stop())
+		uv.UvtMust(t, sig.Start())
+		// Both run (a task still queued would be taken back instead).
+		uv.UvtRecv(t, running, "running function")
+		uv.UvtRecv(t, running, "running function")
+		uv.UvtMust(t, r.Close())
 
-			got := []string{uv.UvtRecv(t, canceled, "canceled context"), uv.UvtRecv(t, canceled, "canceled context")}
-			slices.Sort(got)
-			if diff := cmp.Diff([]string{"task", "thread"}, got); diff != "" {
-				t.Errorf("functions that saw their context canceled (-want +got):\n%s", diff)
+		got := []string{uv.UvtRecv(t, canceled, "canceled context"), uv.UvtRecv(t, canceled, "canceled context")}
+		slices.Sort(got)
+		if diff := cmp.Diff([]string{"task", "thread"}, got); diff != "" {
+			t.Errorf("functions that saw their context canceled (-want +got):\n%s", diff)
+		}
+		for i, ev := range []event.Event{task, th, p, sig} {
+			if !ev.Flags().Has(event.Closed) {
+				t.Errorf("event %d (Task, Thread, Process, Signal) is not closed after the reactor's Close", i)
 			}
-			for i, ev := range []event.Event{task, th, p, sig} {
-				if !ev.Flags().Has(event.Closed) {
-					t.Errorf("event %d (Task, Thread, Process, Signal) is not closed after the reactor's Close", i)
-				}
-			}
-			uv.UvtWaitFor(t, "the child reaped", func() bool { _, ok := p.ExitStatus(); return ok })
-			if n := uv.UvtSignalLines(); n != 0 {
-				t.Errorf("the dispatcher still holds %d signal(s) after the reactor's Close", n)
-			}
-		})
-	}
+		}
+		uv.UvtWaitFor(t, "the child reaped", func() bool { _, ok := p.ExitStatus(); return ok })
+		if n := uv.UvtSignalLines(); n != 0 {
+			t.Errorf("the dispatcher still holds %d signal(s) after the reactor's Close", n)
+		}
+	})
 }
 
 // The reactor-close hook of a Go-owned event holds it only weakly: a

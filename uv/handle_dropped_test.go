@@ -277,14 +277,8 @@ func TestSelfCapturingCallbackClosedByReactorClose(t *testing.T) {
 // Disposes after that do nothing (no panic, no report of a negative count).
 func TestRetainDisposeFromManyGoroutines(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		var reports atomic.Int32
-		r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(ev event.Event, msg string, err error) {
-			reports.Add(1)
-			t.Logf("report: %s: %v", msg, err)
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		u := uv.UvtNewReactorOn(t, d)
+		r := u.Reactor
 		defer r.Close()
 		serveDone := make(chan error, 1)
 		go func() { serveDone <- r.Serve(context.Background()) }()
@@ -334,6 +328,7 @@ func TestRetainDisposeFromManyGoroutines(t *testing.T) {
 		if s := r.Stats(); s.CHandles != 0 {
 			t.Errorf("CHandles=%d after Close", s.CHandles)
 		}
-		t.Logf("%d reports", reports.Load())
+		reps := u.Reports()
+		t.Logf("%d reports: %v", len(reps), reps)
 	})
 }

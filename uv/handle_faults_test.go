@@ -16,25 +16,6 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// faultReactor records its reports.
-type faultReactor struct {
-	*reactor.Reactor
-	reports atomic.Int32
-}
-
-func newFaultReactor(t *testing.T, d reactor.Driver) *faultReactor {
-	t.Helper()
-	f := &faultReactor{}
-	r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(ev event.Event, msg string, err error) {
-		f.reports.Add(1)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Reactor = r
-	return f
-}
-
 // fault is what a callback or a hook does wrong.
 var faults = map[string]func(){
 	"panic":       func() { panic("boom") },
@@ -63,7 +44,7 @@ func TestFaultsInCallbacksAndHooks(t *testing.T) {
 }
 
 func faultInPass(t *testing.T, d reactor.Driver, fname string, fault func(), where, kindName string) {
-	r := newFaultReactor(t, d)
+	r := uv.UvtNewReactorOn(t, d)
 	defer r.Close()
 	var ev event.Event
 	var fire func()
@@ -154,7 +135,7 @@ func faultInPass(t *testing.T, d reactor.Driver, fname string, fault func(), whe
 	case <-time.After(raceSafety + time.Second):
 		t.Fatalf("after a %s in a %s: the next run hung", fname, where)
 	}
-	if fname != "goexit" && r.reports.Load() == 0 {
+	if fname != "goexit" && len(r.Reports()) == 0 {
 		t.Errorf("a %s in a %s was not reported", fname, where)
 	}
 	if err := closeBounded(t, r.Reactor); err != nil {
@@ -186,7 +167,7 @@ func TestHookFaultDuringReactorClose(t *testing.T) {
 		for fname, fault := range faults {
 			t.Run(fname, func(t *testing.T) {
 				fds := openFDs(t)
-				r := newFaultReactor(t, d)
+				r := uv.UvtNewReactorOn(t, d)
 				tr, err := uv.NewTrigger(r.Reactor)
 				if err != nil {
 					t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -194,11 +195,9 @@ func FuzzIO(f *testing.F) {
 		if len(data) > 200 {
 			return
 		}
-		for _, d := range []reactor.Driver{reactor.DriverLibuv, reactor.DriverGo} {
-			if r, err := reactor.New(reactor.Options{Driver: d}); err != nil {
+		for _, d := range conform.Drivers {
+			if !conform.Available(d) {
 				continue // no libuv in this build
-			} else {
-				r.Close()
 			}
 			runIOFuzz(t, d, data)
 			if t.Failed() {

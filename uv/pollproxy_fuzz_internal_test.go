@@ -10,16 +10,19 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// fuzzDrivers lists the drivers this build can run: libuv's when cgo
-// links it in, and the pure-Go one always.
+// fuzzDrivers lists the drivers this build can run (conform.Available):
+// libuv's when cgo links it in, and the pure-Go one always. A fuzz target
+// loops over them itself: its inputs run without subtests.
 func fuzzDrivers() []reactor.Driver {
-	ds := []reactor.Driver{reactor.DriverGo}
-	if r, err := reactor.New(reactor.Options{Driver: reactor.DriverLibuv}); err == nil {
-		r.Close()
-		ds = append([]reactor.Driver{reactor.DriverLibuv}, ds...)
+	var ds []reactor.Driver
+	for _, d := range conform.Drivers {
+		if conform.Available(d) {
+			ds = append(ds, d)
+		}
 	}
 	return ds
 }
@@ -67,13 +70,8 @@ func (m *proxyModel) mask() PollEvents {
 // bytes is an operation and its argument; after each the mask polled for
 // is compared with the model, and on "turn" the deliveries are checked.
 func runPollProxyFuzz(t *testing.T, d reactor.Driver, data []byte) {
-	r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(ev event.Event, msg string, err error) {
-		t.Errorf("report: %s: %v", msg, err)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	u := UvtNewReactorOn(t, d)
+	r := u.Reactor
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -267,8 +265,9 @@ func runPollProxyFuzz(t *testing.T, d reactor.Driver, data []byte) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s := r.Stats(); s.CHandles != 0 || len(s.Handles) != 0 {
-		t.Errorf("after Close: CHandles=%d Handles=%v", s.CHandles, s.Handles)
+	uvtNoneLeft(t, u)
+	if reps := u.Reports(); len(reps) != 0 {
+		t.Errorf("reports: %v", reps)
 	}
 }
 

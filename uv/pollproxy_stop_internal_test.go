@@ -6,7 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/eventkind"
-	"github.com/uvevent/uvevent/reactor"
 )
 
 // A Stop of a poll that only its proxies started takes the proxies' Start
@@ -14,11 +13,8 @@ import (
 // The poll watches the union of what its own Start and its started proxies
 // ask for; a Stop takes away only the poll's own part.
 func TestPollStopByNonStarterLeavesProxies(t *testing.T) {
-	for _, d := range fuzzDrivers() {
-		r, err := reactor.New(reactor.Options{Driver: d})
-		if err != nil {
-			t.Fatal(err)
-		}
+	UvtEachDriver(t, func(t *testing.T, u *UvtReactor) {
+		r := u.Reactor
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -38,10 +34,10 @@ func TestPollStopByNonStarterLeavesProxies(t *testing.T) {
 		var polling PollEvents
 		r.Call(func() { polling = p.e.polling })
 		if polling != Readable || eventkind.LoopRefs(x) != 1 {
-			t.Errorf("%v: after the poll's Stop, a started proxy's poll polls for %v, want %v", d, polling, Readable)
+			t.Errorf("after the poll's Stop, a started proxy's poll polls for %v, want %v", polling, Readable)
 		}
 		r.Close()
 		unix.Close(fds[0])
 		unix.Close(fds[1])
-	}
+	})
 }

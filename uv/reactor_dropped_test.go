@@ -38,6 +38,8 @@ func TestReactorDroppedWithoutClose(t *testing.T) {
 // of libuv's descriptor; a timer due at once makes the turn), and drops it.
 func dropReactor(t *testing.T, d reactor.Driver, run bool, collected *atomic.Int32) {
 	t.Helper()
+	// reactor.New, not UvtNewReactorOn: the helper's cleanup would hold the
+	// reactor this test drops to see it collected.
 	r, err := reactor.New(reactor.Options{Driver: d})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +70,7 @@ func TestReactorDroppedWithAStartedHandle(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		var collected atomic.Int32
 		func() {
-			r, err := reactor.New(reactor.Options{Driver: d})
+			r, err := reactor.New(reactor.Options{Driver: d}) // dropped, not closed: no helper may hold it
 			uv.UvtMust(t, err)
 			runtime.AddCleanup(r, func(c *atomic.Int32) { c.Add(1) }, &collected)
 			tr, err := uv.NewTrigger(r)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -39,10 +40,14 @@ type lfSlot struct {
 }
 
 type lfRun struct {
-	t       *testing.T
-	r       *reactor.Reactor
-	slots   []*lfSlot
-	misuses int // reports of a refcount's misuse expected now
+	t     *testing.T
+	r     *reactor.Reactor
+	u     *uv.UvtReactor
+	slots []*lfSlot
+	// misuse holds the indices in u.Reports() of the reports of a
+	// refcount's misuse the model expected (a Retain after the last
+	// Dispose): every other report fails the run.
+	misuse map[int]bool
 }
 
 func (f *lfRun) newSlot(k int, arg byte) {
@@ -163,9 +168,11 @@ func (f *lfRun) op(step int, op, arg byte) {
 			// (TestRetainAfterLastDisposeReported pins that); one that
 			// finds a reference left (a Handle's Dispose after Close
 			// drops none) is taken.
-			f.misuses = 1
+			n := len(f.u.Reports())
 			s.ev.Retain()
-			f.misuses = 0
+			if reps := f.u.Reports(); len(reps) == n+1 && errors.Is(reps[n].Err, event.ErrReleased) {
+				f.misuse[n] = true
+			}
 			return
 		}
 		if s.closed {
@@ -245,18 +252,9 @@ func (f *lfRun) check(step string) {
 }
 
 func runLifecycleFuzz(t *testing.T, d reactor.Driver, data []byte) {
-	f := &lfRun{t: t}
-	r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(ev event.Event, msg string, err error) {
-		if f.misuses > 0 && errors.Is(err, event.ErrReleased) {
-			f.misuses-- // the report of a Retain after the last Dispose
-			return
-		}
-		t.Errorf("report: %s: %v", msg, err)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.r = r
+	u := uv.UvtNewReactorOn(t, d) // checked to hold nothing at cleanup
+	r := u.Reactor
+	f := &lfRun{t: t, r: r, u: u, misuse: map[int]bool{}}
 	defer func() {
 		r.Close()
 		for _, s := range f.slots {
@@ -279,8 +277,13 @@ func runLifecycleFuzz(t *testing.T, d reactor.Driver, data []byte) {
 	if err := r.Close(); err != nil {
 		t.Fatalf("reactor Close: %v", err)
 	}
-	if st := r.Stats(); st.CHandles != 0 || len(st.Handles) != 0 || st.Active != 0 {
-		t.Errorf("after Close: CHandles=%d Handles=%v Active=%d", st.CHandles, st.Handles, st.Active)
+	if st := r.Stats(); st.Active != 0 {
+		t.Errorf("after Close: Active=%d", st.Active)
+	}
+	for i, rep := range u.Reports() {
+		if !f.misuse[i] {
+			t.Errorf("report: %v", rep)
+		}
 	}
 	for i, s := range f.slots {
 		if s.kind == lfFuture {
@@ -314,11 +317,9 @@ func FuzzReactorLifecycle(f *testing.F) {
 		if len(data) > 300 {
 			return
 		}
-		for _, d := range []reactor.Driver{reactor.DriverLibuv, reactor.DriverGo} {
-			if r, err := reactor.New(reactor.Options{Driver: d}); err != nil {
+		for _, d := range conform.Drivers {
+			if !conform.Available(d) {
 				continue // no libuv in this build
-			} else {
-				r.Close()
 			}
 			runLifecycleFuzz(t, d, data)
 			if t.Failed() {

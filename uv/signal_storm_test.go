@@ -52,6 +52,8 @@ func signalStorm() int {
 	}
 	var rs [2]*reactor.Reactor
 	for i := range rs {
+		// A child process has no testing.T for UvtNewReactorOn; it reports by
+		// its output and exit status.
 		r, err := reactor.New(reactor.Options{})
 		if err != nil {
 			return fail("reactor.New: %v", err)

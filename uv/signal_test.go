@@ -229,6 +229,7 @@ func init() {
 	// that code stops listening): the process prints and exits 0.
 	uv.UvtRegisterChild("sighup-ignored", func() int {
 		signal.Ignore(syscall.SIGHUP)
+		// A child process: no testing.T for UvtNewReactorOn.
 		r, err := reactor.New(reactor.Options{})
 		if err != nil {
 			return 4
@@ -279,6 +280,7 @@ func init() {
 	// Listens to SIGHUP, hears one, stops, then raises SIGHUP again: the
 	// runtime's default action for it (exit by the signal) must be back.
 	uv.UvtRegisterChild("sighup-default", func() int {
+		// A child process: no testing.T for UvtNewReactorOn.
 		r, err := reactor.New(reactor.Options{})
 		if err != nil {
 			return 4

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
-	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -125,12 +125,10 @@ func TestStressCloseRacesFiring(t *testing.T) {
 	total := 0
 	for _, cr := range closeRaces {
 		t.Run(cr.name, func(t *testing.T) {
-			for _, d := range []reactor.Driver{reactor.DriverLibuv, reactor.DriverGo} {
-				if r, err := reactor.New(reactor.Options{Driver: d}); err != nil {
-					t.Logf("%v driver: not in this build (%v)", d, err)
+			for _, d := range conform.Drivers {
+				if !conform.Available(d) {
+					t.Logf("%v driver: not in this build (no cgo)", d)
 					continue
-				} else {
-					r.Close()
 				}
 				n := rounds
 				if cr.name == "process killed while waited on" {
@@ -186,12 +184,10 @@ func TestStressUDPClosedInOwnCallback(t *testing.T) {
 		return
 	}
 	rounds := stressScale(200)
-	for _, d := range []reactor.Driver{reactor.DriverLibuv, reactor.DriverGo} {
-		if r, err := reactor.New(reactor.Options{Driver: d}); err != nil {
-			t.Logf("%v driver: not in this build (%v)", d, err)
+	for _, d := range conform.Drivers {
+		if !conform.Available(d) {
+			t.Logf("%v driver: not in this build (no cgo)", d)
 			continue
-		} else {
-			r.Close()
 		}
 		for i := range rounds {
 			u := uv.UvtNewReactorOn(t, d)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
-	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -17,10 +16,7 @@ import (
 func BenchmarkUDPEcho(b *testing.B) {
 	for _, d := range conform.Drivers {
 		b.Run(d.String(), func(b *testing.B) {
-			r, err := reactor.New(reactor.Options{Driver: d})
-			if err != nil {
-				b.Skipf("the %s driver is not in this build: %v", d, err)
-			}
+			r := uv.UvtNewReactorOn(b, d).Reactor
 			defer r.Close()
 			ctx, stop := context.WithCancel(context.Background())
 			served := make(chan error, 1)

@@ -4,31 +4,28 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"weak"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
-	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
 // This file is what listening and dialling share over every stream
 // transport: an endpoint says how to make the transport's handle, bind it
-// and connect it; Dial and DialAsync are here.
+// and connect it; Dial and DialAsync are here, each driver's dial in
+// endpoint_uv.go (dialUV) and io_go.go (dialGo).
 
-// endpoint is an address to listen on or dial, with its transport's calls
-// on the libuv driver and its socket address on the pure-Go one. Its
-// functions run on the loop.
+// endpoint is an address to listen on or dial, with its socket address on
+// the pure-Go driver and its transport's calls on the libuv one (uvCalls,
+// endpoint_uv.go).
 type endpoint struct {
 	transport string   // "tcp" or "unix": the IO's and Listener's transport
 	addr      net.Addr // the address asked for
 	family    int      // the socket's address family
 	sa        unix.Sockaddr
 	v6only    bool // an IPv6 socket that takes no IPv4 (network "tcp6")
-	newHandle func(l *uvcgo.Loop, id uint64, listener bool) (uvcgo.Handle, error)
-	bind      func(l *uvcgo.Loop, h uvcgo.Handle) error
-	connect   func(l *uvcgo.Loop, h uvcgo.Handle) error
+	uvCalls
 }
 
 // resolveEndpoint resolves address for network: "tcp", "tcp4", "tcp6"
@@ -39,17 +36,6 @@ func resolveEndpoint(network, address string) (endpoint, error) {
 		return unixEndpoint(address)
 	}
 	return tcpEndpoint(network, address)
-}
-
-// addrOf reads a handle's local address, or its peer's, for its transport.
-func addrOf(transport string, l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
-	switch transport {
-	case "unix":
-		return unixAddrOf(l, h, peer)
-	case "tcp":
-		return tcpAddrOf(l, h, peer)
-	}
-	return nil, fmt.Errorf("uv: a %s has no address: %w", transport, errInvalid)
 }
 
 // DialAsync starts connecting to address over network ("tcp", "tcp4",
@@ -77,25 +63,9 @@ func DialAsync(r *reactor.Reactor, network, address string) (*event.Future[*IO],
 		}
 		return f, nil
 	}
-	s := newUVStream(r, ep.transport)
-	c.e = &s.ioEvent
-	if err := newCore(r, &s.core, s, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
-		h, err := ep.newHandle(l, id, false)
-		if err != nil {
-			return 0, err
-		}
-		if err := ep.connect(l, h); err != nil {
-			l.CloseHandle(h)
-			return 0, err
-		}
-		s.conn = op
-		r.Owner().ActiveDelta(1)
-		return h, nil
-	}); err != nil {
+	if err := dialUV(r, ep, c, op); err != nil {
 		return nil, &net.OpError{Op: "dial", Net: network, Addr: ep.addr, Err: err}
 	}
-	s.ref = weak.Make(c)
-	track(c, &c.Handle, &s.core)
 	return f, nil
 }
 

@@ -1,24 +1,20 @@
 package uv
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
-	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
 // This file holds the pipe transport (uv_pipe_t): Unix domain stream
 // sockets, named ("unix" to Listen and Dial) or a connected pair (Pipe),
 // and descriptors opened as streams (OpenPipe). Such an IO's transport, in
-// its Info and its addresses, is "unix".
+// its Info and its addresses, is "unix". Its libuv half is io_pipe_uv.go.
 
 // unixEndpoint is a socket path as an endpoint to listen on or dial.
 func unixEndpoint(path string) (endpoint, error) {
@@ -37,31 +33,13 @@ func unixEndpoint(path string) (endpoint, error) {
 		addr:      &net.UnixAddr{Name: path, Net: "unix"},
 		family:    unix.AF_UNIX,
 		sa:        &unix.SockaddrUnix{Name: path},
-		newHandle: func(l *uvcgo.Loop, id uint64, listener bool) (uvcgo.Handle, error) {
-			return l.NewPipe(id, listener)
-		},
-		bind:    func(l *uvcgo.Loop, h uvcgo.Handle) error { return bindPipe(l, h, path) },
-		connect: func(l *uvcgo.Loop, h uvcgo.Handle) error { return l.ConnectPipe(h, path) },
+		uvCalls:   pipeCalls(path),
 	}, nil
 }
 
 // maxUnixPath is the longest socket path: sun_path's 108 bytes, the last
 // for the NUL that ends the name.
 const maxUnixPath = 107
-
-// bindPipe binds a pipe handle to path. libuv's uv_pipe_bind reports a
-// missing directory as EACCES; bind(2), and so the pure-Go driver and
-// package net, say ENOENT (or ENOTDIR): so does this.
-func bindPipe(l *uvcgo.Loop, h uvcgo.Handle, path string) error {
-	err := l.BindPipe(h, path)
-	if errors.Is(err, syscall.EACCES) {
-		var errno syscall.Errno
-		if _, serr := os.Stat(filepath.Dir(path)); errors.As(serr, &errno) && (errno == syscall.ENOENT || errno == syscall.ENOTDIR) {
-			return uvcgo.ErrorOf("uv_pipe_bind", -int(errno))
-		}
-	}
-	return err
-}
 
 // watchable refuses a descriptor epoll cannot watch (a regular file, a
 // directory, /dev/null): libuv would abort the process at its first read,
@@ -78,15 +56,6 @@ func watchable(fd int) error {
 		return fmt.Errorf("uv: descriptor %d cannot be watched as a stream: %w", fd, os.NewSyscallError("epoll_ctl", err))
 	}
 	return nil
-}
-
-// unixAddrOf reads a pipe handle's socket name, or its peer's.
-func unixAddrOf(l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
-	name, err := l.PipeName(h, peer)
-	if err != nil {
-		return nil, err
-	}
-	return &net.UnixAddr{Name: name, Net: "unix"}, nil
 }
 
 // unixName is the name of a Unix socket as golang.org/x/sys/unix reads it,
@@ -116,21 +85,7 @@ func OpenPipe(r *reactor.Reactor, fd int) (*IO, error) {
 	if r.Driver() == reactor.DriverGo {
 		return openGoIO(r, fd, "unix")
 	}
-	s := newUVStream(r, "unix")
-	if err := newCore(r, &s.core, s, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
-		h, err := l.NewPipe(id, false)
-		if err != nil {
-			return 0, err
-		}
-		if err := l.OpenPipe(h, fd); err != nil {
-			l.CloseHandle(h)
-			return 0, err
-		}
-		return h, nil
-	}); err != nil {
-		return nil, err
-	}
-	return newIO(s), nil
+	return openUVPipe(r, fd)
 }
 
 // Pipe returns the two ends of a connected pair of Unix stream sockets

@@ -5,11 +5,10 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
-
-	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 )
 
 // This file holds what only TCP has: its addresses and socket options.
+// Its libuv half is io_tcp_uv.go.
 
 // tcpTarget resolves a TCP address for libuv: the IP as 4 or 16 bytes.
 type tcpTarget struct {
@@ -93,17 +92,7 @@ func tcpEndpoint(network, address string) (endpoint, error) {
 		family:    t.family,
 		sa:        sa,
 		v6only:    t.v6only,
-		newHandle: func(l *uvcgo.Loop, id uint64, listener bool) (uvcgo.Handle, error) {
-			family := 0
-			if listener { // the socket now, so that options can be set before bind
-				family = t.family
-			}
-			return l.NewTCP(id, family, listener)
-		},
-		bind: func(l *uvcgo.Loop, h uvcgo.Handle) error { return l.BindTCP(h, t.ip, t.port, t.zone, t.v6only) },
-		connect: func(l *uvcgo.Loop, h uvcgo.Handle) error {
-			return l.ConnectTCP(h, t.ip, t.port, t.zone)
-		},
+		uvCalls:   tcpCalls(t),
 	}, nil
 }
 
@@ -122,15 +111,6 @@ func (t tcpTarget) sockaddr() (unix.Sockaddr, error) {
 		return sa, nil
 	}
 	return nil, errInvalid
-}
-
-// tcpAddrOf reads a TCP handle's local address, or its peer's.
-func tcpAddrOf(l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
-	ip, port, zone, err := l.TCPAddr(h, peer)
-	if err != nil {
-		return nil, err
-	}
-	return tcpAddr(ip, port, zone), nil
 }
 
 // SetNoDelay turns Nagle's algorithm off (true: the default for every TCP

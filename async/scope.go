@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -255,7 +256,7 @@ func (s *Scope) Close(ctx context.Context) error {
 	}
 	report := func() {
 		for _, ev := range alive {
-			s.r.Owner().Report(ev, "coroutine outlived its scope", ErrOutlived)
+			eventkind.Report(s.r.Owner(), ev, "coroutine outlived its scope", ErrOutlived)
 		}
 	}
 	if s.r.Post(report) != nil {

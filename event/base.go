@@ -290,9 +290,9 @@ func (b *Base) delCallback(cb *Callback) error {
 func (b *Base) releaseCallback(cb *Callback) {
 	switch err := cb.release(); {
 	case errors.Is(err, ErrReleased):
-		b.owner().Report(b.ops.Event(), "callback released more often than retained", err)
+		report(b.owner(), b.ops.Event(), "callback released more often than retained", err)
 	case err != nil:
-		b.owner().Report(b.ops.Event(), "callback's OnDispose panicked", err)
+		report(b.owner(), b.ops.Event(), "callback's OnDispose panicked", err)
 	}
 }
 
@@ -321,7 +321,7 @@ func (b *Base) start() error {
 		b.setFlags(startedOnce)
 	}
 	if b.countsActive() {
-		b.ops.Owner().ActiveDelta(1)
+		activeDelta(b.ops.Owner(), 1)
 	}
 	return nil
 }
@@ -351,7 +351,7 @@ func (b *Base) stop(all bool) {
 	}
 	b.ops.Disarm()
 	if b.countsActive() {
-		b.ops.Owner().ActiveDelta(-1)
+		activeDelta(b.ops.Owner(), -1)
 	}
 }
 
@@ -430,7 +430,7 @@ func (b *Base) Retain() {
 	if b.unusable() || b.refs.TryRetain() {
 		return
 	}
-	b.owner().Report(b.ops.Event(), "Retain after the event's last Dispose", misuse("Retain"))
+	report(b.owner(), b.ops.Event(), "Retain after the event's last Dispose", misuse("Retain"))
 }
 
 // misuse is ErrReleased for a call of op, naming the caller's line.
@@ -459,9 +459,9 @@ func (b *Base) release() error {
 		if res, err, ok := r.Stored(); ok {
 			ev := b.ops.Event()
 			if err != nil && !b.has(ErrorCaught|ErrorHandled) {
-				b.owner().Report(ev, "unhandled error", err)
+				report(b.owner(), ev, "unhandled error", err)
 			} else if err == nil && res != nil && !b.has(ResultUsed) {
-				b.owner().Report(ev, "result never used", nil)
+				report(b.owner(), ev, "result never used", nil)
 			}
 		}
 	}
@@ -570,9 +570,9 @@ func (b *Base) SetHidden(hidden bool) error {
 		}
 		if now := b.active() && b.countsActive(); now != counted {
 			if now {
-				b.owner().ActiveDelta(1)
+				activeDelta(b.owner(), 1)
 			} else {
-				b.owner().ActiveDelta(-1)
+				activeDelta(b.owner(), -1)
 			}
 		}
 	})
@@ -603,7 +603,7 @@ func (b *Base) notify(ev Event, result any, err error) error {
 	result = b.deliverable(result)
 	if err != nil && b.cbs.len() == 0 && !b.has(ErrorCaught|ErrorHandled) {
 		if _, replayable := b.ops.(replayer); !replayable {
-			b.owner().Report(ev, "unhandled error", err)
+			report(b.owner(), ev, "unhandled error", err)
 		}
 	}
 	b.iter = 0
@@ -621,7 +621,7 @@ func (b *Base) runHook(ev Event, result any, err error) (r any, e error, pass bo
 	finished := false
 	defer func() {
 		if p := recover(); p != nil {
-			b.owner().Report(ev, "notify hook panicked", &PanicError{Value: p, Stack: debug.Stack()})
+			report(b.owner(), ev, "notify hook panicked", &PanicError{Value: p, Stack: debug.Stack()})
 			r, e, pass = result, err, true
 		} else if !finished {
 			// runtime.Goexit in the hook: the notification ends here, and a
@@ -629,7 +629,7 @@ func (b *Base) runHook(ev Event, result any, err error) (r any, e error, pass bo
 			if b.has(Closed) {
 				b.released()
 			}
-			b.owner().Report(ev, "notify hook called runtime.Goexit", nil)
+			report(b.owner(), ev, "notify hook called runtime.Goexit", nil)
 		}
 	}()
 	r, e, pass = b.ext.hook(ev, result, err)
@@ -652,14 +652,14 @@ func (b *Base) pass(ev Event, result any, err error) {
 			return // no recover needed: it costs, even with nothing to recover
 		}
 		if p := recover(); p != nil {
-			b.owner().Report(ev, "callback panicked", &PanicError{Value: p, Stack: debug.Stack()})
+			report(b.owner(), ev, "callback panicked", &PanicError{Value: p, Stack: debug.Stack()})
 			b.pass(ev, result, err)
 		} else {
 			b.iter = -1
 			if b.has(Closed) {
 				b.released()
 			}
-			b.owner().Report(ev, "callback called runtime.Goexit", nil)
+			report(b.owner(), ev, "callback called runtime.Goexit", nil)
 		}
 	}()
 	v := &b.cbs

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/waiting"
 )
 
@@ -29,7 +30,7 @@ func TestBadInputIsRefused(t *testing.T) {
 	if err := f.Replay(event.NewCallback(nil)); !errors.Is(err, event.ErrNilCallback) {
 		t.Errorf("Replay(NewCallback(nil)) = %v, want ErrNilCallback", err)
 	}
-	if event.Subscribers(f) != 0 {
+	if eventkind.Subscribers(f) != 0 {
 		t.Error("a refused callback was subscribed")
 	}
 

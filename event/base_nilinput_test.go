@@ -21,7 +21,7 @@ func TestNilInputsRefused(t *testing.T) {
 			"Deref": event.Deref, "KindOf": event.KindOf,
 			"LogReport": event.LogReport, "NewCallback": event.NewCallback,
 			"NewFuture": event.NewFuture[int], "OwnerOf": event.OwnerOf, "StateOf": event.StateOf,
-			"Subscribe": event.Subscribe, "Subscribers": event.Subscribers, "ValueOf": event.ValueOf[int],
+			"Subscribe": event.Subscribe, "ValueOf": event.ValueOf[int],
 			"Winner": event.Winner,
 		},
 		Types: []any{

@@ -142,8 +142,8 @@ func TestCompleteClosesBeforeCallbacks(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("what the callback saw (-want +got):\n%s", diff)
 	}
-	if disposed != 1 || event.Subscribers(p) != 0 {
-		t.Errorf("after Complete: disposed=%d subscribers=%d, want 1 and 0", disposed, event.Subscribers(p))
+	if disposed != 1 || eventkind.Subscribers(p) != 0 {
+		t.Errorf("after Complete: disposed=%d subscribers=%d, want 1 and 0", disposed, eventkind.Subscribers(p))
 	}
 	if err := p.complete("again", nil); !errors.Is(err, event.ErrClosed) {
 		t.Errorf("second Complete = %v, want ErrClosed", err)
@@ -175,8 +175,8 @@ func TestCloseNotifiesAndReleases(t *testing.T) {
 	if diff := cmp.Diff([]string{"0 <nil> true", "1 <nil> true", "2 <nil> true"}, got); diff != "" {
 		t.Errorf("close notifications (-want +got):\n%s", diff)
 	}
-	if disposed != 3 || event.Subscribers(p) != 0 {
-		t.Errorf("after Close: disposed=%d subscribers=%d, want 3 and 0", disposed, event.Subscribers(p))
+	if disposed != 3 || eventkind.Subscribers(p) != 0 {
+		t.Errorf("after Close: disposed=%d subscribers=%d, want 3 and 0", disposed, eventkind.Subscribers(p))
 	}
 	for i, cb := range cbs {
 		if cb.Refs() != 0 {
@@ -192,7 +192,7 @@ func TestCloseInsidePass(t *testing.T) {
 	s := &event.Serial{}
 	p := newProbe(s, "inner", true, 0)
 	var log []string
-	p.onFree = func() { log = append(log, fmt.Sprintf("free subs=%d", event.Subscribers(p))) }
+	p.onFree = func() { log = append(log, fmt.Sprintf("free subs=%d", eventkind.Subscribers(p))) }
 	for _, n := range []string{"A", "B", "C"} {
 		event.Subscribe(p, func(ev event.Event, r any, err error) {
 			log = append(log, fmt.Sprint(n, " ", r, " ", err))
@@ -326,7 +326,7 @@ func TestHookSwallowingCloseStillReleases(t *testing.T) {
 		} else {
 			p.complete("x", nil)
 		}
-		if n := event.Subscribers(p); n != 0 || disposed != 1 || len(p.frees) != 1 {
+		if n := eventkind.Subscribers(p); n != 0 || disposed != 1 || len(p.frees) != 1 {
 			t.Errorf("%s with a swallowing hook: subscribers=%d disposed=%d frees=%v, want 0, 1, [true]",
 				how, n, disposed, p.frees)
 		}

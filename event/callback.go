@@ -115,7 +115,7 @@ func (c *Callback) Refs() int {
 func (b *Base) call(ev Event, cb *Callback, result any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			b.owner().Report(ev, "callback panicked", &PanicError{Value: p, Stack: debug.Stack()})
+			report(b.owner(), ev, "callback panicked", &PanicError{Value: p, Stack: debug.Stack()})
 		}
 	}()
 	cb.fn(ev, result, err)

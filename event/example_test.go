@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 )
 
 func ExampleAwait() {
@@ -88,10 +89,10 @@ func ExampleSubscribe() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("subscribers:", event.Subscribers(f))
+	fmt.Println("subscribers:", eventkind.Subscribers(f))
 	f.Resolve("hello")
 	// The future is one-shot: completing it released its subscribers.
-	fmt.Println("subscribers:", event.Subscribers(f), "callback refs:", cb.Refs())
+	fmt.Println("subscribers:", eventkind.Subscribers(f), "callback refs:", cb.Refs())
 	// Output:
 	// subscribers: 1
 	// Future(completed): hello, <nil>

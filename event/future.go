@@ -3,7 +3,6 @@ package event
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"reflect"
 	"runtime"
 	"sync/atomic"
@@ -225,8 +224,8 @@ func reportUnhandled(u *unhandled) {
 		return
 	}
 	msg := "unhandled error of a collected " + u.info
-	if u.owner.Post(func() { u.owner.Report(nil, msg, u.err) }) != nil {
-		u.owner.Report(nil, msg, u.err) // the owner has closed: its handler still hears
+	if u.owner.Post(func() { report(u.owner, nil, msg, u.err) }) != nil {
+		report(u.owner, nil, msg, u.err) // the owner has closed: its handler still hears
 	}
 }
 
@@ -278,12 +277,10 @@ func (o *futureOps[T]) Describe() string {
 // noOwner stands in for a nil Owner: it refuses every operation.
 type noOwner struct{}
 
-func (noOwner) Owner() Owner                           { return noOwner{} }
-func (noOwner) Owned() bool                            { return false }
-func (noOwner) Call(func()) error                      { return ErrNoOwner }
-func (noOwner) Post(func()) error                      { return ErrNoOwner }
-func (noOwner) ActiveDelta(int)                        {}
-func (noOwner) Report(ev Event, msg string, err error) { LogReport(slog.Default(), ev, msg, err) }
+func (noOwner) Owner() Owner      { return noOwner{} }
+func (noOwner) Owned() bool       { return false }
+func (noOwner) Call(func()) error { return ErrNoOwner }
+func (noOwner) Post(func()) error { return ErrNoOwner }
 
 // ownerOf returns the Owner src names, or noOwner when src is nil (or a
 // typed nil pointer) or names none.

@@ -134,8 +134,8 @@ func TestFutureLifecycle(t *testing.T) {
 	if len(states) != 1 || states[0] != event.StateClosed {
 		t.Errorf("state inside the completion callback = %v, want closed", states)
 	}
-	if cb.Refs() != 1 || event.Subscribers(f) != 0 {
-		t.Errorf("after completion: refs=%d subscribers=%d, want 1 and 0", cb.Refs(), event.Subscribers(f))
+	if cb.Refs() != 1 || eventkind.Subscribers(f) != 0 {
+		t.Errorf("after completion: refs=%d subscribers=%d, want 1 and 0", cb.Refs(), eventkind.Subscribers(f))
 	}
 	if err := f.Start(); !errors.Is(err, event.ErrClosed) {
 		t.Errorf("Start on a completed future = %v, want ErrClosed", err)

@@ -17,6 +17,7 @@ func init() {
 	eventlink.Complete = complete
 	eventlink.AttachFD = attachFD
 	eventlink.LoopRefs = loopRefs
+	eventlink.Subscribers = subscribers
 	eventlink.KindBit = kindBitOf
 	eventlink.SetKindBit = setKindBit
 }
@@ -82,8 +83,8 @@ func OwnerOf(ev Event) Owner {
 	return ev.base().owner()
 }
 
-// Subscribers returns how many callbacks ev holds.
-func Subscribers(ev Event) int {
+// subscribers returns how many callbacks ev holds (eventkind.Subscribers).
+func subscribers(ev Event) int {
 	if isNil(ev) {
 		return 0
 	}

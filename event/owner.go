@@ -28,6 +28,11 @@ type OwnerSource interface {
 // A reactor is the Owner of the events it runs (Reactor.Owner); Serial is
 // an Owner for events that live outside any reactor. An Owner is its own
 // OwnerSource: its Owner method returns itself.
+//
+// An Owner that keeps the count of active events and hears reports (a
+// panicking callback, an unhandled error) also has the methods of
+// eventkind.OwnerHooks, found by type assertion; without them, reports go
+// to log/slog's default logger and no count is kept.
 type Owner interface {
 	OwnerSource
 	// Owned reports whether the calling goroutine holds the owner now.
@@ -36,21 +41,38 @@ type Owner interface {
 	Call(fn func()) error
 	// Post runs fn with the owner held, later or now, without waiting.
 	Post(fn func()) error
-	// ActiveDelta records that n non-hidden events became active (n > 0) or
-	// inactive (n < 0). It is called with the owner held.
+}
+
+// ownerHooks is eventkind.OwnerHooks, the part of an Owner that events
+// and kinds talk to besides Call and Post (see there).
+type ownerHooks interface {
 	ActiveDelta(n int)
-	// Report tells about a fault the program should hear of: a panicking
-	// callback, an unhandled error, a result nobody used. It is called with
-	// the owner held and must not block; once the owner has closed (a
-	// collected event's report comes when the collector says), from any
-	// goroutine.
 	Report(ev Event, msg string, err error)
+}
+
+// activeDelta tells o that n non-hidden events became active or inactive,
+// when o keeps that count.
+func activeDelta(o Owner, n int) {
+	if h, ok := o.(ownerHooks); ok {
+		h.ActiveDelta(n)
+	}
+}
+
+// report hands a report to o, or logs it with slog's default logger when
+// o does not take reports.
+func report(o Owner, ev Event, msg string, err error) {
+	if h, ok := o.(ownerHooks); ok {
+		h.Report(ev, msg, err)
+		return
+	}
+	LogReport(slog.Default(), ev, msg, err)
 }
 
 // Serial is an Owner for events that live outside any reactor: each
 // operation runs at once in the calling goroutine, under one lock that a
-// callback running inside an operation already holds. Reports go to
-// log/slog's default logger unless ReportFunc is set.
+// callback running inside an operation already holds. It keeps the count
+// of active events (Active) and takes reports (eventkind.OwnerHooks):
+// they go to log/slog's default logger unless ReportFunc is set.
 //
 // The zero Serial is ready to use. A Serial must not be copied.
 type Serial struct {
@@ -101,7 +123,7 @@ func (s *Serial) Call(fn func()) error {
 // Post is Call: a Serial has no queue.
 func (s *Serial) Post(fn func()) error { return s.Call(fn) }
 
-// ActiveDelta counts active non-hidden events.
+// ActiveDelta counts active non-hidden events (eventkind.OwnerHooks).
 func (s *Serial) ActiveDelta(n int) {
 	if s != nil {
 		s.active.Add(int64(n))
@@ -116,7 +138,7 @@ func (s *Serial) Active() int {
 	return int(s.active.Load())
 }
 
-// Report hands a report to ReportFunc or logs it.
+// Report hands a report to ReportFunc or logs it (eventkind.OwnerHooks).
 func (s *Serial) Report(ev Event, msg string, err error) {
 	if s != nil && s.ReportFunc != nil {
 		s.ReportFunc(ev, msg, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 )
 
 // fuzzK is the number of distinct callbacks a fuzz run plays with.
@@ -182,7 +183,7 @@ func (r *fuzzRun) onCall(k int) {
 
 // check compares the real vector with the model outside a pass.
 func (r *fuzzRun) check(step string) {
-	if got, want := event.Subscribers(r.ev), len(r.model.subs); got != want {
+	if got, want := eventkind.Subscribers(r.ev), len(r.model.subs); got != want {
 		r.t.Errorf("%s: Subscribers = %d, model has %d", step, got, want)
 	}
 	want := make([]int, fuzzK)

@@ -192,7 +192,7 @@ func TestVectorPassRules(t *testing.T) {
 			if diff := cmp.Diff(tc.after, calls); diff != "" {
 				t.Errorf("subscribers after the pass (-want +got):\n%s", diff)
 			}
-			if got := event.Subscribers(ev); got != len(tc.after) {
+			if got := eventkind.Subscribers(ev); got != len(tc.after) {
 				t.Errorf("Subscribers = %d, want %d", got, len(tc.after))
 			}
 			for n, cb := range cbs {

@@ -65,7 +65,7 @@ func TestAwaitReleasesItsCallback(t *testing.T) {
 				t.Errorf("%s: the waker's callback (subscription %d) keeps %d references", tc.name, i, n)
 			}
 		}
-		if Subscribers(a)+Subscribers(b) != 0 {
+		if subscribers(a)+subscribers(b) != 0 {
 			t.Errorf("%s: subscribers left behind", tc.name)
 		}
 	}

@@ -64,7 +64,7 @@ func await(t *testing.T, ctx context.Context, m event.Mode, during func(abort fu
 		}
 	}
 	for i, ev := range evs {
-		if n := event.Subscribers(ev); n != 0 {
+		if n := eventkind.Subscribers(ev); n != 0 {
 			t.Errorf("event %d (%s) keeps %d subscribers after Await", i, ev.Info(), n)
 		}
 	}
@@ -164,7 +164,7 @@ func TestAwaitBadModes(t *testing.T) {
 		}
 	}
 	for i, ev := range evs {
-		if event.Subscribers(ev) != 0 {
+		if eventkind.Subscribers(ev) != 0 {
 			t.Errorf("a refused Await subscribed to event %d", i)
 		}
 	}
@@ -253,7 +253,7 @@ func TestAwaitUnsubscribesEverywhere(t *testing.T) {
 	keep := event.NewCallback(func(event.Event, any, error) {})
 	p.AddCallback(keep)
 	w := &waitHook{during: func(func(error)) {
-		if n := event.Subscribers(p); n != 2 {
+		if n := eventkind.Subscribers(p); n != 2 {
 			t.Errorf("while waiting the ticker has %d subscribers, want 2", n)
 		}
 		p.fire("tick", nil)
@@ -262,7 +262,7 @@ func TestAwaitUnsubscribesEverywhere(t *testing.T) {
 	if err != nil || len(outs) != 3 || !outs[1].Done || outs[1].Result != "tick" || outs[0].Done || outs[2].Done {
 		t.Errorf("Await = %+v, %v", outs, err)
 	}
-	subs := []int{event.Subscribers(fs[0]), event.Subscribers(p), event.Subscribers(fs[1])}
+	subs := []int{eventkind.Subscribers(fs[0]), eventkind.Subscribers(p), eventkind.Subscribers(fs[1])}
 	if diff := cmp.Diff([]int{0, 1, 0}, subs); diff != "" {
 		t.Errorf("subscribers after Await (-want +got):\n%s", diff)
 	}
@@ -334,7 +334,7 @@ func TestAwaitOnLoopRefused(t *testing.T) {
 	if !errors.Is(err, event.ErrOnLoop) {
 		t.Errorf("Await inside the owner = %v, want ErrOnLoop", err)
 	}
-	if event.Subscribers(f) != 0 {
+	if eventkind.Subscribers(f) != 0 {
 		t.Error("a refused Await subscribed")
 	}
 }
@@ -364,7 +364,7 @@ func TestAwaitStopsTheOthersWhenItEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	q := newProbe(s, "cancelled", true, 0)
 	_, err = await(t, ctx, event.Any(), func(func(error)) { cancel() }, q)
-	if !errors.Is(err, context.Canceled) || eventkind.LoopRefs(q) != 0 || event.Subscribers(q) != 0 {
-		t.Errorf("cancelled wait: %v, %d starts, %d subscribers left", err, eventkind.LoopRefs(q), event.Subscribers(q))
+	if !errors.Is(err, context.Canceled) || eventkind.LoopRefs(q) != 0 || eventkind.Subscribers(q) != 0 {
+		t.Errorf("cancelled wait: %v, %d starts, %d subscribers left", err, eventkind.LoopRefs(q), eventkind.Subscribers(q))
 	}
 }

@@ -64,12 +64,53 @@ type StartHolder interface {
 	HeldStarts() int
 }
 
+// OwnerHooks is the part of an event.Owner that events and kinds talk to
+// besides Call and Post, found on the Owner by type assertion. A reactor's
+// Owner and event.Serial have it; a custom Owner that wants the count of
+// active events kept and reports heard implements it. Without it, reports
+// go to log/slog's default logger and no count is kept. Both methods are
+// called with the owner held, except a report made once the owner has
+// closed (a collected event's, when the collector says), which may come
+// from any goroutine.
+type OwnerHooks interface {
+	// ActiveDelta records that n non-hidden events became active (n > 0) or
+	// inactive (n < 0): a reactor's Run returns when none is.
+	ActiveDelta(n int)
+	// Report tells about a fault the program should hear of: a panicking
+	// callback, an unhandled error, a result nobody used. It must not block.
+	Report(ev event.Event, msg string, err error)
+}
+
+// ActiveDelta tells o that n non-hidden events of its became active (n > 0)
+// or inactive (n < 0), when o keeps that count (OwnerHooks); call it with
+// the owner held. A kind whose work keeps the loop running outside its
+// event's Starts (a request in flight) counts that work so.
+func ActiveDelta(o event.Owner, n int) {
+	if h, ok := o.(OwnerHooks); ok {
+		h.ActiveDelta(n)
+	}
+}
+
+// Report hands a report to o (OwnerHooks), or logs it with log/slog's
+// default logger (event.LogReport) when o takes none.
+func Report(o event.Owner, ev event.Event, msg string, err error) {
+	if h, ok := o.(OwnerHooks); ok {
+		h.Report(ev, msg, err)
+		return
+	}
+	event.LogReport(nil, ev, msg, err)
+}
+
+// Subscribers returns how many callbacks ev holds; 0 for a nil ev.
+func Subscribers(ev event.Event) int { return subs(ev) }
+
 var (
 	initBase = eventlink.Init.(func(*event.Base, any, bool, event.Flags))
 	notify   = eventlink.Notify.(func(*event.Base, any, error) error)
 	complete = eventlink.Complete.(func(*event.Base, any, error) error)
 	attachFD = eventlink.AttachFD.(func(*event.Base, int, bool))
 	loopRefs = eventlink.LoopRefs.(func(event.Event) int)
+	subs     = eventlink.Subscribers.(func(event.Event) int)
 	kindBit  = eventlink.KindBit.(func(*event.Base) bool)
 	setBit   = eventlink.SetKindBit.(func(*event.Base, bool))
 )

@@ -16,7 +16,8 @@ func TestNilInputsRefused(t *testing.T) {
 		Funcs: map[string]any{
 			"AttachFD": eventkind.AttachFD, "Complete": eventkind.Complete, "Init": eventkind.Init,
 			"KindBit": eventkind.KindBit, "LoopRefs": eventkind.LoopRefs, "Notify": eventkind.Notify,
-			"SetKindBit": eventkind.SetKindBit,
+			"SetKindBit": eventkind.SetKindBit, "ActiveDelta": eventkind.ActiveDelta, "Report": eventkind.Report,
+			"Subscribers": eventkind.Subscribers,
 		},
 		Refusals: []error{event.ErrNilEvent},
 		MaySucceed: map[string]string{

@@ -37,7 +37,7 @@ func TestFastWaitOnDoneEventKeepsBaton(t *testing.T) {
 	}
 	var got []step
 	record := func(v any, err error, ev event.Event) {
-		s := step{Got: v, OtherRan: otherRan, Subscribe: event.Subscribers(ev)}
+		s := step{Got: v, OtherRan: otherRan, Subscribe: eventkind.Subscribers(ev)}
 		if err != nil {
 			s.Err = err.Error()
 		}
@@ -97,7 +97,7 @@ func TestFastWaitCancelled(t *testing.T) {
 		reactor.Spawn(ctx, r, func(ctx context.Context) (any, error) {
 			w.Cancel() // w waits: it ran first and gave the baton here
 			_, err := w.Await(ctx)
-			subsAfter = event.Subscribers(f)
+			subsAfter = eventkind.Subscribers(f)
 			return nil, err
 		})
 		mustRun(t, r, ctx)
@@ -119,7 +119,7 @@ func TestFastWaitCancelled(t *testing.T) {
 		if _, err := w.Await(runCtx(t)); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Await = %v, want context.Canceled", err)
 		}
-		checkCancelled(t, w, f, event.Subscribers(f))
+		checkCancelled(t, w, f, eventkind.Subscribers(f))
 	})
 }
 

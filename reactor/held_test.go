@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -32,7 +33,7 @@ func TestHeldFutureLetGoWhenNobodyWaits(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { _, err := f.Await(ctx); done <- err }()
-			waitFor(t, "the waiter to subscribe", func() bool { return event.Subscribers(f) == 1 })
+			waitFor(t, "the waiter to subscribe", func() bool { return eventkind.Subscribers(f) == 1 })
 			cancel()
 			if err := <-done; !errors.Is(err, context.Canceled) {
 				t.Errorf("Await = %v, want context.Canceled", err)

@@ -36,8 +36,9 @@ func (r *Reactor) ownedByCaller() bool { return r != nil && r.holder.Load() == u
 // event.NewFuture[T](r) makes a future of r.
 func (r *Reactor) Owner() event.Owner { return (*owner)(r) }
 
-// owner is the reactor's half that events need (event.Owner and the waiter
-// registry of internal/waiting), kept off Reactor's own methods as kinds
+// owner is the reactor's half that events need (event.Owner, the count and
+// the reports of eventkind.OwnerHooks, and the waiter registry of
+// internal/waiting), kept off Reactor's own methods as kinds
 // keep their Ops on private types.
 type owner Reactor
 

@@ -164,8 +164,8 @@ func (r *Reactor) Driver() Driver {
 	return r.opts.Driver
 }
 
-// activeDelta counts active, non-hidden events (event.Owner's
-// ActiveDelta). Events call it on the loop goroutine; from any other
+// activeDelta counts active, non-hidden events (its owner's ActiveDelta,
+// eventkind.OwnerHooks). Events call it on the loop goroutine; from any other
 // goroutine the change is posted to the loop, so the count is never touched
 // without ownership. Applications declare work the reactor cannot see with
 // Hold instead.

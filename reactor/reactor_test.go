@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -82,7 +83,7 @@ func TestNoDeadlockOnForeignEvent(t *testing.T) {
 		return outs[0].Result, nil
 	})
 	go func() {
-		waitFor(t, "the coroutine to wait", func() bool { return event.Subscribers(f) == 1 })
+		waitFor(t, "the coroutine to wait", func() bool { return eventkind.Subscribers(f) == 1 })
 		f.Resolve("from outside")
 	}()
 	if err := r.Run(runCtx(t)); err != nil {
@@ -127,7 +128,7 @@ func TestCloseEndsWaiters(t *testing.T) {
 		_, err := event.Await(context.Background(), event.Any(), f)
 		res <- err
 	}()
-	waitFor(t, "the waiter to subscribe", func() bool { return event.Subscribers(f) == 1 })
+	waitFor(t, "the waiter to subscribe", func() bool { return eventkind.Subscribers(f) == 1 })
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func submitGo[E any, P interface {
 		eventkind.Init(b, (*goLookupOps)(g), false, event.GoOwned)
 		*gp = g
 		g.live = true
-		r.Owner().ActiveDelta(1)
+		eventkind.ActiveDelta(r.Owner(), 1)
 		host.CountHandle(ev.kindName(), 1)
 		var ctx context.Context
 		ctx, g.stop = context.WithCancel(context.Background())
@@ -137,7 +137,7 @@ func (g *goLookup) release() {
 	stopWatching(g.c.ev)
 	g.stop()
 	g.closer.forget()
-	g.c.r.Owner().ActiveDelta(-1)
+	eventkind.ActiveDelta(g.c.r.Owner(), -1)
 	g.c.host.CountHandle(g.c.ev.kindName(), -1)
 }
 

@@ -5,6 +5,7 @@ import (
 	"net"
 	"weak"
 
+	"github.com/uvevent/uvevent/eventkind"
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -47,7 +48,7 @@ func dialUV(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 			return 0, err
 		}
 		s.conn = op
-		r.Owner().ActiveDelta(1)
+		eventkind.ActiveDelta(r.Owner(), 1)
 		return h, nil
 	}); err != nil {
 		return err

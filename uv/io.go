@@ -382,7 +382,7 @@ func (e *ioEvent) received(p []byte, keep func(rest []byte) chunk) {
 func (e *ioEvent) connected(err error) {
 	if op := e.conn; op != nil {
 		e.conn = nil
-		e.r.Owner().ActiveDelta(-1)
+		eventkind.ActiveDelta(e.r.Owner(), -1)
 		if err != nil || op.fut != nil && op.fut.closed() {
 			e.base.Close()
 		} else {
@@ -441,7 +441,7 @@ func (e *ioEvent) dropReader(op *ioOp) {
 	for i, x := range e.readers {
 		if x == op {
 			e.readers = slices.Delete(e.readers, i, i+1) // the tail is cleared: no stale op holds its IO
-			e.r.Owner().ActiveDelta(-1)
+			eventkind.ActiveDelta(e.r.Owner(), -1)
 			e.updateReading()
 			return
 		}
@@ -452,7 +452,7 @@ func (e *ioEvent) popReader() *ioOp {
 	op := e.readers[0]
 	e.readers[0] = nil
 	e.readers = e.readers[1:]
-	e.r.Owner().ActiveDelta(-1)
+	eventkind.ActiveDelta(e.r.Owner(), -1)
 	return op
 }
 
@@ -473,7 +473,7 @@ func (e *ioEvent) read(op *ioOp, park bool) bool {
 		op.err = fmt.Errorf("uv: IO read with nothing to read: %w", event.ErrOnLoop)
 	default:
 		e.readers = append(e.readers, op)
-		e.r.Owner().ActiveDelta(1)
+		eventkind.ActiveDelta(e.r.Owner(), 1)
 		e.updateReading()
 		return false
 	}
@@ -524,7 +524,7 @@ func (e *ioEvent) closing() {
 	}
 	e.failDrains(ErrClosed)
 	if e.conn != nil {
-		e.r.Owner().ActiveDelta(-1)
+		eventkind.ActiveDelta(e.r.Owner(), -1)
 	}
 	e.shut, e.conn = nil, nil
 	for _, c := range e.chunks {

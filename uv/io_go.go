@@ -126,7 +126,7 @@ func dialGo(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 		}
 		g.link(c)
 		g.conn = op
-		r.Owner().ActiveDelta(1)
+		eventkind.ActiveDelta(r.Owner(), 1)
 		cerr := unix.Connect(fd, ep.sa)
 		if cerr == unix.EINTR {
 			cerr = unix.EINPROGRESS // the connect goes on: its outcome comes as for any other
@@ -247,9 +247,9 @@ func (g *goStream) setBusy(b bool) {
 	}
 	g.busy = b
 	if b {
-		g.r.Owner().ActiveDelta(1)
+		eventkind.ActiveDelta(g.r.Owner(), 1)
 	} else {
-		g.r.Owner().ActiveDelta(-1)
+		eventkind.ActiveDelta(g.r.Owner(), -1)
 	}
 }
 

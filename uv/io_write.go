@@ -282,7 +282,7 @@ func (e *ioEvent) drain(mark int, fut settler, ref *IO) {
 		fut.settle(nil, e.werr)
 	default:
 		e.drains = append(e.drains, drainWait{mark: mark, fut: fut, ref: ref})
-		e.r.Owner().ActiveDelta(1)
+		eventkind.ActiveDelta(e.r.Owner(), 1)
 	}
 }
 
@@ -301,7 +301,7 @@ func (e *ioEvent) checkDrains() {
 	var done []drainWait
 	for _, d := range e.drains {
 		if d.fut.closed() {
-			e.r.Owner().ActiveDelta(-1)
+			eventkind.ActiveDelta(e.r.Owner(), -1)
 			continue
 		}
 		if q <= d.mark {
@@ -313,7 +313,7 @@ func (e *ioEvent) checkDrains() {
 	clear(e.drains[len(kept):])
 	e.drains = kept
 	for _, d := range done {
-		e.r.Owner().ActiveDelta(-1)
+		eventkind.ActiveDelta(e.r.Owner(), -1)
 		d.fut.settle(q, nil)
 	}
 }
@@ -323,7 +323,7 @@ func (e *ioEvent) failDrains(err error) {
 	ds := e.drains
 	e.drains = nil
 	for _, d := range ds {
-		e.r.Owner().ActiveDelta(-1)
+		eventkind.ActiveDelta(e.r.Owner(), -1)
 		if !d.fut.closed() {
 			d.fut.settle(nil, err)
 		}

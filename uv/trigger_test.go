@@ -268,14 +268,14 @@ func TestTriggerReferenceFlagsResolveAndAwait(t *testing.T) {
 		outs, err := event.Await(ctx, event.Any(), tr)
 		res <- awaited{outs, err}
 	}()
-	uv.UvtWaitFor(t, "Await to subscribe", func() bool { return event.Subscribers(tr) == 1 })
+	uv.UvtWaitFor(t, "Await to subscribe", func() bool { return eventkind.Subscribers(tr) == 1 })
 	uv.UvtMust(t, tr.Send())
 	got := uv.UvtRecv(t, res, "Await result")
 	want := awaited{outs: []event.Outcome{{Index: 0, Event: tr, Done: true}}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(awaited{}), cmpopts.EquateErrors(), eqEvent); diff != "" {
 		t.Errorf("Await (-want +got):\n%s", diff)
 	}
-	if n := event.Subscribers(tr); n != 0 {
+	if n := eventkind.Subscribers(tr); n != 0 {
 		t.Errorf("Await left %d subscriber(s)", n)
 	}
 	stop()

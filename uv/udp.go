@@ -9,6 +9,7 @@ import (
 	"weak"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -183,7 +184,7 @@ func (s *udpState) received(d *Datagram) (keep bool) {
 	case len(s.readers) > 0:
 		rd := s.readers[0]
 		s.readers = s.readers[1:]
-		s.r.Owner().ActiveDelta(-1)
+		eventkind.ActiveDelta(s.r.Owner(), -1)
 		rd.finish(copy(rd.p, d.Data), d.Addr, nil)
 	case s.started && len(s.kept) == 0:
 		s.drv.notify(d, nil)
@@ -262,7 +263,7 @@ func (s *udpState) flush() {
 func (s *udpState) takeReaders() []*udpRead {
 	rs := s.readers
 	s.readers = nil
-	s.r.Owner().ActiveDelta(-len(rs))
+	eventkind.ActiveDelta(s.r.Owner(), -len(rs))
 	return rs
 }
 
@@ -315,7 +316,7 @@ func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 			err = errTimeout
 		default:
 			e.readers = append(e.readers, rd)
-			e.r.Owner().ActiveDelta(1)
+			eventkind.ActiveDelta(e.r.Owner(), 1)
 			err = e.update()
 		}
 	}); x != nil {

@@ -15,8 +15,8 @@ var (
 	Notify, Complete any
 	// AttachFD: func(*event.Base, int, bool).
 	AttachFD any
-	// LoopRefs: func(event.Event) int.
-	LoopRefs any
+	// LoopRefs and Subscribers: func(event.Event) int.
+	LoopRefs, Subscribers any
 	// KindBit: func(*event.Base) bool; SetKindBit: func(*event.Base, bool).
 	KindBit, SetKindBit any
 )

@@ -112,7 +112,7 @@ func (c *coroutines) init() {
 }
 
 // Spawn makes fn a cooperative coroutine of r and returns its event. It
-// first runs on a turn of the loop (Run, RunOnce, Serve), holding the
+// first runs on a turn of the loop (Run, RunOnce, RunNoWait, Serve), holding the
 // baton; fn gets a context to pass to event.Await, cancelled when fn
 // returns, by Cancel, or by r's Close. From the moment r's Close begins
 // (in a close notification too) it refuses with ErrReactorClosed.

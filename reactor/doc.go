@@ -5,7 +5,7 @@
 //
 // # Threading
 //
-// The goroutine inside Run, RunOnce or Serve is the loop goroutine: it alone
+// The goroutine inside Run, RunOnce, RunNoWait or Serve is the loop goroutine: it alone
 // calls libuv and touches event state, and every callback runs on it. Every
 // method of a Reactor and of its events is safe from any goroutine:
 //   - on the loop goroutine (inside a callback) an operation runs at once;

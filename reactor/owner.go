@@ -14,7 +14,7 @@ import (
 // This file is the reactor's side of event.Owner: who may touch loop state,
 // and how other goroutines get work done on the loop.
 //
-// Ownership belongs to the goroutine running the loop (Run, RunOnce, Serve)
+// Ownership belongs to the goroutine running the loop (Run, RunOnce, RunNoWait, Serve)
 // for as long as it runs, parked or not. When no goroutine runs the loop, the
 // caller of an operation takes ownership for the length of that operation,
 // as a libuv program sets up handles before uv_run. Operations from other
@@ -382,12 +382,11 @@ func (r *Reactor) drainOnce() bool {
 		return false
 	}
 	r.mu.Lock()
+	// Both slices are taken whole with mu held, and pending cleared with
+	// them: what arrives after this sets it again.
 	q := r.takeQueueLocked()
 	dropped := r.dropped
 	r.dropped = nil
-	if len(r.queue) > 0 || len(r.dropped) > 0 {
-		r.pending.Store(true)
-	}
 	r.mu.Unlock()
 	if len(q) == 0 && len(dropped) == 0 {
 		return false

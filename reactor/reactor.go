@@ -20,7 +20,7 @@ import (
 // Errors of the reactor itself. Event errors (ErrClosed, ErrDeadlock, ...)
 // are those of package event.
 var (
-	// ErrRunning: Run, RunOnce or Serve was called while the loop runs.
+	// ErrRunning: Run, RunOnce, RunNoWait or Serve was called while the loop runs.
 	ErrRunning = errors.New("reactor: loop already running")
 	// ErrReactorClosed: the reactor was closed (or its Close has begun).
 	ErrReactorClosed = errors.New("loop closed")
@@ -95,7 +95,7 @@ type Options struct {
 }
 
 // A Reactor owns one libuv loop and drives it from one goroutine at a time:
-// the goroutine inside Run, RunOnce or Serve (the loop goroutine). Its
+// the goroutine inside Run, RunOnce, RunNoWait or Serve (the loop goroutine). Its
 // Owner is the event.Owner of every event created on it. See the package
 // documentation for the threading contract.
 type Reactor struct {
@@ -261,7 +261,7 @@ type Stats struct {
 	Timers     int            // timers queued on the wheel, hidden ones too
 	Coroutines int            // goroutines run by the reactor (Spawn, Go), not finished
 	Waiting    int            // of those, how many wait in Await now
-	Running    bool           // a goroutine drives the loop now (Run, RunOnce or Serve)
+	Running    bool           // a goroutine drives the loop now (Run, RunOnce, RunNoWait or Serve)
 
 	// Counters: totals since New, never decreasing (rates come from the
 	// difference between two readings).
@@ -330,7 +330,7 @@ func (r *Reactor) Close() error { return r.Shutdown(context.Background()) }
 //
 //  1. From its first moment, constructors and Start refuse with
 //     ErrReactorClosed, so nothing a callback does can keep the reactor open.
-//  2. A Run, RunOnce or Serve running in another goroutine is stopped, and
+//  2. A Run, RunOnce, RunNoWait or Serve running in another goroutine is stopped, and
 //     Shutdown waits for it to return. If ctx ends in this step, its error
 //     is returned and the reactor stays open, stopped, for a later Close.
 //  3. Operations queued before run; then every event the reactor holds is

@@ -70,7 +70,7 @@ func (r *Reactor) UpdateTime() { r.Call(func() { r.nowFresh = false }) }
 // an idle reactor parks and uses no CPU.
 func (r *Reactor) Serve(ctx context.Context) error { return r.run(ctx, serve) }
 
-// Stop makes the running Run, RunOnce or Serve return after the current
+// Stop makes the running Run, RunOnce, RunNoWait or Serve return after the current
 // turn. Safe from any goroutine; a Stop while the loop is not running makes
 // the next run return after its first turn (libuv's uv_stop). A Stop ends
 // exactly one run: it is spent when that run returns.

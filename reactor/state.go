@@ -18,7 +18,7 @@ import (
 // code names a field as r.field; the part a field lives in says which lock
 // guards it and which goroutine may touch it. "Owner" below is the
 // goroutine that owns the loop (ownership): the loop goroutine inside Run,
-// RunOnce or Serve, the goroutine inside a direct operation (Call or Post
+// RunOnce, RunNoWait or Serve, the goroutine inside a direct operation (Call or Post
 // on a loop nobody runs), or Close.
 
 // ownership says who may touch the loop now, and how the others wait for
@@ -27,7 +27,7 @@ import (
 // State, guarded by mu unless atomic:
 //
 //	owned    false → true (take: Run, Close or a direct operation) → false (letGoLocked)
-//	serving  true only while owned by Run, RunOnce or Serve
+//	serving  true only while owned by Run, RunOnce, RunNoWait or Serve
 //	holder   gid of the goroutine acting as owner now, 0 when nobody. take
 //	         and letGoLocked write it with mu held; the owner also lends it,
 //	         without mu and blocked meanwhile, to a cooperative coroutine
@@ -58,16 +58,17 @@ type ownership struct {
 // queues hold what other goroutines hand the loop, and the wake-up that
 // tells a parked loop about it (owner.go, handles.go).
 //
-// There are three queues, one per way to submit work (docs/architecture.md
-// has the table):
+// Three slices, for three ways work arrives (docs/architecture.md has the
+// table of the ways to submit it):
 //
-//	queue      Call and Post from a goroutine that does not own the loop;
-//	           run by the owner: in a turn, before a direct operation lets
-//	           go (release), or at Close
-//	turnQueue  kind.Host.Queue; run only in a loop turn or at Close, never
-//	           by a direct operation, as libuv delivers only inside uv_run
-//	dropped    ids of C-owned events whose reference the collector took
-//	           (kind.Host.Dropped); closed with queue's operations
+//	queue      Call's and Post's work (both share it) from a goroutine that
+//	           does not own the loop; run by the owner: in a turn, before a
+//	           direct operation lets go (release), or at Close
+//	turnQueue  kind.Host.Queue's work, from kinds; run only in a loop turn
+//	           or at Close, never by a direct operation, as libuv delivers
+//	           only inside uv_run
+//	dropped    ids of C-owned events whose reference the collector took,
+//	           handed in by kind.Host.Dropped; closed with queue's work
 //
 // queue, turnQueue and dropped are guarded by ownership.mu; any goroutine
 // appends, the owner takes the whole slice. spare is the owner's alone (the

@@ -9,7 +9,7 @@ import (
 	"github.com/uvevent/uvevent/internal/caller"
 )
 
-// The watchdog of a blocked loop. While Run, RunOnce or Serve drives the
+// The watchdog of a blocked loop. While Run, RunOnce, RunNoWait or Serve drives the
 // loop, a goroutine looks at the loop's progress every quarter of
 // Options.BlockedAfter: a loop that is not parked and has not finished a
 // turn since the last look is inside a turn; past the threshold it is

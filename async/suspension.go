@@ -12,7 +12,7 @@ import (
 )
 
 // A Suspension parks a goroutine until a loop callback resumes it, the
-// seed's suspend/resume: Suspend waits, and Resume(value) or Throw(err)
+// suspend/resume of Localzet Server's event loop: Suspend waits, and Resume(value) or Throw(err)
 // from a callback (or from anywhere) wakes it with that value or error.
 // It can be used again: each Suspend waits for the next Resume or Throw. A
 // Resume that comes before the Suspend is kept, and the Suspend returns it

@@ -141,7 +141,7 @@ func ExampleLoop_OnSignal() {
 		fmt.Println("got", sig)
 		l.DeleteAllTimers()
 		l.OffSignal(sig)
-	})
+	}, loop.SignalOptions{})
 	syscall.Kill(os.Getpid(), syscall.SIGUSR1)
 	l.Run(context.Background())
 	// Output:

@@ -16,7 +16,7 @@ import (
 func TestNilInputsRefused(t *testing.T) {
 	conform.CheckNilInputs(t, conform.NilInputs{
 		Dir:      ".",
-		Funcs:    map[string]any{"New": loop.New, "Unref": loop.Unref},
+		Funcs:    map[string]any{"New": loop.New},
 		Types:    []any{(*loop.Loop)(nil), (*loop.Stream)(nil), (*loop.DelayID)(nil), (*loop.RepeatID)(nil)},
 		Refusals: []error{event.ErrNilEvent, reactor.ErrZeroReactor, syscall.EINVAL},
 		MaySucceed: map[string]string{

@@ -14,20 +14,13 @@ import (
 // docs/signals.md). Signals that arrive while a call is queued coalesce
 // into it. A second OnSignal for the same signal replaces the callback (and
 // its options). By default, while a signal is watched, Run does not end for
-// lack of events: stop it with Stop, or OffSignal; with the option Unref,
-// the watch does not keep Run going (as Node's signal listeners). Signals
+// lack of events: stop it with Stop, or OffSignal; with opts.Unref, the
+// watch does not keep Run going (as Node's signal listeners). Signals
 // that cannot be caught or that the Go runtime keeps (SIGKILL, SIGSTOP,
 // SIGPROF, ...) are refused with an error matching syscall.EINVAL.
-func (l *Loop) OnSignal(sig syscall.Signal, fn func(sig syscall.Signal), opts ...SignalOption) error {
+func (l *Loop) OnSignal(sig syscall.Signal, fn func(sig syscall.Signal), opts SignalOptions) error {
 	if fn == nil {
 		return errNilFunc("OnSignal")
-	}
-	var cfg signalConfig
-	for _, o := range opts {
-		if o == nil {
-			return fmt.Errorf("loop: OnSignal: nil option: %w", syscall.EINVAL)
-		}
-		o(&cfg)
 	}
 	return l.exec("OnSignal", func() error {
 		s, err := uv.NewSignal(l.r, sig)
@@ -42,7 +35,7 @@ func (l *Loop) OnSignal(sig syscall.Signal, fn func(sig syscall.Signal), opts ..
 			s.Close()
 			return err
 		}
-		if cfg.unref {
+		if opts.Unref {
 			if err := s.SetHidden(true); err != nil {
 				s.Close()
 				return err
@@ -74,12 +67,11 @@ func (l *Loop) offSignal(sig syscall.Signal) bool {
 	return ok
 }
 
-// A SignalOption changes how OnSignal watches its signal.
-type SignalOption func(*signalConfig)
-
-type signalConfig struct{ unref bool }
-
-// Unref makes OnSignal's watch not count toward keeping Run going: libuv's
-// uv_unref, and what Node's signal listeners do. Run ends when nothing else
-// is active; while it runs, the callback is called as usual.
-func Unref() SignalOption { return func(c *signalConfig) { c.unref = true } }
+// SignalOptions configure how OnSignal watches its signal. The zero value
+// is the default: the watch keeps Run going.
+type SignalOptions struct {
+	// Unref makes the watch not count toward keeping Run going: libuv's
+	// uv_unref, and what Node's signal listeners do. Run ends when nothing
+	// else is active; while it runs, the callback is called as usual.
+	Unref bool
+}

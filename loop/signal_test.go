@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/loop"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -18,20 +19,20 @@ func TestOnSignal(t *testing.T) {
 	eachDriver(t, func(t *testing.T, l *tloop) {
 		var got []syscall.Signal
 		var offs []bool
-		must(t, l.OnSignal(syscall.SIGUSR1, func(syscall.Signal) { t.Error("replaced callback called") }))
+		must(t, l.OnSignal(syscall.SIGUSR1, func(syscall.Signal) { t.Error("replaced callback called") }, loop.SignalOptions{}))
 		must(t, l.OnSignal(syscall.SIGUSR1, func(sig syscall.Signal) {
 			got = append(got, sig)
 			offs = append(offs, l.OffSignal(sig), l.OffSignal(sig))
-		}))
+		}, loop.SignalOptions{}))
 		must(t, syscall.Kill(os.Getpid(), syscall.SIGUSR1))
 		run(t, l)
 		if len(got) != 1 || got[0] != syscall.SIGUSR1 || len(offs) != 2 || !offs[0] || offs[1] {
 			t.Errorf("calls %v, OffSignal results %v; want [SIGUSR1] and [true false]", got, offs)
 		}
-		if err := l.OnSignal(syscall.SIGKILL, func(syscall.Signal) {}); !errors.Is(err, syscall.EINVAL) {
+		if err := l.OnSignal(syscall.SIGKILL, func(syscall.Signal) {}, loop.SignalOptions{}); !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("OnSignal(SIGKILL) = %v, want EINVAL", err)
 		}
-		if err := l.OnSignal(syscall.SIGUSR2, nil); !errors.Is(err, syscall.EINVAL) {
+		if err := l.OnSignal(syscall.SIGUSR2, nil, loop.SignalOptions{}); !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("OnSignal(nil) = %v, want EINVAL", err)
 		}
 	})

@@ -232,7 +232,7 @@ func TestLoopOnGivenReactor(t *testing.T) {
 			must(t, err)
 			fds := socketpair(t)
 			must(t, l.OnReadable(fds[0], func(int) {}))
-			must(t, l.OnSignal(syscall.SIGUSR2, func(syscall.Signal) {}))
+			must(t, l.OnSignal(syscall.SIGUSR2, func(syscall.Signal) {}, loop.SignalOptions{}))
 			must(t, l.Close())
 			if n := l.TimerCount(); n != 0 {
 				t.Errorf("TimerCount after Close = %d, want 0", n)

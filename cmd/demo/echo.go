@@ -79,7 +79,7 @@ func tourLoop(ctx context.Context, r *reactor.Reactor) error {
 			s.Close()
 		}
 		say("OffRepeat: %v, OffDelay: %v, OffSignal: %v", l.OffRepeat(ticker), l.OffDelay(safety), l.OffSignal(sig))
-	})
+	}, loop.SignalOptions{})
 	if err != nil {
 		return err
 	}

@@ -105,7 +105,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if deadline, err = l.Delay(*limit, stop); err != nil {
 		return err
 	}
-	if err := l.OnSignal(syscall.SIGINT, func(syscall.Signal) { stop() }, loop.Unref()); err != nil {
+	if err := l.OnSignal(syscall.SIGINT, func(syscall.Signal) { stop() }, loop.SignalOptions{Unref: true}); err != nil {
 		return err
 	}
 	return l.Run(ctx)

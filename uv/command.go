@@ -188,7 +188,7 @@ func (e *Command) Pid() int {
 // group, and SIGKILL after the grace period if something of it is still
 // there (the escalation of Process.Terminate). It returns at once, from any
 // goroutine or the loop; the Command then completes as usual, with the
-// signal as its exit code, and Done is closed once nothing of the command
+// signal as its exit code, and Exited is closed once nothing of the command
 // is alive — when a replacement may start. Once the command is over it
 // returns os.ErrProcessDone.
 func (e *Command) Terminate() error {
@@ -202,11 +202,11 @@ func (e *Command) Terminate() error {
 	return nil
 }
 
-// Done returns a channel closed once the command is over: the shell
+// Exited returns a channel closed once the command is over: the shell
 // reaped, its output at its end and, when it was terminated, no process
 // of its group alive. It is closed after the event's Close too. Nil for
 // a Command NewCommand did not make.
-func (e *Command) Done() <-chan struct{} {
+func (e *Command) Exited() <-chan struct{} {
 	if e == nil {
 		return nil
 	}

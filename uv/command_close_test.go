@@ -144,7 +144,7 @@ func TestCommandTerminate(t *testing.T) {
 		if res, ok := got.Result.(*uv.CommandResult); !ok || res.ExitCode != -int(syscall.SIGKILL) || got.Err != nil {
 			t.Errorf("outcome %+v, want exit -9", got)
 		}
-		uv.UvtRecv(t, e.Done(), "the command's end")
+		uv.UvtRecv(t, e.Exited(), "the command's end")
 		for _, pid := range pids {
 			checkGone(t, pid)
 		}

@@ -26,7 +26,7 @@ import (
 // the same port can go ahead) — and the output of its StdioWriter streams
 // has all been copied. It stores that result and replays it to
 // subscribers that come later (event.Await on a finished Process returns
-// at once). Done gives the same moment to any goroutine, even after Close.
+// at once). Exited gives the same moment to any goroutine, even after Close.
 //
 // Children are started with syscall.ForkExec (what os/exec uses, under the
 // same fork lock) and watched through a pidfd in Go's netpoller; they are
@@ -43,8 +43,8 @@ import (
 // its subscribers with ErrClosed. It does not kill the child unless
 // ProcessOptions.KillOnClose says so: the child runs on, its watcher
 // goroutine still reaps it when it ends (no zombie is left), and
-// ExitStatus and Done give its result then (Replay too, while the reactor
-// is open). With KillOnClose, Close
+// ExitStatus gives its result then, and Exited is closed (Replay gives
+// the result too, while the reactor is open). With KillOnClose, Close
 // terminates the child as Terminate does, and the reactor's Close waits
 // until it has been reaped. To end a child and learn when it is gone
 // without closing the event, call Terminate (or Kill) and wait for the

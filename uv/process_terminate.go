@@ -20,10 +20,10 @@ import (
 // process's. It matches syscall.EINVAL.
 var ErrNoGroup = fmt.Errorf("uv: the child does not lead a process group (start it with Group or Detached): %w", syscall.EINVAL)
 
-// Done returns a channel closed once the child has been reaped: it is gone
+// Exited returns a channel closed once the child has been reaped: it is gone
 // and its pid is free. Unlike the event's completion, it is closed after
 // the event's Close too. Nil for a Process StartProcess did not make.
-func (p *Process) Done() <-chan struct{} {
+func (p *Process) Exited() <-chan struct{} {
 	if p == nil {
 		return nil
 	}
@@ -63,7 +63,7 @@ func (p *Process) KillGroup(sig syscall.Signal) error {
 //
 // Terminate returns at once, from any goroutine, the loop goroutine
 // included. The child is gone when the Process completes (its result is
-// the signal, -15 or -9) and Done is closed; until then the reactor's
+// the signal, -15 or -9) and Exited is closed; until then the reactor's
 // Close waits for it (Shutdown's context bounds that wait). This is the
 // escalation a Command runs on a timeout or a Close.
 func (p *Process) Terminate(grace time.Duration) error {

@@ -79,7 +79,7 @@ func TestProcessTerminate(t *testing.T) {
 		if got := awaitOne(t, obedient); got.Result != -int(syscall.SIGTERM) || got.Err != nil {
 			t.Errorf("obedient: %+v, want -15", got)
 		}
-		uv.UvtRecv(t, stubborn.Done(), "the child's end") // closed with the completion
+		uv.UvtRecv(t, stubborn.Exited(), "the child's end") // closed with the completion
 		if err := obedient.Terminate(0); !errors.Is(err, os.ErrProcessDone) {
 			t.Errorf("Terminate after the end = %v, want os.ErrProcessDone", err)
 		}
@@ -131,7 +131,7 @@ func TestProcessKillGroup(t *testing.T) {
 				t.Errorf("zero Process: %s = %v, want ErrNilEvent", name, err)
 			}
 		}
-		if zero.Done() != nil {
+		if zero.Exited() != nil {
 			t.Error("zero Process: Done is not nil")
 		}
 		stop()
@@ -197,7 +197,7 @@ func TestProcessKillOnClose(t *testing.T) {
 				stop()
 				uv.UvtShutdown(t, u, false)
 				select {
-				case <-p.Done():
+				case <-p.Exited():
 				default:
 					t.Error("Done not closed after the reactor's Close")
 				}

@@ -13,8 +13,11 @@
 // Complete for the end of a one-shot one. Replayer makes a stored result
 // replayable, StartHolder keeps the Starts a kind holds from a user's
 // Stop, AttachFD ties a descriptor to the event's life, and LoopRefs tells
-// how many Starts it holds. The example of Init shows a whole kind in a
-// few lines.
+// how many Starts it holds (Subscribers, how many callbacks). A kind whose
+// work keeps the loop running beyond its Starts (a request in flight)
+// counts it with ActiveDelta, and a fault it finds goes to Report: both
+// reach the owner's OwnerHooks, the part of an owner a user does not call.
+// The example of Init shows a whole kind in a few lines.
 package eventkind
 
 import (

@@ -192,6 +192,7 @@ func (r *Reactor) runReady(_ event.Event, _ any, err error) {
 		return
 	}
 	c.passes, c.inPass = 0, true
+	c.takeReady() // a pass's list that never runs dry must not shut them out
 	for co := c.next(); co != nil; co = c.next() {
 		co.step()
 	}
@@ -207,18 +208,16 @@ func (r *Reactor) runReady(_ event.Event, _ any, err error) {
 
 // next takes the coroutine to run next in this pass of runReady, nil when
 // the pass is over: none is ready, or the pass has had its maxSteps. Those
-// made ready elsewhere join the pass's list when it runs dry. It runs with
-// ownership.
+// made ready elsewhere join the pass's list when the pass begins and when
+// the list runs dry: two coroutines that make each other ready keep it
+// from running dry, and the pass's bound then brings the others in. It
+// runs with ownership.
 func (c *coroutines) next() *coroutine {
 	if !c.inPass || c.passes >= maxSteps {
 		return nil
 	}
 	if c.head == len(c.run) {
-		c.mu.Lock()
-		c.run = append(c.run, c.ready...)
-		clear(c.ready)
-		c.ready = c.ready[:0]
-		c.mu.Unlock()
+		c.takeReady()
 		if c.head == len(c.run) {
 			return nil
 		}
@@ -230,6 +229,16 @@ func (c *coroutines) next() *coroutine {
 	}
 	c.passes++
 	return co
+}
+
+// takeReady moves the coroutines made ready elsewhere to the end of the
+// pass's list. It runs with ownership.
+func (c *coroutines) takeReady() {
+	c.mu.Lock()
+	c.run = append(c.run, c.ready...)
+	clear(c.ready)
+	c.ready = c.ready[:0]
+	c.mu.Unlock()
 }
 
 // freeReady lets the coroutines made ready elsewhere run on without the

@@ -116,6 +116,12 @@ func TestLuv(t *testing.T) {
 		if !r.Alive() {
 			t.Fatal("not Alive after Stop with a started timer")
 		}
+		// Serve runs, idle or not, until Stop.
+		tm.Close()
+		go r.Stop()
+		if err := r.Serve(ctx); err != nil {
+			t.Fatalf("Serve = %v, want nil at Stop", err)
+		}
 		tm.Close()
 	})
 	row(t, "now, update_time", func(t *testing.T, r *reactor.Reactor) {

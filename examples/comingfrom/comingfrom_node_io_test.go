@@ -142,26 +142,44 @@ func TestNodeIO(t *testing.T) {
 		if got.Name != "f" {
 			t.Fatalf("change %+v, want one for f", got)
 		}
+		// Recursive: true, for a tree.
+		must(t, os.Mkdir(filepath.Join(dir, "sub"), 0o700))
+		tree, err := uv.NewFSEvent(r, dir, uv.FSEventOptions{Recursive: true})
+		must(t, err)
+		want := filepath.Join("sub", "deep")
+		var names []string
+		tree.OnChange(func(ch uv.FSEventResult, err error) {
+			names = append(names, ch.Name)
+			if ch.Name == want {
+				tree.Close()
+			}
+		})
+		must(t, tree.Start())
+		must(t, os.WriteFile(filepath.Join(dir, want), []byte("x"), 0o600))
+		run(t, r)
+		if len(names) == 0 || names[len(names)-1] != want {
+			t.Fatalf("changes %q, want one for %s", names, want)
+		}
 	})
 	row(t, "net.createServer", func(t *testing.T, r *reactor.Reactor) {
-		l, err := uv.Listen(r, "tcp", "127.0.0.1:0")
+		ln, err := uv.Listen(r, "tcp", "127.0.0.1:0")
 		must(t, err)
-		l.OnAccept(func(c *uv.IO, err error) {
+		ln.OnAccept(func(c *uv.IO, err error) {
 			if err != nil {
 				return
 			}
 			c.OnRead(func(p []byte, err error) {
 				if err != nil { // the client's end: the program closes
 					c.Close()
-					l.Close()
+					ln.Close()
 					return
 				}
 				c.Send(p) // echo
 			})
 			c.Start()
 		})
-		must(t, l.Start())
-		addr := l.Addr().String()
+		must(t, ln.Start())
+		addr := ln.Addr().String()
 		got := make(chan string, 1)
 		go func() {
 			conn, err := net.Dial("tcp", addr)
@@ -184,7 +202,7 @@ func TestNodeIO(t *testing.T) {
 			t.Fatalf("echo = %q, want hello", s)
 		}
 	})
-	loopRow(t, "socket.write and drain", func(t *testing.T, l *loop.Loop) {
+	loopRow(t, "socket.write over a raw descriptor", func(t *testing.T, l *loop.Loop) {
 		fd, peer := socketPair(t, false)
 		drained := 0
 		s, err := l.NewStream(fd, loop.StreamOptions{CloseFD: true, OnDrain: func(s *loop.Stream) {
@@ -204,7 +222,7 @@ func TestNodeIO(t *testing.T) {
 			t.Fatalf("the peer read %d bytes, OnDrain ran %d times; want %d, once", n, drained, big)
 		}
 	})
-	row(t, "socket.write over uv.IO", func(t *testing.T, r *reactor.Reactor) {
+	row(t, "socket.write", func(t *testing.T, r *reactor.Reactor) {
 		c, peer := pipe(t, r)
 		must(t, c.Send(make([]byte, big)))
 		if c.Queued() == 0 {

@@ -3,6 +3,7 @@ package comingfrom_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -155,6 +156,24 @@ func TestNode(t *testing.T) {
 			t.Fatalf("a wait on a hidden timer alone = %v, want ErrDeadlock", err)
 		}
 		f.Resolve(0)
+	})
+	row(t, "held by the reactor", func(t *testing.T, r *reactor.Reactor) {
+		n := 0
+		func() { // a helper that sets up a timer and drops it
+			tm, _ := r.NewTimer(time.Millisecond, time.Millisecond)
+			tm.OnFire(func(error) {
+				if n++; n == 3 {
+					tm.Stop()
+				}
+			})
+			tm.Start()
+		}()
+		runtime.GC()
+		runtime.GC()
+		run(t, r)
+		if n != 3 {
+			t.Fatalf("the dropped timer fired %d times, want 3", n)
+		}
 	})
 	row(t, "new Promise", func(t *testing.T, r *reactor.Reactor) {
 		f := event.NewFuture[string](r)

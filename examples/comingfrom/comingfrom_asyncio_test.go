@@ -62,7 +62,7 @@ func TestAsyncio(t *testing.T) {
 	})
 	row(t, "gather", func(t *testing.T, r *reactor.Reactor) {
 		a, b := event.NewFuture[int](r), event.NewFuture[int](r)
-		go func() { b.Resolve(2); a.Resolve(1) }()
+		elsewhere(t, r, func() { b.Resolve(2); a.Resolve(1) })
 		vs, err := coRun(t, r, func(ctx context.Context) ([]int, error) { return event.AwaitAll(ctx, a, b) })
 		if !cmp.Equal([]int{1, 2}, vs) || err != nil {
 			t.Fatalf("AwaitAll = %v, %v; want [1 2]", vs, err)
@@ -80,7 +80,7 @@ func TestAsyncio(t *testing.T) {
 	row(t, "gather return_exceptions", func(t *testing.T, r *reactor.Reactor) {
 		a, b := event.NewFuture[int](r), event.NewFuture[int](r)
 		boom := errors.New("boom")
-		go func() { a.Reject(boom); b.Resolve(2) }()
+		elsewhere(t, r, func() { a.Reject(boom); b.Resolve(2) })
 		var errs []error
 		vs, err := coRun(t, r, func(ctx context.Context) ([]int, error) {
 			vs, e, err := event.AwaitAllSettled(ctx, a, b)
@@ -187,7 +187,7 @@ func TestAsyncio(t *testing.T) {
 	})
 	row(t, "Future", func(t *testing.T, r *reactor.Reactor) {
 		f := event.NewFuture[string](r)
-		go f.Resolve("result")
+		elsewhere(t, r, func() { f.Resolve("result") })
 		v, err := coRun(t, r, func(ctx context.Context) (string, error) { return f.Await(ctx) })
 		if v != "result" || err != nil {
 			t.Fatalf("Await = %q, %v", v, err)

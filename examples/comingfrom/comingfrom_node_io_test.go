@@ -264,7 +264,13 @@ func TestNodeIO(t *testing.T) {
 			t.Fatalf("%d ticks, %d timers left; want some ticks, none left", ticks, l.TimerCount())
 		}
 		// The same program ended early by SIGINT.
-		tick, _ = l.Repeat(time.Millisecond, func() { kill(t, syscall.SIGINT) })
+		sent := false
+		tick, _ = l.Repeat(time.Millisecond, func() {
+			if !sent { // once: a signal left over would reach the next watch
+				sent = true
+				kill(t, syscall.SIGINT)
+			}
+		})
 		l.Delay(time.Hour, func() { l.OffRepeat(tick) })
 		l.OnSignal(syscall.SIGINT, func(syscall.Signal) {
 			l.DeleteAllTimers()
@@ -277,7 +283,7 @@ func TestNodeIO(t *testing.T) {
 	})
 	row(t, "Promise.any block", func(t *testing.T, r *reactor.Reactor) {
 		fromCache, fromNetwork := event.NewFuture[string](r), event.NewFuture[string](r)
-		go func() { fromCache.Reject(errors.New("miss")); fromNetwork.Resolve("fresh") }()
+		elsewhere(t, r, func() { fromCache.Reject(errors.New("miss")); fromNetwork.Resolve("fresh") })
 		ctx := bounded(t)
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second) // the deadline
 		defer cancel()

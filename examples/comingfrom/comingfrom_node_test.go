@@ -177,7 +177,7 @@ func TestNode(t *testing.T) {
 	})
 	row(t, "new Promise", func(t *testing.T, r *reactor.Reactor) {
 		f := event.NewFuture[string](r)
-		go f.Resolve("v") // from any goroutine
+		elsewhere(t, r, func() { f.Resolve("v") }) // from any goroutine
 		v, err := coRun(t, r, func(ctx context.Context) (string, error) {
 			v, err := f.Await(ctx)
 			if err != nil {
@@ -191,7 +191,7 @@ func TestNode(t *testing.T) {
 		}
 		g := event.NewFuture[string](r)
 		boom := errors.New("boom")
-		go g.Reject(boom)
+		elsewhere(t, r, func() { g.Reject(boom) })
 		_, err = coRun(t, r, func(ctx context.Context) (string, error) { return g.Await(ctx) })
 		if !errors.Is(err, boom) {
 			t.Fatalf("await of a rejected future = %v, want boom", err)
@@ -199,14 +199,14 @@ func TestNode(t *testing.T) {
 	})
 	row(t, "Promise.all", func(t *testing.T, r *reactor.Reactor) {
 		a, b := event.NewFuture[int](r), event.NewFuture[int](r)
-		go func() { b.Resolve(2); a.Resolve(1) }()
+		elsewhere(t, r, func() { b.Resolve(2); a.Resolve(1) })
 		vs, err := coRun(t, r, func(ctx context.Context) ([]int, error) { return event.AwaitAll(ctx, a, b) })
 		if diff := cmp.Diff([]int{1, 2}, vs); diff != "" || err != nil {
 			t.Fatalf("AwaitAll = %v, %v (-want +got):\n%s", vs, err, diff)
 		}
 		c, d := event.NewFuture[int](r), event.NewFuture[int](r) // c never completes
 		boom := errors.New("boom")
-		go d.Reject(boom)
+		elsewhere(t, r, func() { d.Reject(boom) })
 		_, err = coRun(t, r, func(ctx context.Context) ([]int, error) { return event.AwaitAll(ctx, c, d) })
 		if !errors.Is(err, boom) {
 			t.Fatalf("AwaitAll with a failure = %v, want the first error", err)
@@ -216,7 +216,7 @@ func TestNode(t *testing.T) {
 	row(t, "Promise.allSettled", func(t *testing.T, r *reactor.Reactor) {
 		a, b := event.NewFuture[int](r), event.NewFuture[int](r)
 		boom := errors.New("boom")
-		go func() { b.Reject(boom); a.Resolve(1) }()
+		elsewhere(t, r, func() { b.Reject(boom); a.Resolve(1) })
 		type settled struct {
 			vs   []int
 			errs []error
@@ -237,7 +237,7 @@ func TestNode(t *testing.T) {
 	})
 	row(t, "Promise.race", func(t *testing.T, r *reactor.Reactor) {
 		a, b := event.NewFuture[int](r), event.NewFuture[int](r) // a never completes
-		go b.Resolve(2)
+		elsewhere(t, r, func() { b.Resolve(2) })
 		outs, err := coRun(t, r, func(ctx context.Context) ([]event.Outcome, error) {
 			return event.Await(ctx, event.Any(), a, b)
 		})
@@ -250,7 +250,7 @@ func TestNode(t *testing.T) {
 	row(t, "Promise.any", func(t *testing.T, r *reactor.Reactor) {
 		a, b := event.NewFuture[int](r), event.NewFuture[int](r)
 		boom := errors.New("boom")
-		go func() { a.Reject(boom); b.Resolve(2) }()
+		elsewhere(t, r, func() { a.Reject(boom); b.Resolve(2) })
 		type first struct{ winner, v int }
 		var f first
 		_, err := coRun(t, r, func(ctx context.Context) (struct{}, error) {
@@ -263,7 +263,7 @@ func TestNode(t *testing.T) {
 		}
 		c, d := event.NewFuture[int](r), event.NewFuture[int](r)
 		bang := errors.New("bang")
-		go func() { c.Reject(boom); d.Reject(bang) }()
+		elsewhere(t, r, func() { c.Reject(boom); d.Reject(bang) })
 		_, err = coRun(t, r, func(ctx context.Context) (struct{}, error) {
 			var err error
 			f.winner, f.v, err = event.AwaitFirst(ctx, c, d)

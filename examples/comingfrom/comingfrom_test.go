@@ -8,7 +8,9 @@ package comingfrom_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -49,7 +51,7 @@ func row(t *testing.T, name string, fn func(t *testing.T, r *reactor.Reactor)) {
 	t.Helper()
 	t.Run(name, func(t *testing.T) {
 		eachDriver(t, func(t *testing.T, d reactor.Driver) {
-			fn(t, newReactor(t, reactor.Options{Driver: d}))
+			fn(t, newReactor(t, reactor.Options{Driver: d, Logger: testLogger(t)}))
 		})
 	})
 }
@@ -59,7 +61,7 @@ func loopRow(t *testing.T, name string, fn func(t *testing.T, l *loop.Loop)) {
 	t.Helper()
 	t.Run(name, func(t *testing.T) {
 		eachDriver(t, func(t *testing.T, d reactor.Driver) {
-			l, err := loop.New(loop.Options{ReactorOptions: reactor.Options{Driver: d}})
+			l, err := loop.New(loop.Options{ReactorOptions: reactor.Options{Driver: d, Logger: testLogger(t)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,6 +73,19 @@ func loopRow(t *testing.T, name string, fn func(t *testing.T, l *loop.Loop)) {
 			fn(t, l)
 		})
 	})
+}
+
+// testLogger sends a reactor's reports (a deadlock a row provokes, say) to
+// the test's log.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, nil))
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 func newReactor(t *testing.T, opts reactor.Options) *reactor.Reactor {
@@ -164,4 +179,17 @@ func coRun[T any](t *testing.T, r *reactor.Reactor, fn func(ctx context.Context)
 		t.Fatal("the coroutine has not finished when Run returned")
 	}
 	return v, err
+}
+
+// elsewhere runs fn in a goroutine the reactor does not run, declared to r
+// with Hold until fn returns: a wait on what fn completes is then not taken
+// for a deadlock.
+func elsewhere(t *testing.T, r *reactor.Reactor, fn func()) {
+	t.Helper()
+	release, err := r.Hold()
+	must(t, err)
+	go func() {
+		defer release()
+		fn()
+	}()
 }

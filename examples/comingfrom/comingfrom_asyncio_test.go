@@ -221,7 +221,7 @@ func TestAsyncio(t *testing.T) {
 	})
 	loopRow(t, "add_signal_handler", func(t *testing.T, l *loop.Loop) {
 		var got syscall.Signal
-		must(t, l.OnSignal(syscall.SIGUSR1, func(sig syscall.Signal) { got = sig; l.OffSignal(sig) }))
+		must(t, l.OnSignal(syscall.SIGUSR1, func(sig syscall.Signal) { got = sig; l.OffSignal(sig) }, loop.SignalOptions{}))
 		kill(t, syscall.SIGUSR1)
 		runLoop(t, l)
 		if got != syscall.SIGUSR1 {

@@ -114,12 +114,12 @@ func TestNodeIO(t *testing.T) {
 		status := -1
 		p.OnExit(func(st int, err error) { status = st })
 		done := make(chan struct{})
-		go func() { <-p.Done(); close(done) }()
+		go func() { <-p.Exited(); close(done) }()
 		run(t, r)
 		select {
 		case <-done:
 		case <-time.After(safety):
-			t.Fatal("Done was not closed")
+			t.Fatal("Exited was not closed")
 		}
 		if status != 4 {
 			t.Fatalf("exit status %d, want 4", status)
@@ -258,7 +258,7 @@ func TestNodeIO(t *testing.T) {
 		l.OnSignal(syscall.SIGINT, func(syscall.Signal) {          // process.on('SIGINT')
 			l.DeleteAllTimers()
 			l.OffSignal(syscall.SIGINT)
-		}, loop.Unref())
+		}, loop.SignalOptions{Unref: true})
 		runLoop(t, l) // returns when nothing is left, as node does
 		if ticks == 0 || l.TimerCount() != 0 {
 			t.Fatalf("%d ticks, %d timers left; want some ticks, none left", ticks, l.TimerCount())
@@ -275,7 +275,7 @@ func TestNodeIO(t *testing.T) {
 		l.OnSignal(syscall.SIGINT, func(syscall.Signal) {
 			l.DeleteAllTimers()
 			l.OffSignal(syscall.SIGINT)
-		}, loop.Unref())
+		}, loop.SignalOptions{Unref: true})
 		runLoop(t, l)
 		if l.TimerCount() != 0 {
 			t.Fatalf("%d timers left after SIGINT, want none", l.TimerCount())

@@ -328,14 +328,14 @@ func TestNode(t *testing.T) {
 	})
 	loopRow(t, "process.on('SIGINT')", func(t *testing.T, l *loop.Loop) {
 		// With Unref the watch does not keep Run going.
-		must(t, l.OnSignal(syscall.SIGINT, func(syscall.Signal) {}, loop.Unref()))
+		must(t, l.OnSignal(syscall.SIGINT, func(syscall.Signal) {}, loop.SignalOptions{Unref: true}))
 		runLoop(t, l)
 		// Without it, Run goes on until OffSignal.
 		var got []syscall.Signal
 		must(t, l.OnSignal(syscall.SIGINT, func(s syscall.Signal) {
 			got = append(got, s)
 			l.OffSignal(syscall.SIGINT)
-		}))
+		}, loop.SignalOptions{}))
 		l.Delay(0, func() { kill(t, syscall.SIGINT) })
 		runLoop(t, l)
 		if diff := cmp.Diff([]syscall.Signal{syscall.SIGINT}, got); diff != "" {

@@ -28,7 +28,10 @@ import (
 //     plus Disconnect, so that each tries its operation and sees the end;
 //     an error reaches every started proxy with its event set and the
 //     error, and stops them all (polling stopped);
-//   - while proxies exist, the poll's own callbacks are not notified;
+//   - while proxies exist, the poll's own callbacks are not notified, and
+//     the poll's own Start adds nothing to the mask: it keeps the poll
+//     active (Run goes on) while polling for no event. Start the proxies,
+//     not the poll;
 //   - on a stream socket a readable report is checked with a non-blocking
 //     peek before each delivery: a readiness another reader consumed since
 //     the kernel reported it (a proxy notified before in the same pass, or

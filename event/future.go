@@ -46,14 +46,21 @@ type futureOps[T any] Future[T]
 
 // NewFuture returns a pending future belonging to src's Owner: a reactor
 // (NewFuture[T](r)), an Owner, or a *Serial (see OwnerSource). A future
-// made from a nil source, or one that names no owner, is unusable: every
-// operation on it returns ErrNoOwner. One made on a reactor whose Close has
+// made from a nil source, or one that names no owner, is unusable: it is
+// born done with ErrNoOwner, which every operation returns (Outcome and
+// Await included; Close and Dispose do nothing). One made on a reactor whose Close has
 // begun is refused: it is closed already, and done with the reactor's error
 // (see Future).
 func NewFuture[T any](src OwnerSource) *Future[T] {
 	o := ownerOf(src)
 	f := &Future[T]{owner: o}
 	initBase(&f.Base, (*futureOps[T])(f), false, GoOwned|ValueResult)
+	if _, ok := o.(noOwner); ok {
+		// Refused at birth, as on a closed reactor: a Resolve must not
+		// leave a value that Outcome would give with a nil error.
+		f.refuse(ErrNoOwner)
+		return f
+	}
 	if h, ok := o.(waiting.Holder); ok {
 		if err := h.Closing(); err != nil {
 			f.refuse(err)

@@ -430,7 +430,14 @@ func (b *Base) Retain() {
 	if b.unusable() || b.refs.TryRetain() {
 		return
 	}
-	report(b.owner(), b.ops.Event(), "Retain after the event's last Dispose", misuse("Retain"))
+	// The report is made with the owner held, as every report is (a
+	// reactor's OnReport runs on its loop): Retain may come from any
+	// goroutine. An owner that is gone takes it from any goroutine.
+	o, ev, err := b.owner(), b.ops.Event(), misuse("Retain")
+	const msg = "Retain after the event's last Dispose"
+	if o.Owned() || o.Post(func() { report(o, ev, msg, err) }) != nil {
+		report(o, ev, msg, err)
+	}
 }
 
 // misuse is ErrReleased for a call of op, naming the caller's line.

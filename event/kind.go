@@ -52,10 +52,14 @@ func complete(b *Base, result any, err error) error {
 }
 
 // Deref follows an event reference to the event it stands for; any other
-// event is returned as is.
+// event is returned as is, and so is a reference that stands for none (a
+// nil or zero one), whose methods refuse with ErrNilEvent: Deref never
+// turns an event into a nil interface.
 func Deref(ev Event) Event {
 	if r, ok := ev.(interface{ Target() Event }); ok && ev.Flags().Has(Reference) {
-		return r.Target()
+		if t := r.Target(); !isNilPointer(t) {
+			return t
+		}
 	}
 	return ev
 }

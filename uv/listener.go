@@ -190,12 +190,18 @@ func (e *listenEvent) onAccept(_ event.Event, res any, err error) {
 }
 
 // AcceptIO waits for the next connection (or ctx's end) and returns it. It
-// starts the listener the first time. Not on the loop goroutine.
+// starts the listener the first time. Not on the loop goroutine. A nil ctx
+// is refused with an error matching event.ErrNilContext.
 func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 	if l == nil || l.e == nil {
 		return nil, errZero("Listener")
 	}
 	e := l.e
+	if ctx == nil {
+		// Refused before a waiter is queued: one left by a panic on
+		// ctx.Done() would take the next connection to nobody.
+		return nil, &net.OpError{Op: "accept", Net: e.network, Addr: e.addr, Err: event.ErrNilContext}
+	}
 	w := &acceptOp{ch: make(chan struct{}, 1)}
 	var err error
 	if e.r.Owner().Owned() {

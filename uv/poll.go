@@ -59,7 +59,8 @@ func (ev PollEvents) String() string {
 //
 // Errors: a descriptor that is not open is refused at creation (EBADF),
 // and so is Start (or a proxy's Start that widens the mask) once the
-// descriptor was closed behind the poll; an error epoll reports on the
+// descriptor was closed behind the poll, or its number reused for another
+// file (both drivers compare fstat's device and inode with NewPoll's); an error epoll reports on the
 // descriptor while polling (POLLERR, which libuv reports as EBADF) arrives
 // as a Disconnect result; any other libuv error arrives as an error. After
 // either, polling has stopped, so the event is stopped (Start again to poll

@@ -5,6 +5,7 @@ package uv
 
 import (
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -21,6 +22,11 @@ type goPoll struct {
 	keeper
 	r  *reactor.Reactor
 	pl *goPoller // nil once closed
+	// The file the descriptor named at NewPoll (fstat's device and inode),
+	// checked whenever the descriptor is handed to epoll again, as the
+	// libuv shim checks it: a number closed and reused for another file
+	// is refused with EBADF, not polled in the poll's name.
+	dev, ino uint64
 }
 
 type goPollOps goPoll
@@ -39,6 +45,12 @@ func newGoPoll(r *reactor.Reactor, s pollState, opts PollOptions) (*Poll, error)
 		if err = fdOpen(s.fd); err != nil {
 			return
 		}
+		var st unix.Stat_t
+		if err = unix.Fstat(s.fd, &st); err != nil {
+			err = os.NewSyscallError("fstat", err)
+			return
+		}
+		e.dev, e.ino = st.Dev, st.Ino
 		if e.pl, err = joinPoller(r, e.fd, e); err != nil {
 			return
 		}
@@ -67,7 +79,19 @@ func (e *goPoll) watch(from, to PollEvents) error {
 	if e.pl == nil {
 		return nil
 	}
+	if to != 0 && from != to && e.fdGone() {
+		return os.NewSyscallError("epoll_ctl", unix.EBADF)
+	}
 	return e.pl.ctlMask(e.fd, epollEvents(from), epollEvents(to))
+}
+
+// fdGone reports whether the descriptor was closed behind the poll: not
+// open, or its number reused for another file. As in the libuv shim, a
+// number reused for another anonymous-inode descriptor (an eventfd, an
+// epoll instance: one inode for them all) cannot be told apart this way.
+func (e *goPoll) fdGone() bool {
+	var st unix.Stat_t
+	return unix.Fstat(e.fd, &st) != nil || st.Dev != e.dev || st.Ino != e.ino
 }
 
 // fired delivers what epoll reported for the descriptor, on the loop: only

@@ -115,3 +115,59 @@ func TestNewFutureOnZeroSerialWorks(t *testing.T) {
 		t.Errorf("Await = %d, %v; want 7, nil", v, err)
 	}
 }
+
+// Futures made, subscribed to and awaited from many goroutines while their
+// reactor's Close runs: whether made before the Close began or refused by
+// it, every Await returns (no wait hangs on a future nobody will complete)
+// with an error matching ErrReactorClosed, and every subscriber is told
+// exactly once. Both drivers.
+func TestNewFutureRacingReactorClose(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, r *reactor.Reactor) {
+		served := make(chan error, 1)
+		go func() { served <- r.Serve(context.Background()) }()
+		waitFor(t, "the loop to run", func() bool { return r.Stats().Running })
+		const workers, each = 4, 50
+		type result struct {
+			await error
+			told  int
+		}
+		results := make(chan result, workers*each)
+		start := make(chan struct{})
+		for range workers {
+			go func() {
+				<-start
+				for range each {
+					f := event.NewFuture[int](r)
+					told := make(chan error, 2)
+					if _, err := event.Subscribe(f, func(_ event.Event, _ any, err error) { told <- err }); err != nil {
+						told <- err // refused: the reactor's Close had begun
+					}
+					_, err := f.Await(context.Background())
+					<-told
+					results <- result{await: err, told: 1 + len(told)}
+				}
+			}()
+		}
+		close(start)
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-served; err != nil && !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("Serve = %v, want nil or ErrReactorClosed once Close ended it", err)
+		}
+		for range workers * each {
+			var res result
+			select {
+			case res = <-results:
+			case <-time.After(10 * time.Second):
+				t.Fatal("an Await on a future of a closed reactor did not return")
+			}
+			if !errors.Is(res.await, reactor.ErrReactorClosed) {
+				t.Errorf("Await = %v, want ErrReactorClosed", res.await)
+			}
+			if res.told != 1 {
+				t.Errorf("subscriber told %d times, want once", res.told)
+			}
+		}
+	})
+}

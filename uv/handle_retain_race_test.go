@@ -143,3 +143,55 @@ func TestCallbackReleasedWhileNotified(t *testing.T) {
 		uv.UvtShutdown(t, u, false)
 	})
 }
+
+// One callback held by several events (as a waker's is) is let go of from
+// many goroutines at once: its creator's Release, each event's DelCallback
+// and Close, and Sends that notify it meanwhile. Its OnDispose runs exactly
+// once, after the last holder let go, and nothing is reported. Both
+// drivers.
+func TestSharedCallbackLetGoFromManyGoroutines(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		for range 30 {
+			var mu sync.Mutex
+			disposes := 0
+			done := make(chan struct{})
+			cb := event.NewCallback(func(event.Event, any, error) {}).OnDispose(func() {
+				mu.Lock()
+				disposes++
+				mu.Unlock()
+				close(done)
+			})
+			var trs []*uv.Trigger
+			for range 3 {
+				tr := uv.UvtNewTrigger(t, u)
+				uv.UvtMust(t, tr.AddCallback(cb))
+				uv.UvtMust(t, tr.Start())
+				trs = append(trs, tr)
+			}
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() { defer wg.Done(); cb.Release() }()
+			for i, tr := range trs {
+				wg.Add(2)
+				go func() { defer wg.Done(); _ = tr.Send(); _ = tr.Send() }()
+				go func() {
+					defer wg.Done()
+					if i%2 == 0 {
+						_ = tr.DelCallback(cb)
+					}
+					_ = tr.Close()
+				}()
+			}
+			wg.Wait()
+			<-done
+			mu.Lock()
+			if disposes != 1 {
+				t.Fatalf("OnDispose ran %d times, want once", disposes)
+			}
+			mu.Unlock()
+		}
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}

@@ -81,13 +81,22 @@ func conformScope(t *testing.T) conform.Kind {
 }
 
 func conformSuspension(t *testing.T) conform.Kind {
-	var susps sync.Map // event.Event → *async.Suspension[int]
-	resume := func(s any, ok bool) func() error {
+	// The resume comes from the test's goroutine, which the reactor cannot
+	// see: each suspension's reactor is held (Reactor.Hold) until it is
+	// resumed, or the deadlock check could end the wait first.
+	type suspended struct {
+		s       *async.Suspension[int]
+		release func()
+	}
+	var susps sync.Map // event.Event → suspended
+	resume := func(v any, ok bool) func() error {
 		return func() error {
 			if !ok {
 				return nil
 			}
-			return s.(*async.Suspension[int]).Resume(1)
+			sp := v.(suspended)
+			defer sp.release()
+			return sp.s.Resume(1)
 		}
 	}
 	return conform.Kind{
@@ -96,11 +105,16 @@ func conformSuspension(t *testing.T) conform.Kind {
 			if err != nil {
 				return nil, err
 			}
-			c, err := reactor.Go(context.Background(), r, s.Suspend)
+			release, err := r.Hold()
 			if err != nil {
 				return nil, err
 			}
-			susps.Store(event.Event(c), s)
+			c, err := reactor.Go(context.Background(), r, s.Suspend)
+			if err != nil {
+				release()
+				return nil, err
+			}
+			susps.Store(event.Event(c), suspended{s, release})
 			return c, nil
 		},
 		Fire: func(ev event.Event) error { return resume(susps.LoadAndDelete(ev))() },

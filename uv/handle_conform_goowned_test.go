@@ -32,11 +32,27 @@ func conformFuture(t *testing.T) conform.Kind {
 		Info:    regexp.MustCompile(`^Future\(\w+\)$`),
 		OneShot: true,
 		NoStart: true,
+		Skip: map[string]string{
+			// A pending future with subscribers is held by its reactor
+			// (reactor's held tests pin it), but nothing can
+			// fire it once every reference is dropped: only a holder
+			// resolves a future.
+			"StartedIsKept": "only the future's holder can resolve it, and the check drops every reference",
+		},
 	}
 }
 
 func conformCoroutine(t *testing.T) conform.Kind {
 	var gates sync.Map // event.Event → chan struct{}
+	detach := func(ev event.Event) func() error {
+		g, ok := gates.LoadAndDelete(ev)
+		return func() error {
+			if ok {
+				close(g.(chan struct{}))
+			}
+			return nil
+		}
+	}
 	return conform.Kind{
 		New: func(r *reactor.Reactor) (event.Event, error) {
 			gate := make(chan struct{})
@@ -53,12 +69,8 @@ func conformCoroutine(t *testing.T) conform.Kind {
 			}
 			return co, err
 		},
-		Fire: func(ev event.Event) error {
-			if g, ok := gates.LoadAndDelete(ev); ok {
-				close(g.(chan struct{}))
-			}
-			return nil
-		},
+		Fire:    func(ev event.Event) error { return detach(ev)() },
+		Detach:  detach,
 		Info:    regexp.MustCompile(`^Goroutine \d+ spawned at \S+, \w+`),
 		OneShot: true,
 		NoStart: true,
@@ -90,6 +102,10 @@ func conformChannelRecv(t *testing.T) conform.Kind {
 		Fire: func(ev event.Event) error {
 			ch, _ := chans.Load(ev)
 			return ch.(*async.Channel[int]).Send(1).Start()
+		},
+		Detach: func(ev event.Event) func() error {
+			ch, _ := chans.Load(ev)
+			return func() error { return ch.(*async.Channel[int]).Send(1).Start() }
 		},
 		Info:    regexp.MustCompile(`^Channel\.Recv\(.*\)$`),
 		OneShot: true,

@@ -138,7 +138,7 @@ func (g *Group[T]) typed() []event.Typed[T] {
 // otherwise the tasks' errors joined in order of addition (nil when all
 // succeeded). A ctx that ends first gives its error.
 func (g *Group[T]) Wait(ctx context.Context) ([]T, error) {
-	rs, err := g.wait(ctx, event.All().IgnoreErrors())
+	rs, err := g.wait(ctx, event.All().IgnoreErrors(), true)
 	if rs == nil || err != nil {
 		return nil, err
 	}
@@ -172,18 +172,25 @@ func (g *Group[T]) WaitAny(ctx context.Context) (int, T, error) {
 
 // WaitN waits until n tasks have succeeded, or until that can no longer
 // happen (then the error joins the failures). The results are by position;
-// Done tells which tasks had finished.
+// Done tells which tasks had finished. An n below 1 or above the number of
+// tasks (a group with none included) is event.ErrBadMode, which matches
+// syscall.EINVAL: never an empty success.
 func (g *Group[T]) WaitN(ctx context.Context, n int) ([]Result[T], error) {
-	return g.wait(ctx, event.AtLeast(n).IgnoreErrors())
+	return g.wait(ctx, event.AtLeast(n).IgnoreErrors(), false)
 }
 
-func (g *Group[T]) wait(ctx context.Context, m event.Mode) ([]Result[T], error) {
+// wait awaits the group's tasks in mode m; with none, it returns at once,
+// with nothing when none is a success for m (emptyOK), else ErrBadMode.
+func (g *Group[T]) wait(ctx context.Context, m event.Mode, emptyOK bool) ([]Result[T], error) {
 	if !g.usable() {
 		return nil, event.ErrNilEvent
 	}
 	evs := g.typed()
 	if len(evs) == 0 {
-		return nil, nil
+		if emptyOK {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("async: a wait for tasks of a group that has none: %w", event.ErrBadMode)
 	}
 	outs, err := event.Await(ctx, m, events(evs)...)
 	return results[T](outs), err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,6 +131,14 @@ func TestGroupBadInput(t *testing.T) {
 	}
 	if vs, err := g.Wait(context.Background()); vs != nil || err != nil {
 		t.Errorf("Wait on an empty group = %v, %v", vs, err)
+	}
+	// Two successes of no task can never happen: an error, not an empty
+	// success, as WaitAny's.
+	if rs, err := g.WaitN(context.Background(), 2); rs != nil || !errors.Is(err, event.ErrBadMode) || !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("WaitN(2) on an empty group = %v, %v; want nothing and ErrBadMode", rs, err)
+	}
+	if _, _, err := g.WaitAny(context.Background()); err == nil {
+		t.Error("WaitAny on an empty group succeeded")
 	}
 }
 

@@ -198,9 +198,9 @@ func (g *Group[T]) wait(ctx context.Context, m event.Mode, emptyOK bool) ([]Resu
 
 // Result is one task's part in a wait, at its position.
 type Result[T any] struct {
-	Done  bool // the task had finished
-	Value T
-	Err   error
+	Done  bool  // the task had finished
+	Value T     // its value, when it succeeded
+	Err   error // its error, when it failed
 }
 
 func results[T any](outs []event.Outcome) []Result[T] {

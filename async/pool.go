@@ -49,7 +49,9 @@ type PoolOptions[T any] struct {
 	Max int
 	// Healthy, if set, is asked every CheckEvery about each idle resource,
 	// on the loop (it must not block); an unhealthy one is destroyed.
-	Healthy    func(T) bool
+	Healthy func(T) bool
+	// CheckEvery is the period of those checks; it must be positive when
+	// Healthy is set.
 	CheckEvery time.Duration
 }
 

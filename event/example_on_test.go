@@ -35,3 +35,28 @@ func ExampleAwaitAllSettled() {
 	// 1: "" no such host
 	// wait: <nil>
 }
+
+// AwaitValue waits for one typed event from a goroutine that is not the
+// loop's and gives its value as a T.
+func ExampleAwaitValue() {
+	var loop event.Serial
+	answer := event.NewFuture[int](&loop)
+	go answer.Resolve(42)
+	v, err := event.AwaitValue(context.Background(), answer)
+	fmt.Println(v, err)
+	// Output: 42 <nil>
+}
+
+// With WithClose, On also delivers the notification a Close sends, as
+// event.ErrClosed: a callback that must always run (to release what it
+// holds) asks for it.
+func ExampleWithClose() {
+	var loop event.Serial
+	job := event.NewFuture[string](&loop)
+	event.On(job, func(v string, err error) { fmt.Println("plain:", v, err) })
+	event.On(job, func(v string, err error) {
+		fmt.Println("with close:", errors.Is(err, event.ErrClosed))
+	}, event.WithClose)
+	job.Close()
+	// Output: with close: true
+}

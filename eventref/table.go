@@ -108,6 +108,7 @@ func (t *Table[T]) Each(f func(ID, T)) {
 // Dropper receives the IDs of references dropped without Close. It is called
 // from the runtime's cleanup goroutine, so it must only queue the close.
 type Dropper interface {
+	// Dropped is told the ID of one reference the collector took.
 	Dropped(id ID)
 }
 

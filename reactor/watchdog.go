@@ -30,6 +30,7 @@ type BlockedError struct {
 	Where string        // the callback's location: "dir/file.go:line", or "" when unknown
 }
 
+// Error says how long the loop was blocked and where, when known.
 func (e *BlockedError) Error() string {
 	if e == nil {
 		return ErrBlocked.Error()

@@ -50,6 +50,7 @@ func (m OutputMode) String() string {
 // CommandOptions configure a Command. The zero value runs in CaptureLines
 // mode with no timeout.
 type CommandOptions struct {
+	// Mode is what becomes of the command's output (see OutputMode).
 	Mode OutputMode
 	// Timeout, if not zero, bounds the command: when it runs out the
 	// command's process group gets SIGTERM, and SIGKILL Grace later if it
@@ -74,6 +75,8 @@ type CommandOptions struct {
 
 // CommandResult is what a Command completes with.
 type CommandResult struct {
+	// Mode is the mode the command ran in, which says which fields below
+	// hold its output.
 	Mode OutputMode
 	// Lines holds the output lines (CaptureLines), trailing whitespace
 	// removed from each.

@@ -386,8 +386,8 @@ type NameInfoHints struct {
 
 // NameInfoResult is the answer of a NameInfo lookup.
 type NameInfoResult struct {
-	Host    string
-	Service string
+	Host    string // the host's name (or its address as text, with NameRequired unset)
+	Service string // the service's name (or the port as text)
 }
 
 // A NameInfo is a getnameinfo lookup of an address and port as a one-shot

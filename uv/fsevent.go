@@ -47,8 +47,8 @@ func (ev FSEvents) String() string {
 // name), and what happened to it. With Recursive, names below the root are
 // paths ("sub/dir/file", with the system's separator).
 type FSEventResult struct {
-	Name   string
-	Events FSEvents
+	Name   string   // the file's name or path, as above
+	Events FSEvents // what happened: Rename, Change, or both
 }
 
 // ErrWatchLimit is reported, with syscall.ENOSPC, when a watch cannot be

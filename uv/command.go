@@ -68,7 +68,7 @@ type CommandOptions struct {
 	// Dir and Env are the command's working directory and environment, as
 	// in ProcessOptions.
 	Dir string
-	Env []string
+	Env []string // nil: this process's environment
 	// Shell runs the command as Shell -c command; empty means /bin/sh.
 	Shell string
 }

@@ -38,7 +38,8 @@ func (r *Reactor) Run(ctx context.Context) error { return r.run(ctx, untilIdle) 
 func (r *Reactor) RunOnce(ctx context.Context) error { return r.run(ctx, oneTurn) }
 
 // RunNoWait runs one turn of the loop without waiting (UV_RUN_NOWAIT): what
-// is due now runs, and it returns.
+// is due now runs, and it returns. With ctx already done it runs nothing
+// and returns ctx's error, as Run and RunOnce do.
 func (r *Reactor) RunNoWait(ctx context.Context) error { return r.run(ctx, noWait) }
 
 // Alive reports whether the reactor has something that can still happen
@@ -124,6 +125,9 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 	}
 
 	if mode == noWait {
+		if err := ctx.Err(); err != nil {
+			return err // as Run and RunOnce: a context already done runs nothing
+		}
 		r.turn()
 		return nil
 	}

@@ -372,8 +372,9 @@ func TestWaitEndsWithItsContext(t *testing.T) {
 	}
 }
 
-// The loop's own waits: Run, RunOnce, Serve and Shutdown, with a started
-// timer of an hour keeping the loop busy.
+// The loop's own waits: Run, RunOnce and Serve, with a started timer of an
+// hour keeping the loop busy (RunNoWait, which does not wait, is pinned in
+// reactor's run tests; Shutdown's bound by the file and command tests).
 func TestRunEndsWithItsContext(t *testing.T) {
 	runs := []struct {
 		name string

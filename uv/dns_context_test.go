@@ -75,7 +75,7 @@ func TestDNSContextEndsLookup(t *testing.T) {
 			t.Run(lk.name+"/"+end.Error(), func(t *testing.T) {
 				uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 					var blocked *blockingResolver
-					var blockers []*uv.FSRequest
+					var blockers []*uv.FSRequest[int]
 					var release func() func()
 					if u.Driver() == reactor.DriverGo {
 						blocked = newBlockingResolver(1)

@@ -105,8 +105,8 @@ func UvtSignalsQueued(s *Signal) int { return bits.OnesCount64(s.pending.Load())
 
 // UvtFSOpen submits the open of name without waiting for it (OpenFile
 // waits), so that a test can hold a request in flight.
-func UvtFSOpen(r *reactor.Reactor, name string, flag int) (*FSRequest, error) {
-	return submitFS(r, &File{r: r, name: name, fd: -1}, fsOp{name: "open", path: name, flag: flag | unix.O_CLOEXEC})
+func UvtFSOpen(r *reactor.Reactor, name string, flag int) (*FSRequest[int], error) {
+	return submitFS[int](r, &File{r: r, name: name, fd: -1}, fsOp{name: "open", path: name, flag: flag | unix.O_CLOEXEC})
 }
 
 // UvtPoolSize is how many file operations run at once on either driver:
@@ -147,7 +147,7 @@ func uvtPoller(u *UvtReactor) *goPoller {
 
 // UvtFSRead submits a read request on an open descriptor (one File would
 // need a running loop to open).
-func UvtFSRead(r *reactor.Reactor, fd uintptr) (*FSRequest, error) {
+func UvtFSRead(r *reactor.Reactor, fd uintptr) (*FSRequest[[]byte], error) {
 	f := &File{r: r, name: "fd", fd: int(fd)}
 	return f.ReadAsync(64, 0)
 }

@@ -49,7 +49,7 @@ type File struct {
 // completes cancels it if it has not started; its waiters get
 // event.ErrClosed either way, and a descriptor an open cancelled too late
 // gives is closed.
-type FSRequest struct {
+type FSRequest[T any] struct {
 	event.Base
 	reqCore
 	op string
@@ -82,9 +82,9 @@ type fsOp struct {
 	off  int64  // read, write: -1 for the descriptor's position
 }
 
-func (q *FSRequest) kindName() string { return "fs" }
+func (q *FSRequest[T]) kindName() string { return "fs" }
 
-func (q *FSRequest) describe() string {
+func (q *FSRequest[T]) describe() string {
 	name := "?"
 	if q.fs != nil {
 		name = q.fs.name
@@ -95,7 +95,7 @@ func (q *FSRequest) describe() string {
 // hold records the descriptor an open delivers, for abandon to close
 // should its waiter give up after all; it reports false when the waiter
 // gave up already: nobody will take it.
-func (q *FSRequest) hold(res any) bool {
+func (q *FSRequest[T]) hold(res any) bool {
 	fd, ok := res.(int)
 	if !ok || q.op != "open" {
 		return true
@@ -111,13 +111,13 @@ func (q *FSRequest) hold(res any) bool {
 
 // failure is the error of an operation that failed with status, a negated
 // errno (libuv's convention), the same on both drivers.
-func (q *FSRequest) failure(status int) error {
+func (q *FSRequest[T]) failure(status int) error {
 	return uvcgo.ErrorOf("uv_fs_"+q.op, status)
 }
 
 // unclaimed lets go of the result of an operation whose request closed
 // first: a descriptor an open gave is closed, since nobody will.
-func (q *FSRequest) unclaimed(res any) {
+func (q *FSRequest[T]) unclaimed(res any) {
 	if fd, ok := res.(int); ok && q.op == "open" {
 		unix.Close(fd)
 	}
@@ -125,8 +125,8 @@ func (q *FSRequest) unclaimed(res any) {
 
 // submitFS makes one request for op on f's reactor r and submits it, to
 // libuv or, on the pure-Go driver, to the pool (submitGo).
-func submitFS(r *reactor.Reactor, f *File, op fsOp) (*FSRequest, error) {
-	q := &FSRequest{op: op.name, fs: f, held: -1}
+func submitFS[T any](r *reactor.Reactor, f *File, op fsOp) (*FSRequest[T], error) {
+	q := &FSRequest[T]{op: op.name, fs: f, held: -1}
 	var err error
 	if r != nil && r.Driver() == reactor.DriverGo {
 		err = q.submitGo(r, op)
@@ -139,24 +139,25 @@ func submitFS(r *reactor.Reactor, f *File, op fsOp) (*FSRequest, error) {
 	return q, nil
 }
 
-// await waits for q and returns its result. When the wait ends first
-// (ctx, or a nil one, or the reactor closing), q is abandoned: closed, and
-// an outcome it had already given, which nobody takes now, is let go (a
-// descriptor an open gave is closed).
-func (q *FSRequest) await(ctx context.Context) (any, error) {
+// await waits for q and returns its result, as Await does. When the wait
+// ends first (ctx, or a nil one, or the reactor closing), q is abandoned:
+// closed, and an outcome it had already given, which nobody takes now, is
+// let go (a descriptor an open gave is closed).
+func (q *FSRequest[T]) await(ctx context.Context) (T, error) {
 	out, err := event.Await(ctx, event.Any(), q)
 	if err != nil {
 		q.abandon()
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	return out[0].Result, out[0].Err
+	return as[T](out[0].Result), out[0].Err
 }
 
 // abandon closes q for a waiter that gave up. A descriptor an open
 // delivered already is closed here; one still to come is closed where it
 // is delivered (hold), whether the loop runs it before or after the
 // request's close, and even with the reactor closed meanwhile.
-func (q *FSRequest) abandon() {
+func (q *FSRequest[T]) abandon() {
 	q.mu.Lock()
 	q.gaveUp = true
 	fd := q.held
@@ -177,7 +178,7 @@ func OpenFile(ctx context.Context, r *reactor.Reactor, name string, flag int, pe
 		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.EINVAL}
 	}
 	f := &File{r: r, name: name, fd: -1}
-	q, err := submitFS(r, f, fsOp{name: "open", path: name, flag: flag | unix.O_CLOEXEC, mode: int(perm.Perm())})
+	q, err := submitFS[int](r, f, fsOp{name: "open", path: name, flag: flag | unix.O_CLOEXEC, mode: int(perm.Perm())})
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +186,7 @@ func OpenFile(ctx context.Context, r *reactor.Reactor, name string, flag int, pe
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
-	f.fd = res.(int)
+	f.fd = res
 	// A File dropped open gives its descriptor back: no C memory is held.
 	f.clean = runtime.AddCleanup(f, func(fd int) { unix.Close(fd) }, f.fd)
 	return f, nil
@@ -218,13 +219,13 @@ func (f *File) descriptor() (int, error) {
 // its buffer is made up front. A closed File is refused with an error
 // matching os.ErrClosed; n < 1 or an offset below -1 with one matching
 // syscall.EINVAL.
-func (f *File) ReadAsync(n int, off int64) (*FSRequest, error) {
+func (f *File) ReadAsync(n int, off int64) (*FSRequest[[]byte], error) {
 	fd, err := f.usable("read", n > 0, off)
 	if err != nil {
 		return nil, err
 	}
 	n = min(n, maxFileIO)
-	return submitFS(f.r, f, fsOp{name: "read", fd: fd, n: n, off: off})
+	return submitFS[[]byte](f.r, f, fsOp{name: "read", fd: fd, n: n, off: off})
 }
 
 // WriteAsync writes p at off (-1: at the descriptor's position) and
@@ -232,13 +233,13 @@ func (f *File) ReadAsync(n int, off int64) (*FSRequest, error) {
 // request, as ReadAsync reads (WriteAt and Write go on with the rest). p is
 // copied: reuse it at once. It is refused as ReadAsync is, and an empty p
 // with syscall.EINVAL.
-func (f *File) WriteAsync(p []byte, off int64) (*FSRequest, error) {
+func (f *File) WriteAsync(p []byte, off int64) (*FSRequest[int], error) {
 	fd, err := f.usable("write", len(p) > 0, off)
 	if err != nil {
 		return nil, err
 	}
 	p = p[:min(len(p), maxFileIO)]
-	return submitFS(f.r, f, fsOp{name: "write", fd: fd, p: p, off: off})
+	return submitFS[int](f.r, f, fsOp{name: "write", fd: fd, p: p, off: off})
 }
 
 // maxFileIO bounds the bytes of one read or write request: libuv's
@@ -282,11 +283,10 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 		if err != nil {
 			return n, &os.PathError{Op: "read", Path: f.name, Err: err}
 		}
-		b := res.([]byte)
-		if len(b) == 0 {
+		if len(res) == 0 {
 			return n, io.EOF
 		}
-		n += copy(p[n:], b)
+		n += copy(p[n:], res)
 	}
 	return n, nil
 }
@@ -307,7 +307,7 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 		if err != nil {
 			return n, &os.PathError{Op: "write", Path: f.name, Err: err}
 		}
-		n += res.(int)
+		n += res
 	}
 	return n, nil
 }
@@ -330,7 +330,7 @@ func (f *File) Read(p []byte) (int, error) {
 	if err != nil {
 		return 0, &os.PathError{Op: "read", Path: f.name, Err: err}
 	}
-	n := copy(p, res.([]byte))
+	n := copy(p, res)
 	if n == 0 {
 		return 0, io.EOF
 	}
@@ -356,10 +356,10 @@ func (f *File) Write(p []byte) (int, error) {
 		if err != nil {
 			return n, &os.PathError{Op: "write", Path: f.name, Err: err}
 		}
-		if res.(int) == 0 {
+		if res == 0 {
 			return n, &os.PathError{Op: "write", Path: f.name, Err: io.ErrShortWrite}
 		}
-		n += res.(int)
+		n += res
 	}
 	return n, nil
 }
@@ -379,7 +379,7 @@ func (f *File) Close() error {
 		return &os.PathError{Op: "close", Path: f.name, Err: os.ErrClosed}
 	}
 	f.clean.Stop()
-	q, err := submitFS(f.r, f, fsOp{name: "close", fd: fd})
+	q, err := submitFS[int](f.r, f, fsOp{name: "close", fd: fd})
 	if err != nil {
 		unix.Close(fd) // the reactor is gone: close it here
 		return err

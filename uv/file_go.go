@@ -33,11 +33,11 @@ import (
 // dropped in flight is collected once it has completed.
 
 // goFSOps implements eventkind.Ops for an FSRequest on the pure-Go driver.
-type goFSOps FSRequest
+type goFSOps[T any] FSRequest[T]
 
 // submitGo makes q the pure-Go driver's request for op and queues op's job,
 // on the loop; it refuses a closing reactor with ErrReactorClosed.
-func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
+func (q *FSRequest[T]) submitGo(r *reactor.Reactor, op fsOp) error {
 	// WriteAsync's caller may reuse p at once (libuv's path copies it into
 	// the request's C memory).
 	op.p = bytes.Clone(op.p)
@@ -45,7 +45,7 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 	host := kind.HostOf(r.Owner())
 	q.entry = entry{r: r, host: host, ev: q}
 	q.b = &q.Base
-	eventkind.Init(&q.Base, (*goFSOps)(q), false, event.GoOwned)
+	eventkind.Init(&q.Base, (*goFSOps[T])(q), false, event.GoOwned)
 	var err error
 	if x := r.Call(func() {
 		if err = onReactorClose(&q.closer, r, q); err != nil {
@@ -77,25 +77,25 @@ func (q *FSRequest) submitGo(r *reactor.Reactor, op fsOp) error {
 
 // landed delivers the outcome of q's job, on the loop: to q's waiters, or,
 // if q closed first, to nobody.
-func (q *FSRequest) landed(res any, err error) {
+func (q *FSRequest[T]) landed(res any, err error) {
 	if !q.hold(res) || !q.settle(res, err) {
 		q.unclaimed(res)
 	}
 }
 
-func (o *goFSOps) Owner() event.Owner         { return o.r.Owner() }
-func (o *goFSOps) Event() event.Event         { return (*FSRequest)(o) }
-func (o *goFSOps) Arm() error                 { return nil }
-func (o *goFSOps) Disarm()                    {}
-func (o *goFSOps) Describe() string           { return (*FSRequest)(o).describe() }
-func (o *goFSOps) Stored() (any, error, bool) { return (*reqCoreOps)(&o.reqCore).Stored() }
+func (o *goFSOps[T]) Owner() event.Owner         { return o.r.Owner() }
+func (o *goFSOps[T]) Event() event.Event         { return (*FSRequest[T])(o) }
+func (o *goFSOps[T]) Arm() error                 { return nil }
+func (o *goFSOps[T]) Disarm()                    {}
+func (o *goFSOps[T]) Describe() string           { return (*FSRequest[T])(o).describe() }
+func (o *goFSOps[T]) Stored() (any, error, bool) { return (*reqCoreOps)(&o.reqCore).Stored() }
 
 // Free runs when the request has closed (completed, or closed first by
 // Close, Dispose or the reactor's Close): a job that has not started is
 // taken back (a close's descriptor is then closed here, as libuv's shim
 // closes it when its close request is cancelled); one that has runs on,
 // and its outcome is let go (landed).
-func (o *goFSOps) Free(bool) {
+func (o *goFSOps[T]) Free(bool) {
 	o.closer.forget()
 	if o.job != nil {
 		if o.job.Cancel() == nil && o.op == "close" {
@@ -103,7 +103,7 @@ func (o *goFSOps) Free(bool) {
 			// and its File has let go of it.
 			unix.Close(o.closing)
 		}
-		o.host.CountHandle((*FSRequest)(o).kindName(), -1)
+		o.host.CountHandle((*FSRequest[T])(o).kindName(), -1)
 	}
 }
 

@@ -40,7 +40,7 @@ func TestFSRequestLifecycle(t *testing.T) {
 		osf, err := os.Open(path)
 		uv.UvtMust(t, err)
 		defer osf.Close()
-		var q *uv.FSRequest
+		var q *uv.FSRequest[[]byte]
 		var heard []string
 		listen := func(who string) func(event.Event, any, error) {
 			return func(_ event.Event, res any, err error) {
@@ -111,7 +111,7 @@ func eachDriverCounted(t *testing.T, fn func(t *testing.T, u *uv.UvtReactor, bas
 // nobody writes to: each blocks its worker until release opens the
 // writing end. Requests submitted after them wait in the queue. started
 // reports whether one of the opens has begun (a reader waits on the FIFO).
-func holdPool(t *testing.T, u *uv.UvtReactor) (blockers []*uv.FSRequest, started func() bool, release func() (done func())) {
+func holdPool(t *testing.T, u *uv.UvtReactor) (blockers []*uv.FSRequest[int], started func() bool, release func() (done func())) {
 	t.Helper()
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	uv.UvtMust(t, unix.Mkfifo(fifo, 0o600))

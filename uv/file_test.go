@@ -80,9 +80,9 @@ func TestFileWriteRead(t *testing.T) {
 		if err != nil || !bytes.Equal(all, data) {
 			t.Errorf("ReadAll = %d bytes, %v", len(all), err)
 		}
-		q, err = f.WriteAsync([]byte("TAIL"), -1)
+		w, err := f.WriteAsync([]byte("TAIL"), -1)
 		uv.UvtMust(t, err)
-		if out, err := event.Await(ctx, event.Any(), q); err != nil || out[0].Result != 4 {
+		if out, err := event.Await(ctx, event.Any(), w); err != nil || out[0].Result != 4 {
 			t.Errorf("WriteAsync at the position = %v, %v; want 4", out[0].Result, err)
 		}
 		uv.UvtMust(t, f.Close())
@@ -124,7 +124,7 @@ func shapeOf(err error) errShape {
 
 // awaitErr returns the error a request completes with (or the one that
 // refused it).
-func awaitErr(q *uv.FSRequest, err error) error {
+func awaitErr[T any](q *uv.FSRequest[T], err error) error {
 	if err != nil {
 		return err
 	}
@@ -268,7 +268,7 @@ func TestFSRequestCounted(t *testing.T) {
 		stop := uv.UvtServe(t, u)
 		f, err := uv.OpenFile(context.Background(), u.Reactor, filepath.Join(t.TempDir(), "x"), os.O_CREATE|os.O_RDWR, 0o600)
 		uv.UvtMust(t, err)
-		var q *uv.FSRequest
+		var q *uv.FSRequest[int]
 		var inFlight map[string]int
 		uv.UvtMust(t, u.Call(func() {
 			// Submitted on the loop: it cannot complete before a later turn.

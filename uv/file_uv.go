@@ -20,7 +20,7 @@ func (op *fsOp) submit(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
 	return l.FSClose(id, op.fd)
 }
 
-func (q *FSRequest) done(rec *uvcgo.Completion) (any, error) {
+func (q *FSRequest[T]) done(rec *uvcgo.Completion) (any, error) {
 	if rec.Status < 0 {
 		return nil, q.failure(int(rec.Status))
 	}
@@ -37,4 +37,4 @@ func (q *FSRequest) done(rec *uvcgo.Completion) (any, error) {
 	return res, nil
 }
 
-func (q *FSRequest) cancel(req uvcgo.Request) { q.loop.CancelFS(req) }
+func (q *FSRequest[T]) cancel(req uvcgo.Request) { q.loop.CancelFS(req) }

@@ -217,7 +217,7 @@ func TestFSRequestInFlightKeepsFile(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "f")
 		uv.UvtMust(t, os.WriteFile(path, []byte("kept"), 0o600))
 		stop := uv.UvtServe(t, u)
-		var q *uv.FSRequest
+		var q *uv.FSRequest[[]byte]
 		func() {
 			f, err := uv.OpenFile(waitCtx(t), u.Reactor, path, os.O_RDONLY, 0)
 			uv.UvtMust(t, err)

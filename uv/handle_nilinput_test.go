@@ -33,7 +33,7 @@ func TestNilInputsRefused(t *testing.T) {
 		Funcs: nilInputFuncs,
 		Types: []any{
 			(*uv.AddrInfo)(nil), (*uv.DNSError)(nil), (*uv.Command)(nil), (*uv.OutputMode)(nil),
-			(*uv.FSEvent)(nil), (*uv.FSEvents)(nil), (*uv.FSRequest)(nil), (*uv.File)(nil),
+			(*uv.FSEvent)(nil), (*uv.FSEvents)(nil), (*uv.FSRequest[[]byte])(nil), (*uv.File)(nil),
 			(*uv.Handle)(nil), (*uv.IO)(nil), (*uv.ListenConfig)(nil), (*uv.Listener)(nil),
 			(*uv.NameInfo)(nil), (*uv.Phase)(nil), (*uv.Poll)(nil), (*uv.PollEvents)(nil),
 			(*uv.PollProxy)(nil), (*uv.Process)(nil), (*uv.Signal)(nil), (*uv.Task[any])(nil),

@@ -493,7 +493,7 @@ func (f *FSEvent) Target() event.Event {
 // AddCallback subscribes cb. See Event.
 //
 // It is [event.Base.AddCallback], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) AddCallback(cb *event.Callback) error {
+func (q *FSRequest[T]) AddCallback(cb *event.Callback) error {
 	if q == nil {
 		return (*event.Base)(nil).AddCallback(cb)
 	}
@@ -504,7 +504,7 @@ func (q *FSRequest) AddCallback(cb *event.Callback) error {
 // and returns nil, even when its owner is gone (a reactor already closed).
 //
 // It is [event.Base.Close], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) Close() error {
+func (q *FSRequest[T]) Close() error {
 	if q == nil {
 		return (*event.Base)(nil).Close()
 	}
@@ -514,7 +514,7 @@ func (q *FSRequest) Close() error {
 // DelCallback unsubscribes cb. See Event.
 //
 // It is [event.Base.DelCallback], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) DelCallback(cb *event.Callback) error {
+func (q *FSRequest[T]) DelCallback(cb *event.Callback) error {
 	if q == nil {
 		return (*event.Base)(nil).DelCallback(cb)
 	}
@@ -525,7 +525,7 @@ func (q *FSRequest) DelCallback(cb *event.Callback) error {
 // Disposing an event whose references are all gone does nothing.
 //
 // It is [event.Base.Dispose], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) Dispose() {
+func (q *FSRequest[T]) Dispose() {
 	if q == nil {
 		(*event.Base)(nil).Dispose()
 		return
@@ -536,7 +536,7 @@ func (q *FSRequest) Dispose() {
 // Flags returns the event's flags.
 //
 // It is [event.Base.Flags], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) Flags() event.Flags {
+func (q *FSRequest[T]) Flags() event.Flags {
 	if q == nil {
 		return (*event.Base)(nil).Flags()
 	}
@@ -546,7 +546,7 @@ func (q *FSRequest) Flags() event.Flags {
 // Info describes the event. See Event.
 //
 // It is [event.Base.Info], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) Info() string {
+func (q *FSRequest[T]) Info() string {
 	if q == nil {
 		return (*event.Base)(nil).Info()
 	}
@@ -556,7 +556,7 @@ func (q *FSRequest) Info() string {
 // MarkErrorHandled sets ErrorHandled: the error was dealt with at its source.
 //
 // It is [event.Base.MarkErrorHandled], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) MarkErrorHandled() {
+func (q *FSRequest[T]) MarkErrorHandled() {
 	if q == nil {
 		(*event.Base)(nil).MarkErrorHandled()
 		return
@@ -567,7 +567,7 @@ func (q *FSRequest) MarkErrorHandled() {
 // Object returns the owning object recorded by SetObject, or nil.
 //
 // It is [event.Base.Object], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) Object() any {
+func (q *FSRequest[T]) Object() any {
 	if q == nil {
 		return (*event.Base)(nil).Object()
 	}
@@ -577,7 +577,7 @@ func (q *FSRequest) Object() any {
 // Replay delivers the stored result to cb. See Event.
 //
 // It is [event.Base.Replay], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) Replay(cb *event.Callback) error {
+func (q *FSRequest[T]) Replay(cb *event.Callback) error {
 	if q == nil {
 		return (*event.Base)(nil).Replay(cb)
 	}
@@ -595,7 +595,7 @@ func (q *FSRequest) Replay(cb *event.Callback) error {
 // error matching ErrReleased that names the line that called it.
 //
 // It is [event.Base.Retain], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) Retain() {
+func (q *FSRequest[T]) Retain() {
 	if q == nil {
 		(*event.Base)(nil).Retain()
 		return
@@ -609,7 +609,7 @@ func (q *FSRequest) Retain() {
 // still delivers while something else keeps the loop turning.
 //
 // It is [event.Base.SetHidden], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) SetHidden(hidden bool) error {
+func (q *FSRequest[T]) SetHidden(hidden bool) error {
 	if q == nil {
 		return (*event.Base)(nil).SetHidden(hidden)
 	}
@@ -619,7 +619,7 @@ func (q *FSRequest) SetHidden(hidden bool) error {
 // SetNotifyHook installs or removes the notify hook.
 //
 // It is [event.Base.SetNotifyHook], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) SetNotifyHook(h event.NotifyHook) error {
+func (q *FSRequest[T]) SetNotifyHook(h event.NotifyHook) error {
 	if q == nil {
 		return (*event.Base)(nil).SetNotifyHook(h)
 	}
@@ -629,7 +629,7 @@ func (q *FSRequest) SetNotifyHook(h event.NotifyHook) error {
 // SetObject records an owning object (sets ObjectRef); Object returns it.
 //
 // It is [event.Base.SetObject], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) SetObject(o any) error {
+func (q *FSRequest[T]) SetObject(o any) error {
 	if q == nil {
 		return (*event.Base)(nil).SetObject(o)
 	}
@@ -639,7 +639,7 @@ func (q *FSRequest) SetObject(o any) error {
 // Start activates the event. See Event.
 //
 // It is [event.Base.Start], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) Start() error {
+func (q *FSRequest[T]) Start() error {
 	if q == nil {
 		return (*event.Base)(nil).Start()
 	}
@@ -649,7 +649,7 @@ func (q *FSRequest) Start() error {
 // Stop undoes one Start. See Event.
 //
 // It is [event.Base.Stop], declared here for a nil receiver (see the package doc).
-func (q *FSRequest) Stop() error {
+func (q *FSRequest[T]) Stop() error {
 	if q == nil {
 		return (*event.Base)(nil).Stop()
 	}

@@ -158,6 +158,39 @@ func (n *NameInfo) Outcome() (res NameInfoResult, ok bool, err error) {
 	return replayedOutcome[NameInfoResult](n, n == nil || n.r == nil, "NameInfo")
 }
 
+// Result returns a notification's result as the request's T: the bytes
+// read ([]byte) or the count written (int).
+func (q *FSRequest[T]) Result(result any) T { return as[T](result) }
+
+// Outcome returns the operation's result, or its error, once the request
+// has completed; ok is false before, and once its reactor has closed (see
+// event.Typed).
+func (q *FSRequest[T]) Outcome() (v T, ok bool, err error) {
+	return replayedOutcome[T](q, q == nil || q.r == nil, "FSRequest")
+}
+
+// Await waits for the operation's result (at once when the request has
+// completed). When ctx ends first it returns ctx's error and the request
+// goes on (Close cancels it). A request closed before it completed gives
+// an error matching event.ErrClosed. It must not be called on the loop
+// goroutine (event.ErrOnLoop): subscribe there instead (OnDone).
+func (q *FSRequest[T]) Await(ctx context.Context) (T, error) {
+	if q == nil || q.r == nil {
+		var zero T
+		return zero, errZero("FSRequest")
+	}
+	res, err := waitReq(ctx, q)
+	return as[T](res), err
+}
+
+// OnDone calls fn on the loop goroutine with the operation's result when
+// the request completes (at once, on the loop, if it has). A request
+// closed before it completed is left out unless opts holds
+// event.WithClose.
+func (q *FSRequest[T]) OnDone(fn func(v T, err error), opts ...event.OnOption) (*event.Callback, error) {
+	return event.On(q, fn, opts...)
+}
+
 // Result returns a notification's result as the accepted connection.
 func (l *Listener) Result(result any) *IO { return as[*IO](result) }
 

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -28,9 +27,9 @@ func ExampleFile_ReadAsync() {
 		panic(err)
 	}
 	f.Write([]byte("written through a File"))
-	q, _ := f.ReadAsync(7, 0)
-	out, _ := event.Await(context.Background(), event.Any(), q)
-	fmt.Printf("%q %v\n", out[0].Result, out[0].Err)
+	q, _ := f.ReadAsync(7, 0) // a *uv.FSRequest[[]byte]
+	b, err := q.Await(context.Background())
+	fmt.Printf("%q %v\n", b, err)
 	fmt.Println(q.Info() == "FS(read "+f.Name()+")")
 	f.Close()
 	// Output:

@@ -19,7 +19,7 @@ import (
 
 // A File is a file whose operations run off the loop, on a thread pool:
 // the file side of I/O. Every operation is a one-shot request event (an
-// *FSRequest: ReadAsync, WriteAsync), and the goroutine-blocking methods
+// *FSRequest[[]byte] from ReadAsync, an *FSRequest[int] from WriteAsync), and the goroutine-blocking methods
 // (ReadAt, WriteAt, Read, Write, Close) wait for one; the reactor must be
 // running. Files are not streams: no handle watches them, so a File is no
 // IO; it holds only a descriptor, which Close releases (and the collector,
@@ -40,10 +40,13 @@ type File struct {
 	clean runtime.Cleanup
 }
 
-// An FSRequest is one file operation in flight, as an event: it completes
-// with the operation's result (the bytes read, a []byte the receiver owns;
-// the count written, an int; the descriptor opened, an int) or its error,
-// whose Op names libuv's call (uv_fs_read, ...) on either driver. It runs
+// An FSRequest is one file operation in flight, as an event typed by its
+// result T: it completes with the operation's result (the bytes read, a
+// []byte the receiver owns, for a File.ReadAsync's *FSRequest[[]byte]; the
+// count written, an int, for a File.WriteAsync's *FSRequest[int]) or its
+// error, whose Op names libuv's call (uv_fs_read, ...) on either driver. It
+// stores its result: Await, Outcome and OnDone give it as a T, and a late
+// subscriber has it replayed. It runs
 // from its submission (Start and Stop do nothing) and counts as work in
 // flight until it completes, so Run waits for it. Closing it before it
 // completes cancels it if it has not started; its waiters get

@@ -165,6 +165,16 @@ func waitRows() []waitRow {
 			}
 			return func(ctx context.Context) error { return ignore(n.Await(ctx)) }
 		}},
+		{"FSRequest.Await", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
+			q := blockedFIFORead(t, u)
+			return func(ctx context.Context) error {
+				b, err := q.Await(ctx)
+				if err == nil {
+					t.Errorf("FSRequest.Await = %q, nil", b)
+				}
+				return err
+			}
+		}},
 		{"Task.Await", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
 			release := make(chan struct{})
 			t.Cleanup(func() { close(release) })

@@ -163,7 +163,8 @@ func (n *NameInfo) Outcome() (res NameInfoResult, ok bool, err error) {
 func (q *FSRequest[T]) Result(result any) T { return as[T](result) }
 
 // Outcome returns the operation's result, or its error, once the request
-// has completed; ok is false before, and once its reactor has closed (see
+// has completed; ok is false before, for a request closed before it
+// completed (it never does), and once its reactor has closed (see
 // event.Typed).
 func (q *FSRequest[T]) Outcome() (v T, ok bool, err error) {
 	return replayedOutcome[T](q, q == nil || q.r == nil, "FSRequest")

@@ -122,6 +122,9 @@ func TestFSRequestAwaitEndsAndClose(t *testing.T) {
 		if w.Flags().Has(event.Closed) {
 			t.Error("a wait whose context ended closed the request")
 		}
+		if n, ok, err := w.Outcome(); ok || n != 0 || err != nil {
+			t.Errorf("Outcome of a queued write = %d, %v, %v; want 0, false, nil", n, ok, err)
+		}
 		uv.UvtMust(t, w.Close())
 		if n, err := w.Await(waitCtx(t)); n != 0 || !errors.Is(err, event.ErrClosed) {
 			t.Errorf("Await after Close = %d, %v; want 0, event.ErrClosed", n, err)

@@ -46,6 +46,10 @@ var (
 	_ event.Source[*uv.CommandResult] = (*uv.Command)(nil)
 	_ event.Source[[]netip.AddrPort]  = (*uv.AddrInfo)(nil)
 	_ event.Source[uv.NameInfoResult] = (*uv.NameInfo)(nil)
+	_ event.Typed[[]byte]             = (*uv.FSRequest[[]byte])(nil)
+	_ event.Typed[int]                = (*uv.FSRequest[int])(nil)
+	_ event.Source[[]byte]            = (*uv.FSRequest[[]byte])(nil)
+	_ event.Source[int]               = (*uv.FSRequest[int])(nil)
 )
 
 // The typed waits take a slice of one kind as it is, and give values (and

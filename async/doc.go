@@ -34,7 +34,7 @@
 // one matching event.ErrNilEvent (or reactor.ErrZeroReactor); one without
 // does nothing and returns zero values. The methods Op and Timeout would
 // promote from event.Base and reactor.Timer are declared on them for this
-// (nilsafe_gen.go, written by go generate).
+// (znilsafe.go, written by go generate).
 //
 //go:generate go run ../internal/cmd/nilsafegen
 package async

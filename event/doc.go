@@ -91,7 +91,7 @@
 // (ErrNilCallback for a callback, ErrNoOwner for an event made with no
 // owner); one without does nothing and returns zero values (Flags is 0,
 // Object nil; Info describes the missing event). Future's methods from Base
-// are declared on Future for this (nilsafe_gen.go, written by go generate).
+// are declared on Future for this (znilsafe.go, written by go generate).
 //
 //go:generate go run ../internal/cmd/nilsafegen
 package event

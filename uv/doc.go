@@ -119,7 +119,7 @@
 // for a bad argument); one without does nothing and returns zero values
 // (Flags is 0, Object nil; Info describes the missing event). The event
 // methods a kind would promote from Handle or event.Base are declared on
-// the kind for this (nilsafe_gen.go, written by go generate), so go doc
+// the kind for this (znilsafe.go, written by go generate), so go doc
 // lists them on each kind.
 //
 //go:generate go run ../internal/cmd/nilsafegen

@@ -105,7 +105,7 @@ func CheckNilInputs(t *testing.T, in NilInputs) {
 			// Every method, the promoted ones too: a method left promoted
 			// from an embedded field (event.Base's) would panic on a nil
 			// pointer in Go's own wrapper, so the packages declare them
-			// (nilsafe_gen.go, by internal/cmd/nilsafegen).
+			// (znilsafe.go, by internal/cmd/nilsafegen).
 			checkZeroCall(t, in, tn+"."+m.Name, reflect.Zero(pt).Method(i))
 			checkZeroCall(t, in, "zero "+tn+"."+m.Name, reflect.New(et).Method(i))
 		}

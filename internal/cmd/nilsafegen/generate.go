@@ -17,7 +17,7 @@ import (
 	"strings"
 )
 
-// Generate returns the source of nilsafe_gen.go for the package in dir,
+// Generate returns the source of znilsafe.go for the package in dir,
 // or nil when none of its exported types promotes an exported method.
 // sentinel is the error of the fallback (see the command's doc), as an
 // import path, a dot and an exported name.
@@ -71,7 +71,7 @@ func (g *gen) load(dir string) error {
 	}
 	var files []*ast.File
 	for _, name := range bp.GoFiles {
-		if name == "nilsafe_gen.go" {
+		if name == "znilsafe.go" {
 			continue // what it declares must not hide what it is made from
 		}
 		f, err := parser.ParseFile(g.fset, filepath.Join(dir, name), nil, parser.ParseComments|parser.SkipObjectResolution)

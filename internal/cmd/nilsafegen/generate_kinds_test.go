@@ -49,7 +49,7 @@ func TestGenerateEachPath(t *testing.T) {
 		}
 		files = append(files, f)
 	}
-	gen, err := parser.ParseFile(shared.fset, "nilsafe_gen.go", src, 0)
+	gen, err := parser.ParseFile(shared.fset, "znilsafe.go", src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Every public package of the module has the nilsafe_gen.go the generator
+// Every public package of the module has the znilsafe.go the generator
 // makes of today's sources, and none where nothing is promoted: a kind that
 // embeds a new event method, or a new kind, without `go generate` fails
 // here.
@@ -29,12 +29,12 @@ func TestGeneratedFilesCurrent(t *testing.T) {
 			t.Errorf("%s: %v", e.Name(), err)
 			continue
 		}
-		got, err := os.ReadFile(filepath.Join(dir, "nilsafe_gen.go"))
+		got, err := os.ReadFile(filepath.Join(dir, "znilsafe.go"))
 		switch {
 		case want == nil && err == nil:
-			t.Errorf("%s/nilsafe_gen.go declares nothing the package needs: remove it", e.Name())
+			t.Errorf("%s/znilsafe.go declares nothing the package needs: remove it", e.Name())
 		case want != nil && !bytes.Equal(got, want):
-			t.Errorf("%s/nilsafe_gen.go is stale: run go generate ./%s/", e.Name(), e.Name())
+			t.Errorf("%s/znilsafe.go is stale: run go generate ./%s/", e.Name(), e.Name())
 		}
 	}
 	if checked < 5 {

@@ -1,4 +1,4 @@
-// Command nilsafegen writes nilsafe_gen.go for a package of the module: for
+// Command nilsafegen writes znilsafe.go for a package of the module: for
 // every exported struct type of the package, and every exported method its
 // pointer reaches only through an embedded field (event.Base's, Handle's),
 // the same method declared on the type itself, with the promoted method's
@@ -26,7 +26,7 @@ import (
 
 func main() {
 	dir := flag.String("dir", ".", "the package's directory")
-	out := flag.String("o", "nilsafe_gen.go", "the output file")
+	out := flag.String("o", "znilsafe.go", "the output file")
 	sentinel := flag.String("sentinel", "github.com/uvevent/uvevent/event.ErrNilEvent",
 		"the error a nil receiver gets when no declaring type can take it: import path, a dot, the name")
 	flag.Parse()

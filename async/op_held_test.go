@@ -2,13 +2,12 @@ package async_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/uvevent/uvevent/async"
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -19,11 +18,7 @@ import (
 // with the channel and the pool they reached, while the reactor lives on.
 func TestOpLetGoOnceOutOfLine(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(event.Event, string, error) {}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		r := quietReactor(t, d)
 		var collected atomic.Int32
 		want := int32(0)
 		track := func(p any) {
@@ -80,10 +75,8 @@ func TestOpLetGoOnceOutOfLine(t *testing.T) {
 				t.Fatal(err)
 			}
 			track(p)
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			served := make(chan struct{})
-			go func() { defer close(served); r.Serve(ctx) }()
+			ctx, stop := serve(t, r)
+			defer stop()
 			v, err := p.Acquire().Await(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -99,17 +92,9 @@ func TestOpLetGoOnceOutOfLine(t *testing.T) {
 			if _, err := waiting.Await(ctx); err != nil {
 				t.Fatal(err)
 			}
-			cancel()
-			<-served
 		}()
-		deadline := time.Now().Add(20 * time.Second)
-		for collected.Load() != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d of the %d dropped channels, pools and operations were collected", collected.Load(), want)
-			}
-			runtime.GC()
-			r.RunNoWait(context.Background())
-			time.Sleep(time.Millisecond)
-		}
+		collectUntil(t, r, func() bool { return collected.Load() == want }, func() string {
+			return fmt.Sprintf("%d of the %d dropped channels, pools and operations were collected", collected.Load(), want)
+		})
 	})
 }

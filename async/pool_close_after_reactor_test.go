@@ -1,16 +1,13 @@
 package async_test
 
 import (
-	"context"
 	"errors"
-	"slices"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/uvevent/uvevent/async"
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -22,49 +19,12 @@ import (
 // destroys nothing twice.
 func TestPoolCloseAfterReactorClose(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(event.Event, string, error) {}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		var mu sync.Mutex
-		var destroyed []int
-		next := 0
-		p, err := async.NewPool(r, async.PoolOptions[int]{
-			Max: 2,
-			New: func(context.Context) (int, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				next++
-				return next, nil
-			},
-			Destroy: func(v int) {
-				mu.Lock()
-				destroyed = append(destroyed, v)
-				mu.Unlock()
-			},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		served := make(chan struct{})
-		go func() { defer close(served); r.Serve(ctx) }()
-		a, err := p.Acquire().Await(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := p.Acquire().Await(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range []int{a, b} {
-			if err := p.Release(v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		cancel()
-		<-served
+		r := quietReactor(t, d)
+		var l ledger
+		p := countedPool(t, r, 2, &l)
+		ctx, stop := serve(t, r)
+		releaseAll(t, p, acquireN(ctx, t, p, 2))
+		stop()
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -79,10 +39,7 @@ func TestPoolCloseAfterReactorClose(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		mu.Lock()
-		got := slices.Sorted(slices.Values(destroyed))
-		mu.Unlock()
-		if diff := cmp.Diff([]int{1, 2}, got); diff != "" {
+		if diff := cmp.Diff([]int{1, 2}, l.Destroyed()); diff != "" {
 			t.Errorf("destroyed (-want +got):\n%s", diff)
 		}
 	})
@@ -95,47 +52,13 @@ func TestPoolCloseAfterReactorClose(t *testing.T) {
 // A value the pool never lent is still refused.
 func TestPoolReleaseAfterReactorClose(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(event.Event, string, error) {}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		var mu sync.Mutex
-		var destroyed []int
-		next := 0
-		p, err := async.NewPool(r, async.PoolOptions[int]{
-			Max: 3,
-			New: func(context.Context) (int, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				next++
-				return next, nil
-			},
-			Destroy: func(v int) {
-				mu.Lock()
-				destroyed = append(destroyed, v)
-				mu.Unlock()
-			},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		served := make(chan struct{})
-		go func() { defer close(served); r.Serve(ctx) }()
-		var lent []int
-		for range 3 {
-			v, err := p.Acquire().Await(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lent = append(lent, v)
-		}
-		if err := p.Release(lent[2]); err != nil {
-			t.Fatal(err)
-		}
-		cancel()
-		<-served
+		r := quietReactor(t, d)
+		var l ledger
+		p := countedPool(t, r, 3, &l)
+		ctx, stop := serve(t, r)
+		lent := acquireN(ctx, t, p, 3)
+		releaseAll(t, p, lent[2:])
+		stop()
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -148,10 +71,7 @@ func TestPoolReleaseAfterReactorClose(t *testing.T) {
 		if err := p.Release(99); !errors.Is(err, async.ErrNotAcquired) {
 			t.Errorf("Release of a value never lent, after the reactor's Close: %v, want ErrNotAcquired", err)
 		}
-		mu.Lock()
-		got := slices.Sorted(slices.Values(destroyed))
-		mu.Unlock()
-		if diff := cmp.Diff([]int{1, 2, 3}, got); diff != "" {
+		if diff := cmp.Diff([]int{1, 2, 3}, l.Destroyed()); diff != "" {
 			t.Errorf("destroyed (-want +got):\n%s", diff)
 		}
 	})

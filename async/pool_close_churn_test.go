@@ -2,13 +2,13 @@ package async_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/uvevent/uvevent/async"
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -19,29 +19,16 @@ import (
 // resource New made reaches Destroy exactly once: none twice, none lost.
 func TestPoolEveryResourceDestroyedOnceAcrossReactorClose(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(event.Event, string, error) {}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		var mu sync.Mutex
-		made := 0
-		destroyed := map[int]int{}
+		r := quietReactor(t, d)
+		var l ledger
 		var checks atomic.Int32
 		p, err := async.NewPool(r, async.PoolOptions[int]{
 			Max: 4,
 			New: func(ctx context.Context) (int, error) {
 				time.Sleep(100 * time.Microsecond) // a dial: it may end after the Close began
-				mu.Lock()
-				defer mu.Unlock()
-				made++
-				return made, nil
+				return l.New(ctx)
 			},
-			Destroy: func(v int) {
-				mu.Lock()
-				destroyed[v]++
-				mu.Unlock()
-			},
+			Destroy:    l.Destroy,
 			Healthy:    func(int) bool { return checks.Add(1)%3 != 0 },
 			CheckEvery: time.Millisecond,
 		})
@@ -99,32 +86,24 @@ func TestPoolEveryResourceDestroyedOnceAcrossReactorClose(t *testing.T) {
 		}
 		// A New still running when the reactor closed destroys its
 		// resource once that Close is over, from a goroutine of its own.
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			mu.Lock()
-			n, twice := made, 0
-			lost := 0
+		var made, lost int
+		collectUntil(t, nil, func() bool {
+			made, lost = l.Made(), 0
+			times := map[int]int{}
+			for _, v := range l.Destroyed() {
+				times[v]++
+			}
 			for v := 1; v <= made; v++ {
-				switch destroyed[v] {
+				switch times[v] {
 				case 0:
 					lost++
 				case 1:
 				default:
-					twice++
+					t.Fatalf("resource %d of %d destroyed %d times", v, made, times[v])
 				}
 			}
-			mu.Unlock()
-			if twice > 0 {
-				t.Fatalf("%d of %d resources destroyed more than once", twice, n)
-			}
-			if lost == 0 {
-				t.Logf("%d resources made, each destroyed once", n)
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d of %d resources never destroyed", lost, n)
-			}
-			time.Sleep(time.Millisecond)
-		}
+			return lost == 0
+		}, func() string { return fmt.Sprintf("%d of %d resources never destroyed", lost, made) })
+		t.Logf("%d resources made, each destroyed once", made)
 	})
 }

@@ -1,17 +1,11 @@
 package async_test
 
 import (
-	"context"
-	"runtime"
-	"slices"
-	"sync"
+	"fmt"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/uvevent/uvevent/async"
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -24,83 +18,29 @@ func TestPoolDroppedDestroysIdle(t *testing.T) {
 		name := map[bool]string{false: "reactor open", true: "reactor closed"}[closeFirst]
 		t.Run(name, func(t *testing.T) {
 			conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-				r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(event.Event, string, error) {}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Close()
-				var mu sync.Mutex
-				var destroyed []int
+				r := quietReactor(t, d)
+				var l ledger
 				func() {
-					next := 0
-					p, err := async.NewPool(r, async.PoolOptions[int]{
-						Max: 2,
-						New: func(context.Context) (int, error) {
-							mu.Lock()
-							defer mu.Unlock()
-							next++
-							return next, nil
-						},
-						Destroy: func(v int) {
-							mu.Lock()
-							destroyed = append(destroyed, v)
-							mu.Unlock()
-						},
-					})
-					if err != nil {
-						t.Fatal(err)
-					}
-					ctx := context.Background()
-					serveCtx, stop := context.WithCancel(ctx)
-					served := make(chan struct{})
-					go func() { defer close(served); r.Serve(serveCtx) }()
-					a, err := p.Acquire().Await(ctx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					b, err := p.Acquire().Await(ctx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := p.Release(a); err != nil {
-						t.Fatal(err)
-					}
-					if err := p.Release(b); err != nil {
-						t.Fatal(err)
-					}
+					p := countedPool(t, r, 2, &l)
+					ctx, stop := serve(t, r)
+					releaseAll(t, p, acquireN(ctx, t, p, 2))
 					stop()
-					<-served
 					if s := p.Stats(); s.Idle != 2 {
 						t.Fatalf("pool stats %+v, want 2 idle", s)
 					}
 				}()
+				turn := r
 				if closeFirst {
 					if err := r.Close(); err != nil {
 						t.Fatal(err)
 					}
+					turn = nil
 				}
-				deadline := time.Now().Add(30 * time.Second)
-				for {
-					runtime.GC()
-					if !closeFirst {
-						if err := r.RunNoWait(context.Background()); err != nil {
-							t.Fatal(err)
-						}
-					}
-					mu.Lock()
-					got := slices.Clone(destroyed)
-					mu.Unlock()
-					if len(got) == 2 {
-						slices.Sort(got)
-						if diff := cmp.Diff([]int{1, 2}, got); diff != "" {
-							t.Errorf("destroyed (-want +got):\n%s", diff)
-						}
-						return
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("a dropped pool destroyed %v of its 2 idle resources", got)
-					}
-					time.Sleep(time.Millisecond)
+				collectUntil(t, turn, func() bool { return len(l.Destroyed()) == 2 }, func() string {
+					return fmt.Sprintf("a dropped pool destroyed %v of its 2 idle resources", l.Destroyed())
+				})
+				if diff := cmp.Diff([]int{1, 2}, l.Destroyed()); diff != "" {
+					t.Errorf("destroyed (-want +got):\n%s", diff)
 				}
 			})
 		})

@@ -2,12 +2,11 @@ package async_test
 
 import (
 	"context"
-	"runtime"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/uvevent/uvevent/async"
-	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -17,11 +16,7 @@ import (
 // can reach.
 func TestPoolDroppedStopsHealthCheck(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(event.Event, string, error) {}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		r := quietReactor(t, d)
 		before := r.Stats().Timers
 		func() {
 			p, err := async.NewPool(r, async.PoolOptions[int]{
@@ -38,16 +33,8 @@ func TestPoolDroppedStopsHealthCheck(t *testing.T) {
 			}
 			_ = p
 		}()
-		deadline := time.Now().Add(30 * time.Second)
-		for r.Stats().Timers > before {
-			if time.Now().After(deadline) {
-				t.Fatalf("a dropped pool's health-check timer is still queued (%d timers)", r.Stats().Timers)
-			}
-			runtime.GC()
-			if err := r.RunNoWait(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(time.Millisecond)
-		}
+		collectUntil(t, r, func() bool { return r.Stats().Timers == before }, func() string {
+			return fmt.Sprintf("a dropped pool's health-check timer is still queued (%d timers)", r.Stats().Timers)
+		})
 	})
 }

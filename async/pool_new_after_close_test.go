@@ -17,11 +17,7 @@ import (
 // Destroy, not lost. The acquirer waiting for it hears ErrReactorClosed.
 func TestPoolNewReturningAfterReactorClose(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(event.Event, string, error) {}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		r := quietReactor(t, d)
 		started, finish := make(chan struct{}), make(chan struct{})
 		destroyed := make(chan int, 1)
 		p, err := async.NewPool(r, async.PoolOptions[int]{
@@ -45,12 +41,9 @@ func TestPoolNewReturningAfterReactorClose(t *testing.T) {
 		if err := acq.Start(); err != nil {
 			t.Fatal(err)
 		}
-		served := make(chan struct{})
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() { defer close(served); r.Serve(ctx) }()
+		_, stop := serve(t, r)
 		<-started
-		cancel()
-		<-served
+		stop()
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -13,26 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/examples/extest"
 )
-
-var drivers = []string{"libuv", "go"}
-
-// needDriver skips the test when this build lacks the driver, with the reason.
-func needDriver(t *testing.T, name string) {
-	t.Helper()
-	var d reactor.Driver
-	if err := d.Set(name); err != nil {
-		t.Fatal(err)
-	}
-	r, err := reactor.New(reactor.Options{Driver: d})
-	if errors.Is(err, reactor.ErrNoLibuv) {
-		t.Skipf("the %s driver is not in this build: %v", name, err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	r.Close()
-}
 
 // fromHosts gives up to three names of /etc/hosts, each with its first IPv4
 // address in the file.
@@ -115,9 +96,9 @@ func check(t *testing.T, args []string, names []string, want map[string]string, 
 
 func TestDNSFanOut(t *testing.T) {
 	names, want := lookups(t)
-	for _, d := range drivers {
+	for _, d := range extest.Drivers {
 		t.Run(d, func(t *testing.T) {
-			needDriver(t, d)
+			extest.NeedDriver(t, d)
 			check(t, []string{"-driver", d, "-timeout", "1m", "-deadline", "1m"}, names, want, false)
 		})
 	}
@@ -127,9 +108,9 @@ func TestDNSFanOut(t *testing.T) {
 // name still gets its line, its answer or a failure.
 func TestDNSFanOutTimeouts(t *testing.T) {
 	names, want := lookups(t)
-	for _, d := range drivers {
+	for _, d := range extest.Drivers {
 		t.Run(d, func(t *testing.T) {
-			needDriver(t, d)
+			extest.NeedDriver(t, d)
 			check(t, []string{"-driver", d, "-timeout", "0", "-deadline", "1m"}, names, want, true)
 			check(t, []string{"-driver", d, "-timeout", "1m", "-deadline", "0"}, names, want, true)
 		})

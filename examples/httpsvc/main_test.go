@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,50 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/examples/extest"
 )
 
-// safety bounds every wait: a test that reaches it has hung, and fails.
-const safety = 30 * time.Second
-
-var drivers = []string{"libuv", "go"}
-
-// needDriver skips the test when this build lacks the driver, with the reason.
-func needDriver(t *testing.T, name string) {
+// start runs the service on driver with args and returns the run and its
+// base URL.
+func start(t *testing.T, driver string, args ...string) (*extest.Program, string) {
 	t.Helper()
-	var d reactor.Driver
-	if err := d.Set(name); err != nil {
-		t.Fatal(err)
-	}
-	r, err := reactor.New(reactor.Options{Driver: d})
-	if errors.Is(err, reactor.ErrNoLibuv) {
-		t.Skipf("the %s driver is not in this build: %v", name, err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	r.Close()
-}
-
-// start runs the service and returns its base URL, the cancel that shuts it
-// down and the channel run's error comes on.
-func start(t *testing.T, driver string, args ...string) (string, context.CancelFunc, <-chan error) {
-	t.Helper()
-	needDriver(t, driver)
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		err := run(ctx, append([]string{"-addr", "127.0.0.1:0", "-driver", driver}, args...), pw)
-		pw.Close()
-		done <- err
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	go io.Copy(io.Discard, pr)
-	if err != nil {
-		t.Fatalf("run: %v", <-done)
-	}
-	t.Cleanup(cancel)
-	return "http://" + strings.TrimSpace(strings.TrimPrefix(line, "listening on ")), cancel, done
+	p := extest.Start(t, driver, run, append([]string{"-addr", "127.0.0.1:0", "-driver", driver}, args...)...)
+	return p, "http://" + p.Listening(t)
 }
 
 // get returns the status and body of url.
@@ -78,7 +40,7 @@ func get(t *testing.T, c *http.Client, url string) (int, string) {
 // until polls url until ok says yes to its status and body.
 func until(t *testing.T, c *http.Client, url string, ok func(status int, body string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(safety)
+	deadline := time.Now().Add(extest.Safety)
 	for {
 		code, body := get(t, c, url)
 		if ok(code, body) {
@@ -92,7 +54,7 @@ func until(t *testing.T, c *http.Client, url string, ok func(status int, body st
 }
 
 func TestHTTPServiceHealthIndexAndShutdown(t *testing.T) {
-	for _, d := range drivers {
+	for _, d := range extest.Drivers {
 		t.Run(d, func(t *testing.T) {
 			dir := t.TempDir()
 			for i, size := range []int{10, 200, 3000} {
@@ -102,8 +64,8 @@ func TestHTTPServiceHealthIndexAndShutdown(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			url, cancel, done := start(t, d, "-dir", dir, "-health", "5ms")
-			c := &http.Client{Timeout: safety}
+			p, url := start(t, d, "-dir", dir, "-health", "5ms")
+			c := &http.Client{Timeout: extest.Safety}
 			until(t, c, url+"/index", func(code int, body string) bool {
 				return code == 200 && body == "3 files, 3210 bytes\n"
 			})
@@ -118,15 +80,8 @@ func TestHTTPServiceHealthIndexAndShutdown(t *testing.T) {
 			})
 
 			// c keeps an idle connection: the shutdown closes it and returns
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("run: %v", err)
-				}
-			case <-time.After(safety):
-				t.Fatal("run did not return")
-			}
+			p.Cancel()
+			p.Wait(t)
 			host := strings.TrimPrefix(url, "http://")
 			if conn, err := net.Dial("tcp", host); err == nil {
 				conn.Close()

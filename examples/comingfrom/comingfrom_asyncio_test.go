@@ -104,21 +104,7 @@ func TestAsyncio(t *testing.T) {
 		slow.Close()
 	})
 	row(t, "wait_for", func(t *testing.T, r *reactor.Reactor) {
-		ev := event.NewFuture[int](r) // does not come in time
-		_, err := coRun(t, r, func(ctx context.Context) ([]event.Outcome, error) {
-			return event.Await(ctx, event.Any().Within(5*time.Millisecond), ev)
-		})
-		if !errors.Is(err, event.ErrTimeout) {
-			t.Fatalf("Within = %v, want ErrTimeout", err)
-		}
-		_, err = coRun(t, r, func(ctx context.Context) ([]event.Outcome, error) {
-			to, _ := async.NewTimeout(r, 5*time.Millisecond)
-			return event.Await(ctx, event.Any(), ev, to)
-		})
-		if !errors.Is(err, event.ErrTimeout) {
-			t.Fatalf("beside an async.Timeout = %v, want ErrTimeout", err)
-		}
-		ev.Resolve(0)
+		timesOut(t, r)
 	})
 	row(t, "TaskGroup", func(t *testing.T, r *reactor.Reactor) {
 		boom := errors.New("boom")

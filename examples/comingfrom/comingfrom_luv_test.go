@@ -164,16 +164,7 @@ func TestLuv(t *testing.T) {
 		}
 	})
 	row(t, "new_signal", func(t *testing.T, r *reactor.Reactor) {
-		s, err := uv.NewSignal(r, syscall.SIGINT)
-		must(t, err)
-		var got syscall.Signal
-		s.OnSignal(func(sig syscall.Signal, err error) { got = sig; s.Close() })
-		must(t, s.Start())
-		kill(t, syscall.SIGINT)
-		run(t, r)
-		if got != syscall.SIGINT {
-			t.Fatalf("signal %v, want SIGINT", got)
-		}
+		signalSays(t, r, func() { run(t, r) }, syscall.SIGINT, syscall.SIGINT)
 	})
 	row(t, "new_async", func(t *testing.T, r *reactor.Reactor) {
 		tr, err := uv.NewTrigger(r)

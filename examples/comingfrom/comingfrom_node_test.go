@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/uvevent/uvevent/async"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/loop"
 	"github.com/uvevent/uvevent/reactor"
@@ -274,24 +273,7 @@ func TestNode(t *testing.T) {
 		}
 	})
 	row(t, "AbortSignal.timeout", func(t *testing.T, r *reactor.Reactor) {
-		f := event.NewFuture[int](r) // never completes in time
-		_, err := coRun(t, r, func(ctx context.Context) ([]event.Outcome, error) {
-			return event.Await(ctx, event.Any().Within(5*time.Millisecond), f)
-		})
-		if !errors.Is(err, event.ErrTimeout) {
-			t.Fatalf("Within = %v, want ErrTimeout", err)
-		}
-		_, err = coRun(t, r, func(ctx context.Context) ([]event.Outcome, error) {
-			to, err := async.NewTimeout(r, 5*time.Millisecond)
-			if err != nil {
-				return nil, err
-			}
-			return event.Await(ctx, event.Any(), f, to)
-		})
-		if !errors.Is(err, event.ErrTimeout) {
-			t.Fatalf("with an async.Timeout = %v, want ErrTimeout", err)
-		}
-		f.Resolve(0)
+		timesOut(t, r)
 	})
 	t.Run("unhandledRejection", func(t *testing.T) {
 		eachDriver(t, func(t *testing.T, d reactor.Driver) {
@@ -342,17 +324,7 @@ func TestNode(t *testing.T) {
 			t.Fatalf("signals (-want +got):\n%s", diff)
 		}
 		// One uv.Signal for both; the result says which.
-		r := l.Reactor()
-		s, err := uv.NewSignal(r, syscall.SIGINT, syscall.SIGTERM)
-		must(t, err)
-		var which syscall.Signal
-		s.OnSignal(func(sig syscall.Signal, err error) { which = sig; s.Close() })
-		must(t, s.Start())
-		kill(t, syscall.SIGTERM)
-		runLoop(t, l)
-		if which != syscall.SIGTERM {
-			t.Fatalf("the signal event said %v, want SIGTERM", which)
-		}
+		signalSays(t, l.Reactor(), func() { runLoop(t, l) }, syscall.SIGTERM, syscall.SIGINT, syscall.SIGTERM)
 	})
 	row(t, "worker_threads", func(t *testing.T, r *reactor.Reactor) {
 		task, err := uv.QueueTask(r, func(context.Context) (int, error) { return 6 * 7, nil })

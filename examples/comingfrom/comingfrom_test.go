@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uvevent/uvevent/async"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/loop"
 	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
 )
 
 // safety bounds every run and wait: a test that reaches it has hung.
@@ -192,4 +194,46 @@ func elsewhere(t *testing.T, r *reactor.Reactor, fn func()) {
 		defer release()
 		fn()
 	}()
+}
+
+// timesOut awaits a future that never completes in time, bounded by Within
+// and then beside an async.Timeout (asyncio's wait_for, Node's
+// AbortSignal.timeout): each wait ends with ErrTimeout.
+func timesOut(t *testing.T, r *reactor.Reactor) {
+	t.Helper()
+	f := event.NewFuture[int](r)
+	_, err := coRun(t, r, func(ctx context.Context) ([]event.Outcome, error) {
+		return event.Await(ctx, event.Any().Within(5*time.Millisecond), f)
+	})
+	if !errors.Is(err, event.ErrTimeout) {
+		t.Fatalf("Within = %v, want ErrTimeout", err)
+	}
+	_, err = coRun(t, r, func(ctx context.Context) ([]event.Outcome, error) {
+		to, err := async.NewTimeout(r, 5*time.Millisecond)
+		if err != nil {
+			return nil, err
+		}
+		return event.Await(ctx, event.Any(), f, to)
+	})
+	if !errors.Is(err, event.ErrTimeout) {
+		t.Fatalf("beside an async.Timeout = %v, want ErrTimeout", err)
+	}
+	f.Resolve(0)
+}
+
+// signalSays watches signum and more with one uv.Signal, sends sig to this
+// process and runs drive: the signal event, closed by its first result,
+// says sig.
+func signalSays(t *testing.T, r *reactor.Reactor, drive func(), sig, signum syscall.Signal, more ...syscall.Signal) {
+	t.Helper()
+	s, err := uv.NewSignal(r, signum, more...)
+	must(t, err)
+	var got syscall.Signal
+	s.OnSignal(func(sig syscall.Signal, err error) { got = sig; s.Close() })
+	must(t, s.Start())
+	kill(t, sig)
+	drive()
+	if got != sig {
+		t.Fatalf("the signal event said %v, want %v", got, sig)
+	}
 }

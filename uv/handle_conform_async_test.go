@@ -35,37 +35,32 @@ func waitGate(gate chan struct{}) func(ctx context.Context) (int, error) {
 }
 
 func conformGroup(t *testing.T) conform.Kind {
-	return conform.Kind{
-		New: func(r *reactor.Reactor) (event.Event, error) {
-			grp, err := async.NewGroup[int](context.Background(), r, async.GroupOptions{})
-			if err != nil {
-				return nil, err
-			}
-			gate := make(chan struct{})
-			c, err := grp.Go(waitGate(gate))
-			if err != nil {
-				return nil, err
-			}
-			gates.Store(event.Event(c), gate)
-			return c, nil
-		},
-		Fire:    openGate,
-		Detach:  detachGate,
-		Info:    coroutineInfo,
-		OneShot: true,
-		NoStart: true,
-	}
+	return gatedCoroutineKind(func(r *reactor.Reactor, fn func(context.Context) (int, error)) (*reactor.Coroutine[int], error) {
+		grp, err := async.NewGroup[int](context.Background(), r, async.GroupOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return grp.Go(fn)
+	})
 }
 
 func conformScope(t *testing.T) conform.Kind {
+	return gatedCoroutineKind(func(r *reactor.Reactor, fn func(context.Context) (int, error)) (*reactor.Coroutine[int], error) {
+		s, err := async.NewScope(context.Background(), r)
+		if err != nil {
+			return nil, err
+		}
+		return async.Go(s, fn)
+	})
+}
+
+// gatedCoroutineKind is the row of a coroutine that spawn starts on r (in a
+// group, a scope) running fn, fired by opening its gate.
+func gatedCoroutineKind(spawn func(r *reactor.Reactor, fn func(context.Context) (int, error)) (*reactor.Coroutine[int], error)) conform.Kind {
 	return conform.Kind{
 		New: func(r *reactor.Reactor) (event.Event, error) {
-			s, err := async.NewScope(context.Background(), r)
-			if err != nil {
-				return nil, err
-			}
 			gate := make(chan struct{})
-			c, err := async.Go(s, waitGate(gate))
+			c, err := spawn(r, waitGate(gate))
 			if err != nil {
 				return nil, err
 			}

@@ -44,13 +44,7 @@ func TestRetainDisposeRacingTheLastDispose(t *testing.T) {
 				t.Fatalf("Subscribe after the last Dispose = %v, want ErrClosed", err)
 			}
 		}
-		stop()
-		for _, r := range u.Reports() {
-			if !errors.Is(r.Err, event.ErrReleased) {
-				t.Errorf("report %v, want only ErrReleased (a Retain after the last Dispose)", r)
-			}
-		}
-		uv.UvtShutdown(t, u, true)
+		stopReportingOnlyReleased(t, u, stop)
 	})
 }
 
@@ -91,13 +85,7 @@ func TestRetainRacingCollectorCleanup(t *testing.T) {
 			}
 			return true
 		})
-		stop()
-		for _, r := range u.Reports() {
-			if !errors.Is(r.Err, event.ErrReleased) {
-				t.Errorf("report %v, want only ErrReleased", r)
-			}
-		}
-		uv.UvtShutdown(t, u, true)
+		stopReportingOnlyReleased(t, u, stop)
 	})
 }
 
@@ -194,4 +182,18 @@ func TestSharedCallbackLetGoFromManyGoroutines(t *testing.T) {
 		stop()
 		uv.UvtShutdown(t, u, false)
 	})
+}
+
+// stopReportingOnlyReleased stops serving u, checks that u reported
+// nothing but ErrReleased (a Retain after the last Dispose), and shuts u
+// down.
+func stopReportingOnlyReleased(t *testing.T, u *uv.UvtReactor, stop func()) {
+	t.Helper()
+	stop()
+	for _, r := range u.Reports() {
+		if !errors.Is(r.Err, event.ErrReleased) {
+			t.Errorf("report %v, want only ErrReleased (a Retain after the last Dispose)", r)
+		}
+	}
+	uv.UvtShutdown(t, u, true)
 }

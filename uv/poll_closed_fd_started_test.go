@@ -5,7 +5,6 @@ import (
 	"errors"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -79,13 +78,7 @@ func TestPollDescriptorClosedBeforeTurn(t *testing.T) {
 						t.Logf("the new pipe took %v, not the number %d (taken meanwhile): the case is the plain close", other, fds[0])
 					}
 				}
-				for range 3 {
-					ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-					if err := u.RunOnce(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-						t.Fatal(err)
-					}
-					cancel()
-				}
+				turnThrice(t, u)
 				var got []uv.UvtCall
 				for _, c := range counters {
 					got = append(got, c.Calls()...)
@@ -103,16 +96,7 @@ func TestPollDescriptorClosedBeforeTurn(t *testing.T) {
 						t.Errorf("poll still active after EBADF: %v", event.StateOf(p))
 					}
 				}
-				tr := uv.UvtNewTrigger(t, u)
-				uv.UvtMust(t, tr.Start())
-				uv.UvtMust(t, tr.Send())
-				uv.UvtTurnUntil(t, u, "a trigger after the closed descriptor", func() bool {
-					_, fired := uv.UvtInfoCounts(t, tr)
-					return fired > 0
-				})
-				tr.Close()
-				p.Close()
-				uv.UvtShutdown(t, u, false)
+				goesOn(t, u, p, "the closed descriptor")
 			})
 		})
 	}

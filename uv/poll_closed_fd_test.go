@@ -58,24 +58,37 @@ func TestPollStartAfterDescriptorClosed(t *testing.T) {
 				if !errors.Is(err, syscall.EBADF) {
 					t.Errorf("Start over a closed descriptor = %v, want EBADF", err)
 				}
-				for range 3 {
-					ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-					if err := u.RunOnce(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-						t.Fatal(err)
-					}
-					cancel()
-				}
-				tr := uv.UvtNewTrigger(t, u)
-				uv.UvtMust(t, tr.Start())
-				uv.UvtMust(t, tr.Send())
-				uv.UvtTurnUntil(t, u, "a trigger after the refused Start", func() bool {
-					_, fired := uv.UvtInfoCounts(t, tr)
-					return fired > 0
-				})
-				tr.Close()
-				p.Close()
-				uv.UvtShutdown(t, u, false)
+				turnThrice(t, u)
+				goesOn(t, u, p, "the refused Start")
 			})
 		})
 	}
+}
+
+// turnThrice turns u three times, each turn bounded to a millisecond.
+func turnThrice(t *testing.T, u *uv.UvtReactor) {
+	t.Helper()
+	for range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		if err := u.RunOnce(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatal(err)
+		}
+		cancel()
+	}
+}
+
+// goesOn checks that u still runs after what befell the poll p: a trigger
+// fires. Then it closes p and shuts u down.
+func goesOn(t *testing.T, u *uv.UvtReactor, p *uv.Poll, after string) {
+	t.Helper()
+	tr := uv.UvtNewTrigger(t, u)
+	uv.UvtMust(t, tr.Start())
+	uv.UvtMust(t, tr.Send())
+	uv.UvtTurnUntil(t, u, "a trigger after "+after, func() bool {
+		_, fired := uv.UvtInfoCounts(t, tr)
+		return fired > 0
+	})
+	tr.Close()
+	p.Close()
+	uv.UvtShutdown(t, u, false)
 }

@@ -78,7 +78,7 @@ func TestPollDescriptorClosedBeforeTurn(t *testing.T) {
 						t.Logf("the new pipe took %v, not the number %d (taken meanwhile): the case is the plain close", other, fds[0])
 					}
 				}
-				turnThrice(t, u)
+				turns(t, u)
 				var got []uv.UvtCall
 				for _, c := range counters {
 					got = append(got, c.Calls()...)

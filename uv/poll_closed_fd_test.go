@@ -5,7 +5,6 @@ import (
 	"errors"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -58,22 +57,10 @@ func TestPollStartAfterDescriptorClosed(t *testing.T) {
 				if !errors.Is(err, syscall.EBADF) {
 					t.Errorf("Start over a closed descriptor = %v, want EBADF", err)
 				}
-				turnThrice(t, u)
+				turns(t, u)
 				goesOn(t, u, p, "the refused Start")
 			})
 		})
-	}
-}
-
-// turnThrice turns u three times, each turn bounded to a millisecond.
-func turnThrice(t *testing.T, u *uv.UvtReactor) {
-	t.Helper()
-	for range 3 {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-		if err := u.RunOnce(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatal(err)
-		}
-		cancel()
 	}
 }
 

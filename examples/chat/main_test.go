@@ -19,6 +19,17 @@ func start(t *testing.T, driver string, args ...string) (*extest.Program, string
 	return p, p.Listening(t)
 }
 
+// startTwo runs the program on driver and connects two clients, a and b;
+// a has heard b join.
+func startTwo(t *testing.T, driver string) (s *extest.Program, addr string, a, b *client) {
+	t.Helper()
+	s, addr = start(t, driver)
+	a = dial(t, addr)
+	b = dial(t, addr)
+	a.expect(t, "* "+b.LocalAddr().String()+" joined")
+	return s, addr, a, b
+}
+
 type client struct {
 	net.Conn
 	*bufio.Reader
@@ -53,10 +64,7 @@ func (c *client) expectEOF(t *testing.T) {
 func TestChatBroadcastAndShutdown(t *testing.T) {
 	for _, d := range extest.Drivers {
 		t.Run(d, func(t *testing.T) {
-			s, addr := start(t, d)
-			a := dial(t, addr)
-			b := dial(t, addr)
-			a.expect(t, "* "+b.LocalAddr().String()+" joined")
+			s, addr, a, b := startTwo(t, d)
 			c := dial(t, addr)
 			a.expect(t, "* "+c.LocalAddr().String()+" joined")
 			b.expect(t, "* "+c.LocalAddr().String()+" joined")
@@ -99,10 +107,7 @@ func TestChatIdleTimeout(t *testing.T) {
 func TestChatSignal(t *testing.T) {
 	for _, d := range extest.Drivers {
 		t.Run(d, func(t *testing.T) {
-			s, addr := start(t, d)
-			a := dial(t, addr)
-			b := dial(t, addr)
-			a.expect(t, "* "+b.LocalAddr().String()+" joined")
+			s, _, a, b := startTwo(t, d)
 			if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}

@@ -134,7 +134,13 @@ func (c *IO) setDeadline(t time.Time, read, write bool) error {
 		return errZero("IO")
 	}
 	e := c.e
+	if t.IsZero() && e.dlSet.Load()&dlBits(read, write) == 0 {
+		// No deadline to remove, the IO open: nothing for the loop to do.
+		// net/http removes the read deadline several times per request.
+		return nil
+	}
 	err := e.do(func() error {
+		defer e.noteDeadlines()
 		if read {
 			if err := e.dl.read.set(e.r, t, e.readTimedOut); err != nil {
 				return err
@@ -156,6 +162,33 @@ func (c *IO) setDeadline(t time.Time, read, write bool) error {
 		e.setLaneReadDeadline(t)
 	}
 	return nil
+}
+
+// The bits of ioEvent.dlSet: which deadlines are set (or passed).
+const (
+	dlRead uint32 = 1 << iota
+	dlWrite
+)
+
+func dlBits(read, write bool) uint32 {
+	var b uint32
+	if read {
+		b |= dlRead
+	}
+	if write {
+		b |= dlWrite
+	}
+	return b
+}
+
+// noteDeadlines publishes which deadlines are set, for setDeadline's
+// check off the loop. On the loop, whenever one is set or removed (a
+// deadline passing leaves it set: removing it reopens the lanes).
+func (e *ioEvent) noteDeadlines() {
+	if e.closed {
+		return
+	}
+	e.dlSet.Store(dlBits(e.dl.read.at != 0, e.dl.write.at != 0))
 }
 
 // deadlines are an IO's read and write deadlines, each on a reactor timer.

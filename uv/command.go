@@ -366,3 +366,15 @@ func (o *commandOps) Describe() string {
 	}
 	return fmt.Sprintf("Command(mode=%v, pid=%d, exit=%d)", o.opts.Mode, o.proc.Pid(), res.(*CommandResult).ExitCode)
 }
+
+// Close closes a running command's event and terminates the command as
+// Process.Terminate does: SIGTERM to its process group, SIGKILL after the
+// grace period. It returns at once; the reactor's Close waits until the
+// group is gone. Subscribers hear event.ErrClosed. Closing a completed or
+// closed Command does nothing and returns nil.
+func (e *Command) Close() error {
+	if e == nil {
+		return (*event.Base)(nil).Close()
+	}
+	return e.Base.Close()
+}

@@ -308,3 +308,15 @@ func (c *IO) Stats() (in, out, reads uint64) {
 func awaitOne[T any](ctx context.Context, f *event.Future[T]) (T, error) {
 	return event.AwaitValue[T](ctx, f)
 }
+
+// Close closes the stream now, for every holder: parked Reads, Writes and
+// requests fail with ErrClosed, and bytes still queued (Send, WriteAsync,
+// the rest of a Write) are dropped. To let every queued byte go out first,
+// await CloseWriteAsync (or DrainAsync(0)) before Close. Closing twice is a
+// no-op.
+func (c *IO) Close() error {
+	if c == nil {
+		return (*Handle)(nil).Close()
+	}
+	return c.Handle.Close()
+}

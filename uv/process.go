@@ -459,3 +459,17 @@ func (c *childTable) remove(r *reactor.Reactor, pid int) {
 	delete(c.m, childKey{r, pid})
 	c.mu.Unlock()
 }
+
+// Close closes the event: its subscribers hear event.ErrClosed. A running
+// child is left running unless ProcessOptions.KillOnClose was set (its
+// watcher still reaps it when it ends: ExitStatus and Exited give its end);
+// with KillOnClose, Close terminates it (SIGTERM, SIGKILL after Grace) and
+// the reactor's Close waits until it has been reaped. Terminate or Kill
+// end a child without closing the event. Closing a closed Process does
+// nothing and returns nil.
+func (p *Process) Close() error {
+	if p == nil {
+		return (*event.Base)(nil).Close()
+	}
+	return p.Base.Close()
+}

@@ -186,17 +186,6 @@ func (e *Command) AddCallback(cb *event.Callback) error {
 	return e.Base.AddCallback(cb)
 }
 
-// Close closes the event. See Event. Closing a closed event does nothing
-// and returns nil, even when its owner is gone (a reactor already closed).
-//
-// It is [event.Base.Close], declared here for a nil receiver (see the package doc).
-func (e *Command) Close() error {
-	if e == nil {
-		return (*event.Base)(nil).Close()
-	}
-	return e.Base.Close()
-}
-
 // DelCallback unsubscribes cb. See Event.
 //
 // It is [event.Base.DelCallback], declared here for a nil receiver (see the package doc).
@@ -664,17 +653,6 @@ func (c *IO) AddCallback(cb *event.Callback) error {
 		return (*Handle)(nil).AddCallback(cb)
 	}
 	return c.Handle.AddCallback(cb)
-}
-
-// Close closes the handle now, for every holder, and gives up this
-// reference. Closing twice is a no-op.
-//
-// It is [Handle.Close], declared here for a nil receiver (see the package doc).
-func (c *IO) Close() error {
-	if c == nil {
-		return (*Handle)(nil).Close()
-	}
-	return c.Handle.Close()
 }
 
 // DelCallback unsubscribes cb; see event.Event.
@@ -1588,17 +1566,6 @@ func (p *Process) AddCallback(cb *event.Callback) error {
 		return (*event.Base)(nil).AddCallback(cb)
 	}
 	return p.Base.AddCallback(cb)
-}
-
-// Close closes the event. See Event. Closing a closed event does nothing
-// and returns nil, even when its owner is gone (a reactor already closed).
-//
-// It is [event.Base.Close], declared here for a nil receiver (see the package doc).
-func (p *Process) Close() error {
-	if p == nil {
-		return (*event.Base)(nil).Close()
-	}
-	return p.Base.Close()
 }
 
 // DelCallback unsubscribes cb. See Event.

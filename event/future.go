@@ -146,17 +146,6 @@ func (f *Future[T]) deliver() {
 	if f.has(Closed) {
 		return // closed early: the outcome is kept for Replay
 	}
-	if cb := f.loneWait(); cb != nil {
-		// The pass of complete with what cannot apply left out: no hook,
-		// no loop reference, one subscriber, a coroutine's own wait, which
-		// reads the value itself and neither panics nor exits.
-		f.setFlags(Closed)
-		f.iter = 0
-		cb.fn(f, noResult, f.err)
-		f.iter = -1
-		f.released()
-		return
-	}
 	res := noResult
 	if !f.blindOnly() {
 		res = f.delivered()
@@ -170,19 +159,6 @@ func (f *Future[T]) deliver() {
 var noResult any = noValue{}
 
 type noValue struct{}
-
-// loneWait returns the future's only subscriber when it is a cooperative
-// coroutine's fast-path wait (awaitOne's) and nothing else looks at the
-// notification, else nil.
-func (f *Future[T]) loneWait() *Callback {
-	if f.ext != nil || f.loopRefs != 0 || f.iter != -1 || len(f.cbs.s) != 1 {
-		return nil
-	}
-	if cb := f.cbs.s[0]; cb.wait && cb.pinned && cb.blind {
-		return cb
-	}
-	return nil
-}
 
 // blindOnly reports whether nobody will look at the notified result.
 func (f *Future[T]) blindOnly() bool {

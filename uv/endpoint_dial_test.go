@@ -93,7 +93,7 @@ func TestDialAbandoned(t *testing.T) {
 		tv := unix.Timeval{Sec: int64(uv.UvtSafety.Seconds())}
 		uv.UvtMust(t, unix.SetsockoptTimeval(lfd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv))
 		for range 2 {
-			fd, _, err := unix.Accept4(lfd, unix.SOCK_CLOEXEC)
+			fd, err := rawAccept(lfd)
 			uv.UvtMust(t, err)
 			defer unix.Close(fd)
 			uv.UvtMust(t, unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv))
@@ -102,7 +102,7 @@ func TestDialAbandoned(t *testing.T) {
 			if local.(*unix.SockaddrInet4).Port == first.LocalAddr().(*net.TCPAddr).Port {
 				continue // the connection that filled the queue
 			}
-			if n, err := unix.Read(fd, make([]byte, 1)); n != 0 || err != nil {
+			if n, err := rawRead(fd, make([]byte, 1)); n != 0 || err != nil {
 				t.Errorf("server read from the abandoned connection = %d, %v; want its end", n, err)
 			}
 		}

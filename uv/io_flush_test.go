@@ -28,10 +28,7 @@ func rawReader(fd int) <-chan []byte {
 		var all bytes.Buffer
 		b := make([]byte, 64<<10)
 		for {
-			n, err := unix.Read(fd, b)
-			if err == unix.EINTR {
-				continue
-			}
+			n, err := rawRead(fd, b)
 			if n <= 0 || err != nil {
 				break
 			}

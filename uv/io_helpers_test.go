@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -99,5 +101,27 @@ func ioEachDriver(t *testing.T, network string, f func(t *testing.T, v *ioEnv)) 
 func eachNetwork(t *testing.T, f func(t *testing.T, v *ioEnv)) {
 	for _, network := range []string{"tcp4", "tcp6"} {
 		t.Run(network, func(t *testing.T) { ioEachDriver(t, network, f) })
+	}
+}
+
+// rawRead and rawAccept are unix.Read and unix.Accept4 retried when a
+// signal interrupts them. A socket with SO_RCVTIMEO set is not restarted
+// after a signal handler (signal(7)), and the runtime signals its threads
+// (preemption), so a blocking call from a test can end with EINTR.
+func rawRead(fd int, b []byte) (int, error) {
+	for {
+		n, err := unix.Read(fd, b)
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
+
+func rawAccept(fd int) (int, error) {
+	for {
+		nfd, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
+		if err != unix.EINTR {
+			return nfd, err
+		}
 	}
 }

@@ -281,6 +281,7 @@ func init() {
 	// runtime's default action for it (exit by the signal) must be back.
 	uv.UvtRegisterChild("sighup-default", func() int {
 		// A child process: no testing.T for UvtNewReactorOn.
+		ignored := signal.Ignored(syscall.SIGHUP) // inherited (nohup)
 		r, err := reactor.New(reactor.Options{})
 		if err != nil {
 			return 4
@@ -295,14 +296,32 @@ func init() {
 		}
 		s.Stop()
 		syscall.Kill(os.Getpid(), syscall.SIGHUP)
+		if ignored {
+			// Ignored before: ignored again, and the process lives on
+			// (a signal a process sends itself, unblocked, is acted on
+			// before kill returns).
+			fmt.Println("survived")
+			return 0
+		}
 		select {} // the signal ends the process
 	})
 }
 
 // After the last Stop the signal's disposition is what it was before: for
 // SIGHUP the Go runtime's default, which ends the process by the signal.
+// A test process started with SIGHUP ignored (under nohup) passes that on
+// to its child, whose disposition before was then "ignored": the child
+// must survive the SIGHUP it raises after the last Stop.
 func TestSignalLastStopRestoresDefault(t *testing.T) {
 	cmd := uv.UvtChildCmd(t, "sighup-default")
+	if signal.Ignored(syscall.SIGHUP) {
+		t.Log("SIGHUP is ignored in this process (nohup?), and so in its child: the child must survive it")
+		out, err := cmd.Output()
+		if err != nil || string(out) != "survived\n" {
+			t.Fatalf("child with SIGHUP ignored from its start: %q, %v; want it to survive", out, err)
+		}
+		return
+	}
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) {

@@ -163,13 +163,21 @@ func (q *FSRequest[T]) await(ctx context.Context) (T, error) {
 func (q *FSRequest[T]) abandon() {
 	q.mu.Lock()
 	q.gaveUp = true
+	q.mu.Unlock()
+	q.letGo()
+	q.Close()
+}
+
+// letGo closes the descriptor q.held has, if any, taking it out first:
+// whoever takes it closes it, once.
+func (q *FSRequest[T]) letGo() {
+	q.mu.Lock()
 	fd := q.held
 	q.held = -1
 	q.mu.Unlock()
 	if fd >= 0 {
 		unix.Close(fd)
 	}
-	q.Close()
 }
 
 // OpenFile opens name with os.OpenFile's flags and permissions, on the

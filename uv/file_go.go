@@ -76,10 +76,17 @@ func (q *FSRequest[T]) submitGo(r *reactor.Reactor, op fsOp) error {
 }
 
 // landed delivers the outcome of q's job, on the loop: to q's waiters, or,
-// if q closed first, to nobody.
+// if q closed first, to nobody. A descriptor held (hold) and then not
+// delivered is taken back from q.held before it is closed, so that a
+// waiter's abandon, which closes what q.held has, cannot close it again
+// (by then perhaps another file's number).
 func (q *FSRequest[T]) landed(res any, err error) {
-	if !q.hold(res) || !q.settle(res, err) {
+	if !q.hold(res) {
 		q.unclaimed(res)
+		return
+	}
+	if !q.settle(res, err) {
+		q.letGo()
 	}
 }
 
@@ -94,13 +101,16 @@ func (o *goFSOps[T]) Stored() (any, error, bool) { return (*reqCoreOps)(&o.reqCo
 // Close, Dispose or the reactor's Close): a job that has not started is
 // taken back (a close's descriptor is then closed here, as libuv's shim
 // closes it when its close request is cancelled); one that has runs on,
-// and its outcome is let go (landed).
+// and its outcome is let go (landed). The reactor's Close may have taken
+// the job back already, closing its Task before this request: what
+// counts is that the job never ran, not who took it back.
 func (o *goFSOps[T]) Free(bool) {
 	o.closer.forget()
 	if o.job != nil {
-		if o.job.Cancel() == nil && o.op == "close" {
-			// Taken back before it ran: the descriptor is still open,
-			// and its File has let go of it.
+		o.job.Cancel()
+		if o.op == "close" && o.job.neverRan() {
+			// The descriptor is still open, and its File has let go
+			// of it.
 			unix.Close(o.closing)
 		}
 		o.host.CountHandle((*FSRequest[T])(o).kindName(), -1)

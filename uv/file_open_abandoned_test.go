@@ -2,6 +2,7 @@ package uv_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -123,4 +125,43 @@ func fdTargets() string {
 		fmt.Fprintf(&b, "%s=%s ", e.Name(), target)
 	}
 	return b.String()
+}
+
+// TestFileCloseQueuedAtReactorClose: a File's Close whose close(2) still
+// waits in the pool when the reactor closes: the reactor's Close takes the
+// job back (the pool's task and the request both close, in either order),
+// and the descriptor is closed all the same, as libuv's shim closes it
+// when its close request is cancelled. Repeated: the reactor closes what
+// it holds in no fixed order.
+func TestFileCloseQueuedAtReactorClose(t *testing.T) {
+	eachDriverCounted(t, func(t *testing.T, u *uv.UvtReactor, base, fds int) {
+		name := filepath.Join(t.TempDir(), "f")
+		uv.UvtMust(t, os.WriteFile(name, []byte("x"), 0o600))
+		u.Close()
+		for range 16 {
+			u := uv.UvtNewReactorOn(t, u.Driver())
+			stop := uv.UvtServe(t, u)
+			f, err := uv.OpenFile(context.Background(), u.Reactor, name, os.O_RDONLY, 0)
+			uv.UvtMust(t, err)
+			_, _, release := holdPool(t, u)
+			uv.UvtWaitFor(t, "the pool to be held", poolHeld)
+			closed := make(chan error, 1)
+			before := u.Stats().Handles["fs"]
+			go func() { closed <- f.Close() }()
+			uv.UvtWaitFor(t, "the close to be queued", func() bool { return u.Stats().Handles["fs"] > before })
+			stop()
+			// libuv's loop closes only once the blockers are done: the
+			// reactor's Close waits for them, after it took the close back.
+			done := make(chan error, 1)
+			go func() { done <- u.Close() }()
+			// The waiter hears its request closed, or the reactor closed,
+			// whichever it sees first.
+			if err := uv.UvtRecv(t, closed, "File.Close"); !errors.Is(err, event.ErrClosed) && !errors.Is(err, reactor.ErrReactorClosed) {
+				t.Errorf("File.Close cut short by the reactor's Close = %v, want ErrClosed or ErrReactorClosed", err)
+			}
+			release()()
+			uv.UvtMust(t, uv.UvtRecv(t, done, "the reactor's Close"))
+		}
+		uv.UvtNoLeaks(t, base, fds)
+	})
 }

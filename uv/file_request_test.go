@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -138,6 +140,22 @@ func holdPool(t *testing.T, u *uv.UvtReactor) (blockers []*uv.FSRequest[int], st
 		return func() { unix.Close(writer) }
 	}
 	return blockers, started, release
+}
+
+// poolHeld reports whether every worker of the pool is blocked in its
+// open of holdPool's FIFO, read from the threads' current system calls
+// (/proc/self/task/*/syscall) rather than by opening the writing end,
+// which would let the opens through.
+func poolHeld() bool {
+	tasks, _ := filepath.Glob("/proc/self/task/*/syscall")
+	in := 0
+	for _, name := range tasks {
+		b, err := os.ReadFile(name)
+		if err == nil && strings.HasPrefix(string(b), strconv.Itoa(unix.SYS_OPENAT)+" ") {
+			in++
+		}
+	}
+	return in >= uv.UvtPoolSize()
 }
 
 // TestFSRequestCloseMidflight closes requests before they complete, on

@@ -177,6 +177,10 @@ func (t *Task[T]) Cancel() error {
 	return nil
 }
 
+// neverRan reports whether the task was taken back before it started
+// (Cancel, or the reactor's Close): its function will never run.
+func (t *Task[T]) neverRan() bool { return t.state.Load() == taskCanceled }
+
 // run runs the task's function on a worker, unless it was taken back.
 func (t *Task[T]) run() {
 	if t.state.CompareAndSwap(taskQueued, taskRunning) {

@@ -106,6 +106,7 @@ func (h *host) Dropped(id eventref.ID) {
 func (r *Reactor) dispatch(done []uvcgo.Completion) {
 	i := 0
 	defer func() {
+		r.ahead = nil
 		// runtime.Goexit in a callback is unwinding this goroutine: the
 		// rest of the turn's records (close records, request completions)
 		// must still be delivered before the next turn releases them.
@@ -114,8 +115,21 @@ func (r *Reactor) dispatch(done []uvcgo.Completion) {
 		}
 	}()
 	for ; i < len(done); i++ {
+		r.ahead = done[i+1:]
 		r.complete(&done[i])
 	}
+}
+
+// Reported implements kind.Host: whether a completion of the request of id
+// is among the records of the turn still to dispatch. Looked up only when
+// a request in flight closes, so dispatch pays nothing for it.
+func (h *host) Reported(id eventref.ID) bool {
+	for i := range h.ahead {
+		if c := &h.ahead[i]; c.ID == uint64(id) && c.Request() {
+			return true
+		}
+	}
+	return false
 }
 
 // complete routes one completion record.

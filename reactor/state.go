@@ -175,7 +175,8 @@ type watcher struct {
 // reactor knows, and the counts derived from them. Owner only.
 //
 // handles is the id table of C-owned events (and the pure-Go driver's
-// handle-like ones), byKind their count by kind for Stats; closers and
+// handle-like ones), byKind their count by kind for Stats, ahead the
+// records of the turn being dispatched that are still to come; closers and
 // held are the Go-owned events Close must close (AddCloser, HoldPending);
 // active counts active non-hidden events and Holds, what keeps Run going
 // and rules out a deadlock; coros are the goroutines the reactor runs;
@@ -184,6 +185,7 @@ type watcher struct {
 type registry struct {
 	handles eventref.Table[kind.Handle]
 	byKind  map[string]int
+	ahead   []uvcgo.Completion // the records of the turn still to dispatch
 	closers map[*closeHook]struct{}
 	held    map[waiting.Pending]struct{}
 	active  int

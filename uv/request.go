@@ -99,7 +99,14 @@ func (c *reqCore) settle(res any, err error) bool {
 // where libuv can; its C callback still comes and frees it.
 func (o *reqCoreOps) Free(bool) {
 	stopWatching(o.ev)
-	if o.req != 0 {
+	if (*reqCore)(o).cancelable() {
 		o.k.cancel(o.req)
 	}
 }
+
+// cancelable reports whether the request is still libuv's to cancel: in
+// flight, and not reported in the turn being dispatched. A callback of an
+// earlier record of that turn may close it: its C callback has run and the
+// shim freed it, and uv_cancel would read freed memory, or cancel another
+// request made there since.
+func (c *reqCore) cancelable() bool { return c.req != 0 && !c.host.Reported(c.id) }

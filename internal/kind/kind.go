@@ -79,6 +79,11 @@ type Host interface {
 	// Dropped queues the close of the event whose reference was collected
 	// (eventref.Dropper). Safe from any goroutine.
 	Dropped(id eventref.ID)
+	// Reported reports whether libuv has reported the request of id in
+	// the turn being dispatched, its record not yet handed to it: the
+	// shim has freed the C request already, so it must not be cancelled
+	// (a callback of an earlier record closing it). With ownership.
+	Reported(id eventref.ID) bool
 }
 
 // HostOf returns the Host view of the reactor whose Owner (Reactor.Owner)

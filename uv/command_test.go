@@ -160,15 +160,23 @@ func TestCommandCloseWhileBusy(t *testing.T) {
 	out := newSyncBuffer()
 	e := newCommand(t, u, "trap '' TERM; echo ready; while :; do sleep 1; done", uv.CommandOptions{Mode: uv.StreamRaw, Out: out, Grace: 10 * time.Millisecond})
 	plain := newCommand(t, u, "sleep 100", uv.CommandOptions{})
-	grand := newCommand(t, u, uv.UvtFixture(t, "child.sh")+" term-ignored", uv.CommandOptions{Grace: 10 * time.Millisecond})
+	// The shell ends by SIGTERM only if it runs before the SIGKILL comes:
+	// a grace no machine's load outlasts, cut short by the test once the
+	// shell has ended (the grandchild ignores SIGTERM).
+	grand := newCommand(t, u, uv.UvtFixture(t, "child.sh")+" term-ignored", uv.CommandOptions{Grace: uv.UvtSafety})
 	calls := uv.UvtSubscribe(t, e, u.Owner().Owned)
 	uv.UvtWaitFor(t, "the child's trap", func() bool { return strings.Contains(out.String(), "ready") })
 	uv.UvtMust(t, e.Close())
 	uv.UvtMust(t, plain.Close())
-	uv.UvtMust(t, grand.Close()) // the shell ends by SIGTERM, the grandchild by SIGKILL
+	uv.UvtMust(t, grand.Close()) // the shell ends by SIGTERM; its grandchild lives on
 	if c := calls.Next(t); !errors.Is(c.Err, event.ErrClosed) {
 		t.Errorf("notification %+v, want ErrClosed", c)
 	}
+	uv.UvtWaitFor(t, "grand's shell to end", func() bool {
+		st, _, _, ok := procStat(grand.Pid())
+		return !ok || st == 'Z'
+	})
+	syscall.Kill(-grand.Pid(), syscall.SIGKILL) // the grace period, cut short
 	for ev, want := range map[*uv.Command]int{e: -int(syscall.SIGKILL), plain: -int(syscall.SIGTERM), grand: -int(syscall.SIGTERM)} {
 		uv.UvtWaitFor(t, "the result", func() bool { return ev.Replay(event.NewCallback(func(event.Event, any, error) {})) == nil })
 		if res, _ := replayed(t, ev); res.(*uv.CommandResult).ExitCode != want {

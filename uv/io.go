@@ -353,7 +353,8 @@ func (e *ioEvent) tellEnd() {
 // received hands bytes just read to the parked readers, then to the
 // callbacks of a started IO; what they did not take is kept, in the chunk
 // keep makes of it (keep is called at most once, and only then does the
-// IO own the buffer).
+// IO own the buffer). A reader's callback may close the IO: the rest is
+// then dropped, never kept by an IO whose closing gave its buffers back.
 func (e *ioEvent) received(p []byte, keep func(rest []byte) chunk) {
 	e.in.Add(uint64(len(p)))
 	e.reads.Add(1)
@@ -361,6 +362,9 @@ func (e *ioEvent) received(p []byte, keep func(rest []byte) chunk) {
 		n := copy(e.readers[0].p, p)
 		p = p[n:]
 		e.popReader().finish(n, nil)
+	}
+	if e.closed {
+		return // a reader's callback closed the IO: the rest is nobody's
 	}
 	if len(p) > 0 {
 		if e.started && len(e.chunks) == 0 {

@@ -6,14 +6,27 @@
 #include "uvev.h"
 
 /* uvev__push appends a completion and returns it (payload fields zeroed) for
- * the caller to fill in. Runs on the loop goroutine's thread, inside uv_run.
- * The array is realloc'd here and freed by uvev_loop_free. On allocation
- * failure the process aborts: a lost close record would leak an id forever. */
+ * the caller to fill in. Runs on the loop goroutine's thread, inside uv_run,
+ * or inside a Go call made while Go dispatches the last turn's records (a
+ * listener's Start takes the connection it left pending). The array is
+ * realloc'd here and freed by uvev_loop_free; but the array the last turn
+ * gave Go is not moved while Go reads it: a push that outgrows it copies it
+ * into a new one and keeps it as l->seen, where Go's uvev_take marks what
+ * it took, until the next turn releases its records. On allocation failure
+ * the process aborts: a lost close record would leak an id forever. */
 uvev_completion *uvev__push(uvev_loop *l, uint64_t id, int32_t kind, int32_t status) {
   if (l->ndone == l->capdone) {
     size_t cap = l->capdone ? l->capdone * 2 : 64;
-    uvev_completion *d = realloc(l->done, cap * sizeof *d);
-    if (d == NULL) abort();
+    uvev_completion *d;
+    if (l->nseen > 0 && l->seen == NULL) {
+      d = malloc(cap * sizeof *d);
+      if (d == NULL) abort();
+      memcpy(d, l->done, l->ndone * sizeof *d);
+      l->seen = l->done;
+    } else {
+      d = realloc(l->done, cap * sizeof *d);
+      if (d == NULL) abort();
+    }
     l->done = d;
     l->capdone = cap;
   }
@@ -95,15 +108,19 @@ void uvev__buf_put(void *p) {
 }
 
 /* uvev__release frees the payloads of the first n records that Go did not
- * take and drops those records. */
+ * take and drops those records; n covers at least the records the last
+ * turn gave Go (l->nseen), read from l->seen when a push moved the queue
+ * meanwhile, which is then freed. */
 static void uvev__release(uvev_loop *l, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    uvev_completion *c = &l->done[i];
+    uvev_completion *c = l->seen != NULL && i < l->nseen ? &l->seen[i] : &l->done[i];
     if (c->data != NULL && c->release != NULL) c->release(c->data);
     c->data = NULL;
   }
   memmove(l->done, l->done + n, (l->ndone - n) * sizeof *l->done);
   l->ndone -= n;
+  free(l->seen);
+  l->seen = NULL;
 }
 
 /* uvev__release_turn releases the records the last turn gave Go. Records

@@ -76,6 +76,10 @@ typedef struct {
   uvev_completion *done; /* grows by realloc; owned by this struct */
   size_t ndone, capdone;
   size_t nseen; /* records the last turn gave Go: the next turn releases them */
+  /* The array the last turn gave Go, when a push made while Go reads it
+   * outgrew it (uvev__push): its first nseen records are the ones Go reads
+   * and takes from, until the next turn releases them and frees it. */
+  uvev_completion *seen;
   int64_t handles; /* handles malloc'd and not yet freed */
   int64_t reqs;    /* requests submitted whose callback has not run */
   /* Read buffers (UVEV_BUF_SIZE) given back and kept for the next reads:

@@ -63,8 +63,8 @@ func (ev PollEvents) String() string {
 // file (both drivers compare fstat's device and inode with NewPoll's); an error epoll reports on the
 // descriptor while polling (POLLERR, which libuv reports as EBADF) arrives
 // as a Disconnect result; any other libuv error arrives as an error. After
-// either, polling has stopped, so the event is stopped (Start again to poll
-// again).
+// either, polling has stopped, so the event is stopped before its callbacks
+// hear it (Start again to poll again, from one of them too).
 //
 // Closing the descriptor while it is polled is the caller's bug: close the
 // Poll first (or give it the descriptor with CloseFD). The poll reports
@@ -270,19 +270,29 @@ func pollOutcome(status int32, events int64) (PollEvents, error) {
 
 // report delivers a readiness report (libuv's status and events) to the
 // proxies, or to the poll's callbacks while it has none. A status other
-// than 0 means polling has stopped: the proxies and the poll are stopped.
+// than 0 means polling has stopped: the proxies and the poll are stopped
+// first, as libuv's uv__poll_io stops the handle before its callback, so
+// that a callback that starts one again polls again (stopping them after
+// the callbacks undid such a Start, which had returned nil). The proxies
+// started when the report came hear it.
 func (s *pollState) report(status int32, events int64) {
 	res, err := pollOutcome(status, events)
-	if status != 0 {
-		s.polling = 0
+	proxies := s.proxyCount() > 0
+	if status == 0 {
+		if proxies {
+			s.notifyProxies(s.started, true, res, err)
+		} else {
+			s.drv.notify(res, err)
+		}
+		return
 	}
-	if s.proxyCount() > 0 {
-		s.notifyProxies(res, err)
+	s.polling = 0
+	told := slices.Clone(s.started)
+	s.stopAll()
+	if proxies {
+		s.notifyProxies(told, false, res, err)
 	} else {
 		s.drv.notify(res, err)
-	}
-	if status != 0 {
-		s.stopAll()
 	}
 }
 

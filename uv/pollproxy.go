@@ -26,8 +26,9 @@ import (
 //     (triggered & events);
 //   - a disconnect reaches every started proxy, with its full event set
 //     plus Disconnect, so that each tries its operation and sees the end;
-//     an error reaches every started proxy with its event set and the
-//     error, and stops them all (polling stopped);
+//     an error stops them all (polling stopped), then reaches each proxy
+//     that was started with its event set and the error (its callback may
+//     start it again);
 //   - while proxies exist, the poll's own callbacks are not notified, and
 //     the poll's own Start adds nothing to the mask: it keeps the poll
 //     active (Run goes on) while polling for no event. Start the proxies,
@@ -207,15 +208,17 @@ func proxyOutcome(mask, triggered PollEvents, err error) (d proxyDelivery, ok bo
 	return proxyDelivery{}, false
 }
 
-// notifyProxies delivers a report to the started proxies it concerns. A
-// callback may start, stop or close proxies (or the poll): the pass runs
-// over the proxies started when it began, and skips each one that is no
-// longer started when its turn comes. On a stream socket, a readiness is
-// checked with a peek before each delivery that is only about reading: a
-// reader notified earlier in the pass may have taken the data.
-func (e *pollState) notifyProxies(triggered PollEvents, err error) {
-	for _, p := range slices.Clone(e.started) {
-		if eventkind.LoopRefs(p) == 0 || p.Flags().Has(event.Closed) {
+// notifyProxies delivers a report to the proxies among those given (the
+// started ones) it concerns. A callback may start, stop or close proxies
+// (or the poll): the pass runs over the proxies given when it began, and
+// skips each one closed when its turn comes, or, with startedOnly, no
+// longer started (a report that stopped polling stopped them all first).
+// On a stream socket, a readiness is checked with a peek before each
+// delivery that is only about reading: a reader notified earlier in the
+// pass may have taken the data.
+func (e *pollState) notifyProxies(among []*PollProxy, startedOnly bool, triggered PollEvents, err error) {
+	for _, p := range slices.Clone(among) {
+		if startedOnly && eventkind.LoopRefs(p) == 0 || p.Flags().Has(event.Closed) {
 			continue
 		}
 		d, ok := proxyOutcome(p.events, triggered, err)

@@ -351,11 +351,14 @@ func (o *commandOps) Stored() (any, error, bool) { return o.out.stored() }
 
 // Free runs when the event has closed (its own Close, its last Dispose,
 // its completion or the reactor's Close): a command still running is
-// terminated (SIGTERM, then SIGKILL after the grace period).
+// terminated (SIGTERM, then SIGKILL after the grace period). One that is
+// over (the shell reaped, the output at its end) is not, whether or not
+// its completion has reached the loop yet: what the shell left in its
+// group runs on, as after the completion.
 func (o *commandOps) Free(bool) {
 	o.closer.forget()
-	if !o.out.done.Load() {
-		(*Command)(o).terminate()
+	if e := (*Command)(o); !o.out.done.Load() && !e.finished() {
+		e.terminate()
 	}
 }
 
@@ -371,7 +374,9 @@ func (o *commandOps) Describe() string {
 // Process.Terminate does: SIGTERM to its process group, SIGKILL after the
 // grace period. It returns at once; the reactor's Close waits until the
 // group is gone. Subscribers hear event.ErrClosed. Closing a completed or
-// closed Command does nothing and returns nil.
+// closed Command does nothing and returns nil; nor does closing one that
+// is over (the shell reaped and its output at its end) but whose
+// completion has not reached the loop yet signal anything.
 func (e *Command) Close() error {
 	if e == nil {
 		return (*event.Base)(nil).Close()

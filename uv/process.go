@@ -123,8 +123,9 @@ type ProcessOptions struct {
 	// KillOnClose makes Close (and the last Dispose, the collector's
 	// close and the reactor's Close) terminate a child still running, as
 	// Terminate with Grace does; the reactor's Close then waits until the
-	// child has been reaped. A child that ended by itself is not one: its
-	// completion signals nothing, not even what it left in its group.
+	// child has been reaped. A child that ended by itself is not one, also
+	// when the Close comes before its completion reached the loop: nothing
+	// is signalled, not even what it left in its group.
 	KillOnClose bool
 	// Grace is the time between SIGTERM and SIGKILL when Context ends or
 	// KillOnClose applies; 0 sends SIGKILL at once. It must not be
@@ -406,12 +407,18 @@ func (o *processOps) Stored() (any, error, bool) { return o.out.stored() }
 
 // Free runs when the event has closed (its own Close, its last Dispose,
 // its completion or the reactor's Close): with KillOnClose, a child still
-// running is terminated. A completion is nobody's Close: the child ended
-// by itself, and what it left in its group runs on (as for a Command).
+// running is terminated. A child already reaped ended by itself, whether
+// or not its completion has reached the loop yet: what it left in its
+// group runs on (as for a Command).
 func (o *processOps) Free(bool) {
 	o.closer.forget()
 	if _, _, completed := o.out.stored(); o.killOnClose && !completed {
-		(*Process)(o).terminate(o.grace, nil)
+		p := (*Process)(o)
+		p.terminate(o.grace, &termination{
+			what:    fmt.Sprintf("Process(pid=%d, %s)", p.pid, p.path),
+			over:    p.gone,
+			running: true,
+		})
 	}
 }
 func (o *processOps) Describe() string {

@@ -82,12 +82,15 @@ func (p *Process) Terminate(grace time.Duration) error {
 // termination says what a terminate waits for: done is closed when it is
 // over (the reactor's Close waits for it; nil means groupDone), over reports at the end of the
 // grace period whether SIGKILL is still needed, what names it, and mark,
-// if not nil, runs under mu when the first signal went out.
+// if not nil, runs under mu when the first signal went out. running
+// terminates only a child not reaped yet: one that ended by itself is
+// not signalled, nor what it left in its group (KillOnClose).
 type termination struct {
-	what string
-	done <-chan struct{}
-	over func() bool
-	mark func()
+	what    string
+	done    <-chan struct{}
+	over    func() bool
+	mark    func()
+	running bool
 }
 
 // terminate runs the escalation of Terminate, for the child alone when t
@@ -101,6 +104,10 @@ func (p *Process) terminate(grace time.Duration, t *termination) error {
 		first = syscall.SIGKILL
 	}
 	p.mu.Lock()
+	if t.running && p.reaped {
+		p.mu.Unlock()
+		return os.ErrProcessDone
+	}
 	err := p.signalLocked(first)
 	if err == nil && t.mark != nil {
 		t.mark()

@@ -72,9 +72,7 @@ var ErrWatchLimit = errors.New("inotify watch limit reached (fs.inotify.max_user
 // system's inotify watches; past the limit, Start fails (or, for a
 // directory that appears later, the watch reports) an error matching
 // ErrWatchLimit and syscall.ENOSPC. A directory's own change (chmod, touch)
-// is reported once, by its path, as inotifywait reports it. A directory
-// removed or moved away and made again at the same path is watched anew:
-// what the old one sees is no longer reported. Changes inside
+// is reported once, by its path, as inotifywait reports it. Changes inside
 // a directory made before its watch is set up (between its creation and
 // the turn that sees it) are not reported.
 //
@@ -104,39 +102,7 @@ type fsState struct {
 	drv       fsDriver
 	path      string // as given, cleaned
 	recursive bool
-	children  map[string]childWatch // directory path below the root → its watch
-}
-
-// childWatch is the watch of one directory below a recursive watch's root:
-// what closes it, and which directory it watches (device and inode), so
-// that another directory made at the same path is told apart from it.
-type childWatch struct {
-	close    func()
-	dev, ino uint64
-}
-
-// dirID returns the device and inode of the directory fi describes.
-func dirID(fi fs.FileInfo) (dev, ino uint64) {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Dev), st.Ino
-	}
-	return 0, 0
-}
-
-// stale reports whether the watch of path is not of the directory now at
-// path: it was removed, or moved away, and maybe another (or a file) took
-// its place.
-func (s *fsState) stale(path string) bool {
-	w, ok := s.children[path]
-	if !ok {
-		return false
-	}
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.IsDir() {
-		return true
-	}
-	dev, ino := dirID(fi)
-	return dev != w.dev || ino != w.ino
+	children  map[string]func() // directory path below the root → what closes its watch
 }
 
 // fsDriver is a watch's event as the code both drivers share sees it.
@@ -239,22 +205,8 @@ func (s *fsState) watchTree(dir string) error {
 		if !d.IsDir() || p == s.path {
 			return nil
 		}
-		fi, err := d.Info()
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		dev, ino := dirID(fi)
-		if w, ok := s.children[p]; ok {
-			if w.dev == dev && w.ino == ino {
-				return nil
-			}
-			// Another directory at the path of a watched one (removed or
-			// moved away, then made again before this turn): the old
-			// watch, and those below it, are not this one's.
-			s.unwatch(p)
+		if _, ok := s.children[p]; ok {
+			return nil
 		}
 		closeFn, err := s.drv.watchChild(p)
 		if err != nil {
@@ -264,9 +216,9 @@ func (s *fsState) watchTree(dir string) error {
 			return watchError(p, err)
 		}
 		if s.children == nil {
-			s.children = map[string]childWatch{}
+			s.children = map[string]func(){}
 		}
-		s.children[p] = childWatch{close: closeFn, dev: dev, ino: ino}
+		s.children[p] = closeFn
 		return nil
 	})
 }
@@ -274,9 +226,9 @@ func (s *fsState) watchTree(dir string) error {
 // unwatch closes the child watches of dir and everything below it; "" is
 // every child.
 func (s *fsState) unwatch(dir string) {
-	for p, w := range s.children {
+	for p, closeFn := range s.children {
 		if dir == "" || p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) {
-			w.close()
+			closeFn()
 			delete(s.children, p)
 		}
 	}
@@ -298,7 +250,7 @@ func (s *fsState) reported(name string, events FSEvents, child, self bool) {
 			// its parent's watch reports it, by its path, as inotifywait
 			// does. Joined with the base name libuv gives, it would name
 			// a file that does not exist ("pre/pre").
-			if s.stale(dir) {
+			if !exists(dir) {
 				s.unwatch(dir)
 			}
 			return
@@ -311,9 +263,7 @@ func (s *fsState) reported(name string, events FSEvents, child, self bool) {
 	}
 	var watchErr error
 	if s.recursive && events&Rename != 0 {
-		// Rename alone is an entry made, removed or moved (with Change it
-		// is a directory's attribute change, IN_ATTRIB|IN_ISDIR).
-		watchErr = s.follow(full, events == Rename)
+		watchErr = s.follow(full)
 	}
 	s.drv.notify(FSEventResult{Name: name, Events: events}, nil)
 	if watchErr != nil {
@@ -322,24 +272,21 @@ func (s *fsState) reported(name string, events FSEvents, child, self bool) {
 }
 
 // follow keeps the recursive watch in step with a rename of path: a new
-// directory (and what it holds) is watched, a gone one is dropped, and so
-// is one whose path now names another file. When the entry itself changed
-// (entry) and a directory is there, a watch the path had is of the
-// directory that left it (removed or moved away before this turn, and
-// another made in its place, maybe on the same inode number): it is
-// dropped and the directory there watched anew.
-func (s *fsState) follow(path string, entry bool) error {
+// directory (and what it holds) is watched, a gone one is dropped.
+func (s *fsState) follow(path string) error {
 	st, err := os.Lstat(path)
 	switch {
-	case err != nil || !st.IsDir():
+	case err != nil:
 		s.unwatch(path)
-	default:
-		if entry {
-			s.unwatch(path)
-		}
+	case st.IsDir():
 		return s.watchTree(path)
 	}
 	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // watchedDirs lists the directories below the root that have a watch,

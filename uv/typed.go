@@ -124,9 +124,12 @@ func (e *Command) Outcome() (res *CommandResult, ok bool, err error) {
 	return typedOutcome[*CommandResult](e.outcome(), e == nil || e.r == nil, "Command")
 }
 
-// Await waits until the command has ended and returns its result. When
-// ctx ends first it returns ctx's error and the command goes on (Terminate
-// ends it). See Task.Await.
+// Await waits until the command has ended and returns its result. A
+// non-zero exit is not an error (os/exec's Wait would return an
+// *exec.ExitError): read the result's ExitCode. A Timeout that ran out is
+// one, event.ErrTimeout (Outcome still gives the result). When ctx ends
+// first it returns ctx's error and the command goes on (Terminate ends
+// it). See Task.Await.
 func (e *Command) Await(ctx context.Context) (*CommandResult, error) {
 	return event.AwaitValue[*CommandResult](ctx, e)
 }

@@ -3,7 +3,9 @@ package async
 import (
 	"errors"
 	"fmt"
+	"math"
 	"syscall"
+	"unsafe"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
@@ -34,9 +36,12 @@ type Channel[T any] struct {
 }
 
 // NewChannel returns a channel of r with room for capacity values. Once
-// r's Close has begun it refuses with reactor.ErrReactorClosed.
+// r's Close has begun it refuses with reactor.ErrReactorClosed. A negative
+// capacity, or one whose buffer no allocation could hold (where
+// make(chan T, capacity) panics), is refused with an error matching
+// syscall.EINVAL.
 func NewChannel[T any](r *reactor.Reactor, capacity int) (*Channel[T], error) {
-	if r == nil || capacity < 0 {
+	if size := uint64(unsafe.Sizeof(*new(T))); r == nil || capacity < 0 || size > 0 && uint64(capacity) > maxAlloc/size {
 		return nil, fmt.Errorf("async: NewChannel(reactor=%t, capacity=%d): %w", r != nil, capacity, syscall.EINVAL)
 	}
 	if err := closing(r); err != nil {
@@ -44,6 +49,10 @@ func NewChannel[T any](r *reactor.Reactor, capacity int) (*Channel[T], error) {
 	}
 	return &Channel[T]{r: r, cap: capacity}, nil
 }
+
+// maxAlloc bounds the bytes of a channel's buffer: the Go runtime's
+// largest allocation on 64-bit Linux (2^48), or what an int holds.
+const maxAlloc = min(1<<48, uint64(math.MaxInt))
 
 // Send returns the event of sending v: it completes (with v) when v is
 // buffered or taken by a receiver. Nothing happens until it is started

@@ -35,3 +35,22 @@ func TestNewChannelRefusalLeavesReactorAlone(t *testing.T) {
 	<-done
 	tm.Close()
 }
+
+// NewChannel refuses a capacity whose buffer no allocation could hold, as
+// make(chan T, n) would panic for it, with EINVAL; a type of size zero
+// holds any capacity.
+func TestNewChannelHugeCapacityRefused(t *testing.T) {
+	r, _ := newReactor(t)
+	if _, err := async.NewChannel[int](r, 1<<62); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("NewChannel[int](r, 1<<62) = %v, want EINVAL", err)
+	}
+	if _, err := async.NewChannel[[1 << 20]byte](r, 1<<40); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("NewChannel[[1<<20]byte](r, 1<<40) = %v, want EINVAL", err)
+	}
+	if _, err := async.NewChannel[struct{}](r, 1<<62); err != nil {
+		t.Errorf("NewChannel[struct{}](r, 1<<62) = %v, want a channel", err)
+	}
+	if _, err := async.NewChannel[int](r, 1<<20); err != nil {
+		t.Errorf("NewChannel[int](r, 1<<20) = %v, want a channel", err)
+	}
+}

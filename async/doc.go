@@ -12,6 +12,15 @@
 // baton and so may use loop-owned state without locks; Go makes goroutines
 // that run in parallel with the loop. See reactor.Spawn and reactor.Go.
 //
+// reactor.Spawn and reactor.Go take a context and a reactor; this
+// package's Spawn and Go take a Scope in their place, because a Scope holds
+// both (NewScope(ctx, r)): its coroutines run on its reactor with contexts
+// derived from its own, cancelled when the scope is. They would be methods
+// of Scope, but a Go method cannot have type parameters of its own, so they
+// are functions whose first argument is the scope; a Group[T], which has
+// its T and was made with the context and the reactor, has them as methods
+// (g.Spawn(fn)).
+//
 // # Ops
 //
 // An Op takes part only while it is started: event.Await starts the events
@@ -29,12 +38,11 @@
 //
 // # Nil and zero values
 //
-// A nil pointer to any type of the package, or a pointer to its zero value,
-// is refused by every method, never a panic: a method with an error returns
+// A nil pointer to a type of the package is none of them: a method called
+// on it may panic, as the standard library's do. Nil and zero input is
+// refused with a clear error, never a panic: a nil argument (a nil reactor,
+// callback, function or context) and a zero value (a pointer to a type's
+// zero value, not made by a constructor). A method with an error returns
 // one matching event.ErrNilEvent (or reactor.ErrZeroReactor); one without
-// does nothing and returns zero values. The methods Op and Timeout would
-// promote from event.Base and reactor.Timer are declared on them for this
-// (znilsafe.go, written by go generate).
-//
-//go:generate go run ../internal/cmd/nilsafegen
+// does nothing and returns zero values.
 package async

@@ -82,13 +82,15 @@ func (s *Scope) Child() (*Scope, error) {
 	return c, nil
 }
 
-// Spawn runs fn as a cooperative coroutine of s (see reactor.Spawn).
+// Spawn runs fn as a cooperative coroutine of s (see reactor.Spawn): on s's
+// reactor, with a context derived from s's (the package doc says why s
+// stands for reactor.Spawn's context and reactor).
 func Spawn[T any](s *Scope, fn func(ctx context.Context) (T, error)) (*reactor.Coroutine[T], error) {
 	return spawnIn(s, fn, reactor.Spawn[T])
 }
 
 // Go runs fn as a goroutine of s, in parallel with the loop (see
-// reactor.Go).
+// reactor.Go): on s's reactor, with a context derived from s's.
 func Go[T any](s *Scope, fn func(ctx context.Context) (T, error)) (*reactor.Coroutine[T], error) {
 	return spawnIn(s, fn, reactor.Go[T])
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// A Suspension parks a goroutine until a loop callback resumes it, the
-// suspend/resume of Localzet Server's event loop: Suspend waits, and Resume(value) or Throw(err)
+// A Suspension parks a goroutine until a loop callback resumes it: Suspend
+// waits, and Resume(value) or Throw(err)
 // from a callback (or from anywhere) wakes it with that value or error.
 // It can be used again: each Suspend waits for the next Resume or Throw. A
 // Resume that comes before the Suspend is kept, and the Suspend returns it

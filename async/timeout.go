@@ -19,7 +19,9 @@ import (
 //
 // event.Await starts it and stops it afterwards. Like the timer it is made
 // of, it is active while started (it keeps Run going, and a coroutine
-// waiting on it is not deadlocked); it closes when it fires.
+// waiting on it is not deadlocked); it is stopped when it fires, as its
+// timer is, and a wait that comes later (until it is started again) gets
+// the timeout error at once.
 type Timeout struct {
 	*reactor.Timer
 	d time.Duration
@@ -56,8 +58,129 @@ func (t *Timeout) hook(_ event.Event, result any, err error) (any, error, bool) 
 
 // Info describes the timeout, e.g. "Timeout(50ms)".
 func (t *Timeout) Info() string {
-	if t == nil || t.Timer == nil {
+	if t.zero() {
 		return "event(" + event.ErrNilEvent.Error() + ")"
 	}
 	return fmt.Sprintf("Timeout(%v)", t.d)
+}
+
+// The event methods below are declared on Timeout rather than promoted from
+// the *reactor.Timer it embeds: in a zero Timeout that pointer is nil, and a
+// promoted call would panic in Go's own method wrapper. Each refuses a zero
+// Timeout as the other zero values are refused: an error matching
+// event.ErrNilEvent, or nothing for the methods without an error. The
+// timer's own methods (Reset, Again, DueIn, ...) refuse a nil timer
+// themselves.
+
+// zero reports a Timeout that NewTimeout did not make.
+func (t *Timeout) zero() bool { return t.Timer == nil }
+
+// AddCallback subscribes cb (see event.Event).
+func (t *Timeout) AddCallback(cb *event.Callback) error {
+	if t.zero() {
+		return event.ErrNilEvent
+	}
+	return t.Timer.AddCallback(cb)
+}
+
+// DelCallback unsubscribes cb (see event.Event).
+func (t *Timeout) DelCallback(cb *event.Callback) error {
+	if t.zero() {
+		return event.ErrNilEvent
+	}
+	return t.Timer.DelCallback(cb)
+}
+
+// Start starts the timeout; event.Await does it for the events it waits on.
+func (t *Timeout) Start() error {
+	if t.zero() {
+		return event.ErrNilEvent
+	}
+	return t.Timer.Start()
+}
+
+// Stop stops the timeout (see event.Event).
+func (t *Timeout) Stop() error {
+	if t.zero() {
+		return event.ErrNilEvent
+	}
+	return t.Timer.Stop()
+}
+
+// Replay refuses: a timeout stores no result (see event.Event).
+func (t *Timeout) Replay(cb *event.Callback) error {
+	if t.zero() {
+		return event.ErrNilEvent
+	}
+	return t.Timer.Replay(cb)
+}
+
+// Close closes the timeout; its subscribers hear event.ErrClosed.
+func (t *Timeout) Close() error {
+	if t.zero() {
+		return event.ErrNilEvent
+	}
+	return t.Timer.Close()
+}
+
+// Retain adds a reference (see event.Event).
+func (t *Timeout) Retain() {
+	if !t.zero() {
+		t.Timer.Retain()
+	}
+}
+
+// Dispose drops a reference; the last one closes the timeout.
+func (t *Timeout) Dispose() {
+	if !t.zero() {
+		t.Timer.Dispose()
+	}
+}
+
+// Flags returns the timeout's flags, 0 for a zero Timeout.
+func (t *Timeout) Flags() event.Flags {
+	if t.zero() {
+		return 0
+	}
+	return t.Timer.Flags()
+}
+
+// SetNotifyHook replaces the hook that makes the firing a timeout error
+// (nil removes it): the timeout then fires as a plain timer.
+func (t *Timeout) SetNotifyHook(h event.NotifyHook) error {
+	if t.zero() {
+		return event.ErrNilEvent
+	}
+	return t.Timer.SetNotifyHook(h)
+}
+
+// SetObject records an owning object (see event.Base).
+func (t *Timeout) SetObject(o any) error {
+	if t.zero() {
+		return event.ErrNilEvent
+	}
+	return t.Timer.SetObject(o)
+}
+
+// Object returns the owning object recorded by SetObject, or nil.
+func (t *Timeout) Object() any {
+	if t.zero() {
+		return nil
+	}
+	return t.Timer.Object()
+}
+
+// SetHidden marks the timeout hidden or not (see event.Base.SetHidden).
+func (t *Timeout) SetHidden(hidden bool) error {
+	if t.zero() {
+		return event.ErrNilEvent
+	}
+	return t.Timer.SetHidden(hidden)
+}
+
+// MarkErrorHandled sets event.ErrorHandled (see event.Base).
+func (t *Timeout) MarkErrorHandled() {
+	if !t.zero() {
+		t.Timer.MarkErrorHandled()
+	}
 }

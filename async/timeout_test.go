@@ -36,12 +36,14 @@ func TestTimeoutFiresAsError(t *testing.T) {
 	if err.Error() != "timeout occurred after 5ms" {
 		t.Errorf("message %q", err)
 	}
-	if !to.Flags().Has(event.Closed) {
-		t.Error("a fired timeout is not closed")
+	if to.Flags().Has(event.Closed) || event.StateOf(to) != event.Stopped {
+		t.Errorf("a fired timeout is %v, want stopped (as the timer it is)", event.StateOf(to))
 	}
-	// A closed timeout stores nothing: waiting on it is an error, not a hang.
-	if _, err := event.Await(testCtx(t), event.Any(), to); !errors.Is(err, event.ErrClosed) {
-		t.Errorf("Await on a fired timeout = %v, want ErrClosed", err)
+	// A wait on a fired timeout gets its firing again, as the error it
+	// was, at once: no hang, no new timeout.
+	outs, err := event.Await(testCtx(t), event.Any(), to)
+	if !errors.As(err, &te) || len(outs) != 1 || !errors.As(outs[0].Err, &te) || event.StateOf(to) != event.Stopped {
+		t.Errorf("Await on a fired timeout = %+v, %v, %v; want its TimeoutError replayed, still stopped", outs, err, event.StateOf(to))
 	}
 	if msgs := rep.snapshot(); len(msgs) != 0 {
 		t.Errorf("reports %v", msgs)

@@ -136,10 +136,11 @@ func awaitOne(ctx context.Context, ev Event, blind bool) (result any, notified b
 	return result, notified, err, true
 }
 
-// subscribe replays a closed event, or subscribes to an open one and
-// starts it when it lives in a loop; the owner is held.
+// subscribe replays a closed event (or a stopped one holding an outcome:
+// settledIdle), or subscribes to an open one and starts it when it lives
+// in a loop; the owner is held.
 func (w *parked) subscribe(b *Base) {
-	if b.has(Closed) {
+	if b.has(Closed) || b.settledIdle() {
 		if b.replay(&w.cb) != nil {
 			w.on(w.targets[0], nil, ErrClosed)
 		}

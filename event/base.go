@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/uvevent/uvevent/internal/caller"
 	"github.com/uvevent/uvevent/refcount"
@@ -412,7 +411,7 @@ func (b *Base) released() {
 	// and perhaps reused.
 	b.ops.Free(!b.has(NoFreeMemory))
 	if b.ext != nil && b.has(CloseFD) {
-		syscall.Close(b.ext.fd)
+		closeFD(b.ext.fd)
 		b.clearFlags(CloseFD)
 	}
 }
@@ -480,6 +479,21 @@ func (b *Base) release() error {
 	return nil
 }
 
+// settledIdle reports an open event that is not started and holds an
+// outcome to replay (a one-shot timer stopped by its firing): a wait gets
+// that outcome rather than starting it again. The owner is held.
+func (b *Base) settledIdle() bool {
+	if b.loopRefs > 0 {
+		return false
+	}
+	r, ok := b.ops.(replayer)
+	if !ok {
+		return false
+	}
+	_, _, ok = r.Stored()
+	return ok
+}
+
 // Replay delivers the stored result to cb. See Event.
 func (b *Base) Replay(cb *Callback) error { return b.doCB((*Base).replay, cb) }
 
@@ -494,6 +508,15 @@ func (b *Base) replay(cb *Callback) error {
 	res, rerr, ok := r.Stored()
 	if !ok {
 		return ErrNotReplayable
+	}
+	if b.ext != nil && b.ext.hook != nil && !b.has(Closed) {
+		// An open event's stored outcome is its last notification (a
+		// fired one-shot timer's): replayed as the hook let it through
+		// then (an async.Timeout's firing is its timeout error).
+		var pass bool
+		if res, rerr, pass = b.runHook(b.ops.Event(), res, rerr); !pass {
+			return ErrNotReplayable
+		}
 	}
 	b.observed()
 	b.call(b.ops.Event(), cb, b.deliverable(res), rerr)

@@ -46,6 +46,11 @@ func TestBadInputIsRefused(t *testing.T) {
 			t.Errorf("Await(%s) = %v, %v; want ErrNilEvent", name, outs, err)
 		}
 	}
+	// A zero Mode says no rule: refused, never a wait that only the
+	// context ends.
+	if outs, err := event.Await(t.Context(), event.Mode{}, event.NewFuture[int](s)); outs != nil || !errors.Is(err, event.ErrBadMode) {
+		t.Errorf("Await(zero Mode) = %v, %v; want ErrBadMode", outs, err)
+	}
 	//lint:ignore SA1012 the nil context is the bad input under test
 	if outs, err := event.Await(nil, event.Any(), f); outs != nil || err == nil {
 		t.Errorf("Await(nil context) = %v, %v; want an error", outs, err)

@@ -7,7 +7,7 @@ import (
 	"github.com/uvevent/uvevent/eventkind"
 )
 
-// Workload C1 (DESIGN.md §6): the event core's hot paths, with the owner
+// Workload C1 (docs/benchmarks.md): the event core's hot paths, with the owner
 // held as on a loop goroutine. Targets: no allocation in steady state and at
 // most 10 ns per delivered callback.
 

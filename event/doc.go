@@ -86,12 +86,12 @@
 // # Nil and zero values
 //
 // A nil pointer to a type of the package (a *Base, *Future, *Callback or
-// *Serial), or a pointer to its zero value, is refused by every method,
-// never a panic: a method with an error returns one matching ErrNilEvent
+// *Serial) is none of them: a method called on it may panic, as the
+// standard library's do. Nil and zero input is refused with a clear error,
+// never a panic: a nil argument (a nil event, callback, owner or context)
+// and a zero value (a pointer to a Base, Future or Serial not made by its
+// constructor). A method with an error returns one matching ErrNilEvent
 // (ErrNilCallback for a callback, ErrNoOwner for an event made with no
 // owner); one without does nothing and returns zero values (Flags is 0,
-// Object nil; Info describes the missing event). Future's methods from Base
-// are declared on Future for this (znilsafe.go, written by go generate).
-//
-//go:generate go run ../internal/cmd/nilsafegen
+// Object nil; Info describes the missing event).
 package event

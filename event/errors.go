@@ -14,17 +14,17 @@ import (
 var (
 	// ErrClosed: the event is closed; it cannot be started or subscribed to,
 	// and a waiter on it that cannot be replayed gets this error.
-	ErrClosed = errors.New("event closed")
+	ErrClosed = errors.New("event: closed")
 	// ErrNestedNotify: a callback tried to notify the event whose
 	// notification is running. The inner notification is refused; the outer
 	// pass goes on.
-	ErrNestedNotify = errors.New("nested notify of the same event refused")
+	ErrNestedNotify = errors.New("event: nested notify of the same event refused")
 	// ErrNotReplayable: the event stores no result to replay.
-	ErrNotReplayable = errors.New("event stores no result to replay")
+	ErrNotReplayable = errors.New("event: no stored result to replay")
 	// ErrNotSubscribed: DelCallback was given a callback the event does not hold.
-	ErrNotSubscribed = errors.New("callback not subscribed to this event")
+	ErrNotSubscribed = errors.New("event: callback not subscribed to this event")
 	// ErrCompleted: a future was resolved or rejected a second time.
-	ErrCompleted = errors.New("future already completed")
+	ErrCompleted = errors.New("event: future already completed")
 	// ErrTimeout: a wait or a timeout event ran out of time. Every timeout
 	// error of the module is a *TimeoutError, which matches both ErrTimeout
 	// and context.DeadlineExceeded.
@@ -32,10 +32,10 @@ var (
 	// ErrDeadlock: every goroutine run by a reactor waits and no active
 	// event can ever wake one. The error carries a report; see
 	// reactor.DeadlockError.
-	ErrDeadlock = errors.New("deadlock")
+	ErrDeadlock = errors.New("event: deadlock")
 	// ErrOnLoop: a blocking wait was attempted on the loop goroutine, which
 	// would stall the loop forever.
-	ErrOnLoop = errors.New("blocking wait on the loop goroutine")
+	ErrOnLoop = errors.New("event: blocking wait on the loop goroutine")
 	// ErrNilCallback: a nil callback (or a Callback made from a nil
 	// function) was given to AddCallback, Replay or Subscribe.
 	ErrNilCallback = errors.New("event: nil callback")
@@ -49,8 +49,8 @@ var (
 	// (Future.Reject, async.Suspension.Throw). It matches syscall.EINVAL.
 	ErrNilError = fmt.Errorf("event: nil error: %w", syscall.EINVAL)
 	// ErrBadMode: Await was given a mode it cannot keep: AtLeast(n) with n
-	// outside 1..len(events), a negative Within, or no events at all. It
-	// matches syscall.EINVAL.
+	// outside 1..len(events), a negative Within, the zero Mode, or no
+	// events at all. It matches syscall.EINVAL.
 	ErrBadMode = fmt.Errorf("event: bad wait mode: %w", syscall.EINVAL)
 	// ErrReleased: an event's or a callback's reference count was used
 	// after its last release (Retain after the last Dispose, a Release too

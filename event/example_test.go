@@ -76,7 +76,7 @@ func ExampleFuture() {
 	// Output:
 	// Future(pending)
 	// Future(completed)
-	// future already completed
+	// event: future already completed
 	// ready
 }
 

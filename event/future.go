@@ -272,6 +272,8 @@ func (o *futureOps[T]) Stored() (any, error, bool) {
 }
 func (o *futureOps[T]) Describe() string {
 	switch {
+	case !(*Future[T])(o).Done() && o.has(Closed):
+		return "Future(closed)" // closed by its holder before completion
 	case !(*Future[T])(o).Done():
 		return "Future(pending)"
 	case o.err != nil:

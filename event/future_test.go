@@ -99,8 +99,10 @@ func TestFutureInfo(t *testing.T) {
 	done.Resolve(nil)
 	failed := event.NewFuture[any](s)
 	failed.Reject(errors.New("disk full"))
-	got := []string{pending.Info(), done.Info(), failed.Info()}
-	want := []string{"Future(pending)", "Future(completed)", "Future(failed: disk full)"}
+	closed := event.NewFuture[any](s)
+	closed.Close() // by its holder, before completion: no longer pending
+	got := []string{pending.Info(), done.Info(), failed.Info(), closed.Info()}
+	want := []string{"Future(pending)", "Future(completed)", "Future(failed: disk full)", "Future(closed)"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Info (-want +got):\n%s", diff)
 	}

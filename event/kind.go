@@ -12,14 +12,16 @@ import (
 // it through internal/eventlink, so they show neither on every event nor
 // among this package's names.
 func init() {
-	eventlink.Init = func(b *Base, ops any, loop bool, flags Flags) { k, _ := ops.(kindOps); initBase(b, k, loop, flags) }
-	eventlink.Notify = notifyKind
-	eventlink.Complete = complete
-	eventlink.AttachFD = attachFD
-	eventlink.LoopRefs = loopRefs
-	eventlink.Subscribers = subscribers
-	eventlink.KindBit = kindBitOf
-	eventlink.SetKindBit = setKindBit
+	eventlink.Set(&eventlink.Funcs[Base, Event, Flags]{
+		Init:        func(b *Base, ops any, loop bool, flags Flags) { k, _ := ops.(kindOps); initBase(b, k, loop, flags) },
+		Notify:      notifyKind,
+		Complete:    complete,
+		AttachFD:    attachFD,
+		LoopRefs:    loopRefs,
+		Subscribers: subscribers,
+		KindBit:     kindBitOf,
+		SetKindBit:  setKindBit,
+	})
 }
 
 // notifyKind delivers a notification of a repeating event (eventkind.Notify).

@@ -59,6 +59,15 @@ func On[T any](ev Source[T], fn func(v T, err error), opts ...OnOption) (*Callba
 	})
 }
 
+// OnDone calls fn with the future's value and error when it is done (at
+// once, if it is: a done future replays its outcome), on the goroutine
+// that owns it (the loop goroutine for a reactor's future), as the other
+// kinds' OnDone do. A future closed before it was done is left out unless
+// opts holds WithClose. It is On(f, fn, opts...).
+func (f *Future[T]) OnDone(fn func(v T, err error), opts ...OnOption) (*Callback, error) {
+	return On[T](f, fn, opts...)
+}
+
 // Result returns a notification's result as a T (see Source).
 func (f *Future[T]) Result(result any) T {
 	if _, none := result.(noValue); none {

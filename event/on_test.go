@@ -50,7 +50,7 @@ func TestOnDeliversTypedAndLeavesOutTheClose(t *testing.T) {
 		want []string
 	}{
 		{"default", nil, []string{"1 <nil>", "0 boom", "2 <nil>"}},
-		{"WithClose", []event.OnOption{event.WithClose}, []string{"1 <nil>", "0 boom", "2 <nil>", "0 event closed"}},
+		{"WithClose", []event.OnOption{event.WithClose}, []string{"1 <nil>", "0 boom", "2 <nil>", "0 event: closed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tk := newTicks(s)
@@ -125,5 +125,38 @@ func TestOnRefusesNil(t *testing.T) {
 	var nilTicks *ticks
 	if _, err := event.On(nilTicks, func(int, error) {}); !errors.Is(err, event.ErrNilEvent) {
 		t.Errorf("On(typed nil) = %v, want ErrNilEvent", err)
+	}
+}
+
+// Future has OnDone, as the other kinds that store a result: a value
+// resolved later reaches it, a done future replays to it, and a close
+// before it was done is left out unless asked for.
+func TestFutureOnDone(t *testing.T) {
+	s := &event.Serial{}
+	var got []string
+	record := func(v string, err error) { got = append(got, fmt.Sprintf("%s %v", v, err)) }
+	later := event.NewFuture[string](s)
+	if _, err := later.OnDone(record); err != nil {
+		t.Fatal(err)
+	}
+	later.Resolve("later")
+	done := event.NewFuture[string](s)
+	done.Resolve("done")
+	if _, err := done.OnDone(record); err != nil {
+		t.Fatal(err)
+	}
+	closed := event.NewFuture[string](s)
+	closed.OnDone(record)
+	closed.Close()
+	asked := event.NewFuture[string](s)
+	asked.OnDone(func(_ string, err error) {
+		got = append(got, fmt.Sprintf("closed: %v", errors.Is(err, event.ErrClosed)))
+	}, event.WithClose)
+	asked.Close()
+	if diff := cmpDiff([]string{"later <nil>", "done <nil>", "closed: true"}, got); diff != "" {
+		t.Errorf("OnDone (-want +got):\n%s", diff)
+	}
+	if _, err := (*event.Future[string])(nil).OnDone(record); !errors.Is(err, event.ErrNilEvent) {
+		t.Errorf("OnDone of a nil future = %v, want ErrNilEvent", err)
 	}
 }

@@ -12,7 +12,8 @@ import (
 
 // Mode says when a wait is over. Build one with Any, All, FirstSuccess or
 // AtLeast, optionally bounded with Within and made tolerant of errors with
-// IgnoreErrors.
+// IgnoreErrors. The zero Mode is none of them: Await refuses it with
+// ErrBadMode.
 //
 // Without IgnoreErrors the first error ends the wait with that error
 // (FirstSuccess excepted: it exists to tolerate errors). With it, an
@@ -32,7 +33,7 @@ type Mode struct {
 type modeKind uint8
 
 const (
-	modeAny modeKind = iota
+	modeAny modeKind = iota + 1 // the zero Mode is none: Await refuses it
 	modeAll
 	modeFirstSuccess
 	modeAtLeast
@@ -209,6 +210,9 @@ func (m Mode) check(events []Event) error {
 	if n == 0 {
 		return fmt.Errorf("event: Await needs at least one event: %w", ErrBadMode)
 	}
+	if m.kind == 0 {
+		return fmt.Errorf("event: a zero Mode (build one with Any, All, FirstSuccess or AtLeast): %w", ErrBadMode)
+	}
 	if m.kind == modeAtLeast && (m.n < 1 || m.n > n) {
 		return fmt.Errorf("event: AtLeast(%d) needs 1 ≤ n ≤ %d events: %w", m.n, n, ErrBadMode)
 	}
@@ -376,12 +380,13 @@ func (w *waker) subscribeOwner(o Owner, i int) {
 }
 
 // subscribeOne runs with the event's owner held. A closed event is
-// replayed; an open one is subscribed to and, when it lives in a loop,
-// started (one counted Start, undone by unsubscribe).
+// replayed, and so is a stopped one that holds an outcome (a one-shot
+// timer that fired); an open one is subscribed to and, when it lives in a
+// loop, started (one counted Start, undone by unsubscribe).
 func (w *waker) subscribeOne(j int) {
 	s := &w.slots[j]
 	b := s.target.base()
-	if b.has(Closed) {
+	if b.has(Closed) || b.settledIdle() {
 		if b.replay(&w.cbv) != nil {
 			w.on(s.target, nil, ErrClosed)
 		}

@@ -105,49 +105,43 @@ func Report(o event.Owner, ev event.Event, msg string, err error) {
 }
 
 // Subscribers returns how many callbacks ev holds; 0 for a nil ev.
-func Subscribers(ev event.Event) int { return subs(ev) }
+func Subscribers(ev event.Event) int { return link.Subscribers(ev) }
 
-var (
-	initBase = eventlink.Init.(func(*event.Base, any, bool, event.Flags))
-	notify   = eventlink.Notify.(func(*event.Base, any, error) error)
-	complete = eventlink.Complete.(func(*event.Base, any, error) error)
-	attachFD = eventlink.AttachFD.(func(*event.Base, int, bool))
-	loopRefs = eventlink.LoopRefs.(func(event.Event) int)
-	subs     = eventlink.Subscribers.(func(event.Event) int)
-	kindBit  = eventlink.KindBit.(func(*event.Base) bool)
-	setBit   = eventlink.SetKindBit.(func(*event.Base, bool))
-)
+// link holds package event's functions behind this package's (event/kind.go
+// fills it).
+var link = eventlink.Get[event.Base, event.Event, event.Flags]()
 
 // Init prepares b for a kind. loop says whether Start and Stop arm the event
 // in a loop (timers, polls) or do nothing (futures). flags are the initial
 // flags (event.GoOwned, event.Hidden, ...).
-func Init(b *event.Base, ops Ops, loop bool, flags event.Flags) { initBase(b, ops, loop, flags) }
+func Init(b *event.Base, ops Ops, loop bool, flags event.Flags) { link.Init(b, ops, loop, flags) }
 
 // Notify delivers a notification of a periodic or repeating event to its
 // subscribers: the event is Fired during the pass and Active again after it
 // unless a callback stopped or closed it. It returns event.ErrNestedNotify
 // when called from inside a pass over the same event, event.ErrClosed on a
 // closed one. Call it with the owner held.
-func Notify(b *event.Base, result any, err error) error { return notify(b, result, err) }
+func Notify(b *event.Base, result any, err error) error { return link.Notify(b, result, err) }
 
 // Complete ends a one-shot event: it is stopped and closed first, then its
 // subscribers receive the final notification and are released. Its errors
 // are Notify's. Call it with the owner held.
-func Complete(b *event.Base, result any, err error) error { return complete(b, result, err) }
+func Complete(b *event.Base, result any, err error) error { return link.Complete(b, result, err) }
 
 // AttachFD records fd as the event's descriptor; with closeOnClose the event
 // sets event.CloseFD and closes fd when it closes. Call it with the owner
 // held.
-func AttachFD(b *event.Base, fd int, closeOnClose bool) { attachFD(b, fd, closeOnClose) }
+func AttachFD(b *event.Base, fd int, closeOnClose bool) { link.AttachFD(b, fd, closeOnClose) }
 
 // LoopRefs returns how many Starts ev holds (0 for a nil or zero event).
-func LoopRefs(ev event.Event) int { return loopRefs(ev) }
+func LoopRefs(ev event.Event) int { return link.LoopRefs(ev) }
 
 // SetKindBit sets or clears the one flag bit of b that its kind keeps for
-// itself (reactor.Timer's "reusable": a million armed timers cost no byte
-// more). event.Flags does not show it. A nil b is left alone.
-func SetKindBit(b *event.Base, on bool) { setBit(b, on) }
+// itself (reactor.Timer's "fired since its last Start": a million armed
+// timers cost no byte more). event.Flags does not show it. A nil b is left
+// alone.
+func SetKindBit(b *event.Base, on bool) { link.SetKindBit(b, on) }
 
 // KindBit reports the flag bit b's kind keeps for itself (false for a nil
 // b).
-func KindBit(b *event.Base) bool { return kindBit(b) }
+func KindBit(b *event.Base) bool { return link.KindBit(b) }

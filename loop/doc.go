@@ -1,8 +1,6 @@
-// Package loop is, in Go and over a uvevent reactor, the event-loop
-// interface of the Localzet Server PHP framework (its EventInterface, in
-// the Workerman line): timers by id, readiness of descriptors, signals, Run
-// and Stop, and a suspension that parks a goroutine until a callback
-// resumes it.
+// Package loop is a compact event-loop interface over a uvevent reactor:
+// timers by id, readiness of descriptors, signals, Run and Stop, and a
+// suspension that parks a goroutine until a callback resumes it.
 //
 //	l, _ := loop.New(loop.Options{})
 //	defer l.Close()
@@ -51,8 +49,8 @@
 // asked for (DriverGo). The interface behaves the same on both; one test
 // suite runs against each. The events it is built on work on both drivers:
 // on the pure-Go one a reactor's uv.Poll events are level-triggered members
-// of an epoll set of its own, which one goroutine watches through Go's
-// netpoller, handing the loop one pass over what is ready at a time.
+// of an epoll set of its own, which the loop goroutine waits on itself,
+// handling one pass over what is ready at a time.
 //
 // # Threading
 //

@@ -88,7 +88,7 @@ func ExampleRepeatID() {
 func ExampleStream() {
 	l, _ := loop.New(loop.Options{})
 	defer l.Close()
-	fds, _ := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, _ := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	server, _ := l.NewStream(fds[0], loop.StreamOptions{
 		CloseFD: true,
 		OnData:  func(s *loop.Stream, b []byte) { s.Write(b) },
@@ -115,7 +115,7 @@ func ExampleStream() {
 func ExampleStreamOptions() {
 	l, _ := loop.New(loop.Options{})
 	defer l.Close()
-	fds, _ := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, _ := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	defer unix.Close(fds[1])
 	unix.Write(fds[1], []byte("abcdefgh"))
 	unix.Shutdown(fds[1], unix.SHUT_WR)

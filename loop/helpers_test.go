@@ -130,7 +130,7 @@ func run(t *testing.T, l *tloop) {
 // test's end.
 func socketpair(t *testing.T) [2]int {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,5 +147,5 @@ func must(t *testing.T, err error) {
 
 // unixSocketpair returns a connected pair of stream sockets.
 func unixSocketpair() ([2]int, error) {
-	return unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	return unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // Every exported function and method of the package, called with nil and
-// zero input (nil receivers, zero values, nil arguments), refuses with a
+// zero input (zero values, nil arguments), refuses with a
 // clear error and never panics.
 func TestNilInputsRefused(t *testing.T) {
 	conform.CheckNilInputs(t, conform.NilInputs{

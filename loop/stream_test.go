@@ -89,7 +89,7 @@ func TestStreamEOFAndWriteError(t *testing.T) {
 			t.Fatalf("close reasons = %v, want [EOF]", reasons)
 		}
 
-		other, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		other, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 		must(t, err)
 		s, err := l.NewStream(other[0], loop.StreamOptions{OnClose: onClose, CloseFD: true})
 		must(t, err)

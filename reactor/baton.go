@@ -152,22 +152,30 @@ func (co *coroutine) schedule() {
 	c.armed = true
 	c.mu.Unlock()
 	if arm {
-		if err := r.Post(r.armReady); err != nil {
+		if err := r.Post(c.arm); err != nil {
 			r.freeReady(err)
 		}
 	}
 }
 
 // armReady starts the hidden timer that runs the ready coroutines; it runs
-// with ownership.
+// with ownership. The timer is made once, on the first wake, and started
+// again for every later one (a fired one-shot timer is stopped, not
+// closed): making a coroutine ready allocates nothing.
 func (r *Reactor) armReady() {
-	t, err := r.NewTimer(0, 0)
-	if err == nil {
-		t.SetHidden(true)
-		_, err = event.Subscribe(t, r.runReady)
+	c := &r.coros
+	var err error
+	if c.timer == nil {
+		var t *Timer
+		if t, err = r.NewTimer(0, 0); err == nil {
+			t.SetHidden(true)
+			if _, err = event.Subscribe(t, r.runReady); err == nil {
+				c.timer = t
+			}
+		}
 	}
 	if err == nil {
-		err = t.Start()
+		err = c.timer.Start()
 	}
 	if err != nil {
 		r.runReady(nil, nil, err)

@@ -11,7 +11,7 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// Workload X1 (DESIGN.md §6): cross-goroutine wake-ups of a serving reactor.
+// Workload X1 (docs/benchmarks.md): cross-goroutine wake-ups of a serving reactor.
 // The raw C comparator (bench/c/x1_async.c) and the Go channel ping-pong
 // (bench/cmd/x1chan) run beside these in `make bench`; uvcgo's
 // BenchmarkX1Blocking measures the other way of driving the loop.

@@ -96,12 +96,14 @@ type coroutines struct {
 	// Loop-owned: the pass of runReady.
 	run    []*coroutine // run[head:] are ready, in order (next takes from the front)
 	head   int
-	passes int  // steps in this pass
-	inPass bool // runReady is stepping coroutines
+	passes int    // steps in this pass
+	inPass bool   // runReady is stepping coroutines
+	timer  *Timer // hidden, one-shot: its firing runs a pass (see armReady)
 
 	mu    sync.Mutex
 	ready []*coroutine // made ready elsewhere, or outside a pass
 	armed bool         // a hidden timer will run the ready ones
+	arm   func()       // r.armReady, made once (set before any coroutine)
 
 	back chan struct{} // the baton comes back to the loop
 }

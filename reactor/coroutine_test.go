@@ -441,6 +441,7 @@ func BenchmarkK1CoroutineSwitch(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
+	b.ReportAllocs()
 	ctx := context.Background()
 	n := b.N
 	inA, inB := event.NewFuture[int](r), event.NewFuture[int](r) // loop-owned

@@ -29,10 +29,10 @@ type WaiterReport struct {
 // Error says how many wait and, per waiter, where and on what.
 func (e *DeadlockError) Error() string {
 	if e == nil {
-		return "deadlock"
+		return "reactor: deadlock"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "deadlock: %d coroutines wait and no active event can wake them", len(e.Waiters))
+	fmt.Fprintf(&b, "reactor: deadlock: %d coroutines wait and no active event can wake them", len(e.Waiters))
 	for _, w := range e.Waiters {
 		fmt.Fprintf(&b, "\n  %s", w.Coroutine)
 	}

@@ -31,13 +31,17 @@
 //
 // # Driving the loop
 //
-// The loop goroutine parks in Go, not in epoll_wait: a helper goroutine waits
-// in Go's netpoller for libuv's backend descriptor, and the loop runs
-// uv_run(UV_RUN_NOWAIT) when that descriptor is readable, when a handle was
-// created or closed, or when libuv asks to run again; a turn that only has
-// timers and queued Go work makes no cgo call at all. A goroutine wakes the
-// parked loop with a channel send, the cheapest hand-off the Go scheduler
-// has (docs/architecture.md has the measurements behind this choice).
+// With nothing to run, the loop goroutine blocks in the kernel itself, as
+// libuv's own loop does: in one uv_run(UV_RUN_ONCE) per wait on the libuv
+// driver, bounded by the Go timer wheel's next due, in epoll_wait on the
+// reactor's epoll set on the pure-Go driver. Another goroutine wakes it
+// through the kernel only while it sleeps there, so wake-ups coalesce; after
+// such a wake-up the loop parks in Go for a few waits instead, where a
+// channel send wakes it at Go scheduler speed. A busy turn runs
+// uv_run(UV_RUN_NOWAIT) only when libuv has something to do; a turn that
+// only has timers and queued Go work makes no cgo call at all, and a loop
+// that never parks yields its processor every 2 ms (docs/architecture.md
+// has the measurements behind this design).
 // libuv never calls Go: its callbacks append completion records that the
 // loop reads after each turn, so a Go panic can never unwind through C.
 //

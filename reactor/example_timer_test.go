@@ -9,8 +9,9 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// A one-shot timer: it is closed when it fires, before its callbacks run,
-// and Run returns once nothing is left to wait for.
+// A one-shot timer: it is stopped when it fires, before its callbacks run,
+// and Run returns once nothing is left to wait for; Start starts it again
+// (as time.Timer's Reset does), until Close.
 func ExampleReactor_NewTimer() {
 	r, err := reactor.New(reactor.Options{})
 	if err != nil {
@@ -25,16 +26,22 @@ func ExampleReactor_NewTimer() {
 		return
 	}
 	event.Subscribe(t, func(ev event.Event, _ any, err error) {
-		fmt.Printf("%s fired (err=%v, closed=%v)\n", ev.Info(), err, ev.Flags().Has(event.Closed))
+		fmt.Printf("%s fired (err=%v, %v)\n", ev.Info(), err, event.StateOf(ev))
 	})
 	t.Start()
 	if err := r.Run(context.Background()); err != nil {
 		fmt.Println(err)
 	}
-	fmt.Println("start again:", t.Start())
+	fmt.Println(event.StateOf(t), "start again:", t.Start()) // as time.Timer's Reset
+	r.Run(context.Background())
+	t.Close()
+	fmt.Println(event.StateOf(t), "start again:", t.Start())
 	// Output:
-	// Timer(timeout=10ms) fired (err=<nil>, closed=true)
-	// start again: event closed
+	// Timer(timeout=10ms) fired (err=<nil>, fired)
+	// stopped start again: <nil>
+	// Timer(timeout=10ms) fired (err=<nil>, fired)
+	// Timer(timeout=10ms) fired (err=event: closed, closed)
+	// closed start again: event: closed
 }
 
 // A periodic timer ticks until a callback stops it; a stopped timer no

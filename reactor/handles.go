@@ -103,8 +103,14 @@ func (h *host) Dropped(id eventref.ID) {
 // dispatch routes a turn's completion records. They point into C memory
 // that the next turn reuses; nothing reached from here can turn the loop
 // again (Run refuses to start on the loop goroutine).
+//
+// The writes the records' callbacks try (a Send answering a read) are
+// deferred meanwhile and tried together when the records are dispatched,
+// in one crossing (uvcgo.Loop.DeferTry, FlushTries): a turn that read from
+// many connections answers them all in one call into the shim.
 func (r *Reactor) dispatch(done []uvcgo.Completion) {
 	i := 0
+	r.loop.DeferTries(true)
 	defer func() {
 		r.ahead = nil
 		// runtime.Goexit in a callback is unwinding this goroutine: the
@@ -113,6 +119,8 @@ func (r *Reactor) dispatch(done []uvcgo.Completion) {
 		if i < len(done) {
 			r.dispatch(done[i+1:])
 		}
+		r.loop.DeferTries(false)
+		r.safely(r.loop.FlushTries)
 	}()
 	for ; i < len(done); i++ {
 		r.ahead = done[i+1:]

@@ -23,7 +23,7 @@ var (
 	// ErrRunning: Run, RunOnce, RunNoWait or Serve was called while the loop runs.
 	ErrRunning = errors.New("reactor: loop already running")
 	// ErrReactorClosed: the reactor was closed (or its Close has begun).
-	ErrReactorClosed = errors.New("loop closed")
+	ErrReactorClosed = errors.New("reactor: closed")
 )
 
 // ErrNoLibuv: the libuv driver was asked for in a program built without
@@ -40,10 +40,10 @@ const (
 	DriverAuto Driver = iota
 	// DriverLibuv is libuv's loop, through the C shim.
 	DriverLibuv
-	// DriverGo is the pure-Go driver: every kind of package uv, with Go's
-	// netpoller for descriptors (an epoll set per reactor) and goroutines
-	// for blocking work; a kind with no pure-Go implementation refuses with
-	// ErrNoLibuv.
+	// DriverGo is the pure-Go driver: every kind of package uv, with an
+	// epoll set per reactor that the loop goroutine waits on itself (see
+	// Run) and goroutines for blocking work; a kind with no pure-Go
+	// implementation refuses with ErrNoLibuv.
 	DriverGo
 )
 
@@ -83,14 +83,19 @@ type Options struct {
 	// from other goroutines: one made after Close (a failed future the
 	// collector finds later), from the goroutine that makes it (or to
 	// Logger), and the watchdog's report of a blocked loop, from the
-	// watchdog's goroutine with a nil event (see BlockedAfter).
+	// watchdog's goroutine with a nil event (see BlockedAfter). Calls of
+	// OnReport never overlap, whichever goroutines make them: one waits
+	// for the other to return (a report made inside OnReport, on its own
+	// goroutine, is handed over at once).
 	OnReport func(ev event.Event, msg string, err error)
 	// BlockedAfter is the watchdog's threshold: while Run or Serve drives
 	// the loop, a callback that keeps it from finishing its turn for
 	// longer is reported (a BlockedError,
 	// matching ErrBlocked) while it blocks, and again with its event when
 	// it returns; meanwhile Stats answers without waiting for the loop.
-	// 0 means 1 second; a negative value turns the watchdog off.
+	// 0 means 1 second; a negative value turns the watchdog off. The
+	// watchdog looks at the loop every quarter of it, and not at all while
+	// the loop is parked: an idle reactor wakes nothing.
 	BlockedAfter time.Duration
 }
 
@@ -111,11 +116,13 @@ type Reactor struct {
 	registry
 	closeState
 
+	reporting reportLock // one OnReport call at a time
+
 	drop *dropped // what the collector frees if the reactor is dropped (drop.go)
 	wd   watchdog // the blocked-loop watchdog (watchdog.go)
 
 	stats struct {
-		iterations, queued, wakeups atomic.Uint64
+		iterations, queued, wakeups, yields atomic.Uint64
 	}
 }
 
@@ -145,12 +152,17 @@ func New(opts Options) (*Reactor, error) {
 		opts:        opts,
 		queues:      queues{wake: make(chan struct{}, 1)},
 		loopClock:   loopClock{epoch: time.Now()},
-		driverState: driverState{loop: loop, uvDue: -1},
-		watcher:     watcher{fdRearm: make(chan struct{}, 1), fdReady: new(atomic.Bool)},
+		driverState: driverState{loop: loop, uvDue: -1, goPark: goParkTurns},
+		watcher:     watcher{fdRearm: make(chan struct{}, 1), fdReady: new(atomic.Bool), watched: -1},
 		registry:    registry{byKind: map[string]int{}},
 	}
+	if loop != nil {
+		r.kern = &uvKernel{loop: loop}
+	}
+	r.deliverGo = r.deliverGoKernel
 	r.trackDrop()
 	r.coros.init()
+	r.coros.arm = r.armReady // made once: a method value passed on allocates
 	r.free = sync.NewCond(&r.mu)
 	return r, nil
 }
@@ -188,6 +200,7 @@ func (r *Reactor) report(ev event.Event, msg string, err error) {
 		return
 	}
 	if r.opts.OnReport != nil {
+		defer r.reporting.enter()()
 		defer func() {
 			if p := recover(); p != nil {
 				r.opts.Logger.Error("uvevent: OnReport panicked", slog.Any("panic", p))
@@ -341,12 +354,15 @@ func (r *Reactor) Close() error { return r.Shutdown(context.Background()) }
 //     handle closed completes with ErrClosed; one already running on the
 //     thread pool, such as a file read, cannot be taken back and runs to
 //     its end), then frees the loop; waits still registered end with
-//     ErrReactorClosed. (The pure-Go driver has no libuv: its file and
-//     lookup work runs in goroutines that Shutdown does not wait for.)
+//     ErrReactorClosed. (The pure-Go driver has no libuv: its file work
+//     runs in goroutines that Shutdown does not wait for; so do lookups on
+//     either driver, whose resolvers' contexts Shutdown cancels.)
 //  5. It waits for the work that outlives the events it closed: a child
 //     being terminated (a closed Command's, a KillOnClose Process's, one given
 //     Terminate) is signalled, escalated to SIGKILL after its grace period,
-//     and reaped before Shutdown returns.
+//     and reaped before Shutdown returns, and its output read to its end,
+//     for a bounded time when a process it started holds it (see
+//     uv.OutputWait).
 //
 // ctx bounds steps 4 and 5 too: if it ends first, Shutdown returns an error
 // matching ErrCloseIncomplete and ctx.Err() whose text names what is still
@@ -453,7 +469,7 @@ func (r *Reactor) Shutdown(ctx context.Context) error {
 	if ctx.Done() != nil {
 		pending = r.quiesce()
 	}
-	if ctx.Done() == nil || len(pending) == 0 && len(r.stillLingering()) == 0 {
+	if ctx.Done() == nil || len(pending) == 0 && !r.anyLingering() {
 		// Nothing to give up on: settle here.
 		r.closeErr = r.settle()
 		finished = true
@@ -527,4 +543,27 @@ func (r *Reactor) allClosing() bool {
 		}
 	})
 	return all
+}
+
+// reportLock serializes the calls of Options.OnReport: reports come from
+// the loop, from the watchdog and, after Close, from the goroutines of the
+// collector's cleanups. The goroutine holding it may report again inside
+// OnReport without waiting for itself.
+type reportLock struct {
+	mu     sync.Mutex
+	holder atomic.Uintptr // the goroutine in OnReport, or 0
+}
+
+// enter takes the lock (unless the caller holds it) and returns its release.
+func (l *reportLock) enter() (leave func()) {
+	me := uintptr(currentGID())
+	if l.holder.Load() == me {
+		return func() {}
+	}
+	l.mu.Lock()
+	l.holder.Store(me)
+	return func() {
+		l.holder.Store(0)
+		l.mu.Unlock()
+	}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// Bad input never panics (DESIGN §5), and a zero Reactor{} is bad input:
+// Bad input never panics (docs/architecture.md §2, rule 11), and a zero Reactor{} is bad input:
 // each of its methods gives an error or does nothing.
 func TestZeroReactorDoesNotPanic(t *testing.T) {
 	calls := map[string]func(r *reactor.Reactor){

@@ -4,13 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"runtime/debug"
-	"sync/atomic"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 
@@ -109,7 +104,8 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 		r.stopReq.Store(false) // a Stop ends exactly one run
 		r.release()
 	}()
-	r.startWatcher()
+	r.covered = false // nothing says what the kernel holds now
+	r.yielded = time.Now()
 	if mode == untilIdle || mode == serve {
 		defer r.startWatchdog()() // RunOnce and RunNoWait are too short to watch
 	}
@@ -136,12 +132,12 @@ func (r *Reactor) run(ctx context.Context, mode runMode) error {
 		// Stop or a send consumed by an earlier turn).
 		for {
 			idle := r.idle()
+			before := r.work // a wait in the kernel delivers what it found
 			if !idle {
 				if err := r.wait(ctx); err != nil {
 					return err
 				}
 			}
-			before := r.work
 			r.turn()
 			if r.work != before || idle || r.stopReq.Load() {
 				return nil
@@ -209,24 +205,35 @@ func (r *Reactor) turn() {
 	}
 	r.drainOnce()
 	r.runTurnQueue()
+	// Look at the kernel without blocking unless the last wait covered
+	// it: a wait in the kernel collected what was ready, and a park in Go
+	// with the watcher armed would have been woken by readiness
+	// (fdReady). A loop that does not block looks every turn, so busy
+	// work never starves I/O (libuv polls on every iteration).
+	ready := r.fdReady.Swap(false)
+	if ready {
+		r.fdArmed = false // the watcher rests until the loop parks in Go again
+	}
+	look := r.kern != nil && (ready || !r.covered)
+	r.covered = false
 	if r.loop == nil {
 		// The pure-Go driver: no libuv to turn. Its hooks run where the
 		// libuv driver's run, in the turn of libuv that ends each
 		// iteration (uv_run without waiting: idle, prepare, a poll that
-		// does not block, check); the I/O of the turn came with the
-		// queued work.
+		// does not block, check).
 		r.work += r.hooks.run(uvcgo.PhaseIdle)
 		r.work += r.hooks.run(uvcgo.PhasePrepare)
+		if look && r.kern != nil { // a hook may have closed the last descriptor
+			r.kern.Wait(0)
+			r.deliverKernel()
+		}
 		r.work += r.hooks.run(uvcgo.PhaseCheck)
 		if r.wd.reported.Load() != nil {
 			r.afterBlock()
 		}
 		return
 	}
-	ready := r.fdReady.Swap(false)
-	if ready {
-		r.fdArmed = false // the watcher rests until the loop parks
-	} else if !r.uvDirty && r.watching && !r.fdArmed { // already due to turn: no need to look
+	if look && !r.uvDirty && !ready { // already due to turn: no need to look
 		ready = r.backendReadable()
 	}
 	if ready || r.loop.Dirty() || r.everyTurn > 0 || r.uvDue >= 0 && r.now() >= r.uvDue {
@@ -259,36 +266,6 @@ func (r *Reactor) turnUV() {
 	r.dispatch(done)
 }
 
-// backendReadable reports whether libuv's backend descriptor is readable
-// now: the loop's own look at it (one poll(2)) while the watcher rests.
-func (r *Reactor) backendReadable() bool {
-	r.fdPoll[0] = unix.PollFd{Fd: int32(r.loop.BackendFD()), Events: unix.POLLIN}
-	n, err := unix.Poll(r.fdPoll[:], 0)
-	return err != nil || n > 0
-}
-
-// armWatcher hands libuv's backend descriptor back to the watcher before
-// the loop parks. While the loop keeps turning it looks at the descriptor
-// itself (turn), so that busy I/O makes no goroutine hand-off per turn: the
-// watcher, woken by the netpoller, would have to be woken again by the loop
-// each time. It reports false, arming nothing, if the descriptor is
-// readable already.
-func (r *Reactor) armWatcher() bool {
-	if !r.watching || r.fdArmed {
-		return true
-	}
-	if r.backendReadable() {
-		r.uvDirty = true
-		return false
-	}
-	r.fdArmed = true
-	select {
-	case r.fdRearm <- struct{}{}:
-	default:
-	}
-	return true
-}
-
 // noteTimeout keeps libuv's next timeout, which uv_backend_timeout gives
 // relative to the turn that just ended, as an absolute deadline on the loop
 // clock: a park that starts later, after other work, still wakes for it.
@@ -315,132 +292,6 @@ func (r *Reactor) idle() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.queue) == 0 && len(r.dropped) == 0 && len(r.turnQueue) == 0
-}
-
-// wait parks the loop goroutine until a timer is due, libuv's descriptor is
-// readable, an operation is queued, or ctx is done.
-func (r *Reactor) wait(ctx context.Context) error {
-	// ctxDone may be left over from an earlier run: ask ctx itself.
-	if r.ctxDone.Load() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
-	d := time.Duration(-1)
-	if due := r.timers.next(); due >= 0 {
-		// A far deadline (timeouts reach 292 years) would overflow the
-		// Duration: park at most a day at a time and look again.
-		const day = int64(24 * time.Hour / time.Millisecond)
-		due = min(due, r.clock()+day)
-		d = time.Until(r.epoch.Add(time.Duration(due) * time.Millisecond))
-		if d < 0 {
-			d = 0
-		}
-	}
-	if r.uvDue >= 0 {
-		u := time.Until(r.epoch.Add(time.Duration(r.uvDue) * time.Millisecond))
-		if u < 0 {
-			u = 0
-		}
-		if d < 0 || u < d {
-			d = u
-		}
-	}
-	if r.polling && (d < 0 || d > time.Millisecond) {
-		d = time.Millisecond // no watcher: look at libuv every millisecond
-	}
-	if d == 0 || r.uvDirty || r.loop != nil && r.loop.Dirty() || r.stopReq.Load() || r.hooks.spinning() {
-		return nil
-	}
-	if !r.armWatcher() {
-		return nil
-	}
-	r.wd.parked.Store(true)
-	defer r.wd.parked.Store(false)
-	if d < 0 {
-		<-r.wake
-	} else {
-		if r.park == nil {
-			r.park = time.NewTimer(d)
-		} else {
-			r.park.Reset(d)
-		}
-		select {
-		case <-r.wake:
-			r.park.Stop()
-		case <-r.park.C:
-			if r.polling {
-				r.uvDirty = true
-			}
-			return nil // turn checks libuv's deadline
-		}
-	}
-	r.stats.wakeups.Add(1)
-	if r.fdReady.Load() {
-		r.uvDirty = true
-	}
-	if r.ctxDone.Load() {
-		return ctx.Err()
-	}
-	return nil
-}
-
-// startWatcher starts, once, the goroutine that waits in Go's netpoller for
-// libuv's backend descriptor (epoll) to become readable, so that the loop
-// goroutine parks in Go — where another goroutine wakes it with a channel
-// send, the cheapest hand-off there is — rather than in epoll_wait.
-func (r *Reactor) startWatcher() {
-	if r.watching || r.polling || r.loop == nil {
-		return
-	}
-	fd, err := unix.Dup(r.loop.BackendFD())
-	if err == nil {
-		if err = unix.SetNonblock(fd, true); err != nil {
-			unix.Close(fd)
-		}
-	}
-	var raw syscall.RawConn
-	if err == nil {
-		r.backend = os.NewFile(uintptr(fd), "libuv-backend")
-		raw, err = r.backend.SyscallConn()
-	}
-	if err != nil {
-		r.polling = true
-		r.report(nil, "cannot watch libuv's backend descriptor; polling libuv every millisecond instead", err)
-		return
-	}
-	r.watching = true
-	r.fdArmed = true
-	r.drop.watcherStarted(r.backend, r.fdRearm)
-	go watch(raw, r.fdReady, r.wake, r.fdRearm)
-}
-
-// watch sets ready and wakes the loop each time the backend descriptor is
-// readable, then waits until the loop parks again (armWatcher) before
-// looking again.
-// It checks the level with poll(2) so that an edge consumed by an earlier
-// turn is never lost.
-func watch(raw interface {
-	Read(func(fd uintptr) bool) error
-}, ready *atomic.Bool, wake, rearm chan struct{}) {
-	for {
-		err := raw.Read(func(fd uintptr) bool {
-			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			n, err := unix.Poll(p, 0)
-			return err != nil || n > 0
-		})
-		if err != nil {
-			return // the reactor closed the descriptor
-		}
-		ready.Store(true)
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-		if _, ok := <-rearm; !ok {
-			return
-		}
-	}
 }
 
 func panicError(p any) error {

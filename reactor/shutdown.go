@@ -14,23 +14,24 @@ import (
 // closed but before everything its events had started was over — a child
 // still being terminated, a libuv request still running on the thread
 // pool. The error Shutdown returns matches it and the context's error,
-// and its text names what is still running. The reactor is closed all the
+// and its text names what it was still waiting for (a child running, or
+// reaped with its output still open and who holds it). The reactor is closed all the
 // same (nothing can use it any more); what was left finishes in the
 // background, and a later Close waits for it.
-var ErrCloseIncomplete = errors.New("reactor: closed, but work it started is still running")
+var ErrCloseIncomplete = errors.New("reactor: closed, but work it started is not over")
 
 // A lingering thing is work that outlives the event that started it and
 // that the reactor's Close waits for (kind.Host.Linger): a child process
-// being terminated.
+// being terminated. what names it as it is when asked.
 type lingering struct {
-	what string
+	what func() string
 	done <-chan struct{}
 }
 
 // Linger implements kind.Host: Close waits, once every event is closed,
 // until done is closed. Safe from any goroutine; after Close it does
 // nothing.
-func (h *host) Linger(what string, done <-chan struct{}) {
+func (h *host) Linger(what func() string, done <-chan struct{}) {
 	r := (*Reactor)(h)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -58,15 +59,32 @@ func isClosed(c <-chan struct{}) bool {
 	}
 }
 
-// stillLingering returns the names of the lingering work not over yet.
-func (r *Reactor) stillLingering() []string {
+// anyLingering reports whether lingering work is not over yet.
+func (r *Reactor) anyLingering() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var names []string
 	for _, l := range r.lingers {
 		if !isClosed(l.done) {
-			names = append(names, l.what)
+			return true
 		}
+	}
+	return false
+}
+
+// stillLingering returns the names of the lingering work not over yet,
+// asked for outside mu (a name may look into /proc).
+func (r *Reactor) stillLingering() []string {
+	r.mu.Lock()
+	var left []func() string
+	for _, l := range r.lingers {
+		if !isClosed(l.done) {
+			left = append(left, l.what)
+		}
+	}
+	r.mu.Unlock()
+	names := make([]string, 0, len(left))
+	for _, what := range left {
+		names = append(names, what())
 	}
 	return names
 }
@@ -166,7 +184,7 @@ func (r *Reactor) waitClosed(ctx context.Context, pending []string) error {
 	if len(left) == 0 {
 		left = []string{"the loop's last close callbacks"}
 	}
-	return fmt.Errorf("reactor: Shutdown: %w (%w): still running: %s", ErrCloseIncomplete, ctx.Err(), strings.Join(left, ", "))
+	return fmt.Errorf("reactor: Shutdown: %w (%w): waiting for: %s", ErrCloseIncomplete, ctx.Err(), strings.Join(left, ", "))
 }
 
 // quiesce turns libuv without blocking as long as that makes progress

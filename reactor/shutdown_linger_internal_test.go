@@ -36,10 +36,10 @@ func TestShutdownWaitsForLingeringWork(t *testing.T) {
 	newOnEachDriver(t, func(t *testing.T, r *Reactor) {
 		over := make(chan struct{})
 		close(over)
-		kind.HostOf(r.Owner()).Linger("work over already", over)
+		kind.HostOf(r.Owner()).Linger(named("work over already"), over)
 		blocker := make(chan struct{})
 		var ended atomic.Bool
-		kind.HostOf(r.Owner()).Linger("the blocker", blocker)
+		kind.HostOf(r.Owner()).Linger(named("the blocker"), blocker)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		err := r.Shutdown(ctx)
@@ -62,7 +62,7 @@ func TestShutdownWaitsForLingeringWork(t *testing.T) {
 		if !ended.Load() {
 			t.Error("Close returned before the lingering work was over")
 		}
-		kind.HostOf(r.Owner()).Linger("after Close", make(chan struct{})) // never over: not waited for
+		kind.HostOf(r.Owner()).Linger(named("after Close"), make(chan struct{})) // never over: not waited for
 		if err := r.Close(); err != nil {
 			t.Errorf("Close again = %v, want nil", err)
 		}
@@ -75,7 +75,7 @@ func TestCloseWaitsForLingeringWork(t *testing.T) {
 	newOnEachDriver(t, func(t *testing.T, r *Reactor) {
 		blocker := make(chan struct{})
 		var ended atomic.Bool
-		kind.HostOf(r.Owner()).Linger("the blocker", blocker)
+		kind.HostOf(r.Owner()).Linger(named("the blocker"), blocker)
 		go func() {
 			ended.Store(true)
 			close(blocker)
@@ -88,3 +88,6 @@ func TestCloseWaitsForLingeringWork(t *testing.T) {
 		}
 	})
 }
+
+// named is a lingering work's name that does not change.
+func named(s string) func() string { return func() string { return s } }

@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/uvevent/uvevent/eventref"
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/kind"
@@ -77,11 +75,16 @@ type ownership struct {
 // turnQueue may be, so that a turn with nothing queued takes no lock; both
 // are cleared only by the owner, with mu held, as it takes the slices.
 //
-// wake is a one-slot channel: any goroutine sends without blocking
-// (signal), so wake-ups coalesce; only the parked loop goroutine receives.
-// stopReq (Stop) and ctxDone (the running Run's context ended) are the two
-// reasons to wake that are not work; any goroutine sets them, the run
-// clears them.
+// How a sender wakes the loop depends on where it sleeps (sleep, wait.go):
+// in the kernel, through kern's Wake, called by the one sender that moves
+// sleep from inKernel to waking; parked in Go, through wake, a one-slot
+// channel any goroutine sends to without blocking and only the parked loop
+// goroutine receives from; awake, not at all (the loop looks at its queues
+// before it sleeps again). Wake-ups coalesce either way. kern is written by
+// the owner only while awake, and read by a sender only after it moved
+// sleep to waking. stopReq (Stop) and ctxDone (the running Run's context
+// ended) are the two reasons to wake that are not work; any goroutine sets
+// them, the run clears them.
 type queues struct {
 	queue       []func()
 	spare       []func()
@@ -90,16 +93,10 @@ type queues struct {
 	pending     atomic.Bool
 	turnPending atomic.Bool
 	wake        chan struct{}
+	sleep       atomic.Int32
+	kern        kind.Kernel
 	stopReq     atomic.Bool
 	ctxDone     atomic.Bool
-}
-
-// signal wakes the loop if it is parked; wake-ups coalesce.
-func (q *queues) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
 }
 
 // loopClock is the loop's time and what is due on it (run.go, timer.go).
@@ -140,21 +137,34 @@ func (c *loopClock) now() int64 {
 // loop parks; uvDue is libuv's next timeout kept as a loop-clock deadline
 // (-1: none), so that a park that begins later still wakes for it;
 // everyTurn counts started hooks (prepare, check) that need libuv turned on
-// every iteration.
+// every iteration. covered says the last wait looked at the kernel (or had
+// the watcher look), so the next turn need not; goTurns counts the waits
+// still to park in Go after a wake-up from another goroutine (goPark
+// after each); yielded is
+// when the loop last let other goroutines run (wait.go). deliverGo is
+// deliverGoKernel as a func made once.
 type driverState struct {
 	loop      *uvcgo.Loop
 	uvDue     int64
 	uvDirty   bool
 	everyTurn int
 	hooks     turnHooks
+	covered   bool
+	goTurns   int
+	goPark    int
+	yielded   time.Time
+	deliverGo func()
 }
 
-// watcher is the goroutine that waits in Go's netpoller for libuv's
-// backend descriptor, so that the loop goroutine parks in Go (run.go).
+// watcher is the goroutine that watches the kernel's descriptor in Go's
+// netpoller while the loop parks in Go (wait.go, wait_linux.go).
 //
-// watching and polling are set once, by the first run (startWatcher):
-// watching when the watcher runs, polling when it could not start (then
-// the loop parks at most 1 ms and looks at libuv itself). fdArmed is the
+// backend is an epoll set of the reactor's own (outerFD), the one loop
+// descriptor in the netpoller; watched is the kernel's descriptor while it
+// is a member (-1: none), only during a streak of parks in Go. watching and
+// polling are set once: watching when the watcher runs (made at the first
+// park in Go with a kernel), polling when it could not start (then the loop
+// parks at most 1 ms and looks at the kernel itself). fdArmed is the
 // owner's: true while the watcher watches; while false (the loop keeps
 // turning) the loop looks at the descriptor itself with one poll(2) into
 // fdPoll. The watcher goroutine touches only fdReady (it sets it; the loop
@@ -163,10 +173,12 @@ type driverState struct {
 // reaches the Reactor (see drop.go).
 type watcher struct {
 	backend  *os.File
+	outerFD  int
+	watched  int
 	fdReady  *atomic.Bool
 	fdRearm  chan struct{}
 	fdArmed  bool
-	fdPoll   [1]unix.PollFd
+	fdPoll   pollFds
 	watching bool
 	polling  bool
 }

@@ -20,16 +20,20 @@ import (
 // next turn, never in the pass that started it; timers due in the same
 // millisecond fire in start order.
 //
-// A one-shot timer is closed when it fires, before its callbacks run: a
-// waiter that comes later gets ErrClosed (timers store no result to replay).
-// A periodic timer goes back to Active after each firing until stopped. A
-// one-shot timer made reusable (SetReusable) is stopped instead of closed,
-// so that Start, Reset and Refresh use it again, as libuv's and Node's
-// timers are used for debounce and idle timeouts.
+// A one-shot timer that fires becomes Stopped, before its callbacks run,
+// as a fired uv_timer_t does: it leaves the wheel at once, and Start,
+// Reset then Start, or Refresh start it again (from its own callbacks
+// too), as time.Timer's Reset restarts a fired timer and as libuv's and
+// Node's timers serve a debounce or an idle timeout. Until it is started
+// again, a wait on it (event.Await, Replay, a late Subscribe's replay)
+// gets its last firing at once. A periodic timer goes back to Active after
+// each firing until stopped; its firings keep their schedule (see
+// NewTimer). Close ends a timer for good (ErrClosed from then on).
 //
 // A Timer is a Go-owned event (flag GoOwned): it holds no C memory. While it
 // is started, the reactor keeps it alive; a timer that is not started and is
-// no longer referenced is simply collected.
+// no longer referenced (a fired one-shot timer dropped, for one) is simply
+// collected.
 type Timer struct {
 	event.Base
 	r       *Reactor
@@ -46,8 +50,12 @@ type Timer struct {
 type timerOps Timer
 
 // NewTimer returns a timer that fires timeout after Start and, if repeat is
-// not zero, every repeat after that. Negative durations are refused with an
-// error matching syscall.EINVAL.
+// not zero, every repeat after that, on a schedule: the n-th firing is due
+// timeout + (n-1)×repeat after Start, whatever the loop's lateness in
+// firing the ones before (as time.Ticker; a loop late by more than a
+// period fires once for the periods it missed, then goes on with the
+// schedule). Negative durations are refused with an error matching
+// syscall.EINVAL.
 func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
 	if timeout < 0 || repeat < 0 {
 		return nil, fmt.Errorf("reactor: NewTimer(%v, %v): negative duration: %w", timeout, repeat, syscall.EINVAL)
@@ -105,34 +113,10 @@ func (t *Timer) SetRepeat(repeat time.Duration) error {
 	return t.r.Call(func() { t.repeat = repeat })
 }
 
-// SetReusable makes a one-shot timer stop, rather than close, when it
-// fires (on true), or close again as the model's timers do (on false, the
-// default). A reusable timer is stopped before its callbacks run, and can
-// be started again (Start, Refresh; Reset then Start), from its own
-// callbacks too, until Close; not started and no longer referenced, it is
-// collected. A periodic timer is not affected until it is made one-shot
-// (SetRepeat(0)). It returns ErrClosed once the timer is closed.
-func (t *Timer) SetReusable(on bool) error {
-	if t == nil {
-		return event.ErrNilEvent
-	}
-	var err error
-	if e := t.r.Call(func() {
-		if t.Flags().Has(event.Closed) {
-			err = event.ErrClosed
-			return
-		}
-		eventkind.SetKindBit(&t.Base, on)
-	}); e != nil {
-		return e
-	}
-	return err
-}
-
 // Refresh restarts the timer from now with its timeout (Node's
 // timeout.refresh(), libuv's uv_timer_start with the same timeout): a
 // started timer's deadline is pushed back to a full timeout from now; a
-// stopped one (a reusable timer that fired, for one) is started. Calling
+// stopped one (a one-shot timer that fired, for one) is started. Calling
 // it on every event is a debounce: the timer fires once the events pause
 // for a timeout. It returns ErrClosed once the timer is closed.
 func (t *Timer) Refresh() error {
@@ -239,21 +223,37 @@ func ms(d time.Duration) int64 {
 	return q
 }
 
+// nextDue is a periodic timer's next deadline once it has fired, at now,
+// for the deadline t.due: one period after that deadline, not after the
+// moment it fired, so that its firings keep their schedule as
+// time.Ticker's do (a loop a little late each time does not make it
+// drift). Deadlines the loop has already passed are coalesced, as
+// Ticker drops the ticks a slow receiver misses: the next is the first on
+// the schedule not before now. It is never early: never before a whole
+// period after the previous deadline.
+func (t *Timer) nextDue(now int64) int64 {
+	p := ms(t.repeat)
+	next := t.due + p
+	if next < now {
+		next += (now - next + p - 1) / p * p
+	}
+	return min(next, maxDue)
+}
+
 // fire runs on the loop when the wheel says t is due.
 func (t *Timer) fire() {
 	if t.repeat > 0 {
-		t.r.timers.insert(t, min(t.r.now()+ms(t.repeat), maxDue))
+		t.r.timers.insert(t, t.nextDue(t.r.now()))
 		eventkind.Notify(&t.Base, nil, nil)
 		return
 	}
-	if eventkind.KindBit(&t.Base) { // reusable: stopped, not closed
-		for eventkind.LoopRefs(t) > 0 {
-			t.Stop()
-		}
-		eventkind.Notify(&t.Base, nil, nil)
-		return
+	// One-shot: stopped (it has left the wheel), not closed; its firing
+	// is kept for waiters until it is started again (the kind bit).
+	for eventkind.LoopRefs(t) > 0 {
+		t.Stop()
 	}
-	eventkind.Complete(&t.Base, nil, nil)
+	eventkind.SetKindBit(&t.Base, true)
+	eventkind.Notify(&t.Base, nil, nil)
 }
 
 func (o *timerOps) Owner() event.Owner { return o.r.Owner() }
@@ -265,11 +265,19 @@ func (o *timerOps) Arm() error {
 		return ErrReactorClosed
 	}
 	t.r.timers.insert(t, t.r.dueAfter(t.timeout))
+	eventkind.SetKindBit(&t.Base, false) // a wait from now on is for the next firing
 	return nil
 }
 
 func (o *timerOps) Disarm()        { o.r.timers.remove((*Timer)(o)) }
 func (o *timerOps) Free(free bool) {}
+
+// Stored gives a one-shot timer's last firing to a wait that comes while
+// it is stopped after it (the kind bit: it has fired and has not been
+// started since); once closed, it has nothing to give (ErrClosed).
+func (o *timerOps) Stored() (any, error, bool) {
+	return nil, nil, eventkind.KindBit(&o.Base) && !o.Flags().Has(event.Closed)
+}
 
 func (o *timerOps) Describe() string {
 	var b strings.Builder
@@ -280,9 +288,6 @@ func (o *timerOps) Describe() string {
 		b.WriteString(", periodic")
 	default:
 		fmt.Fprintf(&b, ", repeat=%v", o.repeat)
-	}
-	if o.repeat == 0 && eventkind.KindBit(&o.Base) {
-		b.WriteString(", reusable")
 	}
 	if o.Flags().Has(event.Hidden) {
 		b.WriteString(", hidden")

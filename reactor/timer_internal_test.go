@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/uvevent/uvevent/event"
 )
 
@@ -70,4 +72,50 @@ func TestTimerAgain(t *testing.T) {
 		t.Fatalf("after Again on a stopped timer: %v, want active", got)
 	}
 	rep.Close()
+}
+
+// A periodic timer keeps its schedule (next due = previous due + period),
+// counted against the loop clock rather than timed: a loop that fires
+// each deadline up to 2 ms late fires a 10 ms timer 300 times in 3 s, as
+// time.Ticker ticks, where re-arming from the moment it fired drifted to
+// fewer; a loop late by more than a period coalesces the missed deadlines
+// into one firing and goes on with the schedule; no firing is early.
+func TestTimerPeriodicKeepsSchedule(t *testing.T) {
+	tm := &Timer{repeat: 10 * time.Millisecond}
+	late := []int64{0, 1, 2, 1, 0, 2, 2, 1}
+	fired, early := 0, 0
+	for i, due := 0, int64(10); due <= 3000; i++ {
+		now := due + late[i%len(late)]
+		fired++
+		tm.due = due
+		next := tm.nextDue(now)
+		if next < due+10 {
+			early++
+		}
+		due = next
+	}
+	if fired != 300 || early != 0 {
+		t.Errorf("10 ms timer over 3 s, up to 2 ms late: %d firings, %d early; want 300, 0", fired, early)
+	}
+	type step struct{ Due, Now, Next int64 }
+	var got []step
+	for _, s := range []step{
+		{Due: 100, Now: 100}, // on time
+		{Due: 100, Now: 109}, // late, within the period
+		{Due: 100, Now: 110}, // the next deadline is now: due at once, not dropped
+		{Due: 100, Now: 125}, // 110 and 120 passed: coalesced, on to 130
+		{Due: 100, Now: 130},
+	} {
+		tm.due = s.Due
+		s.Next = tm.nextDue(s.Now)
+		got = append(got, s)
+	}
+	want := []step{{100, 100, 110}, {100, 109, 110}, {100, 110, 110}, {100, 125, 130}, {100, 130, 130}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("next deadlines (-want +got):\n%s", diff)
+	}
+	tm.due, tm.repeat = maxDue-5, time.Hour
+	if next := tm.nextDue(maxDue - 5); next != maxDue {
+		t.Errorf("a deadline past the wheel's last millisecond = %d, want it clamped to %d", next, int64(maxDue))
+	}
 }

@@ -84,7 +84,11 @@ func timerTestStart(t *testing.T, evs ...event.Event) {
 	}
 }
 
-func TestTimerOneShotIsClosedBeforeItsCallbacks(t *testing.T) {
+// A one-shot timer that fires is stopped (not closed) before its
+// callbacks run, and leaves the wheel at once: nothing is active, nothing
+// fires again; a wait on it gets that firing at once; it can be
+// subscribed to and started again.
+func TestTimerOneShotIsStoppedBeforeItsCallbacks(t *testing.T) {
 	r := timerTestReactor(t, Options{})
 	type seen struct {
 		Closed   bool
@@ -102,22 +106,26 @@ func TestTimerOneShotIsClosedBeforeItsCallbacks(t *testing.T) {
 	}
 	timerTestRun(t, r)
 	timerTestRun(t, r) // nothing left: it must not fire again
-	if diff := cmp.Diff([]seen{{Closed: true, State: event.StateClosed}}, got, cmpopts.EquateErrors()); diff != "" {
+	if diff := cmp.Diff([]seen{{Closed: false, State: event.Fired}}, got, cmpopts.EquateErrors()); diff != "" {
 		t.Errorf("callbacks saw (-want +got):\n%s", diff)
 	}
-	if err := tm.Start(); !errors.Is(err, event.ErrClosed) {
-		t.Errorf("Start on a fired one-shot = %v, want ErrClosed", err)
+	if s, st := r.Stats(), event.StateOf(tm); s.Active != 0 || s.Timers != 0 || st != event.Stopped {
+		t.Errorf("after firing: Active=%d Timers=%d state=%v, want 0, 0, stopped", s.Active, s.Timers, st)
 	}
-	if _, err := event.Subscribe(tm, func(event.Event, any, error) {}); !errors.Is(err, event.ErrClosed) {
-		t.Errorf("Subscribe on a fired one-shot = %v, want ErrClosed", err)
-	}
-	if s := r.Stats(); s.Active != 0 || s.Timers != 0 {
-		t.Errorf("after firing: Active=%d Timers=%d, want 0, 0", s.Active, s.Timers)
-	}
-	// Waiting on it now is an error, not a hang: a timer stores no result.
+	// Waiting on it now gets its firing at once: no hang, no new start.
 	outs, err := event.Await(timerTestCtx(t), event.Any(), tm)
-	if !errors.Is(err, event.ErrClosed) || len(outs) != 1 || !errors.Is(outs[0].Err, event.ErrClosed) || outs[0].Index != 0 {
-		t.Errorf("Await = %+v, %v; want one ErrClosed outcome for index 0, ErrClosed", outs, err)
+	if err != nil || len(outs) != 1 || !outs[0].Done || outs[0].Err != nil || event.StateOf(tm) != event.Stopped {
+		t.Errorf("Await = %+v, %v, %v; want its firing replayed, still stopped", outs, err, event.StateOf(tm))
+	}
+	if _, err := event.Subscribe(tm, func(event.Event, any, error) {}); err != nil {
+		t.Errorf("Subscribe on a fired one-shot = %v, want nil", err)
+	}
+	if err := tm.Start(); err != nil {
+		t.Errorf("Start on a fired one-shot = %v, want nil", err)
+	}
+	timerTestRun(t, r)
+	if len(got) != 2 {
+		t.Errorf("fired %d times, want 2 (started again)", len(got))
 	}
 }
 
@@ -168,7 +176,7 @@ func TestTimerSetRepeatZeroEndsPeriodic(t *testing.T) {
 	var closed []bool
 	var tm *Timer
 	tm = timerTestNew(t, r, time.Millisecond, time.Millisecond, func(ev event.Event, _ any, err error) {
-		if closed = append(closed, ev.Flags().Has(event.Closed)); len(closed) == 1 {
+		if closed = append(closed, event.StateOf(ev) == event.Fired && eventkind.LoopRefs(ev) == 0); len(closed) == 1 {
 			if err := tm.SetRepeat(0); err != nil {
 				t.Errorf("SetRepeat(0): %v", err)
 			}
@@ -177,7 +185,7 @@ func TestTimerSetRepeatZeroEndsPeriodic(t *testing.T) {
 	timerTestStart(t, tm)
 	timerTestRun(t, r)
 	if diff := cmp.Diff([]bool{false, true}, closed); diff != "" {
-		t.Errorf("firings, closed or not (-want +got):\n%s", diff)
+		t.Errorf("firings, stopped (one-shot) or not (-want +got):\n%s", diff)
 	}
 }
 
@@ -283,8 +291,8 @@ func TestTimerHiddenDoesNotKeepRunGoing(t *testing.T) {
 		t.Errorf("with a visible timer: Active=%d, want 1", s.Active)
 	}
 	timerTestRun(t, r) // returns once visible has fired, hidden still started
-	if event.StateOf(visible) != event.StateClosed || eventkind.LoopRefs(h) != 1 || ticks == 0 {
-		t.Errorf("after Run: visible %v, hidden loopRefs %d, %d ticks; want closed, 1, some", event.StateOf(visible), eventkind.LoopRefs(h), ticks)
+	if event.StateOf(visible) != event.Stopped || eventkind.LoopRefs(h) != 1 || ticks == 0 {
+		t.Errorf("after Run: visible %v, hidden loopRefs %d, %d ticks; want stopped, 1, some", event.StateOf(visible), eventkind.LoopRefs(h), ticks)
 	}
 	if err := h.SetHidden(false); err != nil {
 		t.Fatal(err)
@@ -352,8 +360,8 @@ func TestTimerStartStopCloseRules(t *testing.T) {
 	if diff := cmp.Diff([]error{nil}, errs, cmpopts.EquateErrors()); diff != "" {
 		t.Errorf("fired once, after the restart and still armed after one Stop (-want +got):\n%s", diff)
 	}
-	if err := tm.Replay(event.NewCallback(func(event.Event, any, error) {})); !errors.Is(err, event.ErrNotReplayable) {
-		t.Errorf("Replay = %v, want ErrNotReplayable", err)
+	if err := tm.Replay(event.NewCallback(func(event.Event, any, error) {})); err != nil {
+		t.Errorf("Replay of the fired timer = %v, want its firing", err)
 	}
 	// Close twice, and Dispose of the last reference, each close a started
 	// timer once: one ErrClosed notification, nothing left queued.

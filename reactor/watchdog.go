@@ -19,6 +19,14 @@ import (
 // returns, the loop reports again, on its own goroutine, with the event
 // whose callback it was: there the report handler may call the event's
 // Info (while the loop is blocked, Info would wait for it).
+//
+// A parked loop cannot be blocked, so the watchdog does not look at it: a
+// look that finds the loop parked puts the watchdog to sleep, its ticker
+// stopped, and the loop rouses it when its park ends. An idle reactor
+// therefore wakes nothing, not even the watchdog's goroutine. Neither side
+// misses the other: the watchdog publishes sleeping before it looks at
+// parked once more, and the loop clears parked before it looks at sleeping
+// (both sequentially consistent atomics).
 
 // ErrBlocked is the error of a blocked-loop report: it says how long and
 // where, and matches ErrBlocked with errors.Is.
@@ -56,7 +64,41 @@ type watchdog struct {
 	cur      event.Event  // loop-owned: the event being notified, when known
 	blocked  atomic.Int64 // ns the loop has been blocked, once reported (0: not blocked)
 	reported atomic.Pointer[BlockedError]
-	loopG    int64 // the loop goroutine's number, for its stack
+	loopG    int64         // the loop goroutine's number, for its stack
+	sleeping atomic.Bool   // the watchdog sleeps until the loop's park ends
+	rouse    chan struct{} // one slot: the loop wakes a sleeping watchdog
+	looks    atomic.Uint64 // the watchdog's looks at the loop (its ticks)
+}
+
+// unparked ends a park of the loop: it clears parked and rouses a watchdog
+// that went to sleep on seeing the loop parked.
+func (wd *watchdog) unparked() {
+	wd.parked.Store(false)
+	if wd.sleeping.Load() && wd.sleeping.CompareAndSwap(true, false) {
+		select {
+		case wd.rouse <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// sleep is the watchdog's side of a park: it returns at once if the loop
+// is no longer parked, else when the loop's park ends. It reports false
+// when the run ended meanwhile (done closed).
+func (wd *watchdog) sleep(done chan struct{}) bool {
+	wd.sleeping.Store(true)
+	if !wd.parked.Load() {
+		if !wd.sleeping.CompareAndSwap(true, false) {
+			<-wd.rouse // the loop took it and sends (or has sent) the token
+		}
+		return true
+	}
+	select {
+	case <-done:
+		return false
+	case <-wd.rouse:
+		return true
+	}
 }
 
 // threshold returns the watchdog's threshold, 0 when disabled.
@@ -78,6 +120,8 @@ func (r *Reactor) startWatchdog() (stop func()) {
 		return func() {}
 	}
 	r.wd.loopG = caller.Goroutine()
+	r.wd.sleeping.Store(false)
+	r.wd.rouse = make(chan struct{}, 1) // before the watchdog starts, while the loop owns it
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
@@ -102,8 +146,18 @@ func (r *Reactor) watchLoop(limit time.Duration, done chan struct{}) {
 		case <-done:
 			return
 		case now := <-t.C:
+			r.wd.looks.Add(1)
+			if r.wd.parked.Load() {
+				t.Stop()
+				if !r.wd.sleep(done) {
+					return
+				}
+				t.Reset(tick) // the loop turns again: look from now on
+				last, since = r.stats.iterations.Load(), time.Time{}
+				continue
+			}
 			it := r.stats.iterations.Load()
-			if it != last || r.wd.parked.Load() {
+			if it != last {
 				last, since = it, time.Time{}
 				continue
 			}

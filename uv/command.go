@@ -19,8 +19,7 @@ import (
 // OutputMode is what a Command does with the command's standard output:
 // keep it (as lines or whole) for the result, or copy it to
 // CommandOptions.Out as it comes (line by line, keeping the last line, or
-// raw, keeping nothing). The four modes are those of TrueAsync's exec event
-// (PHP's exec, system, passthru and shell_exec, in that order).
+// raw, keeping nothing).
 type OutputMode uint8
 
 const (
@@ -234,7 +233,7 @@ func (e *Command) terminate() {
 	}
 	e.terminating.Store(true)
 	e.proc.terminate(e.opts.Grace, &termination{
-		what: fmt.Sprintf("Command(pid=%d, %q)", e.proc.Pid(), e.cmd),
+		what: func() string { return fmt.Sprintf("Command(pid=%d, %q)", e.proc.Pid(), e.cmd) },
 		done: e.gone,
 		over: func() bool { return e.finished() && e.proc.gone() },
 	})
@@ -378,8 +377,5 @@ func (o *commandOps) Describe() string {
 // is over (the shell reaped and its output at its end) but whose
 // completion has not reached the loop yet signal anything.
 func (e *Command) Close() error {
-	if e == nil {
-		return (*event.Base)(nil).Close()
-	}
 	return e.Base.Close()
 }

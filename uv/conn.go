@@ -3,6 +3,7 @@ package uv
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"sync/atomic"
@@ -66,7 +67,9 @@ func (c *IO) LocalAddr() net.Addr {
 	return a
 }
 
-// RemoteAddr returns the peer's address (nil when it cannot be known).
+// RemoteAddr returns the peer's address (nil when it cannot be known). A
+// TCP connection keeps it once the peer has reset it, as package net's
+// do.
 func (c *IO) RemoteAddr() net.Addr {
 	if c.zero() {
 		return nil
@@ -145,6 +148,10 @@ func (c *IO) setDeadline(t time.Time, read, write bool) error {
 			if err := e.dl.read.set(e.r, t, e.readTimedOut); err != nil {
 				return err
 			}
+			// The read lane's wait gets the deadline here, in the loop's
+			// order of the calls: set from each caller after its loop
+			// part, two callers at once could leave the earlier call's.
+			e.setLaneReadDeadline(e.dl.read.time())
 			e.openReadLane() // shut while the deadline had passed
 		}
 		if write {
@@ -157,9 +164,6 @@ func (c *IO) setDeadline(t time.Time, read, write bool) error {
 	})
 	if err != nil {
 		return c.opError("set deadline", err)
-	}
-	if read {
-		e.setLaneReadDeadline(t)
 	}
 	return nil
 }
@@ -209,6 +213,10 @@ type deadline struct {
 // pastDeadline is a deadline's at once it passed.
 const pastDeadline = -1
 
+// farthestDeadline is the last time a deadline's at can hold (UnixNano
+// of math.MaxInt64, in 2262): a later deadline is held as this one.
+var farthestDeadline = time.Unix(0, math.MaxInt64)
+
 // expired reports that the deadline passed.
 func (d *deadline) expired() bool { return d.at == pastDeadline }
 
@@ -238,7 +246,10 @@ func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
 		expire()
 		return nil
 	}
-	d.at = max(t.UnixNano(), 1)
+	d.at = math.MaxInt64 // past 2262 UnixNano overflows: the deadline is the farthest it can say
+	if t.Before(farthestDeadline) {
+		d.at = max(t.UnixNano(), 1)
+	}
 	if d.t == nil {
 		tm, err := r.NewTimer(wait, time.Hour)
 		if err != nil {

@@ -62,12 +62,13 @@ var eaiCodes = map[int]struct {
 
 // DNSError is a failed lookup: the operation, what was looked up, and
 // libuv's code. errors.Is matches it against the Err* values above for
-// EAI_* codes, and against syscall.Errno values for the others. On the
-// pure-Go driver Code is the UV_EAI_* code closest to what Go's resolver
-// reported (see dns_go.go and docs/kinds.md for the mapping) and Err is
-// the resolver's own error (a *net.DNSError, say); on libuv Err is nil. A
-// lookup that fails while the process has no descriptor left reports
-// EMFILE (or ENFILE) on both drivers, not EAI_NONAME.
+// EAI_* codes, and against syscall.Errno values for the others. Code is
+// the UV_EAI_* code closest to what Go's resolver reported (see dns_go.go
+// and docs/kinds.md for the mapping), on both drivers, and Err is the
+// resolver's own error (a *net.DNSError, say), or nil where no resolver
+// was asked (a hint refused the name). A lookup that fails while the
+// process has no descriptor left reports EMFILE (or ENFILE), not
+// EAI_NONAME.
 //
 // A lookup its Context ended (AddrInfoHints.Context, NameInfoHints.Context)
 // is the same on both drivers: Err is the Context's error, which errors.Is
@@ -78,15 +79,8 @@ type DNSError struct {
 	Op        string // "uv_getaddrinfo" or "uv_getnameinfo", on either driver
 	Name      string // the host (and service) or the address looked up
 	Code      int    // libuv's negative code, e.g. UV_EAI_NONAME
-	Err       error  // the pure-Go driver's resolver error, or the Context's
+	Err       error  // the resolver's error, or the Context's
 	IsTimeout bool   // the lookup's Context passed its deadline
-}
-
-func dnsError(op, name string, code int) error {
-	if code == 0 {
-		return nil
-	}
-	return &DNSError{Op: op, Name: name, Code: exhaustedCode(code)}
 }
 
 // exhaustedCode returns libuv's -EMFILE (or -ENFILE) for a lookup that
@@ -135,8 +129,8 @@ func (e *DNSError) Error() string {
 
 // Unwrap returns the EAI_* error, or, for other codes, the libuv error
 // (which unwraps to its syscall.Errno); for a lookup its Context ended, the
-// Context's error too. The pure-Go driver's resolver error is in Err only:
-// libuv has none to match.
+// Context's error too. The resolver's own error is in Err only, so that
+// errors.Is answers the same whichever resolver was asked.
 func (e *DNSError) Unwrap() []error {
 	if e == nil {
 		return nil
@@ -192,36 +186,36 @@ type AddrInfoHints struct {
 	// collected alike, and as net.Resolver reports a Context already done
 	// as the lookup's error.
 	Context context.Context
+	// Resolver, if not nil, is the resolver asked, as net.Dialer's
+	// Resolver is (one with PreferGo and a Dial of its own talks to the
+	// nameserver the caller chooses); nil is net.DefaultResolver.
+	Resolver *net.Resolver
 }
 
-// The longest host and service getaddrinfo takes (NI_MAXHOST and
-// NI_MAXSERV, less the terminating NUL).
-const (
-	maxHost    = 1024
-	maxService = 31
-)
+// The longest service getaddrinfo takes (NI_MAXSERV, less the terminating
+// NUL).
+const maxService = 31
 
 // An AddrInfo is a getaddrinfo lookup as a one-shot event: its result is
 // the []netip.AddrPort of the answer, in the resolver's order (the port is
 // the service's, or 0); its error a *DNSError. The result is stored and
 // replayed to late subscribers; callbacks must not modify the slice.
 //
-// On the libuv driver the lookup is uv_getaddrinfo on libuv's thread pool.
-// The answer is copied out of libuv's addrinfo list in the C callback,
-// which frees the list at once (uv_freeaddrinfo) and hands Go one flat
-// array; Go converts it to netip values while the record is delivered, and
-// the array is freed after that loop turn. On the pure-Go driver it is
-// Go's resolver (package net) in a goroutine of its own, whose answer
-// completes the event on the loop (dns_go.go); the hints, results and
-// errors are the same.
+// On both drivers the lookup is Go's resolver (package net, or
+// AddrInfoHints.Resolver) in a goroutine of its own, whose answer
+// completes the event on the loop (dns_go.go), never libuv's thread pool:
+// a nameserver that never answers holds a goroutine, not one of the
+// pool's four threads, so that other lookups and the file requests on
+// that pool go on, and the reactor's Close never waits for it
+// (docs/architecture.md, "Lookups"). What getaddrinfo does with the hints
+// (literal addresses, the empty host, the numeric and passive flags) is
+// done here, as glibc does it.
 //
 // A lookup in flight counts as active: it keeps Run going and is no
 // deadlock. Closing or disposing it before it completes (or the reactor's
-// Close) tells its subscribers event.ErrClosed and cancels the lookup
-// where it can: libuv's uv_cancel (a lookup a pool thread already runs
-// completes unseen; its C memory is freed exactly once, by libuv's
-// callback), or the context Go's resolver was given. No callback hears of
-// the answer then. A lookup whose AddrInfoHints.Context ends first is
+// Close) tells its subscribers event.ErrClosed at once and cancels the
+// context the resolver was given; no callback hears of the answer then,
+// and nothing waits for the resolver to return. A lookup whose AddrInfoHints.Context ends first is
 // cancelled the same way, but completes with the Context's error (a
 // *DNSError). An AddrInfo is a Go-owned event: dropping it without Close
 // is safe (the lookup completes and frees itself).
@@ -234,9 +228,11 @@ type AddrInfo struct {
 }
 
 // NewAddrInfo starts looking up host and service (either may be empty, not
-// both) on r. Bad hints, a NUL byte, a host longer than 1024 bytes, a
-// service longer than 31 or a port number above 65535 are refused with an
-// error matching syscall.EINVAL.
+// both) on r. Bad hints, a NUL byte, a host no DNS name can be (longer
+// than 253 bytes, a trailing dot aside, or with a label longer than 63), a
+// service longer than 31 or a port number above 65535 are refused at once,
+// on both drivers alike, with an error matching syscall.EINVAL that names
+// them.
 func NewAddrInfo(r *reactor.Reactor, host, service string, hints AddrInfoHints) (*AddrInfo, error) {
 	network := hints.Network
 	if network == "" {
@@ -244,40 +240,47 @@ func NewAddrInfo(r *reactor.Reactor, host, service string, hints AddrInfoHints) 
 	}
 	family, sockType, ok := addrInfoNetwork(network)
 	if !ok || host == "" && service == "" || strings.IndexByte(host+service, 0) >= 0 ||
-		len(host) > maxHost || len(service) > maxService || !portInRange(service) {
+		len(service) > maxService || !portInRange(service) {
 		return nil, fmt.Errorf("uv: NewAddrInfo(%q, %q, %q): %w", host, service, network, syscall.EINVAL)
 	}
+	if why := badName(host); why != "" {
+		return nil, fmt.Errorf("uv: NewAddrInfo(%q, %q, %q): %s: %w", host, service, network, why, syscall.EINVAL)
+	}
 	a := &AddrInfo{host: host, service: service, network: network}
-	if ended := endedLookup("uv_getaddrinfo", a.errName(), hints.Context); ended != nil {
-		if err := submitGo(r, &a.Base, &a.reqCore, &a.g, a, ended); err != nil {
-			return nil, err
-		}
-		return a, nil
+	lookup := endedLookup("uv_getaddrinfo", a.errName(), hints.Context)
+	if lookup == nil {
+		q := addrQuery{name: a.errName(), host: host, service: service, family: family, sockType: sockType,
+			hints: hints, rs: resolverOf(hints.Resolver)}
+		lookup = q.lookup
 	}
-	if r != nil && r.Driver() == reactor.DriverGo {
-		q := addrQuery{name: a.errName(), host: host, service: service, family: family, sockType: sockType, hints: hints}
-		if err := submitGo(r, &a.Base, &a.reqCore, &a.g, a, q.lookup); err != nil {
-			return nil, err
-		}
-		a.ctx.watch(r, &a.reqCore, hints.Context, "uv_getaddrinfo", a.errName())
-		return a, nil
-	}
-	var flags int
-	for _, f := range []struct {
-		on   bool
-		flag int
-	}{{hints.NumericHost, uvcgo.AINumericHost}, {hints.NumericService, uvcgo.AINumericServ}, {hints.Passive, uvcgo.AIPassive}} {
-		if f.on {
-			flags |= f.flag
-		}
-	}
-	if err := submitReq(r, &a.Base, &a.reqCore, a, func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
-		return l.GetAddrInfo(id, host, service, family, sockType, flags)
-	}); err != nil {
+	if err := submitGo(r, &a.Base, &a.reqCore, &a.g, a, lookup); err != nil {
 		return nil, err
 	}
 	a.ctx.watch(r, &a.reqCore, hints.Context, "uv_getaddrinfo", a.errName())
 	return a, nil
+}
+
+// The longest DNS name (RFC 1035: 255 bytes on the wire, 253 written
+// without the root's trailing dot) and label.
+const (
+	maxName  = 253
+	maxLabel = 63
+)
+
+// badName says why host can be no DNS name, or "" when it may be one: the
+// same refusal on both drivers, before any resolver sees it (glibc's
+// getaddrinfo and Go's resolver answer such names differently, and later).
+func badName(host string) string {
+	name := strings.TrimSuffix(host, ".")
+	if len(name) > maxName {
+		return fmt.Sprintf("a name of %d bytes (a DNS name has at most %d)", len(name), maxName)
+	}
+	for label := range strings.SplitSeq(name, ".") {
+		if len(label) > maxLabel {
+			return fmt.Sprintf("a label of %d bytes (a DNS label has at most %d)", len(label), maxLabel)
+		}
+	}
+	return ""
 }
 
 // portInRange refuses a service that is a number too large for a port
@@ -382,6 +385,9 @@ type NameInfoHints struct {
 	// Context, if not nil, bounds the lookup as AddrInfoHints.Context
 	// does (one already done completes the lookup with its error).
 	Context context.Context
+	// Resolver, if not nil, is the resolver asked for the host's name
+	// (AddrInfoHints.Resolver); nil is net.DefaultResolver.
+	Resolver *net.Resolver
 }
 
 // NameInfoResult is the answer of a NameInfo lookup.
@@ -391,9 +397,8 @@ type NameInfoResult struct {
 }
 
 // A NameInfo is a getnameinfo lookup of an address and port as a one-shot
-// event: its result is a NameInfoResult, its error a *DNSError. On the
-// libuv driver it is uv_getnameinfo on libuv's thread pool; on the pure-Go
-// driver, Go's resolver for the host and the services file
+// event: its result is a NameInfoResult, its error a *DNSError. On both
+// drivers it is Go's resolver for the host and the services file
 // (/etc/services) for the service, as glibc's getnameinfo reads it.
 // Everything AddrInfo says of storing, cancelling and lifetime holds for
 // it too.
@@ -413,55 +418,18 @@ func NewNameInfo(r *reactor.Reactor, addr netip.AddrPort, hints NameInfoHints) (
 	if !ip.IsValid() {
 		return nil, fmt.Errorf("uv: NewNameInfo(%v): invalid address: %w", addr, syscall.EINVAL)
 	}
-	family, zone := uvcgo.AFInet6, uint32(0)
-	if ip.Is4() {
-		family = uvcgo.AFInet
-	} else if z := ip.Zone(); z != "" {
-		if _, err := fmt.Sscan(z, &zone); err != nil {
-			ifi, err := net.InterfaceByName(z)
-			if err != nil {
-				return nil, fmt.Errorf("uv: NewNameInfo(%v): zone: %w", addr, errors.Join(err, syscall.EINVAL))
-			}
-			zone = uint32(ifi.Index)
+	if z := ip.Zone(); z != "" && strings.Trim(z, "0123456789") != "" {
+		if _, err := net.InterfaceByName(z); err != nil {
+			return nil, fmt.Errorf("uv: NewNameInfo(%v): zone: %w", addr, errors.Join(err, syscall.EINVAL))
 		}
 	}
 	n := &NameInfo{addr: addr}
-	if ended := endedLookup("uv_getnameinfo", addr.String(), hints.Context); ended != nil {
-		if err := submitGo(r, &n.Base, &n.reqCore, &n.g, n, ended); err != nil {
-			return nil, err
-		}
-		return n, nil
+	lookup := endedLookup("uv_getnameinfo", addr.String(), hints.Context)
+	if lookup == nil {
+		q := nameQuery{addr: addr, hints: hints, rs: resolverOf(hints.Resolver)}
+		lookup = q.lookup
 	}
-	if r != nil && r.Driver() == reactor.DriverGo {
-		q := nameQuery{addr: addr, hints: hints}
-		if err := submitGo(r, &n.Base, &n.reqCore, &n.g, n, q.lookup); err != nil {
-			return nil, err
-		}
-		n.ctx.watch(r, &n.reqCore, hints.Context, "uv_getnameinfo", addr.String())
-		return n, nil
-	}
-	var flags int
-	for _, f := range []struct {
-		on   bool
-		flag int
-	}{
-		{hints.NumericHost, uvcgo.NINumericHost}, {hints.NumericService, uvcgo.NINumericServ},
-		{hints.NameRequired, uvcgo.NINameReqd}, {hints.Datagram, uvcgo.NIDgram}, {hints.NoFQDN, uvcgo.NINoFQDN},
-	} {
-		if f.on {
-			flags |= f.flag
-		}
-	}
-	var raw [16]byte
-	if ip.Is4() {
-		b := ip.As4()
-		copy(raw[:], b[:])
-	} else {
-		raw = ip.As16()
-	}
-	if err := submitReq(r, &n.Base, &n.reqCore, n, func(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
-		return l.GetNameInfo(id, family, raw, int(addr.Port()), zone, flags)
-	}); err != nil {
+	if err := submitGo(r, &n.Base, &n.reqCore, &n.g, n, lookup); err != nil {
 		return nil, err
 	}
 	n.ctx.watch(r, &n.reqCore, hints.Context, "uv_getnameinfo", addr.String())

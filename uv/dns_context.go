@@ -12,8 +12,8 @@ import (
 // same on both drivers: context.AfterFunc queues the Context's end on the
 // loop, where a lookup not yet completed nor closed completes with a
 // DNSError holding the Context's error. That completion closes the event,
-// so the kit cancels the lookup as a Close does (libuv's uv_cancel, or the
-// resolver's context on the pure-Go driver) and drops its answer. Any
+// so the kit cancels the lookup as a Close does (the resolver's context)
+// and drops its answer. Any
 // close of the event stops the AfterFunc (stopContext, from Free): a
 // lookup over leaves nothing waiting on a Context still running. A
 // Context already done at creation asks nothing of the resolver: the
@@ -32,8 +32,8 @@ type contextStopper interface{ stopContext() }
 func (a *AddrInfo) stopContext() { a.ctx.end() }
 func (n *NameInfo) stopContext() { n.ctx.end() }
 
-// stopWatching stops ev's watch of its Context, if it is a lookup that has
-// one. On the loop, when ev closes.
+// stopWatching stops ev's watch of its Context, if it is a request that
+// has one (a lookup, a file system request). On the loop, when ev closes.
 func stopWatching(ev entryKind) {
 	if s, ok := ev.(contextStopper); ok {
 		s.stopContext()
@@ -50,17 +50,24 @@ func contextError(op, name string, err error) error {
 // endedLookup returns, for a Context already done, the lookup that
 // completes with its error asking nothing (submitGo runs it on either
 // driver and completes the event on the loop's next turn); nil otherwise.
-func endedLookup(op, name string, ctx context.Context) func(context.Context, resolver) (any, error) {
+func endedLookup(op, name string, ctx context.Context) func(context.Context) (any, error) {
 	if ctx == nil || ctx.Err() == nil {
 		return nil
 	}
 	err := contextError(op, name, ctx.Err())
-	return func(context.Context, resolver) (any, error) { return nil, err }
+	return func(context.Context) (any, error) { return nil, err }
 }
 
 // watch makes ctx's end complete the lookup c, just submitted on r, with
 // a DNSError of op and name, unless it is over by then.
 func (w *lookupContext) watch(r *reactor.Reactor, c *reqCore, ctx context.Context, op, name string) {
+	w.watchWith(r, c, ctx, func(err error) error { return contextError(op, name, err) })
+}
+
+// watchWith makes ctx's end complete the request c, just submitted on r,
+// with fail(ctx.Err()) (a file system request's *fs.PathError, a lookup's
+// DNSError), unless it is over by then.
+func (w *lookupContext) watchWith(r *reactor.Reactor, c *reqCore, ctx context.Context, fail func(error) error) {
 	if ctx == nil {
 		return
 	}
@@ -76,7 +83,7 @@ func (w *lookupContext) watch(r *reactor.Reactor, c *reqCore, ctx context.Contex
 				if c.over || c.b.Flags().Has(event.Closed) {
 					return
 				}
-				c.settle(nil, contextError(op, name, ctx.Err()))
+				c.settle(nil, fail(ctx.Err()))
 			})
 		})
 	})

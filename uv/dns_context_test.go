@@ -66,30 +66,20 @@ func asEvent[E event.Event](ev E, err error) (event.Event, error) {
 // once, with a *DNSError that matches the Context's error with errors.Is:
 // a deadline is EAI_AGAIN with IsTimeout (a net.DNSError's timeout), a
 // cancel EAI_CANCELED. Subscribers hear that once, never the answer; the
-// lookup itself is cancelled as Close cancels it (on libuv, held behind a
-// full thread pool, uv_cancel takes it off the queue; on the pure-Go
-// driver, the resolver's context ends), and nothing is left.
+// lookup itself is cancelled as Close cancels it (the resolver's context
+// ends), and nothing is left.
 func TestDNSContextEndsLookup(t *testing.T) {
 	for _, lk := range dnsLookups {
 		for _, end := range []error{context.DeadlineExceeded, context.Canceled} {
 			t.Run(lk.name+"/"+end.Error(), func(t *testing.T) {
 				uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
-					var blocked *blockingResolver
-					var blockers []*uv.FSRequest[int]
-					var release func() func()
-					if u.Driver() == reactor.DriverGo {
-						blocked = newBlockingResolver(1)
-						uv.UvtSetResolver(t, blocked)
-					} else {
-						blockers, _, release = holdPool(t, u)
-					}
+					blocked := newBlockingResolver(1)
+					uv.UvtSetResolver(t, blocked)
 					ctx := newEndingContext()
 					ev, err := lk.make(u.Reactor, ctx)
 					uv.UvtMust(t, err)
 					c := uv.UvtSubscribe(t, ev, u.Owner().Owned)
-					if blocked != nil {
-						uv.UvtRecv(t, blocked.entered, "the lookup reaching the resolver")
-					}
+					uv.UvtRecv(t, blocked.entered, "the lookup reaching the resolver")
 					stop := uv.UvtServe(t, u)
 					ctx.end(end)
 					call := c.Next(t)
@@ -113,17 +103,8 @@ func TestDNSContextEndsLookup(t *testing.T) {
 					if !strings.Contains(ev.Info(), "failed") {
 						t.Errorf("Info = %q, want it failed", ev.Info())
 					}
-					if blocked != nil {
-						if err := uv.UvtRecv(t, blocked.ended, "the resolver's context ending"); !errors.Is(err, context.Canceled) {
-							t.Errorf("the resolver's context ended with %v, want Canceled", err)
-						}
-					} else {
-						uv.UvtMust(t, u.Call(func() {
-							for _, q := range blockers {
-								q.Close()
-							}
-						}))
-						defer release()()
+					if err := uv.UvtRecv(t, blocked.ended, "the resolver's context ending"); !errors.Is(err, context.Canceled) {
+						t.Errorf("the resolver's context ended with %v, want Canceled", err)
 					}
 					uv.UvtWaitFor(t, "the lookup let go of", func() bool { return u.Stats().Handles[strings.ToLower(lk.name)] == 0 })
 					stop()

@@ -14,12 +14,12 @@ import (
 )
 
 // gatedResolver holds every lookup until Fire lets one through to Go's
-// resolver (or the lookup's context ends): on the pure-Go driver the
-// conformance rows' lookups stay in flight until the table fires them, as
-// a Task's function waits behind its gate.
+// resolver (or the lookup's context ends): the conformance rows' lookups
+// stay in flight until the table fires them, as a Task's function waits
+// behind its gate.
 type gatedResolver struct {
 	held chan heldLookup
-	on   sync.Map // event.Event → struct{}: the table's lookups on the pure-Go driver
+	on   sync.Map // event.Event → struct{}: the table's lookups
 }
 
 type heldLookup struct {
@@ -33,16 +33,13 @@ func newGatedResolver(t *testing.T) *gatedResolver {
 	return g
 }
 
-// gate returns what notes that a lookup New made on r waits for fire, if
-// r runs the pure-Go driver.
-func gate[E event.Event](g *gatedResolver, r *reactor.Reactor) func(E, error) (event.Event, error) {
+// gate returns what notes that a lookup New made on r waits for fire.
+func gate[E event.Event](g *gatedResolver, _ *reactor.Reactor) func(E, error) (event.Event, error) {
 	return func(ev E, err error) (event.Event, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r.Driver() == reactor.DriverGo {
-			g.on.Store(event.Event(ev), struct{}{})
-		}
+		g.on.Store(event.Event(ev), struct{}{})
 		return ev, nil
 	}
 }

@@ -19,21 +19,27 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// The pure-Go driver's lookups. An AddrInfo or NameInfo there is a
-// Go-owned event whose lookup runs on Go's resolver (package net) in a
-// goroutine of its own, with a context its Close cancels; the answer is
-// queued on the loop (kind.Host.Queue: never run in the resolving
-// goroutine), which completes the event on a turn, as libuv's callback
-// does inside uv_run, never in a Call on a loop nobody runs. A goroutine rather than a bounded pool: Go's resolver waits in the
-// netpoller, not on a thread, and bounds its own cgo lookups.
+// The lookups, on both drivers. An AddrInfo or NameInfo is a Go-owned
+// event whose lookup runs on Go's resolver (package net) in a goroutine
+// of its own, with a context its Close cancels; the answer is queued on
+// the loop (kind.Host.Queue: never run in the resolving goroutine), which
+// completes the event on a turn, as libuv's callback does inside uv_run,
+// never in a Call on a loop nobody runs. A goroutine rather than a
+// bounded pool: Go's resolver waits in the netpoller, not on a thread, and
+// bounds its own cgo lookups (getaddrinfo on threads of its own, when
+// GODEBUG=netdns or the system's configuration asks for the C library);
+// libuv's pool of four threads is left to file requests, which a
+// nameserver that never answers would starve.
 //
 // From submission until it completes or closes, a lookup counts as active
 // (Run goes on, no deadlock is reported) and in Stats().Handles under its
 // kind, as a libuv request in the reactor's table does; the reactor's
-// Close closes it (architecture §2, rule 7), and waits until each lookup's
-// goroutine, its context cancelled, is done with the resolver (as the
-// libuv driver's Close waits for getaddrinfo requests): a closed reactor
-// leaves no goroutine of its own behind.
+// Close closes it (architecture §2, rule 7), which cancels the resolver's
+// context and returns without waiting for the resolver: Go's returns at
+// once on a cancelled context (its cgo lookup leaves the thread to finish
+// alone), and one that does not (a Dial of its own that ignores the
+// context) holds only its goroutine, whose answer the closed reactor
+// refuses.
 //
 // What getaddrinfo and getnameinfo do that Go's resolver does not, this
 // file does itself, so that both drivers answer alike: literal addresses
@@ -50,10 +56,18 @@ type resolver interface {
 	LookupAddr(ctx context.Context, addr string) ([]string, error)
 }
 
-// goResolver is the resolver new lookups use: package net's default, so
-// GODEBUG=netdns chooses between its pure-Go DNS client and the C
-// library's.
+// goResolver is the resolver new lookups use when their hints name none:
+// package net's default, so GODEBUG=netdns chooses between its pure-Go DNS
+// client and the C library's.
 var goResolver resolver = net.DefaultResolver
+
+// resolverOf is the resolver a lookup whose hints name rs asks.
+func resolverOf(rs *net.Resolver) resolver {
+	if rs == nil {
+		return goResolver
+	}
+	return rs
+}
 
 // goLookup is the pure-Go driver's half of a lookup's event (the reqCore
 // of an AddrInfo or NameInfo). Its fields are touched on the loop, but
@@ -62,22 +76,19 @@ type goLookup struct {
 	c      *reqCore
 	stop   context.CancelFunc // cancels the resolver's context
 	closer reactorCloser
-	live   bool          // counted as active and as a handle: in flight, open
-	exited chan struct{} // closed when the lookup's goroutine ends
-	unwait func()        // unregisters the wait for it at the reactor's Close
+	live   bool // counted as active and as a handle: in flight, open
 }
 
 type goLookupOps goLookup
 
-// submitGo starts ev's lookup on r, a pure-Go reactor: it makes c the
-// event's Go-owned core, registers it with r's Close, counts it, and runs
-// lookup in a goroutine whose answer completes the event on the loop.
+// submitGo starts ev's lookup on r: it makes c the event's Go-owned core,
+// registers it with r's Close, counts it, and runs lookup in a goroutine
+// whose answer completes the event on the loop.
 func submitGo[E any, P interface {
 	*E
 	entryKind
-}](r *reactor.Reactor, b *event.Base, c *reqCore, gp **goLookup, ev P, lookup func(context.Context, resolver) (any, error)) error {
+}](r *reactor.Reactor, b *event.Base, c *reqCore, gp **goLookup, ev P, lookup func(context.Context) (any, error)) error {
 	g := &goLookup{c: c}
-	rs := goResolver
 	var err error
 	if x := r.Call(func() {
 		if err = onReactorClose(&g.closer, r, ev); err != nil {
@@ -93,17 +104,8 @@ func submitGo[E any, P interface {
 		host.CountHandle(ev.kindName(), 1)
 		var ctx context.Context
 		ctx, g.stop = context.WithCancel(context.Background())
-		// Registered apart from the event's own closer, and until the
-		// answer reaches the loop: a lookup closed first still has its
-		// goroutine waited for.
-		g.exited = make(chan struct{})
-		g.unwait = host.AddCloser(func() {
-			g.stop()
-			<-g.exited
-		})
 		go func() {
-			defer close(g.exited)
-			res, err := lookup(ctx, rs)
+			res, err := lookup(ctx)
 			// Refused once the reactor is closed: its Close closed the
 			// lookup, whose answer nobody may hear.
 			host.Queue(func() { g.complete(res, err) })
@@ -117,7 +119,6 @@ func submitGo[E any, P interface {
 // complete delivers the answer, on the loop, unless the event closed
 // first (its subscribers heard event.ErrClosed then).
 func (g *goLookup) complete(res any, err error) {
-	g.unwait() // the goroutine is ending: nothing to wait for
 	if !g.live {
 		return
 	}
@@ -181,13 +182,14 @@ type addrQuery struct {
 	host, service    string
 	family, sockType int
 	hints            AddrInfoHints
+	rs               resolver
 }
 
-func (q addrQuery) lookup(ctx context.Context, rs resolver) (any, error) {
-	port, code, err := q.port(ctx, rs)
+func (q addrQuery) lookup(ctx context.Context) (any, error) {
+	port, code, err := q.port(ctx, q.rs)
 	var ips []netip.Addr
 	if code == 0 {
-		ips, code, err = q.addrs(ctx, rs)
+		ips, code, err = q.addrs(ctx, q.rs)
 	}
 	if code != 0 {
 		return nil, &DNSError{Op: "uv_getaddrinfo", Name: q.name, Code: exhaustedCode(code), Err: err}
@@ -344,10 +346,11 @@ func parseLiteral(s string) (netip.Addr, bool) {
 type nameQuery struct {
 	addr  netip.AddrPort
 	hints NameInfoHints
+	rs    resolver
 }
 
-func (q nameQuery) lookup(ctx context.Context, rs resolver) (any, error) {
-	host, code, err := q.host(ctx, rs)
+func (q nameQuery) lookup(ctx context.Context) (any, error) {
+	host, code, err := q.host(ctx, q.rs)
 	if code != 0 {
 		return nil, &DNSError{Op: "uv_getnameinfo", Name: q.addr.String(), Code: exhaustedCode(code), Err: err}
 	}
@@ -434,7 +437,15 @@ const servicesFile = "/etc/services"
 
 // services maps "port/proto" to the first name the services file gives
 // it; empty when the file cannot be read (every service is then numeric).
-var services = sync.OnceValue(func() map[string]string {
+// A file read is kept; a failed read is tried again next time (a lookup
+// made while the process had no descriptor left must not make every
+// later one numeric).
+func services() map[string]string {
+	servicesMu.Lock()
+	defer servicesMu.Unlock()
+	if servicesRead != nil {
+		return servicesRead
+	}
 	m := map[string]string{}
 	f, err := os.Open(servicesFile)
 	if err != nil {
@@ -452,5 +463,13 @@ var services = sync.OnceValue(func() map[string]string {
 			m[fields[1]] = fields[0]
 		}
 	}
+	if sc.Err() == nil {
+		servicesRead = m
+	}
 	return m
-})
+}
+
+var (
+	servicesMu   sync.Mutex
+	servicesRead map[string]string // the services file, once read
+)

@@ -241,36 +241,6 @@ func (l *lingeringResolver) LookupAddr(ctx context.Context, _ string) ([]string,
 	return nil, l.linger(ctx)
 }
 
-// The reactor's Close leaves no lookup goroutine behind: it cancels each
-// lookup in flight and waits until its goroutine is done with the
-// resolver, as the libuv driver's Close waits for getaddrinfo requests.
-func TestDNSCloseWaitsForLookups(t *testing.T) {
-	const n = 4
-	u := uv.UvtNewReactorOn(t, reactor.DriverGo)
-	l := &lingeringResolver{blockingResolver: *newBlockingResolver(n), release: make(chan struct{})}
-	uv.UvtSetResolver(t, l)
-	for i := range n {
-		var err error
-		if i%2 == 0 {
-			_, err = uv.NewAddrInfo(u.Reactor, "example", "", uv.AddrInfoHints{})
-		} else {
-			_, err = uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("192.0.2.1:80"), uv.NameInfoHints{})
-		}
-		uv.UvtMust(t, err)
-		uv.UvtRecv(t, l.entered, "a lookup reaching the resolver")
-	}
-	// The resolvers return once a context has ended: after Close has
-	// cancelled it, while Close waits.
-	go func() {
-		<-l.ended
-		close(l.release)
-	}()
-	uv.UvtShutdown(t, u, false)
-	if got := l.returned.Load(); got != n {
-		t.Errorf("after the reactor's Close, %d of %d lookups have returned from the resolver", got, n)
-	}
-}
-
 // answeringResolver answers at once and says when it has.
 type answeringResolver struct {
 	fakeResolver

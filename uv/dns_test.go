@@ -287,18 +287,14 @@ func TestAddrInfoKeepsRunAliveNoDeadlock(t *testing.T) {
 }
 
 // The reactor's Close with lookups in flight: every subscriber hears
-// ErrClosed, nothing is left, and new lookups are refused. On libuv, Close
-// waits for libuv's callbacks; on the pure-Go driver, whose lookups are
-// held in flight here by a resolver that never answers, every lookup's
-// context is cancelled.
+// ErrClosed, nothing is left, and new lookups are refused; every lookup,
+// held in flight here by a resolver that answers only when its context
+// ends, has its context cancelled.
 func TestDNSCloseWhileBusy(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		const n = 50
-		var blocked *blockingResolver
-		if u.Driver() == reactor.DriverGo {
-			blocked = newBlockingResolver(n)
-			uv.UvtSetResolver(t, blocked)
-		}
+		blocked := newBlockingResolver(n)
+		uv.UvtSetResolver(t, blocked)
 		var counters []*uv.UvtCounter
 		for i := range n {
 			var ev event.Event
@@ -311,10 +307,8 @@ func TestDNSCloseWhileBusy(t *testing.T) {
 			uv.UvtMust(t, err)
 			counters = append(counters, uv.UvtSubscribe(t, ev, u.Owner().Owned))
 		}
-		if blocked != nil {
-			for range n {
-				uv.UvtRecv(t, blocked.entered, "a lookup reaching the resolver")
-			}
+		for range n {
+			uv.UvtRecv(t, blocked.entered, "a lookup reaching the resolver")
 		}
 		uv.UvtShutdown(t, u, false)
 		for i, c := range counters {
@@ -322,11 +316,9 @@ func TestDNSCloseWhileBusy(t *testing.T) {
 				t.Errorf("lookup %d: %+v, want one ErrClosed", i, calls)
 			}
 		}
-		if blocked != nil {
-			for range n {
-				if err := uv.UvtRecv(t, blocked.ended, "a lookup's context ending"); !errors.Is(err, context.Canceled) {
-					t.Errorf("a lookup's context ended with %v, want Canceled", err)
-				}
+		for range n {
+			if err := uv.UvtRecv(t, blocked.ended, "a lookup's context ending"); !errors.Is(err, context.Canceled) {
+				t.Errorf("a lookup's context ended with %v, want Canceled", err)
 			}
 		}
 		if _, err := uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{}); !errors.Is(err, reactor.ErrReactorClosed) {

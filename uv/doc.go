@@ -1,9 +1,10 @@
 // Package uv holds the event kinds of the libuv model, one file each:
 // Trigger, Phase (prepare, check, idle), Poll and PollProxy, Signal, Process,
-// Command, Task, Thread, FSEvent, AddrInfo and NameInfo, Listener (listen), IO
+// Command, Task, Thread, FSEvent, FSPoll, AddrInfo and NameInfo, Listener (listen), IO
 // (TCP, Unix domain sockets and pipes, terminals), UDP and File (I/O;
 // docs/io.md tells their buffers' validity, backpressure and net.Conn
-// semantics).
+// semantics), and IPC (an IPC pipe that passes connections and listeners
+// to another process, such as a child started with ProcessOptions.IPC).
 //
 // Every kind is an event.Event: subscribe with AddCallback (or
 // event.Subscribe), Start, Stop, Close, Dispose, Info, Flags, and wait on any
@@ -32,13 +33,14 @@
 // On the pure-Go driver (reactor.DriverGo, or any build without cgo) the
 // same constructors make Go-owned events with the same methods, results,
 // errors and lifetime: polls, Listener, IO (TCP, Unix domain sockets,
-// pipes, terminals), UDP and File among them. Sockets are members of an epoll set of
-// the reactor's own, watched through Go's netpoller, and read into pooled Go
-// buffers; they count in Stats().Handles as libuv's handles do. FSEvent
+// pipes, terminals), UDP and File among them. Sockets are members of an
+// epoll set of the reactor's own, which the loop goroutine waits on itself
+// as libuv's loop does (no goroutine in between), and are read into pooled
+// Go buffers; they count in Stats().Handles as libuv's handles do. FSEvent
 // keeps libuv's inotify semantics, with one inotify descriptor per reactor
 // in the same epoll set. Phase hooks run in libuv's order in each of the
-// pure-Go loop's iterations (Phase says where). AddrInfo and NameInfo run on Go's resolver
-// there. Every kind works on either driver.
+// pure-Go loop's iterations (Phase says where). AddrInfo and NameInfo run
+// on Go's resolver there. Every kind works on either driver.
 //
 // # Descriptors, files and names
 //
@@ -46,16 +48,19 @@
 // several subscribers, each with its own events, the poll polling for the
 // union of the started proxies' events. Both work on either driver: on the
 // pure-Go one, a reactor's polls are members of an epoll set of its own,
-// watched through Go's netpoller. FSEvent watches a file or a
-// directory (recursively, emulated on Linux with a watch per directory).
+// which the loop goroutine waits on. FSEvent watches a file or a
+// directory (recursively, emulated on Linux with a watch per directory);
+// FSPoll watches a path by stat every interval, for file systems inotify
+// cannot see.
 // AddrInfo and NameInfo are getaddrinfo and getnameinfo lookups, as
 // one-shot request events whose results are stored and replayed; their
-// errors match the Err* values of the EAI_* codes. They run on libuv's
-// thread pool, or on the pure-Go driver on Go's resolver in a goroutine per
-// lookup, with the same hints, results and errors (a DNSError's Err then
-// holds Go's own error). What C hands over (a file name, an address list)
+// errors match the Err* values of the EAI_* codes. They run on Go's
+// resolver in a goroutine per lookup on both drivers, never on libuv's
+// thread pool, so that a nameserver that never answers holds up no other
+// lookup, no file request and no reactor Close (a DNSError's Err holds
+// Go's own error). What C hands over (a file name, a read buffer)
 // is copied to Go while its record is delivered; results never point into
-// C memory. FSEvent and File work on either driver too (File's operations
+// C memory. FSEvent, FSPoll and File work on either driver too (File's operations
 // run on libuv's thread pool, or on DefaultTaskPool's goroutines).
 // docs/kinds.md says what each kind promises.
 //
@@ -113,14 +118,12 @@
 //
 // # Nil and zero values
 //
-// A nil pointer to a kind (var p *IO), or a pointer to its zero value, is
-// refused by every method, never a panic: a method with an error returns one
-// matching event.ErrNilEvent (or reactor.ErrZeroReactor, or syscall.EINVAL
-// for a bad argument); one without does nothing and returns zero values
-// (Flags is 0, Object nil; Info describes the missing event). The event
-// methods a kind would promote from Handle or event.Base are declared on
-// the kind for this (znilsafe.go, written by go generate), so go doc
-// lists them on each kind.
-//
-//go:generate go run ../internal/cmd/nilsafegen
+// A nil pointer to a kind (var p *IO) is no kind: a method called on it may
+// panic, as (*net.TCPConn)(nil).Read does. Nil and zero input is refused
+// with a clear error, never a panic: a nil argument (a nil reactor,
+// callback, buffer or context) and a kind's zero value (&IO{}, not made by
+// a constructor). A method with an error returns one matching
+// event.ErrNilEvent (or reactor.ErrZeroReactor, or syscall.EINVAL for a bad
+// argument); one without does nothing and returns zero values (Flags is 0,
+// Object nil; Info describes the missing event).
 package uv

@@ -42,7 +42,11 @@ func resolveEndpoint(network, address string) (endpoint, error) {
 // "tcp6", or "unix" for a socket path) and returns a request that
 // completes with the connected *IO, or the error (ECONNREFUSED, ENOENT,
 // ...). A host name is resolved on the calling goroutine
-// (net.ResolveTCPAddr); give an IP to keep that off a loop goroutine.
+// (net.ResolveTCPAddr), and only its first address is tried: give an IP
+// to keep that off a loop goroutine, or use Dial or a Dialer, which
+// resolve within a context and try every address.
+// Closing the request before it completes abandons the connect: its
+// socket is closed at once, and it no longer keeps Run going.
 func DialAsync(r *reactor.Reactor, network, address string) (*event.Future[*IO], error) {
 	if err := reactorMade("DialAsync", r); err != nil {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
@@ -57,29 +61,40 @@ func DialAsync(r *reactor.Reactor, network, address string) (*event.Future[*IO],
 	c := &IO{}
 	f := event.NewFuture[*IO](r.Owner())
 	op := &ioOp{fut: futureOf[*IO]{f}, res: func(*ioOp) any { return c }}
+	dial := dialUV
 	if r.Driver() == reactor.DriverGo {
-		if err := dialGo(r, ep, c, op); err != nil {
-			return nil, &net.OpError{Op: "dial", Net: network, Addr: ep.addr, Err: err}
-		}
-		return f, nil
+		dial = dialGo
 	}
-	if err := dialUV(r, ep, c, op); err != nil {
+	if err := dial(r, ep, c, op); err != nil {
 		return nil, &net.OpError{Op: "dial", Net: network, Addr: ep.addr, Err: err}
 	}
+	// A future closed while its connect is in flight abandons the connect:
+	// its socket closes at once (the close is notified on the loop), so
+	// that it neither connects later nor keeps Run going.
+	e := c.e
+	event.Subscribe(f, func(_ event.Event, _ any, err error) {
+		if isClosed(err) && e.conn != nil && !e.closed {
+			e.base.Close()
+		}
+	})
 	return f, nil
 }
 
-// Dial connects to address over network (see DialAsync) and returns the
-// connection once connected, or ctx's error (the connection attempt is then
-// closed). A ctx that has ended before the call starts no connect: Dial
+// Dial connects to address over network ("tcp", "tcp4", "tcp6", or "unix"
+// for a socket path) as a Dialer with only its Reactor set does: a host
+// name is resolved within ctx by Go's resolver, and every address it gives
+// is tried, IPv6 and IPv4 with a fallback delay as net.Dialer tries them.
+// It returns the connection once connected, or ctx's error (every
+// attempt's socket is then closed before Dial returns, as net.Dialer's
+// is). A ctx that has ended before the call starts no connect: Dial
 // returns its error at once, as net.Dialer does.
 func Dial(ctx context.Context, r *reactor.Reactor, network, address string) (*IO, error) {
-	if ctx == nil {
-		return nil, &net.OpError{Op: "dial", Net: network, Err: event.ErrNilContext}
-	}
-	if err := ctx.Err(); err != nil { // ended already: no connect is started
-		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
-	}
+	return (&Dialer{Reactor: r}).DialIO(ctx, network, address)
+}
+
+// dialOne connects to one address (a literal, or a path) and awaits the
+// connection, or ctx's end, which closes the attempt's socket.
+func dialOne(ctx context.Context, r *reactor.Reactor, network, address string) (*IO, error) {
 	f, err := DialAsync(r, network, address)
 	if err != nil {
 		return nil, err
@@ -87,16 +102,12 @@ func Dial(ctx context.Context, r *reactor.Reactor, network, address string) (*IO
 	c, err := awaitOne(ctx, f)
 	if err != nil {
 		if ctx.Err() != nil {
-			// The connect is abandoned: whenever it completes, its IO is
-			// closed.
-			closeIO := func(_ event.Event, res any, _ error) {
-				if c, ok := res.(*IO); ok {
-					c.Close()
-				}
-			}
-			if _, err := event.Subscribe(f, closeIO); err != nil {
-				res, _, err := f.Outcome()
-				closeIO(nil, res, err)
+			// The connect is abandoned: closing its future closes its
+			// socket now, on the loop; one that completed first gave an
+			// IO nobody will have.
+			f.Close()
+			if c, ok, _ := f.Outcome(); ok && c != nil {
+				c.Close()
 			}
 		}
 		return nil, &net.OpError{Op: "dial", Net: network, Err: err}

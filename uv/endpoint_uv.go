@@ -17,8 +17,7 @@ import (
 // uvCalls are an endpoint's calls on the libuv driver, made by its
 // transport (pipeCalls, tcpCalls). They run on the loop.
 type uvCalls struct {
-	newHandle func(l *uvcgo.Loop, id uint64, listener bool) (uvcgo.Handle, error)
-	bind      func(l *uvcgo.Loop, h uvcgo.Handle) error
+	newHandle func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error)
 	connect   func(l *uvcgo.Loop, h uvcgo.Handle) error
 }
 
@@ -39,7 +38,7 @@ func dialUV(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 	s := newUVStream(r, ep.transport)
 	c.e = &s.ioEvent
 	if err := newCore(r, &s.core, s, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
-		h, err := ep.newHandle(l, id, false)
+		h, err := ep.newHandle(l, id)
 		if err != nil {
 			return 0, err
 		}
@@ -54,6 +53,6 @@ func dialUV(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 		return err
 	}
 	s.ref = weak.Make(c)
-	track(c, &c.Handle, &s.core)
+	track(c, &c.handle, &s.core)
 	return nil
 }

@@ -2,7 +2,9 @@ package uv_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -35,4 +37,78 @@ func ExampleFile_ReadAsync() {
 	// Output:
 	// "written" <nil>
 	// true
+}
+
+// The file system requests, on either driver: each returns an
+// *uv.FSRequest typed by its result, awaited here off the loop (on the
+// loop, subscribe with OnDone). Errors are *fs.PathError values that
+// match fs.ErrNotExist and friends, as package os's.
+func ExampleStat() {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		panic(err)
+	}
+	go r.Serve(context.Background())
+	defer r.Close()
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "uvevent")
+	defer os.RemoveAll(dir)
+
+	mk, _ := uv.Mkdir(ctx, r, filepath.Join(dir, "logs"), 0o755)
+	_, err = mk.Await(ctx)
+	fmt.Println("mkdir:", err)
+	os.WriteFile(filepath.Join(dir, "logs", "app.log"), []byte("started\n"), 0o644)
+
+	st, _ := uv.Stat(ctx, r, filepath.Join(dir, "logs", "app.log"))
+	fi, _ := st.Await(ctx)
+	fmt.Println(fi.Name(), fi.Size(), fi.Mode().IsRegular())
+
+	mv, _ := uv.RenameFile(ctx, r, filepath.Join(dir, "logs", "app.log"), filepath.Join(dir, "logs", "app.log.1"))
+	mv.Await(ctx)
+	ls, _ := uv.ReadDir(ctx, r, filepath.Join(dir, "logs"))
+	ents, _ := ls.Await(ctx)
+	for _, e := range ents {
+		fmt.Println(e.Name(), e.IsDir())
+	}
+
+	st, _ = uv.Stat(ctx, r, filepath.Join(dir, "logs", "app.log"))
+	_, err = st.Await(ctx)
+	fmt.Println(errors.Is(err, fs.ErrNotExist), err.(*fs.PathError).Op)
+	// Output:
+	// mkdir: <nil>
+	// app.log 8 true
+	// app.log.1 false
+	// true stat
+}
+
+// A File's own requests, on its descriptor: its stat, a truncation, a
+// sync, each an *uv.FSRequest; Stat, Truncate and Sync wait for them as
+// *os.File's methods do.
+func ExampleFile_StatAsync() {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		panic(err)
+	}
+	go r.Serve(context.Background())
+	defer r.Close()
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "uvevent")
+	defer os.RemoveAll(dir)
+
+	open, _ := uv.OpenAsync(ctx, r, filepath.Join(dir, "data"), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := open.Await(ctx)
+	if err != nil {
+		panic(err)
+	}
+	f.Write([]byte("0123456789"))
+	tr, _ := f.TruncateAsync(ctx, 4)
+	tr.Await(ctx)
+	sync, _ := f.SyncAsync(ctx)
+	_, err = sync.Await(ctx)
+	st, _ := f.StatAsync(ctx)
+	fi, _ := st.Await(ctx)
+	fmt.Println(fi.Name(), fi.Size(), fi.Mode(), err)
+	f.Close()
+	// Output:
+	// data 4 -rw------- <nil>
 }

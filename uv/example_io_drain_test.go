@@ -12,7 +12,8 @@ import (
 )
 
 // Backpressure with a high-water mark, in callbacks: the server produces
-// records with Send while Queued stays below high; above it, it stops and
+// records with Send while Queued stays below high (the IO's own mark, at
+// which Send would refuse: see ExampleIO_OnDrain); there, it stops and
 // asks DrainAsync to tell it when the queue is down to low, and goes on
 // from that request's callback. A client that reads slowly (or not at all)
 // holds the server's memory to about high, never more; CloseWrite ends the
@@ -44,7 +45,7 @@ func ExampleIO_DrainAsync() {
 		var produce func()
 		produce = func() {
 			for ; left > 0; left-- {
-				if c.Queued() > high {
+				if c.Queued() >= high {
 					wait, err := c.DrainAsync(low)
 					if err != nil {
 						c.Close()

@@ -40,7 +40,7 @@ func ExampleListener() {
 				c.Close()
 				return
 			}
-			c.Send(res.([]byte))
+			c.Send(c.Result(res)) // the bytes read: res is a *[]byte
 		})
 		c.Start()
 	})

@@ -48,7 +48,7 @@ func ExampleNewPoll() {
 	// Output:
 	// r: read "hello"
 	// Poll(fd=N, events=r)
-	// closed: event closed
+	// closed: event: closed
 	// descriptor after Close: bad file descriptor
 }
 

@@ -13,8 +13,9 @@ import (
 )
 
 // A child's output read on the loop: StdioLoop makes its standard output
-// an IO of the reactor, and ReadLines gives it line by line; Run returns
-// once the child has ended and its output is closed.
+// an IO of the reactor, and ReadLines gives it line by line; the exit is
+// reported after the output's end; Run returns once the child has ended
+// and its output is closed.
 func ExampleStdioLoop() {
 	r, err := reactor.New(reactor.Options{})
 	if err != nil {
@@ -45,7 +46,7 @@ func ExampleStdioLoop() {
 		fmt.Println(err)
 	}
 
-	// Unordered output:
+	// Output:
 	// line "one"
 	// line "two"
 	// line "three"

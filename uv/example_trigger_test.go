@@ -55,7 +55,7 @@ func ExampleNewTrigger() {
 	// send: <nil>
 	// notified: on loop=true err=<nil>
 	// Trigger(sent=1, fired=1)
-	// notified: on loop=true err=event closed
-	// send after close: event closed
+	// notified: on loop=true err=event: closed
+	// send after close: event: closed
 	// C handles: 0
 }

@@ -6,11 +6,11 @@ package uv
 // identifiers. The helpers every test shares are in helpers_test.go.
 
 import (
+	"context"
 	"math/bits"
 	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
+	"time"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
@@ -75,20 +75,7 @@ func UvtFSHandles(u *UvtReactor) int {
 		return s.CHandles
 	}
 	n := s.Handles["fsevent"]
-	u.Call(func() {
-		in, ok := inotifies.Load(u.Reactor)
-		if !ok {
-			return
-		}
-		for _, l := range in.(*inotify).byWD {
-			for _, w := range l.watchers {
-				if w.child {
-					n++
-				}
-			}
-		}
-	})
-	return n
+	return n + inotifyChildWatches(u)
 }
 
 // UvtWatchError is the error a watch that cannot be added reports.
@@ -105,8 +92,8 @@ func UvtSignalsQueued(s *Signal) int { return bits.OnesCount64(s.pending.Load())
 
 // UvtFSOpen submits the open of name without waiting for it (OpenFile
 // waits), so that a test can hold a request in flight.
-func UvtFSOpen(r *reactor.Reactor, name string, flag int) (*FSRequest[int], error) {
-	return submitFS[int](r, &File{r: r, name: name, fd: -1}, fsOp{name: "open", path: name, flag: flag | unix.O_CLOEXEC})
+func UvtFSOpen(r *reactor.Reactor, name string, flag int) (*FSRequest[*File], error) {
+	return OpenAsync(context.Background(), r, name, flag, 0)
 }
 
 // UvtPoolSize is how many file operations run at once on either driver:
@@ -139,12 +126,6 @@ func UvtPolls(u *UvtReactor) int {
 	return n
 }
 
-func uvtPoller(u *UvtReactor) *goPoller {
-	goPollers.Lock()
-	defer goPollers.Unlock()
-	return goPollers.m[u.Reactor]
-}
-
 // UvtFSRead submits a read request on an open descriptor (one File would
 // need a running loop to open).
 func UvtFSRead(r *reactor.Reactor, fd uintptr) (*FSRequest[[]byte], error) {
@@ -168,4 +149,17 @@ func UvtStealChild(p *Process) error {
 	var ws syscall.WaitStatus
 	_, err := syscall.Wait4(p.pid, &ws, 0, nil)
 	return err
+}
+
+// UvtDropFile closes f's descriptor at once, as an abandoned open does,
+// without a request (no loop need run).
+func UvtDropFile(f *File) { f.drop() }
+
+// UvtSetOutputWait makes d the bound on a child's output after its exit
+// (OutputWait) until the test ends. Tests that change it do not run in
+// parallel.
+func UvtSetOutputWait(t testing.TB, d time.Duration) {
+	old := outputWait
+	outputWait = d
+	t.Cleanup(func() { outputWait = old })
 }

@@ -3,7 +3,6 @@
 package uv_test
 
 import (
-	"context"
 	"errors"
 	"syscall"
 	"testing"
@@ -15,8 +14,8 @@ import (
 )
 
 // Failures injected into the shim's libuv calls (built with the uvfaults
-// tag: make stress): the next uv_*_init, uv_read_start, uv_write or
-// uv_getaddrinfo fails with ENOMEM or EINVAL; the error reaches the caller
+// tag: make stress): the next uv_*_init, uv_read_start or uv_write fails
+// with ENOMEM or EINVAL; the error reaches the caller
 // (errors.Is), and nothing is left behind once the reactor closes.
 func TestFaultInjectedLibuvCalls(t *testing.T) {
 	injected := 0
@@ -60,16 +59,6 @@ func TestFaultInjectedLibuvCalls(t *testing.T) {
 				defer stop()
 				a.SetWriteDeadline(time.Now().Add(uv.UvtSafety))
 				_, err = a.Write(make([]byte, 8<<20))
-				return err
-			}},
-			{"getaddrinfo", uvcgo.FaultGetaddrinfo, func(u *uv.UvtReactor) error {
-				ai, err := uv.NewAddrInfo(u.Reactor, "localhost", "80", uv.AddrInfoHints{})
-				if err != nil {
-					return err
-				}
-				stop := uv.UvtServe(t, u)
-				defer stop()
-				_, err = ai.Await(context.Background())
 				return err
 			}},
 		} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 	"strings"
@@ -40,23 +41,35 @@ type File struct {
 	clean runtime.Cleanup
 }
 
-// An FSRequest is one file operation in flight, as an event typed by its
-// result T: it completes with the operation's result (the bytes read, a
-// []byte the receiver owns, for a File.ReadAsync's *FSRequest[[]byte]; the
-// count written, an int, for a File.WriteAsync's *FSRequest[int]) or its
-// error, whose Op names libuv's call (uv_fs_read, ...) on either driver. It
+// An FSRequest is one file system request in flight (libuv's uv_fs_*), as
+// an event typed by its result T: it completes with the request's result
+// (an fs.FileInfo for a stat, the []byte read, a *File opened, ...: each
+// request's function says) or its error, an *fs.PathError (an
+// *os.LinkError for the requests naming two paths) whose Op is libuv's name
+// for the request without "uv_fs_" (stat, unlink, ...), whose Err wraps
+// libuv's error (Op uv_fs_stat, ...) on either driver and matches
+// fs.ErrNotExist, fs.ErrExist, fs.ErrPermission and the syscall.Errno. It
 // stores its result: Await, Outcome and OnDone give it as a T, and a late
-// subscriber has it replayed. It runs
-// from its submission (Start and Stop do nothing) and counts as work in
-// flight until it completes, so Run waits for it. Closing it before it
-// completes cancels it if it has not started; its waiters get
-// event.ErrClosed either way, and a descriptor an open cancelled too late
-// gives is closed.
+// subscriber has it replayed. It runs from its submission (Start and Stop
+// do nothing) and counts as work in flight until it completes, so Run
+// waits for it.
+//
+// Closing it before it completes cancels it if the pool has not started it
+// (uv_cancel): it never runs; its waiters get event.ErrClosed either way,
+// and a descriptor an open cancelled too late gives is closed. The context
+// a request was made with does the same when it ends first, but the
+// request then completes with the context's error (in its *fs.PathError).
+// A request the pool has started runs to its end: a mutating one (write,
+// rename, unlink, ...) may take effect although its waiters heard it was
+// closed or its context ended.
 type FSRequest[T any] struct {
 	event.Base
 	reqCore
-	op string
-	fs *File // the file, for Info
+	op    string
+	path  string // the path, or the file's name, for errors and Info
+	path2 string // the new path of rename, link, symlink, copyfile
+	fs    *File  // open: the File the descriptor goes to; the file of a descriptor's request
+	ctx   lookupContext
 
 	// The pure-Go driver's (file_go.go): the pool job running the
 	// operation, and the registration with the reactor's Close.
@@ -71,29 +84,21 @@ type FSRequest[T any] struct {
 	held   int // the descriptor delivered, or -1
 }
 
-// fsOp is one file operation with its arguments, as either driver runs it:
-// submitted to libuv (submit, here) or run by a pool goroutine (run,
-// file_go.go).
-type fsOp struct {
-	name string // open, read, write, close
-	path string // open
-	flag int    // open
-	mode int    // open
-	fd   int    // read, write, close
-	n    int    // read
-	p    []byte // write
-	off  int64  // read, write: -1 for the descriptor's position
-}
+// fsOp is one file system request with its arguments, as either driver
+// runs it: submitted to libuv (submit, file_uv.go) or run by a pool
+// goroutine (run, file_go.go).
+type fsOp struct{ uvcgo.FSArgs }
 
 func (q *FSRequest[T]) kindName() string { return "fs" }
 
 func (q *FSRequest[T]) describe() string {
-	name := "?"
-	if q.fs != nil {
-		name = q.fs.name
+	if q.path2 != "" {
+		return fmt.Sprintf("FS(%s %s %s)", q.op, q.path, q.path2)
 	}
-	return fmt.Sprintf("FS(%s %s)", q.op, name)
+	return fmt.Sprintf("FS(%s %s)", q.op, q.path)
 }
+
+func (q *FSRequest[T]) stopContext() { q.ctx.end() }
 
 // hold records the descriptor an open delivers, for abandon to close
 // should its waiter give up after all; it reports false when the waiter
@@ -112,10 +117,29 @@ func (q *FSRequest[T]) hold(res any) bool {
 	return true
 }
 
-// failure is the error of an operation that failed with status, a negated
+// delivered turns an open's descriptor, held, into its *File, which
+// closes it when dropped; any other result is delivered as it is.
+func (q *FSRequest[T]) delivered(res any) any {
+	if fd, ok := res.(int); ok && q.op == "open" {
+		q.fs.adopt(fd)
+		return q.fs
+	}
+	return res
+}
+
+// failure is the error of a request that failed with status, a negated
 // errno (libuv's convention), the same on both drivers.
 func (q *FSRequest[T]) failure(status int) error {
-	return uvcgo.ErrorOf("uv_fs_"+q.op, status)
+	return q.pathError(uvcgo.ErrorOf("uv_fs_"+q.op, status))
+}
+
+// pathError is err as the request's error: an *os.LinkError for a request
+// naming two paths, an *fs.PathError otherwise.
+func (q *FSRequest[T]) pathError(err error) error {
+	if q.path2 != "" {
+		return &os.LinkError{Op: q.op, Old: q.path, New: q.path2, Err: err}
+	}
+	return &fs.PathError{Op: q.op, Path: q.path, Err: err}
 }
 
 // unclaimed lets go of the result of an operation whose request closed
@@ -126,10 +150,26 @@ func (q *FSRequest[T]) unclaimed(res any) {
 	}
 }
 
-// submitFS makes one request for op on f's reactor r and submits it, to
-// libuv or, on the pure-Go driver, to the pool (submitGo).
-func submitFS[T any](r *reactor.Reactor, f *File, op fsOp) (*FSRequest[T], error) {
-	q := &FSRequest[T]{op: op.name, fs: f, held: -1}
+// submitFS makes one request for op on r and submits it, to libuv or, on
+// the pure-Go driver, to the pool (submitGo): the one path every file
+// system request takes. f is the request's file (nil for a request naming
+// paths only); ctx bounds the request (see FSRequest). A nil or already
+// done context refuses it: nothing is submitted.
+func submitFS[T any](ctx context.Context, r *reactor.Reactor, f *File, op fsOp) (*FSRequest[T], error) {
+	q := &FSRequest[T]{op: op.Op, path: op.Path, path2: op.Path2, fs: f, held: -1}
+	if f != nil {
+		q.path = f.name
+	}
+	if strings.IndexByte(op.Path+op.Path2, 0) >= 0 {
+		// The system would take the path up to the NUL: another file.
+		return nil, q.pathError(syscall.EINVAL)
+	}
+	if ctx == nil {
+		return nil, q.pathError(event.ErrNilContext)
+	}
+	if ctx.Err() != nil {
+		return nil, q.pathError(ctx.Err())
+	}
 	var err error
 	if r != nil && r.Driver() == reactor.DriverGo {
 		err = q.submitGo(r, op)
@@ -137,7 +177,10 @@ func submitFS[T any](r *reactor.Reactor, f *File, op fsOp) (*FSRequest[T], error
 		err = submitReq(r, &q.Base, &q.reqCore, q, op.submit)
 	}
 	if err != nil {
-		return nil, &os.PathError{Op: op.name, Path: f.name, Err: err}
+		return nil, q.pathError(err)
+	}
+	if ctx.Done() != nil {
+		q.ctx.watchWith(r, &q.reqCore, ctx, q.pathError)
 	}
 	return q, nil
 }
@@ -169,13 +212,45 @@ func (q *FSRequest[T]) abandon() {
 }
 
 // letGo closes the descriptor q.held has, if any, taking it out first:
-// whoever takes it closes it, once.
+// whoever takes it closes it, once. The File it went to lets go of it.
 func (q *FSRequest[T]) letGo() {
 	q.mu.Lock()
 	fd := q.held
 	q.held = -1
 	q.mu.Unlock()
 	if fd >= 0 {
+		q.fs.drop()
+	}
+}
+
+// OpenAsync opens name with os.OpenFile's flags and permissions, on the
+// thread pool (uv_fs_open), and completes with the *File: a request that
+// completes with a File nobody takes (its event dropped) closes the
+// descriptor when the File is collected. ctx bounds the open (see
+// FSRequest): one cancelled too late has its descriptor closed.
+func OpenAsync(ctx context.Context, r *reactor.Reactor, name string, flag int, perm os.FileMode) (*FSRequest[*File], error) {
+	f := &File{r: r, name: name, fd: -1}
+	return submitFS[*File](ctx, r, f, fsOp{uvcgo.FSArgs{Op: "open", Path: name, Flags: flag | unix.O_CLOEXEC, Mode: int(perm.Perm())}})
+}
+
+// adopt makes fd f's descriptor, which f closes when it is collected
+// open.
+func (f *File) adopt(fd int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fd = fd
+	// A File dropped open gives its descriptor back: no C memory is held.
+	f.clean = runtime.AddCleanup(f, func(fd int) { unix.Close(fd) }, fd)
+}
+
+// drop closes f's descriptor, if it still has it: its open was abandoned.
+func (f *File) drop() {
+	f.mu.Lock()
+	fd := f.fd
+	f.fd = -1
+	f.mu.Unlock()
+	if fd >= 0 {
+		f.clean.Stop()
 		unix.Close(fd)
 	}
 }
@@ -184,23 +259,24 @@ func (q *FSRequest[T]) letGo() {
 // thread pool, and waits for it (or ctx: the open is then cancelled, and a
 // descriptor it gives all the same is closed).
 func OpenFile(ctx context.Context, r *reactor.Reactor, name string, flag int, perm os.FileMode) (*File, error) {
-	if strings.IndexByte(name, 0) >= 0 {
-		// The system would open the name up to the NUL: another file.
-		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.EINVAL}
-	}
-	f := &File{r: r, name: name, fd: -1}
-	q, err := submitFS[int](r, f, fsOp{name: "open", path: name, flag: flag | unix.O_CLOEXEC, mode: int(perm.Perm())})
+	q, err := OpenAsync(context.Background(), r, name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
-	res, err := q.await(ctx)
+	f, err := q.await(ctx)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+		return nil, fileError("open", name, err)
 	}
-	f.fd = res
-	// A File dropped open gives its descriptor back: no C memory is held.
-	f.clean = runtime.AddCleanup(f, func(fd int) { unix.Close(fd) }, f.fd)
 	return f, nil
+}
+
+// fileError is err as the error of a File's op: as it is when it is the
+// request's own *fs.PathError, else in one.
+func fileError(op, name string, err error) error {
+	if _, ok := err.(*fs.PathError); ok {
+		return err
+	}
+	return &fs.PathError{Op: op, Path: name, Err: err}
 }
 
 // Name returns the name the file was opened with.
@@ -236,7 +312,7 @@ func (f *File) ReadAsync(n int, off int64) (*FSRequest[[]byte], error) {
 		return nil, err
 	}
 	n = min(n, maxFileIO)
-	return submitFS[[]byte](f.r, f, fsOp{name: "read", fd: fd, n: n, off: off})
+	return submitFS[[]byte](context.Background(), f.r, f, fsOp{uvcgo.FSArgs{Op: "read", FD: fd, N: n, Off: off}})
 }
 
 // WriteAsync writes p at off (-1: at the descriptor's position) and
@@ -250,7 +326,7 @@ func (f *File) WriteAsync(p []byte, off int64) (*FSRequest[int], error) {
 		return nil, err
 	}
 	p = p[:min(len(p), maxFileIO)]
-	return submitFS[int](f.r, f, fsOp{name: "write", fd: fd, p: p, off: off})
+	return submitFS[int](context.Background(), f.r, f, fsOp{uvcgo.FSArgs{Op: "write", FD: fd, P: p, Off: off}})
 }
 
 // maxFileIO bounds the bytes of one read or write request: libuv's
@@ -292,7 +368,7 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 		}
 		res, err := q.await(context.Background())
 		if err != nil {
-			return n, &os.PathError{Op: "read", Path: f.name, Err: err}
+			return n, fileError("read", f.name, err)
 		}
 		if len(res) == 0 {
 			return n, io.EOF
@@ -316,7 +392,7 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 		}
 		res, err := q.await(context.Background())
 		if err != nil {
-			return n, &os.PathError{Op: "write", Path: f.name, Err: err}
+			return n, fileError("write", f.name, err)
 		}
 		n += res
 	}
@@ -339,7 +415,7 @@ func (f *File) Read(p []byte) (int, error) {
 	}
 	res, err := q.await(context.Background())
 	if err != nil {
-		return 0, &os.PathError{Op: "read", Path: f.name, Err: err}
+		return 0, fileError("read", f.name, err)
 	}
 	n := copy(p, res)
 	if n == 0 {
@@ -365,7 +441,7 @@ func (f *File) Write(p []byte) (int, error) {
 		}
 		res, err := q.await(context.Background())
 		if err != nil {
-			return n, &os.PathError{Op: "write", Path: f.name, Err: err}
+			return n, fileError("write", f.name, err)
 		}
 		if res == 0 {
 			return n, &os.PathError{Op: "write", Path: f.name, Err: io.ErrShortWrite}
@@ -390,13 +466,13 @@ func (f *File) Close() error {
 		return &os.PathError{Op: "close", Path: f.name, Err: os.ErrClosed}
 	}
 	f.clean.Stop()
-	q, err := submitFS[int](f.r, f, fsOp{name: "close", fd: fd})
+	q, err := submitFS[struct{}](context.Background(), f.r, f, fsOp{uvcgo.FSArgs{Op: "close", FD: fd}})
 	if err != nil {
 		unix.Close(fd) // the reactor is gone: close it here
 		return err
 	}
 	if _, err := q.await(context.Background()); err != nil {
-		return &os.PathError{Op: "close", Path: f.name, Err: err}
+		return fileError("close", f.name, err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package uv
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"syscall"
 
@@ -40,8 +41,8 @@ type goFSOps[T any] FSRequest[T]
 func (q *FSRequest[T]) submitGo(r *reactor.Reactor, op fsOp) error {
 	// WriteAsync's caller may reuse p at once (libuv's path copies it into
 	// the request's C memory).
-	op.p = bytes.Clone(op.p)
-	q.closing = op.fd // for a close taken back before it ran (Free)
+	op.P = bytes.Clone(op.P)
+	q.closing = op.FD // for a close taken back before it ran (Free)
 	host := kind.HostOf(r.Owner())
 	q.entry = entry{r: r, host: host, ev: q}
 	q.b = &q.Base
@@ -85,6 +86,9 @@ func (q *FSRequest[T]) landed(res any, err error) {
 		q.unclaimed(res)
 		return
 	}
+	if err == nil {
+		res = q.delivered(q.result(res))
+	}
 	if !q.settle(res, err) {
 		q.letGo()
 	}
@@ -106,6 +110,7 @@ func (o *goFSOps[T]) Stored() (any, error, bool) { return (*reqCoreOps)(&o.reqCo
 // counts is that the job never ran, not who took it back.
 func (o *goFSOps[T]) Free(bool) {
 	o.closer.forget()
+	o.ctx.end()
 	if o.job != nil {
 		o.job.Cancel()
 		if o.op == "close" && o.job.neverRan() {
@@ -117,24 +122,27 @@ func (o *goFSOps[T]) Free(bool) {
 	}
 }
 
-// run makes the operation's system call, as libuv's worker does: a read
-// or write at a negative offset uses the descriptor's position (read,
-// write) rather than pread and pwrite; a write is repeated until all of p
-// is written or it fails; calls interrupted by a signal are repeated,
-// except close (the descriptor is gone whatever close(2) returned). It
-// returns the result (the descriptor, the bytes read, the count written)
-// or the errno.
+// run makes the operation's system call, as libuv's worker does
+// (uv__fs_work): a read or write at a negative offset uses the
+// descriptor's position (read, write) rather than pread and pwrite; a
+// write is repeated until all of p is written or it fails; calls
+// interrupted by a signal are repeated, except close (the descriptor is
+// gone whatever close(2) returned). It returns the result (a descriptor,
+// the bytes read, a count, a *syscall.Stat_t, a StatFS, the directory's
+// entries as []uvcgo.FSDirent, a path; nil for a request whose result is
+// none), as file_uv.go's done reads libuv's, or the errno.
 func (op *fsOp) run() (any, syscall.Errno) {
-	switch op.name {
+	var err error
+	switch op.Op {
 	case "open":
-		return retried(func() (int, error) { return unix.Open(op.path, op.flag, uint32(op.mode)) })
+		return retried(func() (int, error) { return unix.Open(op.Path, op.Flags, uint32(op.Mode)) })
 	case "read":
 		buf := make([]byte, op.readSize())
 		n, errno := retried(func() (int, error) {
-			if op.off < 0 {
-				return unix.Read(op.fd, buf)
+			if op.Off < 0 {
+				return unix.Read(op.FD, buf)
 			}
-			return unix.Pread(op.fd, buf, op.off)
+			return unix.Pread(op.FD, buf, op.Off)
 		})
 		if errno != 0 {
 			return nil, errno
@@ -145,8 +153,82 @@ func (op *fsOp) run() (any, syscall.Errno) {
 		return buf[:n:n], 0
 	case "write":
 		return op.writeAll()
+	case "close":
+		return nil, errnoOf(unix.Close(op.FD))
+	case "stat", "lstat", "fstat":
+		st := new(syscall.Stat_t)
+		switch op.Op {
+		case "stat":
+			err = syscall.Stat(op.Path, st)
+		case "lstat":
+			err = syscall.Lstat(op.Path, st)
+		default:
+			err = syscall.Fstat(op.FD, st)
+		}
+		return st, errnoOf(err)
+	case "statfs":
+		var st unix.Statfs_t
+		if err = unix.Statfs(op.Path, &st); err != nil {
+			return nil, errnoOf(err)
+		}
+		return StatFS{Type: uint64(st.Type), BlockSize: uint64(st.Bsize), Blocks: st.Blocks, BlocksFree: st.Bfree,
+			BlocksAvail: uint64(st.Bavail), Files: st.Files, FilesFree: uint64(st.Ffree)}, 0
+	case "scandir":
+		return op.scandir()
+	case "readlink":
+		return op.readlink()
+	case "realpath":
+		return op.realpath()
+	case "mkdtemp":
+		return op.mkdtemp()
+	case "copyfile":
+		return nil, op.copyFile()
+	case "ftruncate":
+		err = unix.Ftruncate(op.FD, op.Off)
+	case "utime", "futime":
+		var ts [2]unix.Timespec
+		ts[0].Sec, ts[0].Nsec = timespec(op.Atime)
+		ts[1].Sec, ts[1].Nsec = timespec(op.Mtime)
+		if op.Op == "utime" {
+			err = unix.UtimesNanoAt(unix.AT_FDCWD, op.Path, ts[:], 0)
+		} else {
+			err = futimens(op.FD, &ts)
+		}
+	case "access":
+		err = unix.Access(op.Path, uint32(op.Mode))
+	case "chmod":
+		err = unix.Chmod(op.Path, uint32(op.Mode))
+	case "fchmod":
+		err = unix.Fchmod(op.FD, uint32(op.Mode))
+	case "fsync":
+		err = unix.Fsync(op.FD)
+	case "fdatasync":
+		err = fdatasync(op.FD)
+	case "unlink":
+		err = unix.Unlink(op.Path)
+	case "rmdir":
+		err = unix.Rmdir(op.Path)
+	case "mkdir":
+		err = unix.Mkdir(op.Path, uint32(op.Mode))
+	case "rename":
+		err = unix.Rename(op.Path, op.Path2)
+	case "link":
+		err = unix.Link(op.Path, op.Path2)
+	case "symlink":
+		err = unix.Symlink(op.Path, op.Path2)
+	case "chown":
+		err = unix.Chown(op.Path, op.UID, op.GID)
+	case "fchown":
+		err = unix.Fchown(op.FD, op.UID, op.GID)
+	case "lchown":
+		err = unix.Lchown(op.Path, op.UID, op.GID)
+	default:
+		return nil, syscall.EINVAL
 	}
-	return 0, errnoOf(unix.Close(op.fd))
+	if err == unix.EINTR {
+		return op.run() // as libuv's worker repeats them (close is above)
+	}
+	return nil, errnoOf(err)
 }
 
 // readSize is the buffer a read is given: op.n, but no more than a
@@ -155,17 +237,17 @@ func (op *fsOp) run() (any, syscall.Errno) {
 // small file must not cost its size. A short read is a read's right.
 func (op *fsOp) readSize() int {
 	var st unix.Stat_t
-	if unix.Fstat(op.fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return op.n
+	if unix.Fstat(op.FD, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return op.N
 	}
-	at := op.off
+	at := op.Off
 	if at < 0 {
 		var err error
-		if at, err = unix.Seek(op.fd, 0, io.SeekCurrent); err != nil {
-			return op.n
+		if at, err = unix.Seek(op.FD, 0, io.SeekCurrent); err != nil {
+			return op.N
 		}
 	}
-	return int(min(int64(op.n), max(st.Size-at, 0)+4096))
+	return int(min(int64(op.N), max(st.Size-at, 0)+4096))
 }
 
 // writeAll writes op.p whole, as uv__fs_write_all does: a short write is
@@ -173,12 +255,12 @@ func (op *fsOp) readSize() int {
 // written ends it with their count, an error before any is the outcome.
 func (op *fsOp) writeAll() (any, syscall.Errno) {
 	done := 0
-	for done < len(op.p) {
+	for done < len(op.P) {
 		k, errno := retried(func() (int, error) {
-			if op.off < 0 {
-				return unix.Write(op.fd, op.p[done:])
+			if op.Off < 0 {
+				return unix.Write(op.FD, op.P[done:])
 			}
-			return unix.Pwrite(op.fd, op.p[done:], op.off+int64(done))
+			return unix.Pwrite(op.FD, op.P[done:], op.Off+int64(done))
 		})
 		if errno != 0 && done == 0 {
 			return nil, errno
@@ -197,13 +279,14 @@ func retried(call func() (int, error)) (int, syscall.Errno) {
 	return n, errnoOf(err)
 }
 
-// errnoOf returns err's errno: 0 for nil; the x/sys/unix calls return
-// nothing else.
+// errnoOf returns err's errno: 0 for nil; EIO for an error that holds
+// none.
 func errnoOf(err error) syscall.Errno {
 	if err == nil {
 		return 0
 	}
-	if errno, ok := err.(syscall.Errno); ok {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
 		return errno
 	}
 	return syscall.EIO

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -66,8 +64,8 @@ func TestFSRequestClosedByEarlierCompletion(t *testing.T) {
 			uv.UvtMust(t, u.Run(context.Background()))
 			done()
 			for _, q := range blockers { // nobody took what the opens gave
-				if fd, ok, err := q.Outcome(); ok && err == nil {
-					unix.Close(fd)
+				if f, ok, err := q.Outcome(); ok && err == nil {
+					uv.UvtDropFile(f)
 				}
 			}
 			if n, ok, err := w.Outcome(); !ok || n != 1 || err != nil {

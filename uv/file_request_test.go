@@ -113,7 +113,7 @@ func eachDriverCounted(t *testing.T, fn func(t *testing.T, u *uv.UvtReactor, bas
 // nobody writes to: each blocks its worker until release opens the
 // writing end. Requests submitted after them wait in the queue. started
 // reports whether one of the opens has begun (a reader waits on the FIFO).
-func holdPool(t *testing.T, u *uv.UvtReactor) (blockers []*uv.FSRequest[int], started func() bool, release func() (done func())) {
+func holdPool(t *testing.T, u *uv.UvtReactor) (blockers []*uv.FSRequest[*uv.File], started func() bool, release func() (done func())) {
 	t.Helper()
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	uv.UvtMust(t, unix.Mkfifo(fifo, 0o600))
@@ -140,6 +140,21 @@ func holdPool(t *testing.T, u *uv.UvtReactor) (blockers []*uv.FSRequest[int], st
 		return func() { unix.Close(writer) }
 	}
 	return blockers, started, release
+}
+
+// letPoolGo lets holdPool's opens through and waits until all of them
+// have completed.
+func letPoolGo(t *testing.T, blockers []*uv.FSRequest[*uv.File], release func() (done func())) {
+	t.Helper()
+	done := release()
+	defer done()
+	var opens []event.Event
+	for _, q := range blockers {
+		opens = append(opens, q)
+	}
+	if _, err := event.Await(waitCtx(t), event.All().IgnoreErrors(), opens...); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // poolHeld reports whether every worker of the pool is blocked in its
@@ -173,7 +188,11 @@ func TestFSRequestCloseMidflight(t *testing.T) {
 		w, err := f.WriteAsync([]byte("must not be written"), 0)
 		uv.UvtMust(t, err)
 		var heard []string
-		for i, q := range append(blockers, w) {
+		evs := []event.Event{}
+		for _, q := range blockers {
+			evs = append(evs, q)
+		}
+		for i, q := range append(evs, w) {
 			event.Subscribe(q, func(_ event.Event, res any, err error) {
 				heard = append(heard, fmt.Sprintf("%d: %v %v", i, res, errors.Is(err, event.ErrClosed)))
 			})

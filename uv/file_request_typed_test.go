@@ -132,15 +132,7 @@ func TestFSRequestAwaitEndsAndClose(t *testing.T) {
 		if n, ok, err := w.Outcome(); ok || n != 0 || err != nil {
 			t.Errorf("Outcome after Close = %d, %v, %v; want none: it never completes", n, ok, err)
 		}
-		done := release()
-		var opens []event.Event
-		for _, q := range blockers {
-			opens = append(opens, q)
-		}
-		if _, err := event.Await(waitCtx(t), event.All().IgnoreErrors(), opens...); err != nil {
-			t.Fatal(err)
-		}
-		done()
+		letPoolGo(t, blockers, release)
 		uv.UvtMust(t, f.Close())
 		stop()
 		if onDisk, _ := os.ReadFile(path); len(onDisk) != 0 {

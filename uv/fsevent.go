@@ -55,7 +55,14 @@ type FSEventResult struct {
 // added because the system's limit on inotify watches is reached (raise
 // fs.inotify.max_user_watches, or user.max_inotify_watches in a user
 // namespace, or watch less).
-var ErrWatchLimit = errors.New("inotify watch limit reached (fs.inotify.max_user_watches; user.max_inotify_watches in a user namespace)")
+var ErrWatchLimit = errors.New("uv: inotify watch limit reached (fs.inotify.max_user_watches; user.max_inotify_watches in a user namespace)")
+
+// ErrWatchGone is the last error an FSEvent reports: the path it watched
+// was removed, moved away or replaced by another file (an editor's save by
+// rename), so its watch watches nothing any more. It also matches
+// fs.ErrNotExist. The watch is stopped before its callbacks hear it:
+// Start it again (from a callback too) to watch what is at the path now.
+var ErrWatchGone = errors.New("uv: FSEvent: the watched path is gone")
 
 // An FSEvent watches a file or a directory with inotify. Started, it
 // notifies its callbacks with an FSEventResult for each change reported;
@@ -64,6 +71,10 @@ var ErrWatchLimit = errors.New("inotify watch limit reached (fs.inotify.max_user
 //
 // A path that does not exist is an error at creation, matching
 // fs.ErrNotExist (and syscall.ENOENT); at Start, if it was removed since.
+// When the watched path goes (removed, moved away, or replaced by another
+// file), the record that tells of it is delivered, then the watch is
+// stopped (so Run can end) and its callbacks hear an error matching
+// ErrWatchGone and fs.ErrNotExist, naming the path.
 //
 // Recursive watches every directory below the root as well. Linux has no
 // recursive watch, so uvevent emulates it with one inotify watch per
@@ -77,15 +88,15 @@ var ErrWatchLimit = errors.New("inotify watch limit reached (fs.inotify.max_user
 // the turn that sees it) are not reported.
 //
 // On the libuv driver each watch is a uv_fs_event_t and the FSEvent is an
-// event reference (see Handle): its watches are C memory, freed in their
-// uv_close callbacks. On the pure-Go driver (fsevent_go.go) the reactor has
+// event reference (see Lifetime in the package doc): its watches are C memory, freed in their
+// uv_close callbacks. On the pure-Go driver (fsevent_go_linux.go) the reactor has
 // one inotify descriptor, a member of its epoll set, that every FSEvent of
 // the reactor shares, as libuv's loop does; the watches, masks, results
 // and errors are libuv's. On either, a started FSEvent is held by its
 // reactor whoever points at it, and dropping a stopped one without Close
 // is safe.
 type FSEvent struct {
-	Handle
+	handle
 	e *fsState
 }
 
@@ -102,7 +113,26 @@ type fsState struct {
 	drv       fsDriver
 	path      string // as given, cleaned
 	recursive bool
-	children  map[string]func() // directory path below the root → what closes its watch
+	root      fileID                // the file watched, as it was at Start
+	children  map[string]childWatch // directory path below the root → its watch
+}
+
+// childWatch is the watch of a directory below a recursive watch's root:
+// the directory it was set up for, and what closes it.
+type childWatch struct {
+	id    fileID
+	close func()
+}
+
+// fileID tells one file from another at the same path.
+type fileID struct{ dev, ino uint64 }
+
+// idOf is the file fi describes, or the zero fileID.
+func idOf(fi fs.FileInfo) fileID {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fileID{uint64(st.Dev), uint64(st.Ino)}
+	}
+	return fileID{}
 }
 
 // fsDriver is a watch's event as the code both drivers share sees it.
@@ -142,7 +172,7 @@ func NewFSEvent(r *reactor.Reactor, path string, opts FSEventOptions) (*FSEvent,
 		return nil, err
 	}
 	f := &FSEvent{e: &e.fsState}
-	track(f, &f.Handle, &e.core)
+	track(f, &f.handle, &e.core)
 	return f, nil
 }
 
@@ -178,6 +208,10 @@ func (s *fsState) arm() error {
 	if err := s.drv.watchRoot(); err != nil {
 		return watchError(s.path, err)
 	}
+	s.root = fileID{}
+	if fi, err := os.Stat(s.path); err == nil { // inotify follows a link, as Stat does
+		s.root = idOf(fi)
+	}
 	if s.recursive {
 		if err := s.watchTree(s.path); err != nil {
 			s.disarm()
@@ -205,8 +239,19 @@ func (s *fsState) watchTree(dir string) error {
 		if !d.IsDir() || p == s.path {
 			return nil
 		}
-		if _, ok := s.children[p]; ok {
-			return nil
+		info, err := d.Info()
+		if err != nil {
+			return nil // gone meanwhile
+		}
+		id := idOf(info)
+		if w, ok := s.children[p]; ok {
+			if w.id == id {
+				return nil
+			}
+			// Another directory at the same path (removed and made
+			// again, or moved over it): the old watch watches the old
+			// one; the new one gets a watch of its own.
+			s.unwatch(p)
 		}
 		closeFn, err := s.drv.watchChild(p)
 		if err != nil {
@@ -216,9 +261,9 @@ func (s *fsState) watchTree(dir string) error {
 			return watchError(p, err)
 		}
 		if s.children == nil {
-			s.children = map[string]func(){}
+			s.children = map[string]childWatch{}
 		}
-		s.children[p] = closeFn
+		s.children[p] = childWatch{id: id, close: closeFn}
 		return nil
 	})
 }
@@ -226,9 +271,9 @@ func (s *fsState) watchTree(dir string) error {
 // unwatch closes the child watches of dir and everything below it; "" is
 // every child.
 func (s *fsState) unwatch(dir string) {
-	for p, closeFn := range s.children {
+	for p, w := range s.children {
 		if dir == "" || p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) {
-			closeFn()
+			w.close()
 			delete(s.children, p)
 		}
 	}
@@ -269,6 +314,21 @@ func (s *fsState) reported(name string, events FSEvents, child, self bool) {
 	if watchErr != nil {
 		s.drv.notify(nil, watchErr)
 	}
+	if !child && events&Rename != 0 && eventkind.LoopRefs(s.drv) > 0 && s.rootGone() {
+		// Stopped first, as a poll whose polling ended: a callback that
+		// starts it again watches what is at the path now.
+		for eventkind.LoopRefs(s.drv) > 0 {
+			s.drv.Stop()
+		}
+		s.drv.notify(nil, fmt.Errorf("%w: %s: %w", ErrWatchGone, s.path, fs.ErrNotExist))
+	}
+}
+
+// rootGone reports whether the path no longer names the file the watch
+// was set up for.
+func (s *fsState) rootGone() bool {
+	fi, err := os.Stat(s.path)
+	return err != nil || idOf(fi) != s.root
 }
 
 // follow keeps the recursive watch in step with a rename of path: a new

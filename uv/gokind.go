@@ -102,7 +102,7 @@ func (c *reactorCloser) forget() {
 func trackGo[T any, E interface {
 	event.Event
 	keeperOf() *keeper
-}](user *T, h *Handle, r *reactor.Reactor, ev E) {
+}](user *T, h *handle, r *reactor.Reactor, ev E) {
 	h.target = ev
 	ev.keeperOf().refPtr = weak.Make(h)
 	h.cleanup = runtime.AddCleanup(user, func(ev E) { r.Post(func() { ev.Close() }) }, ev)
@@ -111,9 +111,10 @@ func trackGo[T any, E interface {
 // outcome is the stored result of a one-shot Go-owned kind (Process, Command,
 // Task, Thread): written once, then replayed to late subscribers.
 type outcome struct {
-	done   atomic.Bool
-	result any
-	err    error
+	claimed atomic.Bool // the first store won
+	done    atomic.Bool // result and err are written
+	result  any
+	err     error
 }
 
 // stored implements eventkind.Replayer for the kinds that embed an outcome.
@@ -124,28 +125,38 @@ func (o *outcome) stored() (any, error, bool) {
 	return o.result, o.err, true
 }
 
-// deliver stores (result, err) and completes b with it on r's loop: the
-// event closes and its subscribers get the outcome as their last
-// notification. From any goroutine. If r is closed, the outcome is only
-// stored (Replay still gives it); after runs on the loop, or here when r is
-// closed, once the outcome is stored.
-func (o *outcome) deliver(r *reactor.Reactor, b *event.Base, result any, err error, after func()) {
-	set := func() {
-		if o.done.Load() {
-			return
-		}
-		o.result, o.err = result, err
-		o.done.Store(true)
+// store writes (result, err) unless an outcome is stored already, and
+// reports whether it did. From any goroutine: Replay gives the outcome as
+// soon as store returns, before the completion has reached the loop.
+func (o *outcome) store(result any, err error) bool {
+	if !o.claimed.CompareAndSwap(false, true) {
+		return false
+	}
+	o.result, o.err = result, err
+	o.done.Store(true)
+	return true
+}
+
+// complete completes b with the stored outcome on r's loop: the event
+// closes and its subscribers get the outcome as their last notification.
+// From any goroutine. after runs on the loop, or here when r is closed.
+func (o *outcome) complete(r *reactor.Reactor, b *event.Base, after func()) {
+	if perr := r.Post(func() {
 		if after != nil {
 			after()
 		}
-	}
-	if perr := r.Post(func() {
-		set()
 		if !b.Flags().Has(event.Closed) {
-			eventkind.Complete(b, result, err)
+			eventkind.Complete(b, o.result, o.err)
 		}
-	}); perr != nil {
-		set()
+	}); perr != nil && after != nil {
+		after()
+	}
+}
+
+// deliver stores (result, err) and completes b with it (store, then
+// complete); an outcome stored already wins and this one is dropped.
+func (o *outcome) deliver(r *reactor.Reactor, b *event.Base, result any, err error, after func()) {
+	if o.store(result, err) {
+		o.complete(r, b, after)
 	}
 }

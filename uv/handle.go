@@ -19,39 +19,40 @@ import (
 // This file is the kind kit: what every C-owned kind shares, written once.
 // A kind is two objects. Its event (a struct embedding core) lives in the
 // reactor's id table from creation until libuv's close callback has freed
-// the C handle. The object the user holds (a struct embedding Handle) is the
+// the C handle. The object the user holds (a struct embedding handle) is the
 // event reference: it points at the event, and the event points back at it
 // only while it is active (keeper), so the collector can take a reference
 // whose event is stopped, and its cleanup only queues the close on the loop
 // goroutine.
 
-// Handle is the event reference that every C-owned kind (Trigger, Poll,
+// handle is the event reference that every C-owned kind (Trigger, Poll,
 // Listener, ...) embeds: the methods of event.Event, plus Target, on the
-// object the user holds. The libuv handle behind it is malloc'd by the C
-// shim and freed in its uv_close callback; Handle holds no C pointer.
+// object the user holds, listed by go doc on each kind. The libuv handle
+// behind it is malloc'd by the C shim and freed in its uv_close callback;
+// handle holds no C pointer.
 //
 // A started event is held by its reactor until Stop, Close or the
 // reactor's Close, whether or not the program still points at it: a
 // listener, connection or watch set up in a helper function keeps serving,
-// as in libuv and Node. Dropping a Handle that is not started without
+// as in libuv and Node. Dropping a reference that is not started without
 // Close is safe: runtime.AddCleanup queues the close of its event on the
 // loop goroutine, and libuv frees the handle on the next loop turn. A
 // callback that captures its own reference keeps it reachable, so it is
 // never collected: in callbacks, use the event they are given.
 //
-// The zero Handle is not usable; kinds' constructors return ready ones.
-type Handle struct {
+// A kind's zero value is not usable; its constructor returns a ready one.
+type handle struct {
 	target
 	released atomic.Bool
 	cleanup  runtime.Cleanup
 }
 
-// target is the event a Handle stands for; embedding it under this name
-// makes Handle an event.Event without exporting the field.
+// target is the event a handle stands for; embedding it under this name
+// makes handle an event.Event without exporting the field.
 type target = event.Event
 
 // AddCallback subscribes cb; see event.Event.
-func (h *Handle) AddCallback(cb *event.Callback) error {
+func (h *handle) AddCallback(cb *event.Callback) error {
 	if h.zero() {
 		return event.ErrNilEvent
 	}
@@ -59,7 +60,7 @@ func (h *Handle) AddCallback(cb *event.Callback) error {
 }
 
 // DelCallback unsubscribes cb; see event.Event.
-func (h *Handle) DelCallback(cb *event.Callback) error {
+func (h *handle) DelCallback(cb *event.Callback) error {
 	if h.zero() {
 		return event.ErrNilEvent
 	}
@@ -69,7 +70,7 @@ func (h *Handle) DelCallback(cb *event.Callback) error {
 // Start activates the handle in its loop; starting a started handle only
 // counts. It returns event.ErrClosed once closed, and ErrReactorClosed once
 // the reactor's Close has begun.
-func (h *Handle) Start() error {
+func (h *handle) Start() error {
 	if h.zero() {
 		return event.ErrNilEvent
 	}
@@ -78,7 +79,7 @@ func (h *Handle) Start() error {
 
 // Stop undoes one Start; the last one deactivates the handle. Records libuv
 // reported in the same turn, after the Stop, are not delivered.
-func (h *Handle) Stop() error {
+func (h *handle) Stop() error {
 	if h.zero() {
 		return event.ErrNilEvent
 	}
@@ -86,7 +87,7 @@ func (h *Handle) Stop() error {
 }
 
 // Replay delivers the stored result to cb, for kinds that store one.
-func (h *Handle) Replay(cb *event.Callback) error {
+func (h *handle) Replay(cb *event.Callback) error {
 	if h.zero() {
 		return event.ErrNilEvent
 	}
@@ -94,15 +95,15 @@ func (h *Handle) Replay(cb *event.Callback) error {
 }
 
 // Info describes the handle in one line, e.g. "Trigger(sent=3, fired=1)".
-func (h *Handle) Info() string {
+func (h *handle) Info() string {
 	if h.zero() {
-		return "Handle(zero value: not made by a constructor)"
+		return "event(zero value: not made by a constructor)"
 	}
 	return h.target.Info()
 }
 
 // SetNotifyHook installs a hook that intercepts notifications (nil removes it).
-func (h *Handle) SetNotifyHook(hook event.NotifyHook) error {
+func (h *handle) SetNotifyHook(hook event.NotifyHook) error {
 	if h.zero() {
 		return event.ErrNilEvent
 	}
@@ -115,8 +116,9 @@ func (h *Handle) SetNotifyHook(hook event.NotifyHook) error {
 // long as something else keeps the loop turning. It is libuv's uv_unref
 // (SetHidden(true)) and uv_ref (SetHidden(false)), Node's unref() and
 // ref(); the Go-owned kinds have the same method (event.Base.SetHidden). A
-// hidden started event is still held by its reactor (see Handle).
-func (h *Handle) SetHidden(hidden bool) error {
+// hidden started event is still held by its reactor (see Lifetime in the
+// package doc).
+func (h *handle) SetHidden(hidden bool) error {
 	if h.zero() {
 		return event.ErrNilEvent
 	}
@@ -130,15 +132,15 @@ func (h *Handle) SetHidden(hidden bool) error {
 // Retain adds a reference to the event; each needs its own Dispose. A
 // Retain after the last Dispose is refused and reported (see
 // event.Base.Retain).
-func (h *Handle) Retain() {
+func (h *handle) Retain() {
 	if !h.zero() {
 		h.target.Retain()
 	}
 }
 
-// Flags returns the event's flags plus Reference: a Handle stands for the
+// Flags returns the event's flags plus Reference: the kind stands for the
 // event.
-func (h *Handle) Flags() event.Flags {
+func (h *handle) Flags() event.Flags {
 	if h.zero() {
 		return event.Reference
 	}
@@ -146,7 +148,7 @@ func (h *Handle) Flags() event.Flags {
 }
 
 // Target returns the event the reference stands for (see event.Deref).
-func (h *Handle) Target() event.Event {
+func (h *handle) Target() event.Event {
 	if h == nil {
 		return nil
 	}
@@ -155,7 +157,7 @@ func (h *Handle) Target() event.Event {
 
 // Close closes the handle now, for every holder, and gives up this
 // reference. Closing twice is a no-op.
-func (h *Handle) Close() error {
+func (h *handle) Close() error {
 	if h.zero() {
 		return event.ErrNilEvent
 	}
@@ -168,7 +170,7 @@ func (h *Handle) Close() error {
 // event reference (and its cleanup); later ones drop references taken with
 // Retain. The event closes when its last reference goes; a Dispose after
 // that does nothing.
-func (h *Handle) Dispose() {
+func (h *handle) Dispose() {
 	if h.zero() {
 		return
 	}
@@ -186,9 +188,9 @@ func (h *Handle) Dispose() {
 	}
 }
 
-// zero reports a Handle no constructor made (a zero value, or nil): every
+// zero reports a handle no constructor made (a kind's zero value): every
 // method refuses it with event.ErrNilEvent instead of dereferencing nil.
-func (h *Handle) zero() bool { return h == nil || h.target == nil }
+func (h *handle) zero() bool { return h == nil || h.target == nil }
 
 // core is the event half of a C-owned kind: the kind's event struct embeds
 // it and implements kindOps. Its fields are touched with the owner held,
@@ -316,7 +318,7 @@ func openEntry(r *reactor.Reactor, e *entry, ev entryKind, setup func() kind.Han
 // track makes h the reference for c's event and registers the cleanup that
 // closes the event if user, the object holding h, is dropped without Close
 // while the event is not active (see keeper).
-func track[T any](user *T, h *Handle, c *core) {
+func track[T any](user *T, h *handle, c *core) {
 	h.target = c.k
 	c.keeper.refPtr = weak.Make(h)
 	h.cleanup = eventref.Track(user, c.host, c.id)
@@ -324,7 +326,7 @@ func track[T any](user *T, h *Handle, c *core) {
 
 // keeper is the reactor's hold on the reference of an active event: the
 // model's rule that an active event is the loop's, not the collector's
-// (DESIGN §3). Every Handle kind's event embeds one, on either driver. The
+// (docs/architecture.md §5). Every C-owned kind's event embeds one, on either driver. The
 // event is reachable while its reference is (from the reactor's id table,
 // or from the argument of the reference's cleanup), and the reference is
 // never reachable from it while it is stopped: refHeld points at the
@@ -332,8 +334,8 @@ func track[T any](user *T, h *Handle, c *core) {
 // close (Free), so the reference's cleanup, which closes the event, can
 // only run once the event is inactive. Loop only.
 type keeper struct {
-	refPtr  weak.Pointer[Handle] // the reference, set by track or trackGo
-	refHeld *Handle              // refPtr's object while the event is started
+	refPtr  weak.Pointer[handle] // the reference, set by track or trackGo
+	refHeld *handle              // refPtr's object while the event is started
 }
 
 // holdRef holds the reference while the event is active; a reference

@@ -35,6 +35,8 @@ func TestNilArgumentsOnLiveReactorRefused(t *testing.T) {
 			{"RunOnce(nil)", u.RunOnce(nilCtx), event.ErrNilContext},
 			{"Shutdown(nil)", u.Shutdown(nilCtx), event.ErrNilContext},
 			{"Dial(nil ctx)", second(uv.Dial(nilCtx, u.Reactor, "tcp", "127.0.0.1:1")), event.ErrNilContext},
+			{"Stat(nil ctx)", second(uv.Stat(nilCtx, u.Reactor, ".")), event.ErrNilContext},
+			{"OpenAsync(nil ctx)", second(uv.OpenAsync(nilCtx, u.Reactor, ".", os.O_RDONLY, 0)), event.ErrNilContext},
 			{"NewTimer(zero Reactor)", second((&reactor.Reactor{}).NewTimer(1, 0)), reactor.ErrZeroReactor},
 			{"NewSignal(zero Reactor)", second(uv.NewSignal(&reactor.Reactor{}, syscall.SIGUSR1)), reactor.ErrZeroReactor},
 			{"NewTrigger(zero Reactor)", second(uv.NewTrigger(&reactor.Reactor{})), reactor.ErrZeroReactor},

@@ -7,8 +7,8 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// Closing an event the reactor's Close already closed is a double close:
-// DESIGN §5 makes that a no-op. The usual `defer tr.Close()` after
+// Closing an event the reactor's Close already closed is a double close,
+// which does nothing and returns nil. The usual `defer tr.Close()` after
 // `defer r.Close()` must not see an error, and StateOf must say closed.
 func TestCloseAfterReactorCloseIsANoOp(t *testing.T) {
 	r := uv.UvtNewReactor(t).Reactor

@@ -79,9 +79,10 @@ func conformCoroutine(t *testing.T) conform.Kind {
 
 func conformTimeout(t *testing.T) conform.Kind {
 	return conform.Kind{
-		New:     func(r *reactor.Reactor) (event.Event, error) { return async.NewTimeout(r, time.Millisecond) },
-		Info:    regexp.MustCompile(`^Timeout\(1ms\)$`),
-		OneShot: true,
+		New:            func(r *reactor.Reactor) (event.Event, error) { return async.NewTimeout(r, time.Millisecond) },
+		Info:           regexp.MustCompile(`^Timeout\(1ms\)$`),
+		OneShot:        true,
+		StopsWhenFired: true,
 		// Firing is what a timeout is for: its notification is its error.
 		FiresWith: event.ErrTimeout,
 	}

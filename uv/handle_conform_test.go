@@ -42,9 +42,11 @@ var conformKinds = []struct {
 	{"Listener", conformListener},
 	{"IO", conformIO},
 	{"Pipe", conformPipe},
+	{"IPC", conformIPC},
 	{"Poll", conformPoll},
 	{"PollProxy", conformPollProxy},
 	{"FSEvent", conformFSEvent},
+	{"FSPoll", conformFSPoll},
 	{"AddrInfo", conformAddrInfo},
 	{"NameInfo", conformNameInfo},
 	{"Signal", conformSignal},
@@ -91,9 +93,10 @@ func conformTrigger(t *testing.T) conform.Kind {
 
 func conformTimer(t *testing.T) conform.Kind {
 	return conform.Kind{
-		New:     func(r *reactor.Reactor) (event.Event, error) { return r.NewTimer(time.Millisecond, 0) },
-		Info:    regexp.MustCompile(`^Timer\(timeout=1ms\)$`),
-		OneShot: true,
+		New:            func(r *reactor.Reactor) (event.Event, error) { return r.NewTimer(time.Millisecond, 0) },
+		Info:           regexp.MustCompile(`^Timer\(timeout=1ms\)$`),
+		OneShot:        true,
+		StopsWhenFired: true,
 	}
 }
 

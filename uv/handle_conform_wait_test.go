@@ -48,43 +48,11 @@ func (blockedResolver) LookupAddr(ctx context.Context, _ string) ([]string, erro
 	return nil, ctx.Err()
 }
 
-// holdLookups keeps every lookup on u in flight until the test ends: on the
-// pure-Go driver the resolver blocks; on libuv every thread of its pool is
-// held by the open of a FIFO that nobody writes to (getaddrinfo queues
-// behind them), released at cleanup.
+// holdLookups keeps every lookup on u in flight until the test ends: the
+// resolver blocks until the lookup's context ends (both drivers ask Go's
+// resolver).
 func holdLookups(t *testing.T, u *uv.UvtReactor) {
-	if u.Driver() == reactor.DriverGo {
-		uv.UvtSetResolver(t, blockedResolver{})
-		return
-	}
-	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var opens []event.Event
-	for range uv.UvtPoolSize() {
-		q, err := uv.UvtFSOpen(u.Reactor, fifo, os.O_RDONLY)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opens = append(opens, q)
-	}
-	t.Cleanup(func() {
-		// A writer lets every blocked open through. It stays open until
-		// every open has completed: a pool thread that reaches its open
-		// only after the writer has gone would block for good, and the
-		// reactor's Close with it.
-		f, err := os.OpenFile(fifo, os.O_RDWR, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
-		defer cancel()
-		if _, err := event.Await(ctx, event.All().IgnoreErrors(), opens...); err != nil {
-			t.Errorf("the blocked opens did not complete: %v", err)
-		}
-	})
+	uv.UvtSetResolver(t, blockedResolver{})
 }
 
 // pendingFuture is a future of u nobody resolves.

@@ -8,20 +8,15 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// event.Deref of an event reference that stands for no event (a nil
-// pointer of a reference kind, or its zero value, held in an event.Event)
-// gives an event whose methods refuse with ErrNilEvent, as the reference's
-// own do: never a nil interface whose first method call panics.
+// event.Deref of an event reference that stands for no event (a zero value
+// of a reference kind, held in an event.Event) gives an event whose methods
+// refuse with ErrNilEvent, as the reference's own do: never a nil interface
+// whose first method call panics.
 func TestDerefOfZeroReferenceRefuses(t *testing.T) {
 	for name, ev := range map[string]event.Event{
-		"nil Handle": (*uv.Handle)(nil), "zero Handle": &uv.Handle{},
-		"nil FSEvent": (*uv.FSEvent)(nil), "zero FSEvent": &uv.FSEvent{},
-		"nil IO": (*uv.IO)(nil), "zero IO": &uv.IO{},
-		"nil Listener": (*uv.Listener)(nil), "zero Listener": &uv.Listener{},
-		"nil Phase": (*uv.Phase)(nil), "zero Phase": &uv.Phase{},
-		"nil Poll": (*uv.Poll)(nil), "zero Poll": &uv.Poll{},
-		"nil Trigger": (*uv.Trigger)(nil), "zero Trigger": &uv.Trigger{},
-		"nil UDP": (*uv.UDP)(nil), "zero UDP": &uv.UDP{},
+		"zero FSEvent": &uv.FSEvent{}, "zero IO": &uv.IO{}, "zero Listener": &uv.Listener{},
+		"zero Phase": &uv.Phase{}, "zero Poll": &uv.Poll{}, "zero Trigger": &uv.Trigger{},
+		"zero UDP": &uv.UDP{},
 	} {
 		var start, closeErr error
 		if err := callBounded(func() {

@@ -34,7 +34,7 @@ func gcUntil(t *testing.T, r *reactor.Reactor, what string, cond func() bool) {
 }
 
 // A started, subscribed trigger dropped without Close is its reactor's
-// (DESIGN §3), on both drivers: through collections and turns it counts as
+// (docs/architecture.md §5), on both drivers: through collections and turns it counts as
 // active, so Run goes on, until the reactor's Close closes it (its
 // subscriber hears ErrClosed once). A stopped one is collected (the
 // conformance table's DroppedIsFreed).

@@ -154,10 +154,47 @@ func TestHiddenStartedEventStillDelivers(t *testing.T) {
 	})
 }
 
-// The zero Handle refuses SetHidden as it refuses every method.
-func TestHiddenZeroHandle(t *testing.T) {
-	var h uv.Handle
-	if err := h.SetHidden(true); !errors.Is(err, event.ErrNilEvent) {
-		t.Errorf("SetHidden on the zero Handle = %v, want ErrNilEvent", err)
+// A zero kind refuses SetHidden as it refuses every method.
+func TestHiddenZeroKind(t *testing.T) {
+	var tr uv.Trigger
+	if err := tr.SetHidden(true); !errors.Is(err, event.ErrNilEvent) {
+		t.Errorf("SetHidden on the zero Trigger = %v, want ErrNilEvent", err)
 	}
+}
+
+// A hidden started Poll whose descriptor is always ready (a writable socket)
+// does not keep Run going either: its readiness is I/O the loop delivers,
+// not work that keeps it alive. Run ends once the visible timer has fired,
+// with the poll heard meanwhile.
+func TestHiddenAlwaysReadyPollLetsRunEnd(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		uv.UvtMust(t, err)
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		p, err := uv.NewPoll(u.Reactor, fds[0], uv.Writable, uv.PollOptions{})
+		uv.UvtMust(t, err)
+		var heard atomic.Int64
+		event.Subscribe(p, func(_ event.Event, _ any, err error) {
+			if err == nil {
+				heard.Add(1)
+			}
+		})
+		uv.UvtMust(t, p.Start())
+		uv.UvtMust(t, p.SetHidden(true))
+		tm, err := u.NewTimer(5*time.Millisecond, 0)
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, tm.Start())
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		err = u.Run(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("Run with a hidden always-ready poll and a timer = %v, want nil once the timer fired", err)
+		}
+		if heard.Load() == 0 {
+			t.Error("the hidden poll was never heard while the timer kept Run going")
+		}
+		uv.UvtMust(t, p.Close())
+		uv.UvtShutdown(t, u, false)
+	})
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// A started event is held by its reactor (DESIGN §3), whoever else points
+// A started event is held by its reactor (docs/architecture.md §5), whoever else points
 // at it: the stories of programs written from the docs, on both drivers.
 
 // collect runs the collector three times, so that any cleanup of a
@@ -39,7 +39,7 @@ func startEchoServer(t *testing.T, u *uv.UvtReactor) string {
 			return
 		}
 		event.Subscribe(c, func(ev event.Event, res any, err error) {
-			if p, ok := res.([]byte); ok && err == nil {
+			if p, ok := readOf(res); ok && err == nil {
 				uv.IOOf(ev).Send(p)
 				return
 			}

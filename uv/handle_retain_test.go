@@ -9,7 +9,7 @@ import (
 )
 
 // A reference dropped without Close is freed after a collection and a loop
-// turn, whatever its count says (DESIGN §3: forgetting Close never leaks a
+// turn, whatever its count says (docs/architecture.md §5: forgetting Close never leaks a
 // handle past a GC cycle plus one loop iteration; closeDropped closes
 // "whatever its count says"). With a Retain outstanding, the first Dispose
 // stops the cleanup, so the dropped reference is never seen and its libuv

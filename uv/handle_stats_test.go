@@ -7,7 +7,7 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// DESIGN §2: the reactor exposes a counter of cgo crossings in its stats.
+// The reactor exposes a counter of cgo crossings in its stats.
 // Creating and closing a libuv handle crosses into the shim, so the count
 // cannot stay zero.
 func TestStatsCountCrossings(t *testing.T) {

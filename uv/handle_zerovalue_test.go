@@ -108,11 +108,11 @@ func TestZeroValueEventsAreRefused(t *testing.T) {
 		"Trigger.Close":   func() { var tr uv.Trigger; _ = tr.Close() },
 		"Trigger.Dispose": func() { var tr uv.Trigger; tr.Dispose() },
 		"Trigger.Info":    func() { var tr uv.Trigger; _ = tr.Info() },
-		"Handle.Flags":    func() { var h uv.Handle; _ = h.Flags() },
-		"Handle.Target":   func() { var h uv.Handle; _ = h.Target() },
-		"Handle.AddCallback": func() {
-			var h uv.Handle
-			_ = h.AddCallback(event.NewCallback(func(event.Event, any, error) {}))
+		"Poll.Flags":      func() { var p uv.Poll; _ = p.Flags() },
+		"Poll.Target":     func() { var p uv.Poll; _ = p.Target() },
+		"Poll.AddCallback": func() {
+			var p uv.Poll
+			_ = p.AddCallback(event.NewCallback(func(event.Event, any, error) {}))
 		},
 		"Timer.Start":   func() { var tm reactor.Timer; _ = tm.Start() },
 		"Timer.Reset":   func() { var tm reactor.Timer; _ = tm.Reset(time.Second) },

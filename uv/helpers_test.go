@@ -74,7 +74,11 @@ func UvtEachDriver(t *testing.T, fn func(t *testing.T, u *UvtReactor)) {
 func UvtNewReactorOn(t testing.TB, d reactor.Driver) *UvtReactor {
 	t.Helper()
 	u := &UvtReactor{}
-	r, err := reactor.New(reactor.Options{Driver: d, OnReport: func(ev event.Event, msg string, err error) {
+	// The watchdog's threshold is a minute: a loaded machine (CI on two
+	// shared cores) stalls a loop for more than the default second without
+	// any callback blocking, and a test fails on its unexpected reports.
+	// reactor's own tests pin the watchdog.
+	r, err := reactor.New(reactor.Options{Driver: d, BlockedAfter: time.Minute, OnReport: func(ev event.Event, msg string, err error) {
 		info := "<nil>"
 		if ev != nil {
 			info = ev.Info()

@@ -20,12 +20,14 @@ import (
 // a Listener), one end of a socket pair (Pipe), a descriptor opened as a
 // stream (OpenPipe). It can be used three ways, which may be mixed:
 //
-//   - as an event: Start it and its callbacks get every read as a []byte
-//     result (io.EOF, or the error, when the stream ends). The bytes are a
-//     view of the buffer the read went into (C memory on the libuv driver,
-//     a pooled Go buffer on the pure-Go one): valid only during the
-//     callback, copy them to keep them. A callback answers with Send, which never
-//     blocks;
+//   - as an event: Start it and its callbacks get every read (OnRead: as
+//     a []byte; Subscribe: as a *[]byte result, which IO.Result reads),
+//     or io.EOF, or the error, when the stream ends. The bytes are a view
+//     of the buffer the read went into (C memory on the libuv driver, a
+//     pooled Go buffer on the pure-Go one), and the *[]byte is the IO's
+//     own, rewritten for every read so that delivering one allocates
+//     nothing: both are valid only during the callback, copy the bytes to
+//     keep them. A callback answers with Send, which never blocks;
 //   - through one-shot requests: ReadAsync and WriteAsync return futures,
 //     which event.Await (or callbacks) can wait for;
 //   - through goroutine-blocking Read, Write and Close (io.Reader, io.Writer,
@@ -44,13 +46,13 @@ import (
 // Closing fails every parked Read, Write and request with ErrClosed (which
 // matches net.ErrClosed and event.ErrClosed) before the handle is closed.
 //
-// An IO is an event reference (see Handle): started, or with a request in
+// An IO is an event reference (see Lifetime in the package doc): started, or with a request in
 // flight (ReadAsync, WriteAsync, a queued Send), it is held by its reactor
 // whoever points at it; dropping a stopped one without Close is safe. A
 // callback that captures its IO keeps it reachable: close it when
 // the stream ends (IOOf gives the IO of the event a callback receives).
 type IO struct {
-	Handle
+	handle
 	e *ioEvent
 }
 
@@ -85,6 +87,10 @@ type ioEvent struct {
 	shutOut bool // the shutdown was handed to the transport
 	wshut   bool // a shutdown was asked for: the write lane never opens again
 	tried   bool // a read lane was asked for (io_readlane.go)
+	// view is the *[]byte result a read reaches the callbacks in
+	// (notifyRead), viewing while a notification holds it.
+	view    []byte
+	viewing bool
 	chunks  []chunk
 	kept    int   // bytes in chunks
 	rerr    error // how reading ended (io.EOF, a reset, ...)
@@ -92,17 +98,30 @@ type ioEvent struct {
 	writes  []*ioOp // write ops not yet complete, oldest first (io_write.go)
 	pending int     // their bytes not yet handed to the transport
 	fed     int     // writes[:fed] are handed to the transport whole (io_write.go)
-	werr    error   // a failed write: the stream cannot be written any more
-	shut    *ioOp   // a shutdown asked for (handed to the transport once pending is 0)
-	drains  []drainWait
-	conn    *ioOp // a connect in flight
-	dl      deadlines
-	dlSet   atomic.Uint32            // dlRead|dlWrite while set or passed, both once closed (conn.go)
-	lane    writeLane                // a blocking Write's way around the loop (io_lane.go)
-	rlane   atomic.Pointer[readLane] // a blocking Read's, on the pure-Go driver (io_readlane.go)
+	// winFlying: blocking Writes' bytes in flight, timed out ones' too;
+	// at most writeWindow (io_write.go).
+	winFlying int
+	tries     int   // Sends deferred to the loop's batch of tries, outcome not yet told (io_write.go)
+	werr      error // a failed write: the stream cannot be written any more
+	shut      *ioOp // a shutdown asked for (handed to the transport once pending is 0)
+	drains    []drainWait
+	hwm       int         // Send refuses at this many bytes queued (io_highwater.go)
+	refused   bool        // a Send was refused: the drain event fires once the queue is below hwm
+	drainEv   *drainEvent // made by the first OnDrain
+	conn      *ioOp       // a connect in flight
+	dl        deadlines
+	dlSet     atomic.Uint32            // dlRead|dlWrite while set or passed, both once closed (conn.go)
+	lane      writeLane                // a blocking Write's way around the loop (io_lane.go)
+	rlane     atomic.Pointer[readLane] // a blocking Read's, on the pure-Go driver (io_readlane.go)
 
 	in, out, reads atomic.Uint64
 	addrs          addrCache
+
+	// outEnd, for a child's output read through StdioLoop, is told when
+	// the reader was given the stream's end or the IO closed: the child's
+	// completion comes after it (process_output.go). Set before the IO
+	// is handed out.
+	outEnd *childOutput
 }
 
 // streamTransport is the stream under an IO, as the shared logic drives
@@ -115,6 +134,14 @@ type streamTransport interface {
 	readStop()
 	// tryWrite writes what the socket takes now, without queueing.
 	tryWrite(p []byte) (int, error)
+	// deferTry defers tryWrite(p) to the loop's batch of tries, made in
+	// one crossing when the turn's records are dispatched (or at
+	// flushTries), the outcome going to ioEvent.sendTried; it reports false
+	// when it deferred nothing (the pure-Go driver, whose tries cross
+	// nothing, never does).
+	deferTry(p []byte) bool
+	// flushTries makes the loop's deferred tries now.
+	flushTries()
 	// write queues a copy of p behind the earlier writes.
 	write(p []byte) error
 	// queueSize is the bytes queued and not yet written.
@@ -128,6 +155,8 @@ type streamTransport interface {
 	release(c chunk)
 	addresses() (local, remote net.Addr)
 	noDelay(on bool) error
+	// keepAlive sets TCP keep-alive (io_tcp.go's SetKeepAliveConfig).
+	keepAlive(cfg net.KeepAliveConfig) error
 	// laneFD is the descriptor a blocking Write may write to from its
 	// own goroutine while the loop holds no write (io_lane.go), or -1.
 	laneFD() int
@@ -151,12 +180,13 @@ type ioOp struct {
 	left   int           // transport writes of this op still in flight
 	handed int           // a write's bytes taken at once or handed to the transport
 	flying int           // of them, bytes in flight (a windowed write's bound)
+	win    bool          // its bytes in flight count in the IO's winFlying
 	ch     chan struct{} // the blocked goroutine's wake-up (cap 1)
 	fut    settler
 	res    func(op *ioOp) any // the future's result
 	// ref is the IO of a request in flight (ReadAsync, WriteAsync, Send):
 	// while the event holds the op, the op holds the IO, so its reactor
-	// keeps it (DESIGN §3) whoever else still points at it.
+	// keeps it (docs/architecture.md §5) whoever else still points at it.
 	ref *IO
 }
 
@@ -213,7 +243,7 @@ func (op *ioOp) finish(n int, err error) {
 func newIO(s *uvStream) *IO {
 	c := &IO{e: &s.ioEvent}
 	s.ref = weak.Make(c)
-	track(c, &c.Handle, &s.core)
+	track(c, &c.handle, &s.core)
 	return c
 }
 
@@ -347,6 +377,15 @@ func (e *ioEvent) tellEnd() {
 	if e.started && !e.closed && e.rerr != nil && !e.told && len(e.chunks) == 0 {
 		e.told = true
 		eventkind.Notify(e.base, nil, e.rerr)
+		e.endReached()
+	}
+}
+
+// endReached tells a child's Process that its output reached its reader's
+// end (see outEnd). Safe from any goroutine.
+func (e *ioEvent) endReached() {
+	if e.outEnd != nil {
+		e.outEnd.ended()
 	}
 }
 
@@ -368,7 +407,7 @@ func (e *ioEvent) received(p []byte, keep func(rest []byte) chunk) {
 	}
 	if len(p) > 0 {
 		if e.started && len(e.chunks) == 0 {
-			eventkind.Notify(e.base, p, nil)
+			e.notifyRead(p)
 		} else {
 			e.chunks = append(e.chunks, keep(p))
 			e.kept += len(p)
@@ -378,6 +417,25 @@ func (e *ioEvent) received(p []byte, keep func(rest []byte) chunk) {
 		}
 	}
 	e.updateReading()
+}
+
+// notifyRead hands p to the callbacks as a *[]byte: a pointer to the IO's
+// own view, so that the result goes into the notification's any without
+// an allocation (a []byte would be copied to the heap to be boxed). The
+// view holds p during the notification only and is cleared after it: a
+// result kept past its callback reads as empty, never as a buffer the
+// IO has reused or freed. A read notified while another notification
+// holds the view (a callback of this IO made it read again) gets a view
+// of its own, so the outer callback's p never changes under it.
+func (e *ioEvent) notifyRead(p []byte) {
+	if e.viewing {
+		v := p
+		eventkind.Notify(e.base, &v, nil)
+		return
+	}
+	e.view, e.viewing = p, true
+	eventkind.Notify(e.base, &e.view, nil)
+	e.view, e.viewing = nil, false
 }
 
 // connected completes the connect in flight. A failed connect closes the
@@ -412,7 +470,7 @@ func (e *ioEvent) flush() {
 		c := e.chunks[0]
 		e.chunks = e.chunks[1:]
 		e.kept -= len(c.b)
-		eventkind.Notify(e.base, c.b, nil)
+		e.notifyRead(c.b)
 		e.t.release(c)
 	}
 	e.tellEnd()
@@ -423,6 +481,9 @@ func (e *ioEvent) flush() {
 func (e *ioEvent) endReads(err error) {
 	e.rerr = err
 	e.updateReading()
+	if len(e.readers) > 0 {
+		defer e.endReached()
+	}
 	for len(e.readers) > 0 {
 		e.popReader().finish(0, err)
 	}
@@ -474,6 +535,7 @@ func (e *ioEvent) read(op *ioOp, park bool) bool {
 		e.updateReading()
 	case e.rerr != nil:
 		op.err = e.rerr
+		e.endReached()
 	case !park:
 		op.err = fmt.Errorf("uv: IO read with nothing to read: %w", event.ErrOnLoop)
 	default:
@@ -509,6 +571,9 @@ func (e *ioEvent) closing() {
 	if e.closed {
 		return
 	}
+	if e.tries > 0 {
+		e.t.flushTries() // a Send made before the close goes out before it, as it would have at once
+	}
 	e.shutLane() // no caller's write is in flight once the descriptor closes
 	e.shutReadLane()
 	e.closed = true
@@ -522,13 +587,14 @@ func (e *ioEvent) closing() {
 			op.finish(op.n, ErrClosed)
 		}
 	}
-	e.writes, e.pending, e.fed = nil, 0, 0
+	e.writes, e.pending, e.fed, e.winFlying = nil, 0, 0, 0
 	for _, op := range []*ioOp{e.shut, e.conn} {
 		if op != nil {
 			op.finish(0, ErrClosed)
 		}
 	}
 	e.failDrains(ErrClosed)
+	e.closeDrain()
 	if e.conn != nil {
 		eventkind.ActiveDelta(e.r.Owner(), -1)
 	}
@@ -538,4 +604,5 @@ func (e *ioEvent) closing() {
 	}
 	e.chunks, e.kept = nil, 0
 	e.dl.close()
+	e.endReached()
 }

@@ -112,6 +112,7 @@ func (c *IO) Write(p []byte) (int, error) {
 	}
 	op := blockingOp(nil)
 	n, err := 0, e.post(func() {
+		e.useLane() // the next Writes may go around the loop
 		write := e.write
 		if held {
 			write = func(p []byte, op *ioOp) (int, bool, error) { return e.resume(p, k, op) }
@@ -137,7 +138,10 @@ func (c *IO) Write(p []byte) (int, error) {
 // Send writes p without waiting, from any goroutine (a callback's way to
 // answer): what the socket does not take at once is copied and queued. A
 // queued write that fails later is reported to the callbacks of a started
-// IO, and to every later write.
+// IO, and to every later write. Once the bytes queued reach the IO's
+// high-water mark (SetHighWaterMark; 1 MiB by default) Send refuses with
+// an error matching ErrQueueFull and writes nothing of p: OnDrain says when
+// to send again.
 func (c *IO) Send(p []byte) error {
 	if c.zero() {
 		return errZero("IO")
@@ -158,6 +162,11 @@ func (c *IO) Send(p []byte) error {
 // send is Send with the owner held.
 func (c *IO) send(p []byte) error {
 	e := c.e
+	if !e.closed && e.werr == nil {
+		if err := e.overMark(len(p)); err != nil {
+			return err
+		}
+	}
 	_, wait, err := e.write(p, nil)
 	if wait {
 		e.writes[len(e.writes)-1].ref = c // the write in flight holds its IO
@@ -190,9 +199,10 @@ func (c *IO) WriteAsync(p []byte) (*event.Future[int], error) {
 }
 
 // Queued returns the bytes written but still waiting to go out (in libuv's
-// queue, or behind a blocking Write): the measure of backpressure. A
-// writer that uses Send stops producing above a high-water mark of its
-// choosing and resumes when DrainAsync completes.
+// queue, or behind a blocking Write): the measure of backpressure. Send
+// refuses once it reaches the IO's high-water mark (SetHighWaterMark) and
+// OnDrain says when to resume; a writer with marks of its own stops at its
+// high one and resumes when DrainAsync(low) completes.
 func (c *IO) Queued() int {
 	if c.zero() {
 		return 0
@@ -315,8 +325,5 @@ func awaitOne[T any](ctx context.Context, f *event.Future[T]) (T, error) {
 // await CloseWriteAsync (or DrainAsync(0)) before Close. Closing twice is a
 // no-op.
 func (c *IO) Close() error {
-	if c == nil {
-		return (*Handle)(nil).Close()
-	}
-	return c.Handle.Close()
+	return c.handle.Close()
 }

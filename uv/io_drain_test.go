@@ -29,7 +29,7 @@ func TestIODrainBoundsAServer(t *testing.T) {
 		var produce func()
 		produce = func() {
 			for sent < total {
-				if q := s.Queued(); q > high {
+				if q := s.Queued(); q >= high { // at the mark Send would refuse (ErrQueueFull)
 					wait, err := s.DrainAsync(low)
 					if err != nil {
 						t.Errorf("DrainAsync: %v", err)

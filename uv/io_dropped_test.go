@@ -17,7 +17,7 @@ import (
 // stopped but holding resources, under GOGC=10: a stopped listener with
 // connections in its queue, one started and stopped again with a dial in
 // flight to it, an IO started and stopped again, a pipe(2) end. (A started
-// one is the reactor's, DESIGN §3, and so is an IO with a write in
+// one is the reactor's, docs/architecture.md §5, and so is an IO with a write in
 // flight.) Once the dial completes, the collector closes them all:
 // no handle is left, the clients queued read the end of the stream, and
 // once the reactor is closed no goroutine or descriptor outlives it.

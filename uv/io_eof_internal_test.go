@@ -28,7 +28,7 @@ func TestIOEndWhileStopped(t *testing.T) {
 				var got []note // loop-owned
 				ended := make(chan struct{})
 				_, err = event.Subscribe(a, func(_ event.Event, res any, err error) {
-					p, _ := res.([]byte)
+					p := a.Result(res)
 					got = append(got, note{string(p), err})
 					if errors.Is(err, io.EOF) {
 						close(ended) // the end comes once

@@ -19,7 +19,7 @@ import (
 
 // This file is an IO's pure-Go half: the event is a goStream, a
 // non-blocking stream descriptor that is a member of the reactor's epoll set
-// (poller_go.go), polled for input while reading is on and for output while
+// (poller_go_linux.go), polled for input while reading is on and for output while
 // writes, a shutdown or a connect wait. What epoll reports feeds the logic
 // both drivers share (io.go), as libuv's records do on the other driver:
 // reads of up to 64 KiB into pooled buffers, writes in order, one
@@ -67,6 +67,7 @@ func newGoStream(r *reactor.Reactor, fd int, transport string) (*goStream, error
 	}
 	g := &goStream{fd: fd}
 	g.r, g.base, g.t, g.transport = r, &g.Base, g, transport
+	g.hwm = DefaultHighWaterMark
 	// As libuv's uv_pipe_open: a descriptor opened for one direction only
 	// (a pipe's end) refuses the other.
 	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
@@ -85,7 +86,7 @@ func newGoStream(r *reactor.Reactor, fd int, transport string) (*goStream, error
 func (g *goStream) link(c *IO) {
 	c.e = &g.ioEvent
 	g.ref = weak.Make(c)
-	trackGo(c, &c.Handle, g.r, g)
+	trackGo(c, &c.handle, g.r, g)
 }
 
 // goIO makes the IO of fd on the pure-Go driver, on the loop.
@@ -154,7 +155,7 @@ func onLoopWithSocket(r *reactor.Reactor, family int, fn func(fd int) error) err
 		if err = armable(r); err != nil {
 			return
 		}
-		fd, serr := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+		fd, serr := socket(family, unix.SOCK_STREAM, 0)
 		if serr != nil {
 			err = os.NewSyscallError("socket", serr)
 			return
@@ -226,10 +227,10 @@ func (g *goStream) apply() error {
 	g.setBusy(len(g.wq) > 0 || g.shutting)
 	var m uint32
 	if g.rd {
-		m |= unix.EPOLLIN
+		m |= epollIn
 	}
 	if len(g.wq) > 0 || g.shutting || g.dialing {
-		m |= unix.EPOLLOUT
+		m |= epollOut
 	}
 	if err := g.pl.ctlMask(g.fd, g.mask, m); err != nil {
 		return err
@@ -256,7 +257,7 @@ func (g *goStream) setBusy(b bool) {
 // fired handles what epoll reported, on the loop. A callback it runs may
 // close the IO: each step checks.
 func (g *goStream) fired(events uint32) {
-	const out = unix.EPOLLOUT | unix.EPOLLERR | unix.EPOLLHUP
+	const out = epollOut | epollErr | epollHup
 	if g.pl == nil || g.closed {
 		return
 	}
@@ -269,7 +270,7 @@ func (g *goStream) fired(events uint32) {
 		}
 		return
 	}
-	if g.rd && events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+	if g.rd && events&(epollIn|epollErr|epollHup) != 0 {
 		g.readReady()
 	}
 	if g.pl != nil && !g.closed && events&out != 0 && (len(g.wq) > 0 || g.shutting) {
@@ -432,6 +433,11 @@ func (g *goStream) writeFD(p []byte) (int, error) {
 	return n, nil
 }
 
+// deferTry: a try on the pure-Go driver is a write(2) of the loop's own,
+// no crossing to save.
+func (g *goStream) deferTry([]byte) bool { return false }
+func (g *goStream) flushTries()          {}
+
 func (g *goStream) write(p []byte) error {
 	if g.noWrite {
 		return errnoError("write", unix.EPIPE)
@@ -487,8 +493,24 @@ func (g *goStream) noDelay(on bool) error {
 	return errnoError("setsockopt TCP_NODELAY", unix.SetsockoptInt(g.fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, v))
 }
 
+// keepAlive sets the options on the socket, as package net does.
+func (g *goStream) keepAlive(cfg net.KeepAliveConfig) error {
+	v := 0
+	if cfg.Enable {
+		v = 1
+	}
+	if err := unix.SetsockoptInt(g.fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, v); err != nil {
+		return errnoError("setsockopt SO_KEEPALIVE", err)
+	}
+	return setKeepAliveOptions(g.fd, cfg, true)
+}
+
 func (g *goStream) addresses() (local, remote net.Addr) {
-	return socketAddr(g.fd, false), socketAddr(g.fd, true)
+	local, remote = socketAddr(g.fd, false), socketAddr(g.fd, true)
+	if remote == nil && g.transport == "tcp" {
+		remote = peerName(g.fd) // the peer reset the connection
+	}
+	return local, remote
 }
 
 // socketAddr reads a stream socket's local address, or its peer's, as

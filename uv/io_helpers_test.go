@@ -12,6 +12,16 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
+// readOf is the bytes of an IO's read notification (a *[]byte result),
+// for the tests that subscribe without OnRead.
+func readOf(res any) ([]byte, bool) {
+	p, ok := res.(*[]byte)
+	if !ok || p == nil {
+		return nil, false
+	}
+	return *p, true
+}
+
 // ioEnv is a served reactor with a listener on loopback, for the IO tests.
 type ioEnv struct {
 	network string
@@ -104,24 +114,15 @@ func eachNetwork(t *testing.T, f func(t *testing.T, v *ioEnv)) {
 	}
 }
 
-// rawRead and rawAccept are unix.Read and unix.Accept4 retried when a
-// signal interrupts them. A socket with SO_RCVTIMEO set is not restarted
-// after a signal handler (signal(7)), and the runtime signals its threads
-// (preemption), so a blocking call from a test can end with EINTR.
+// rawRead is unix.Read retried when a signal interrupts it. A socket with
+// SO_RCVTIMEO set is not restarted after a signal handler (signal(7)), and
+// the runtime signals its threads (preemption), so a blocking call from a
+// test can end with EINTR.
 func rawRead(fd int, b []byte) (int, error) {
 	for {
 		n, err := unix.Read(fd, b)
 		if err != unix.EINTR {
 			return n, err
-		}
-	}
-}
-
-func rawAccept(fd int) (int, error) {
-	for {
-		nfd, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
-		if err != unix.EINTR {
-			return nfd, err
 		}
 	}
 }

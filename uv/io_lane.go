@@ -14,6 +14,11 @@ import (
 // socket did not take. A write that goes out whole costs no hand-off to
 // the loop and back.
 //
+// The lane is made for the first blocking Write from another goroutine
+// (useLane, on the loop): an IO written only by its callbacks (Send on
+// the loop) never has one, and its writes touch no atomic, take no
+// compare-and-swap and defer nothing for it.
+//
 // The lane is open only while the loop holds nothing of the writing side:
 // no write queued or in flight (on either driver's transport), no shutdown
 // asked for, no write error, the write deadline not passed, the IO open.
@@ -33,27 +38,32 @@ const (
 	laneHeld              // a caller's write went out in part; its rest comes to the loop first
 )
 
-// writeLane is an IO's write lane: its state, and the descriptor it
-// writes to, set once the connection is made.
+// writeLane is an IO's write lane: its state, the descriptor it writes
+// to, set once the connection is made, and whether it is in use.
 type writeLane struct {
 	state atomic.Int32
 	fd1   int32 // the descriptor plus one; 0 until the connection is made
+	on    bool  // a blocking Write came from another goroutine (useLane); loop-owned
 }
 
 // setLane gives the lane its descriptor, on the loop, once the connection
-// is made.
+// is made. It opens at the first blocking Write (useLane).
 func (e *ioEvent) setLane() {
 	if fd := e.t.laneFD(); fd >= 0 {
 		e.lane.fd1 = int32(fd) + 1
-		e.openLane()
 	}
 }
 
-// openLane opens the lane when the loop holds nothing of the writing
-// side. On the loop.
+// useLane puts the lane in use, for a blocking Write from another
+// goroutine: it opens once the loop holds nothing of the writing side
+// (the Write that asked for it goes through the loop). On the loop.
+func (e *ioEvent) useLane() { e.lane.on = true }
+
+// openLane opens the lane when it is in use and the loop holds nothing of
+// the writing side. On the loop.
 func (e *ioEvent) openLane() {
-	if e.lane.fd1 == 0 || e.lane.state.Load() != laneShut || e.closed || !e.t.open() ||
-		len(e.writes) > 0 || e.shut != nil || e.wshut || e.werr != nil || e.dl.write.expired() {
+	if !e.lane.on || e.lane.fd1 == 0 || e.lane.state.Load() != laneShut || e.closed || !e.t.open() ||
+		len(e.writes) > 0 || e.tries > 0 || e.shut != nil || e.wshut || e.werr != nil || e.dl.write.expired() {
 		return
 	}
 	e.lane.state.Store(laneOpen)
@@ -61,8 +71,11 @@ func (e *ioEvent) openLane() {
 
 // shutLane takes the writing side back for the loop, waiting for a
 // caller's write in flight. A held lane stays held: its rest is due. On
-// the loop.
+// the loop; a lane not in use is shut already.
 func (e *ioEvent) shutLane() {
+	if !e.lane.on {
+		return
+	}
 	for {
 		switch e.lane.state.Load() {
 		case laneShut, laneHeld:
@@ -78,7 +91,8 @@ func (e *ioEvent) shutLane() {
 }
 
 // held reports a caller's write cut short whose rest the loop waits for.
-func (e *ioEvent) held() bool { return e.lane.state.Load() == laneHeld }
+// On the loop.
+func (e *ioEvent) held() bool { return e.lane.on && e.lane.state.Load() == laneHeld }
 
 // writeDirect writes p from the caller's goroutine when the lane is open.
 // It returns the bytes written and whether the lane is held (p went out

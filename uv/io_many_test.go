@@ -51,7 +51,7 @@ func TestIOManyConnections(t *testing.T) {
 		accepted++
 		live++
 		event.Subscribe(c, func(_ event.Event, res any, rerr error) {
-			if b, ok := res.([]byte); ok && rerr == nil {
+			if b, ok := readOf(res); ok && rerr == nil {
 				rerr = c.Send(b)
 			}
 			if rerr == nil {

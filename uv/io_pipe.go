@@ -41,23 +41,6 @@ func unixEndpoint(path string) (endpoint, error) {
 // for the NUL that ends the name.
 const maxUnixPath = 107
 
-// watchable refuses a descriptor epoll cannot watch (a regular file, a
-// directory, /dev/null): libuv would abort the process at its first read,
-// and the pure-Go driver's poller refuses it. Both drivers refuse it the
-// same way, before anything is made of it: EPERM from epoll_ctl, or
-// EBADF for no descriptor.
-func watchable(fd int) error {
-	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-	if err != nil {
-		return os.NewSyscallError("epoll_create1", err)
-	}
-	defer unix.Close(ep)
-	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN}); err != nil {
-		return fmt.Errorf("uv: descriptor %d cannot be watched as a stream: %w", fd, os.NewSyscallError("epoll_ctl", err))
-	}
-	return nil
-}
-
 // unixName is the name of a Unix socket as golang.org/x/sys/unix reads it,
 // made what libuv's uv_pipe_getsockname gives: that package writes an
 // unnamed socket's name (it has none) as "@", as if it were an abstract
@@ -91,7 +74,7 @@ func OpenPipe(r *reactor.Reactor, fd int) (*IO, error) {
 // Pipe returns the two ends of a connected pair of Unix stream sockets
 // (socketpair(2)), each an IO: what one writes, the other reads.
 func Pipe(r *reactor.Reactor) (a, b *IO, err error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fds, err := socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		return nil, nil, os.NewSyscallError("socketpair", err)
 	}

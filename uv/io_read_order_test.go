@@ -42,7 +42,7 @@ func TestIOReadModesInOrder(t *testing.T) {
 		tell := enough // the callbacks' (on the loop)
 		var calls []byte
 		if _, err := event.Subscribe(c, func(_ event.Event, res any, err error) {
-			if b, ok := res.([]byte); ok {
+			if b, ok := readOf(res); ok {
 				calls = append(calls, b...)
 				if len(calls) >= 1<<20 && tell != nil {
 					c.Stop()
@@ -193,7 +193,7 @@ func TestIOStartWhileReadWaits(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // the Read waits first (the outcome holds either way)
 		var calls []byte
 		if _, err := event.Subscribe(c, func(_ event.Event, res any, _ error) {
-			if b, ok := res.([]byte); ok {
+			if b, ok := readOf(res); ok {
 				calls = append(calls, b...)
 			}
 		}); err != nil {

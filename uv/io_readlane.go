@@ -145,6 +145,7 @@ func (e *ioEvent) readDirect(p []byte) (n int, ok bool, err error) {
 		// after this one fails alike; the lane stays shut.
 		n, err = 0, os.NewSyscallError("read", rerr)
 		l.state.Store(rlaneShut)
+		e.endReached()
 		e.post(func() {
 			if !e.closed && e.rerr == nil {
 				e.readFailed(err)
@@ -154,6 +155,7 @@ func (e *ioEvent) readDirect(p []byte) (n int, ok bool, err error) {
 		return n, true, err
 	case n == 0:
 		err = io.EOF // read(2) says so again to every Read after it
+		e.endReached()
 	default:
 		e.in.Add(uint64(n))
 		e.reads.Add(1)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"syscall"
 	"testing"
@@ -110,6 +111,7 @@ func TestIOCloseInWriteFailure(t *testing.T) {
 		})
 		uv.UvtMust(t, err)
 		uv.UvtMust(t, s.Start())
+		uv.UvtMust(t, s.SetHighWaterMark(math.MaxInt)) // queue 32 MiB on purpose
 		for range 8 {
 			uv.UvtMust(t, s.Send(make([]byte, 4<<20)))
 		}
@@ -134,6 +136,7 @@ func TestIOBackpressure(t *testing.T) {
 		c, s := v.pair(t)
 		data := pattern(12 << 20)
 		chunks := [][]byte{data[:8<<20], data[8<<20 : 9<<20], data[9<<20:]}
+		uv.UvtMust(t, c.SetHighWaterMark(math.MaxInt)) // Queued grows past 1 MiB on purpose
 		uv.UvtMust(t, c.Send(chunks[0]))
 		q1 := c.Queued()
 		uv.UvtMust(t, c.Send(chunks[1]))

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"io"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestIOStartStopChurn(t *testing.T) {
 		var end error
 		ended := make(chan struct{})
 		_, err := event.Subscribe(c, func(_ event.Event, res any, err error) {
-			if b, ok := res.([]byte); ok {
+			if b, ok := readOf(res); ok {
 				got = append(got, b...)
 			}
 			if err != nil && end == nil {
@@ -140,6 +141,7 @@ func TestIOManySmallWrites(t *testing.T) {
 		c, s := v.pair(t)
 		const big, sends, writes = 8 << 20, 100_000, 5_000
 		data := pattern(big + sends*7 + writes*13)
+		uv.UvtMust(t, c.SetHighWaterMark(math.MaxInt)) // every Send is queued, past 1 MiB
 		uv.UvtMust(t, v.u.Call(func() {
 			uv.UvtMust(t, c.Send(data[:big]))
 			for i := range sends {
@@ -179,7 +181,7 @@ func TestIO64MiBBothWays(t *testing.T) {
 		n := 0
 		ended := make(chan error, 1)
 		_, err := event.Subscribe(c, func(_ event.Event, res any, err error) {
-			if b, ok := res.([]byte); ok {
+			if b, ok := readOf(res); ok {
 				h.Write(b)
 				n += len(b)
 			}

@@ -1,8 +1,11 @@
 package uv
 
 import (
+	"fmt"
 	"net"
 	"strconv"
+	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -122,4 +125,111 @@ func (c *IO) SetNoDelay(on bool) error {
 	}
 	e := c.e
 	return e.do(func() error { return e.t.noDelay(on) })
+}
+
+// SetKeepAlive turns TCP keep-alive probes on or off, leaving their idle
+// delay, interval and count as they are (the system's defaults, 7200 s,
+// 75 s and 9 on Linux, until SetKeepAliveConfig sets them). A connection,
+// dialled or accepted, has keep-alive off until asked, as in libuv (package
+// net turns it on with 15 s).
+func (c *IO) SetKeepAlive(on bool) error {
+	return c.SetKeepAliveConfig(net.KeepAliveConfig{Enable: on, Idle: -1, Interval: -1, Count: -1})
+}
+
+// SetKeepAliveConfig sets TCP keep-alive as net.TCPConn's does: Enable turns
+// the probes on or off (SO_KEEPALIVE), Idle is the idle time before the
+// first probe (TCP_KEEPIDLE), Interval the time between probes
+// (TCP_KEEPINTVL), Count the probes left unanswered before the connection
+// is dropped (TCP_KEEPCNT). Durations are rounded up to whole seconds; a
+// zero field takes net's default (15 s, 15 s, 9), a negative one leaves
+// the option as it is. On the libuv driver uv_tcp_keepalive turns the
+// probes on with the delay (libuv 1.44 sets nothing else) and the rest is
+// set on the socket. A value the system refuses is its error (EINVAL); an
+// IO that is not TCP refuses with EINVAL.
+func (c *IO) SetKeepAliveConfig(cfg net.KeepAliveConfig) error {
+	if c.zero() {
+		return errZero("IO")
+	}
+	e := c.e
+	if e.transport != "tcp" {
+		return fmt.Errorf("uv: SetKeepAliveConfig on a %s IO: %w", e.transport, errInvalid)
+	}
+	return e.do(func() error { return e.t.keepAlive(cfg) })
+}
+
+// Package net's keep-alive defaults, taken for a zero field.
+const (
+	keepAliveIdle     = 15 * time.Second
+	keepAliveInterval = 15 * time.Second
+	keepAliveCount    = 9
+)
+
+// keepAliveSeconds is a keep-alive duration as the socket option takes it:
+// d rounded up to whole seconds, def for zero; set is false for a negative
+// d (the option is left alone).
+func keepAliveSeconds(d, def time.Duration) (secs int, set bool) {
+	if d < 0 {
+		return 0, false
+	}
+	if d == 0 {
+		d = def
+	}
+	return int((d + time.Second - 1) / time.Second), true
+}
+
+// setKeepAliveOptions sets the keep-alive options of cfg on a TCP socket
+// other than SO_KEEPALIVE: the idle delay (with idle set), the interval and
+// the count.
+func setKeepAliveOptions(fd int, cfg net.KeepAliveConfig, idle bool) error {
+	if secs, set := keepAliveSeconds(cfg.Idle, keepAliveIdle); idle && set {
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, tcpKeepIdle, secs); err != nil {
+			return errnoError("setsockopt TCP_KEEPIDLE", err)
+		}
+	}
+	if secs, set := keepAliveSeconds(cfg.Interval, keepAliveInterval); set {
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, secs); err != nil {
+			return errnoError("setsockopt TCP_KEEPINTVL", err)
+		}
+	}
+	if n := cfg.Count; n >= 0 {
+		if n == 0 {
+			n = keepAliveCount
+		}
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPCNT, n); err != nil {
+			return errnoError("setsockopt TCP_KEEPCNT", err)
+		}
+	}
+	return nil
+}
+
+// peerName reads a TCP socket's peer address with getsockopt(SO_PEERNAME),
+// which, unlike getpeername(2), still answers once the peer has reset the
+// connection: the address accept(2) gave, as package net keeps it. Nil when
+// it cannot be read.
+func peerName(fd int) net.Addr {
+	var rsa unix.RawSockaddrAny
+	// The kernel refuses a buffer longer than the address (EINVAL) and
+	// cuts the address to a shorter one: an IPv4 address's size first,
+	// then, for IPv6, an IPv6 one's.
+	get := func(n uint32) bool {
+		return getsockoptPeerName(fd, &rsa, &n) == nil
+	}
+	if !get(unix.SizeofSockaddrInet4) || rsa.Addr.Family == unix.AF_INET6 && !get(unix.SizeofSockaddrInet6) {
+		return nil
+	}
+	switch rsa.Addr.Family {
+	case unix.AF_INET:
+		a := (*unix.RawSockaddrInet4)(unsafe.Pointer(&rsa))
+		return tcpAddr(append([]byte(nil), a.Addr[:]...), netPort(&a.Port), 0)
+	case unix.AF_INET6:
+		a := (*unix.RawSockaddrInet6)(unsafe.Pointer(&rsa))
+		return tcpAddr(append([]byte(nil), a.Addr[:]...), netPort(&a.Port), a.Scope_id)
+	}
+	return nil
+}
+
+// netPort reads a port kept in network byte order.
+func netPort(p *uint16) int {
+	b := (*[2]byte)(unsafe.Pointer(p))
+	return int(b[0])<<8 | int(b[1])
 }

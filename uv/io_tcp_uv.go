@@ -2,6 +2,9 @@ package uv
 
 import (
 	"net"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 )
@@ -12,14 +15,7 @@ import (
 // tcpCalls are a TCP target's calls on the libuv driver.
 func tcpCalls(t tcpTarget) uvCalls {
 	return uvCalls{
-		newHandle: func(l *uvcgo.Loop, id uint64, listener bool) (uvcgo.Handle, error) {
-			family := 0
-			if listener { // the socket now, so that options can be set before bind
-				family = t.family
-			}
-			return l.NewTCP(id, family, listener)
-		},
-		bind: func(l *uvcgo.Loop, h uvcgo.Handle) error { return l.BindTCP(h, t.ip, t.port, t.zone, t.v6only) },
+		newHandle: func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) { return l.NewTCP(id) },
 		connect: func(l *uvcgo.Loop, h uvcgo.Handle) error {
 			return l.ConnectTCP(h, t.ip, t.port, t.zone)
 		},
@@ -33,4 +29,44 @@ func tcpAddrOf(l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
 		return nil, err
 	}
 	return tcpAddr(ip, port, zone), nil
+}
+
+// keepAlive: uv_tcp_keepalive turns the probes on or off. Turning them on,
+// it takes an idle delay (the one asked for, or the socket's own when Idle
+// leaves it alone), and libuv 1.44 sets its own interval (1 s) and count
+// (10) with it: the socket's are read first and put back where cfg leaves
+// them alone, then the socket takes the interval and the count asked for.
+func (s *uvStream) keepAlive(cfg net.KeepAliveConfig) error {
+	fd, err := s.loop.Fileno(s.h)
+	if err != nil {
+		return err
+	}
+	idle, set := keepAliveSeconds(cfg.Idle, keepAliveIdle)
+	if cfg.Enable {
+		get := func(opt int) (int, error) {
+			v, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, opt)
+			return v, errnoError("getsockopt", err)
+		}
+		if !set {
+			if idle, err = get(tcpKeepIdle); err != nil {
+				return err
+			}
+		}
+		if cfg.Interval < 0 {
+			secs, err := get(unix.TCP_KEEPINTVL)
+			if err != nil {
+				return err
+			}
+			cfg.Interval = time.Duration(secs) * time.Second
+		}
+		if cfg.Count < 0 {
+			if cfg.Count, err = get(unix.TCP_KEEPCNT); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.loop.TCPKeepAlive(s.h, cfg.Enable, uint(max(idle, 0))); err != nil {
+		return err
+	}
+	return setKeepAliveOptions(fd, cfg, !cfg.Enable)
 }

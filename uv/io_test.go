@@ -78,7 +78,7 @@ func TestIOCallbacks(t *testing.T) {
 				uv.IOOf(ev).Close()
 				return
 			}
-			if serr := uv.IOOf(ev).Send(res.([]byte)); serr != nil {
+			if serr := uv.IOOf(ev).Send(*res.(*[]byte)); serr != nil {
 				t.Errorf("Send: %v", serr)
 			}
 		})

@@ -87,7 +87,7 @@ func ResetTTYMode() error {
 	if ttySaved.fd < 0 {
 		return nil
 	}
-	return errnoError("tcsetattr", unix.IoctlSetTermios(ttySaved.fd, unix.TCSETSW, &ttySaved.orig))
+	return errnoError("tcsetattr", setTermiosDrain(ttySaved.fd, &ttySaved.orig))
 }
 
 // ttySaved is what ResetTTYMode restores: the settings the first mode
@@ -128,6 +128,6 @@ type terminal interface {
 
 // isTerminal reports whether fd is a terminal.
 func isTerminal(fd int) bool {
-	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	_, err := getTermios(fd)
 	return err == nil
 }

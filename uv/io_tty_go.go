@@ -74,7 +74,7 @@ func (g *goStream) setTTYMode(m TTYMode) error {
 		return nil
 	}
 	if t.mode == TTYNormal {
-		cur, err := unix.IoctlGetTermios(g.fd, unix.TCGETS)
+		cur, err := getTermios(g.fd)
 		if err != nil {
 			return os.NewSyscallError("tcgetattr", err)
 		}
@@ -102,7 +102,7 @@ func (g *goStream) setTTYMode(m TTYMode) error {
 	}
 	// TCSETSW is tcsetattr's TCSADRAIN: output written so far goes out
 	// in the old mode.
-	if err := unix.IoctlSetTermios(g.fd, unix.TCSETSW, &tio); err != nil {
+	if err := setTermiosDrain(g.fd, &tio); err != nil {
 		return os.NewSyscallError("tcsetattr", err)
 	}
 	t.mode = m

@@ -2,14 +2,10 @@ package uv
 
 // The libuv driver's terminal: a uv_tty_t stream (internal/cgo/tty.c).
 
-import (
-	"golang.org/x/sys/unix"
-)
-
 func (s *uvStream) setTTYMode(m TTYMode) error {
 	if m != TTYNormal { // save what the terminal has now, if it is the first change
 		if fd, err := s.loop.Fileno(s.h); err == nil {
-			if cur, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+			if cur, err := getTermios(fd); err == nil {
 				saveTTY(fd, cur)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 type uvStream struct {
 	core
 	ioEvent
+	lastTry int // the batch index of its last deferred try, while ioEvent.tries > 0
 }
 
 // newUVStream makes the event of an IO over transport on r; newCore then
@@ -24,6 +25,7 @@ type uvStream struct {
 func newUVStream(r *reactor.Reactor, transport string) *uvStream {
 	s := &uvStream{}
 	s.r, s.base, s.t, s.transport = r, &s.Base, s, transport
+	s.hwm = DefaultHighWaterMark
 	return s
 }
 
@@ -83,8 +85,27 @@ func (s *uvStream) readStart() error               { return s.loop.ReadStart(s.h
 func (s *uvStream) readStop()                      { s.loop.ReadStop(s.h) }
 func (s *uvStream) tryWrite(p []byte) (int, error) { return s.loop.TryWrite(s.h, p) }
 func (s *uvStream) write(p []byte) error           { return s.loop.Write(s.h, p) }
-func (s *uvStream) queueSize() int                 { return s.loop.WriteQueueSize(s.h) }
-func (s *uvStream) shutdown() error                { return s.loop.ShutdownStream(s.h) }
+func (s *uvStream) flushTries()                    { s.loop.FlushTries() }
+
+// deferTry defers the try of p to the loop's batch, behind this stream's
+// tries already there.
+func (s *uvStream) deferTry(p []byte) bool {
+	prev := -1
+	if s.tries > 0 {
+		prev = s.lastTry
+	}
+	i := s.loop.DeferTry(s.h, p, prev, s)
+	if i < 0 {
+		return false
+	}
+	s.lastTry = i
+	return true
+}
+
+// Tried implements uvcgo.Tried: the outcome of a deferred try.
+func (s *uvStream) Tried(p []byte, n int, err error) { s.sendTried(p, n, err) }
+func (s *uvStream) queueSize() int                   { return s.loop.WriteQueueSize(s.h) }
+func (s *uvStream) shutdown() error                  { return s.loop.ShutdownStream(s.h) }
 func (s *uvStream) refusal(shutdown bool) error {
 	if shutdown {
 		return uvcgo.ErrorOf("uv_shutdown", -int(syscall.ENOTCONN))
@@ -98,6 +119,11 @@ func (s *uvStream) noDelay(on bool) error { return s.loop.TCPNoDelay(s.h, on) }
 func (s *uvStream) addresses() (local, remote net.Addr) {
 	local, _ = addrOf(s.transport, s.loop, s.h, false)
 	remote, _ = addrOf(s.transport, s.loop, s.h, true)
+	if remote == nil && s.transport == "tcp" {
+		if fd, err := s.loop.Fileno(s.h); err == nil {
+			remote = peerName(fd) // the peer reset the connection
+		}
+	}
 	return local, remote
 }
 

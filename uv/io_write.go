@@ -27,8 +27,11 @@ import (
 // most this many bytes.
 const writeChunk = 256 << 10
 
-// writeWindow bounds the bytes of one blocking Write in the transport at a
-// time: what a passing deadline cannot withdraw any more.
+// writeWindow bounds the bytes of blocking Writes in the transport at a
+// time, per IO (ioEvent.winFlying): what a passing deadline cannot
+// withdraw any more. The bound holds across Writes: one that timed out
+// leaves its bytes in flight, and a retry waits for room behind them
+// rather than queue a window of its own.
 const writeWindow = 4 * writeChunk
 
 // windowed reports a write op that a deadline bounds: a blocking Write's.
@@ -37,10 +40,20 @@ func (op *ioOp) windowed() bool { return op.ch != nil }
 // write writes p: what the socket takes at once (when nothing waits
 // before it), the rest queued behind op (a new op without waiter when op
 // is nil). It returns the bytes written now and whether op waits for
-// the rest. On the loop.
+// the rest. On the loop. An IO without a write lane in use (written by
+// its callbacks only) goes straight to writeOwned: no atomic, no defer.
 func (e *ioEvent) write(p []byte, op *ioOp) (int, bool, error) {
+	if !e.lane.on {
+		return e.writeOwned(p, op)
+	}
 	e.shutLane()
-	defer e.openLane()
+	n, wait, err := e.writeOwned(p, op)
+	e.openLane()
+	return n, wait, err
+}
+
+// writeOwned is write with the writing side the loop's (the lane shut).
+func (e *ioEvent) writeOwned(p []byte, op *ioOp) (int, bool, error) {
 	switch {
 	case e.closed:
 		return 0, false, ErrClosed
@@ -53,6 +66,14 @@ func (e *ioEvent) write(p []byte, op *ioOp) (int, bool, error) {
 	}
 	n := 0
 	if len(e.writes) == 0 && !e.held() { // with writes queued, a try would pass them
+		if op == nil && e.t.deferTry(p) {
+			e.tries++ // a Send: tried with the turn's others (sendTried hears how)
+			return 0, false, nil
+		}
+		if e.tries > 0 {
+			e.t.flushTries() // the Sends deferred go first
+			return e.writeOwned(p, op)
+		}
 		var err error
 		if n, err = e.t.tryWrite(p); err != nil {
 			e.werr = err
@@ -62,7 +83,16 @@ func (e *ioEvent) write(p []byte, op *ioOp) (int, bool, error) {
 		if n == len(p) {
 			return n, false, nil
 		}
+	} else if e.tries > 0 {
+		e.t.flushTries() // cannot be: nothing is queued while tries wait; keep the order all the same
+		return e.writeOwned(p, op)
 	}
+	return e.enqueue(p, n, op)
+}
+
+// enqueue queues p[n:] (the rest of a write whose first n bytes went out)
+// behind op, or a new op without waiter when op is nil. On the loop.
+func (e *ioEvent) enqueue(p []byte, n int, op *ioOp) (int, bool, error) {
 	if op == nil {
 		op = &ioOp{}
 	}
@@ -86,6 +116,39 @@ func (e *ioEvent) write(p []byte, op *ioOp) (int, bool, error) {
 	return n, true, nil
 }
 
+// sendTried is the outcome of a Send whose try was deferred to the loop's
+// batch (writeOwned): n of p's bytes went out, the rest is queued as it
+// would have been at once; a failure fails the stream, and the callbacks
+// of a started IO hear of it as of a queued Send's. p is the batch's
+// copy, valid during the call only. On the loop, at the end of the
+// turn's dispatch or when a write, a shutdown, Queued or the close needs
+// the IO's tries made first.
+func (e *ioEvent) sendTried(p []byte, n int, err error) {
+	e.tries--
+	switch {
+	case e.closed:
+		return
+	case e.werr != nil:
+		return // an earlier write failed: these bytes never go out (it was told)
+	case err != nil:
+		e.werr = err
+		if e.started {
+			eventkind.Notify(e.base, nil, err)
+		}
+		e.settleWrites()
+		return
+	}
+	e.out.Add(uint64(n))
+	if n < len(p) {
+		if _, wait, err := e.enqueue(p, n, nil); wait {
+			e.writes[len(e.writes)-1].ref = e.ref.Value() // the write in flight holds its IO
+		} else if err != nil && e.started {
+			eventkind.Notify(e.base, nil, err)
+		}
+	}
+	e.openLane()
+}
+
 // feed hands the transport what may be handed now: each op in order, a
 // windowed one up to its window; then the shutdown asked for once every
 // byte is handed. A refusal fails the stream (werr).
@@ -101,10 +164,12 @@ func (e *ioEvent) feed() {
 		for len(op.p) > 0 {
 			k := min(len(op.p), writeChunk)
 			if op.windowed() {
-				if op.flying >= writeWindow {
+				if e.winFlying >= writeWindow {
 					return
 				}
-				k = min(k, writeWindow-op.flying)
+				k = min(k, writeWindow-e.winFlying)
+				op.win = true
+				e.winFlying += k
 			}
 			if err := e.t.write(op.p[:k]); err != nil {
 				e.werr = err
@@ -133,7 +198,11 @@ func (e *ioEvent) wrote(n int, err error) {
 	}
 	op := e.writes[0]
 	op.left--
-	op.flying = max(op.flying-n, 0)
+	flew := min(n, op.flying)
+	op.flying -= flew
+	if op.win {
+		e.winFlying -= flew
+	}
 	if err != nil {
 		if op.err == nil {
 			op.err = err
@@ -182,6 +251,7 @@ func (e *ioEvent) settleWrites() {
 		e.shutDone(e.werr) // the bytes it waited for will never go out
 	}
 	e.checkDrains()
+	e.checkMark()
 	e.openLane()
 }
 
@@ -197,7 +267,7 @@ func (e *ioEvent) writeTimedOut() {
 		}
 		e.pending -= len(op.p)
 		if op.left > 0 { // its chunks in flight complete behind a stand-in
-			kept = append(kept, &ioOp{n: op.n, left: op.left, handed: op.handed, flying: op.flying, err: op.err, ref: op.ref})
+			kept = append(kept, &ioOp{n: op.n, left: op.left, handed: op.handed, flying: op.flying, win: op.win, err: op.err, ref: op.ref})
 		}
 		op.p = nil
 		op.finish(op.handed, errTimeout)
@@ -216,12 +286,18 @@ func (e *ioEvent) queued() int {
 	if e.closed || !e.t.open() {
 		return 0
 	}
+	if e.tries > 0 {
+		e.t.flushTries() // what the socket did not take of them is queued
+	}
 	return e.t.queueSize() + e.pending
 }
 
 // closeWrite asks for the shutdown of the writing side, behind every
 // write asked for before it; op completes when it is done. On the loop.
 func (e *ioEvent) closeWrite(op *ioOp) error {
+	if e.tries > 0 {
+		e.t.flushTries() // the Sends deferred go out before the shutdown
+	}
 	e.shutLane()
 	switch {
 	case e.closed:

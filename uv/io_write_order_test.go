@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -78,6 +79,7 @@ func TestIOWriteRecordsWhole(t *testing.T) {
 			got <- result{counts, err}
 		}()
 		sizes := []int{1, 100, 1 << 10, 64 << 10, 700 << 10, 3 << 20}
+		uv.UvtMust(t, c.SetHighWaterMark(math.MaxInt)) // the Sends must all be taken, whatever the Writes queue
 		const perWriter = 40
 		var wg sync.WaitGroup
 		for _, tag := range []byte{'a', 'b', 'c'} {

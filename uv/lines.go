@@ -50,7 +50,7 @@ func ReadLines(c *IO, fn func(line []byte, err error)) error {
 			fn(nil, err)
 			return
 		}
-		p, _ := res.([]byte)
+		p := readBytes(res)
 		for len(p) > 0 {
 			i := bytes.IndexByte(p, '\n')
 			if i < 0 {

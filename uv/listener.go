@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"sync/atomic"
-	"syscall"
+	"time"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
@@ -17,28 +18,35 @@ import (
 // domain one (uv_pipe_t, network "unix"); on the pure-Go driver, a
 // listening socket in the reactor's epoll set. Started,
 // it notifies its callbacks of each accepted connection, as an *IO result
-// that the callback owns (Close it, or keep it); an accept that failed is
-// an error result (EMFILE when descriptors ran out: libuv dropped that
-// connection, and the listener goes on serving). It is also a net.Listener,
+// that the callback owns (Close it, or keep it). An accept that failed
+// (EMFILE or ENFILE when descriptors ran out, ENOMEM) is an error result,
+// one per pause: the listener stops accepting for a while, as http.Server
+// does after a temporary accept error (5 ms, doubling up to 1 s until an
+// accept succeeds), and then tries again; the connections wait in the
+// kernel's backlog meanwhile, none is dropped. The error is a *net.OpError
+// whose Temporary method says true. The listener is also a net.Listener,
 // so http.Serve(l, h) works: Accept starts it and queues the connections
 // that no Accept waits for yet.
 //
 // The socket listens from creation. While the listener is stopped, the
 // kernel's backlog holds new connections; Start takes them.
 //
-// A Listener is an event reference (see Handle): started, it is held by its
+// A Listener is an event reference (see Lifetime in the package doc): started, it is held by its
 // reactor whoever points at it; dropping a stopped one without Close is
 // safe.
 type Listener struct {
-	Handle
+	handle
 	e *listenEvent
 }
 
 // ListenConfig holds the options of a listening socket; the zero value is
 // fine.
 type ListenConfig struct {
-	// Backlog is the kernel's queue of connections not yet accepted; 0
-	// means 511 (libuv's and Go's usual default).
+	// Backlog is the kernel's queue of connections not yet accepted,
+	// listen(2)'s backlog; 0 means 511 (libuv's and Go's usual default),
+	// and a negative one the system's maximum. Linux caps it at
+	// net.core.somaxconn without an error, and past it a new connection
+	// waits (its SYN dropped, the client retrying).
 	Backlog int
 	// ReusePort sets SO_REUSEPORT before bind, so that several reactors
 	// (one per core) can each listen on the same port, the kernel sharing
@@ -69,8 +77,22 @@ type listenEvent struct {
 	// listener, for the callbacks of the next Start (libuv driver).
 	held []*IO
 
+	// watch starts or stops the driver watching the socket for
+	// connections. After a failed accept, accepting pauses (paused) for
+	// pause, on pauseTimer (made at the first failure).
+	watch      func(on bool) error
+	pause      time.Duration // the last pause; 0 once an accept succeeds
+	paused     bool
+	pauseTimer *reactor.Timer
+
 	accepted, failed atomic.Uint64
 }
+
+// The pause after a failed accept: http.Server's backoff.
+const (
+	acceptPauseMin = 5 * time.Millisecond
+	acceptPauseMax = time.Second
+)
 
 type acceptOp struct {
 	c   *IO
@@ -102,7 +124,7 @@ func (lc ListenConfig) Listen(r *reactor.Reactor, network, address string) (*Lis
 		return nil, &net.OpError{Op: "listen", Net: network, Addr: ep.addr, Err: fmt.Errorf("uv: ReusePort over %s: %w", network, errInvalid)}
 	}
 	backlog := lc.Backlog
-	if backlog <= 0 {
+	if backlog == 0 {
 		backlog = 511
 	}
 	ln := &Listener{}
@@ -130,8 +152,8 @@ func (e *listenEvent) describe() string {
 	return fmt.Sprintf("Listener(%s %s, accepted=%d, failed=%d)", e.network, e.addr, e.accepted.Load(), e.failed.Load())
 }
 
-// accept counts an accepted connection, or a failed accept, and notifies
-// the callbacks of it.
+// accept counts an accepted connection, or an error, and notifies the
+// callbacks of it.
 func (e *listenEvent) accept(c *IO, err error) {
 	if err != nil {
 		e.failed.Add(1)
@@ -139,17 +161,102 @@ func (e *listenEvent) accept(c *IO, err error) {
 		return
 	}
 	e.accepted.Add(1)
+	e.pause = 0
 	c.e.connReady()
 	eventkind.Notify(e.base, c, nil)
 }
 
-// acceptError is the error result of a failed accept: ENFILE, or EMFILE
-// when the connection could not be dropped for want of a descriptor (see
-// docs/io.md). It is temporary, as package net's accept errors are, so
-// http.Serve backs off and goes on.
-func (e *listenEvent) acceptError(errno syscall.Errno) error {
-	return &net.OpError{Op: "accept", Net: e.network, Addr: e.addr,
-		Err: os.NewSyscallError("accept", errno)}
+// armAccept starts watching the socket, unless accepting is paused: the
+// pause's end starts it.
+func (e *listenEvent) armAccept() error {
+	if e.paused {
+		return nil
+	}
+	return e.watch(true)
+}
+
+// acceptFailed pauses accepting after a failed accept (cause is the system
+// call's error) and reports it, once: the driver watches the socket again
+// when the pause ends (resume).
+func (e *listenEvent) acceptFailed(cause error) {
+	e.watch(false)
+	e.pause = min(max(2*e.pause, acceptPauseMin), acceptPauseMax)
+	err := &net.OpError{Op: "accept", Net: e.network, Addr: e.addr, Err: &pausedError{cause, e.pause}}
+	if terr := e.startPause(); terr != nil {
+		// No timer (the reactor is closing): the error stands alone.
+		err.Err = fmt.Errorf("%w (and no pause: %v)", cause, terr)
+	}
+	e.accept(nil, err)
+}
+
+// startPause starts the pause's timer, a hidden one: the listener is what
+// keeps Run going.
+func (e *listenEvent) startPause() error {
+	if e.pauseTimer == nil {
+		tm, err := e.r.NewTimer(e.pause, 0)
+		if err != nil {
+			return err
+		}
+		tm.SetHidden(true)
+		if _, err := event.Subscribe(tm, func(_ event.Event, _ any, err error) {
+			if err == nil {
+				e.resume()
+			}
+		}); err != nil {
+			tm.Close()
+			return err
+		}
+		e.pauseTimer = tm
+	} else if err := e.pauseTimer.Reset(e.pause); err != nil {
+		return err
+	}
+	if err := e.pauseTimer.Start(); err != nil {
+		return err
+	}
+	e.paused = true
+	return nil
+}
+
+// resume ends a pause: a started, open listener watches its socket again
+// (a stopped one does at its next Start).
+func (e *listenEvent) resume() {
+	e.paused = false
+	if eventkind.LoopRefs(e.self) == 0 || e.self.Flags().Has(event.Closed) {
+		return
+	}
+	if err := e.watch(true); err != nil {
+		e.acceptFailed(err)
+	}
+}
+
+// A pausedError is the error of a failed accept after which accepting
+// paused: it is temporary (net.Error), as http.Serve's backoff expects, and
+// matches the system call's error (errors.Is: syscall.EMFILE).
+type pausedError struct {
+	err   error
+	pause time.Duration
+}
+
+func (p *pausedError) Error() string {
+	return fmt.Sprintf("%v (accepting paused for %v)", p.err, p.pause)
+}
+
+func (p *pausedError) Unwrap() error { return p.err }
+
+// Temporary reports true: the listener tries again after the pause.
+func (p *pausedError) Temporary() bool { return true }
+
+// Timeout reports false.
+func (p *pausedError) Timeout() bool { return false }
+
+// socketFile is the file of a Unix socket bound at addr, which Close
+// removes as package net does; "" for TCP, and for an abstract name
+// (beginning with '@', x/sys's convention), which has no file.
+func socketFile(ep endpoint, addr net.Addr) string {
+	if ep.transport != "unix" || addr == nil || strings.HasPrefix(addr.String(), "@") {
+		return ""
+	}
+	return addr.String()
 }
 
 // closing ends the Accepts waiting, closes the connections queued for
@@ -168,6 +275,11 @@ func (e *listenEvent) closing() {
 		c.Close()
 	}
 	e.queue, e.held = nil, nil
+	if e.pauseTimer != nil {
+		e.pauseTimer.Close()
+		e.pauseTimer = nil
+	}
+	e.paused = false
 }
 
 // onAccept is Accept's subscription: a connection goes to the first Accept

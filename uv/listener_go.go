@@ -2,7 +2,6 @@ package uv
 
 import (
 	"os"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -12,10 +11,12 @@ import (
 )
 
 // This file is a Listener's pure-Go half: a listening socket that is a
-// member of the reactor's epoll set (poller_go.go), polled for input while
+// member of the reactor's epoll set (poller_go_linux.go), polled for input while
 // the listener is started. Each report accepts what waits, as libuv's
 // uv__server_io does, and each connection becomes an IO of the same
-// driver (io_go.go).
+// driver (io_go.go). A failed accept pauses accepting (listener.go); no
+// descriptor is kept in reserve to drop connections with, as libuv does:
+// another thread may take the one given up, and the accept fail again.
 
 // goListener is a listener's event on the pure-Go driver.
 type goListener struct {
@@ -25,7 +26,6 @@ type goListener struct {
 	fd      int
 	pl      *goPoller // nil once closed
 	polling bool
-	reserve int // a spare descriptor for dropping connections at EMFILE (-1: none)
 }
 
 type goListenerOps goListener
@@ -33,27 +33,33 @@ type goListenerOps goListener
 // listenGo makes ln a listener over a socket of the pure-Go driver.
 func listenGo(r *reactor.Reactor, ln *Listener, network string, ep endpoint, reusePort bool, backlog int) error {
 	return onLoopWithSocket(r, ep.family, func(fd int) error {
-		g := &goListener{fd: fd, reserve: -1}
-		g.init(r, g, &g.Base, network, ep, backlog)
 		if err := listenSocket(fd, ep, reusePort, backlog); err != nil {
 			return err
 		}
-		g.addr = socketAddr(fd, false)
-		var err error
-		if g.pl, err = joinPoller(r, fd, g); err != nil {
+		g, err := goListenerOn(r, ln, fd, network, ep, backlog)
+		if err != nil {
 			return err
 		}
-		// As package net does, Close removes the socket file; a name
-		// beginning with '@' is abstract (x/sys's convention): no file.
-		if name := g.addr.String(); ep.transport == "unix" && !strings.HasPrefix(name, "@") {
-			g.unlink = name
-		}
-		g.reserve, _ = unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		eventkind.Init(&g.Base, (*goListenerOps)(g), true, event.GoOwned)
-		ln.e = &g.listenEvent
-		trackGo(ln, &ln.Handle, r, g)
+		g.unlink = socketFile(ep, g.addr)
 		return nil
 	})
+}
+
+// goListenerOn makes ln the listener of fd, a listening socket, on the
+// loop (on error fd is left open).
+func goListenerOn(r *reactor.Reactor, ln *Listener, fd int, network string, ep endpoint, backlog int) (*goListener, error) {
+	g := &goListener{fd: fd}
+	g.init(r, g, &g.Base, network, ep, backlog)
+	g.watch = g.watchSocket
+	g.addr = socketAddr(fd, false)
+	var err error
+	if g.pl, err = joinPoller(r, fd, g); err != nil {
+		return nil, err
+	}
+	eventkind.Init(&g.Base, (*goListenerOps)(g), true, event.GoOwned)
+	ln.e = &g.listenEvent
+	trackGo(ln, &ln.handle, r, g)
+	return g, nil
 }
 
 // listenSocket sets a listening socket's options as libuv does
@@ -93,11 +99,11 @@ func (o *goListenerOps) Arm() error {
 	if err := armable(o.r); err != nil {
 		return err
 	}
-	return o.holdIfArmed((*goListener)(o).watch(true))
+	return o.holdIfArmed(o.armAccept())
 }
 
 func (o *goListenerOps) Disarm() {
-	(*goListener)(o).watch(false)
+	(*goListener)(o).watchSocket(false)
 	o.dropRef()
 }
 
@@ -108,23 +114,19 @@ func (o *goListenerOps) Free(bool) {
 	g.dropRef()
 	g.closing()
 	if pl := g.pl; pl != nil {
-		g.watch(false)
+		g.watchSocket(false)
 		g.pl = nil
 		pl.remove(g.fd)
 		unix.Close(g.fd)
 	}
-	if g.reserve >= 0 {
-		unix.Close(g.reserve)
-		g.reserve = -1
-	}
 }
 
-// watch polls the socket for connections, or stops.
-func (g *goListener) watch(on bool) error {
+// watchSocket polls the socket for connections, or stops.
+func (g *goListener) watchSocket(on bool) error {
 	if g.pl == nil || on == g.polling {
 		return nil
 	}
-	var from, to uint32 = 0, unix.EPOLLIN
+	var from, to uint32 = 0, epollIn
 	if !on {
 		from, to = to, from
 	}
@@ -135,52 +137,35 @@ func (g *goListener) watch(on bool) error {
 	return nil
 }
 
+// acceptSocket is accept (accept4(2) on Linux), which a test replaces to
+// make accepts fail.
+var acceptSocket = accept
+
 // fired accepts the connections waiting, on the loop, while the listener
-// is started and open (a callback may stop or close it).
+// is started and open (a callback may stop or close it). A failed accept
+// pauses accepting; EINTR and ECONNABORTED (a connection reset while in
+// the backlog) are passed over, as package net does.
 func (g *goListener) fired(uint32) {
 	for range 128 {
 		if g.pl == nil || eventkind.LoopRefs(g) == 0 || g.Flags().Has(event.Closed) {
 			return
 		}
-		fd, _, err := unix.Accept4(g.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		fd, err := acceptSocket(g.fd, true)
 		switch {
 		case err == unix.EINTR, err == unix.ECONNABORTED:
 			continue
 		case err == unix.EAGAIN:
 			return
-		case (err == unix.EMFILE || err == unix.ENFILE) && g.dropWaiting():
-			return
 		case err != nil:
-			g.accept(nil, g.acceptError(err.(unix.Errno)))
+			g.acceptFailed(os.NewSyscallError("accept", err))
 			return
 		}
 		c, err := goIO(g.r, fd, g.transport)
 		if err != nil {
 			unix.Close(fd)
+			g.acceptFailed(err)
+			return
 		}
-		g.accept(c, err)
+		g.accept(c, nil)
 	}
-}
-
-// dropWaiting drops the connections waiting when descriptors ran out, as
-// libuv does: the spare descriptor is given up to accept each and close it,
-// then taken again. Without a spare, it reports false: the error goes to
-// the callbacks.
-func (g *goListener) dropWaiting() bool {
-	if g.reserve < 0 {
-		return false
-	}
-	unix.Close(g.reserve)
-	for {
-		fd, _, err := unix.Accept4(g.fd, unix.SOCK_CLOEXEC)
-		if err == unix.EINTR || err == unix.ECONNABORTED {
-			continue
-		}
-		if err != nil {
-			break
-		}
-		unix.Close(fd)
-	}
-	g.reserve, _ = unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	return true
 }

@@ -11,10 +11,12 @@ import (
 )
 
 // The tests of this file start, from a callback, listeners that have a
-// connection waiting: starting one takes its connection at once, a record
-// pushed while the turn's records are being dispatched. Enough of them
-// outgrow the libuv driver's record queue, which must not move the
-// records of the turn from under the dispatch.
+// connection waiting, in a turn of many records: every record of the turn
+// is dispatched once, a read kept from it stays intact, and each listener
+// gets its connection. (A listener's Start on the libuv driver once took
+// its connection at once, pushing a record while the turn's records were
+// being dispatched, which must not move them from under the dispatch; it
+// now watches its socket, and the connection comes on a later turn.)
 
 // pendingListeners are listeners, not started, each with a connection in
 // its backlog, whose callbacks count and close the connections accepted.
@@ -171,7 +173,7 @@ func TestIOKeepsReadTakenAfterQueueMoved(t *testing.T) {
 		uv.UvtTurnUntil(t, u, "the next read kept", func() bool { n, _ := uv.UvtKept(server); return n == 2 })
 		got := make(chan string, 4)
 		event.Subscribe(server, func(_ event.Event, res any, err error) {
-			if p, ok := res.([]byte); ok && err == nil {
+			if p, ok := readOf(res); ok && err == nil {
 				got <- string(p)
 			}
 		})

@@ -1,13 +1,16 @@
 package uv
 
-// The libuv driver's listener: a listening uv_tcp_t or uv_pipe_t
-// (internal/cgo/tcp.c, internal/cgo/pipe.c, internal/cgo/stream.c).
+// The libuv driver's listener: a listening socket made as the pure-Go
+// driver makes it (listenSocket), watched by the shim with a uv_poll_t,
+// which accepts each connection with accept4(2) into a uv_tcp_t or
+// uv_pipe_t (internal/cgo/stream.c). libuv's uv_listen is not used: at
+// EMFILE, once another thread has taken the descriptor libuv keeps in
+// reserve, its accept loop calls back and retries without end inside
+// uv_run.
 
 import (
 	"os"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
@@ -21,54 +24,48 @@ type uvListener struct {
 	listenEvent
 }
 
-// listenUV makes ln a listener over a libuv handle.
+// listenUV makes ln a listener over a socket the shim watches.
 func listenUV(r *reactor.Reactor, ln *Listener, network string, ep endpoint, reusePort bool, backlog int) error {
-	e := &uvListener{}
-	e.init(r, e, &e.Base, network, ep, backlog)
-	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
-		h, err := ep.newHandle(l, id, true)
-		if err != nil {
-			return 0, err
+	return onLoopWithSocket(r, ep.family, func(fd int) error {
+		if err := listenSocket(fd, ep, reusePort, backlog); err != nil {
+			return err
 		}
-		if err = listenOn(l, h, ep, reusePort, backlog); err == nil {
-			e.addr, err = addrOf(ep.transport, l, h, false)
-		}
-		if err != nil {
-			l.CloseHandle(h)
-			return 0, err
-		}
-		if ep.transport == "unix" {
-			e.unlink = e.addr.String() // as package net does: Close removes the socket file
-		}
-		return h, nil
-	}); err != nil {
-		return err
-	}
-	ln.e = &e.listenEvent
-	track(ln, &ln.Handle, &e.core)
-	return nil
-}
-
-// listenOn sets the socket's options, binds it and listens, paused: the
-// kernel queues connections until the first Start.
-func listenOn(l *uvcgo.Loop, h uvcgo.Handle, ep endpoint, reusePort bool, backlog int) error {
-	if reusePort {
-		fd, err := l.Fileno(h)
+		e, err := uvListenerOn(r, ln, fd, network, ep, backlog)
 		if err != nil {
 			return err
 		}
-		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
-			return os.NewSyscallError("setsockopt SO_REUSEPORT", err)
-		}
+		e.unlink = socketFile(ep, e.addr)
+		return nil
+	})
+}
+
+// uvListenerOn makes ln the listener of fd, a listening socket, which the
+// listener owns from then on; on error fd is left open. On the loop.
+func uvListenerOn(r *reactor.Reactor, ln *Listener, fd int, network string, ep endpoint, backlog int) (*uvListener, error) {
+	e := &uvListener{}
+	e.init(r, e, &e.Base, network, ep, backlog)
+	e.watch = e.watchSocket
+	e.addr = socketAddr(fd, false)
+	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
+		return l.NewListener(id, fd, ep.transport == "unix")
+	}); err != nil {
+		return nil, err
 	}
-	if err := ep.bind(l, h); err != nil {
-		return err
+	ln.e = &e.listenEvent
+	track(ln, &ln.handle, &e.core)
+	return e, nil
+}
+
+// watchSocket starts or stops the shim watching the socket.
+func (e *uvListener) watchSocket(on bool) error {
+	if e.h == 0 {
+		return nil
 	}
-	if err := l.ListenerStart(h, backlog); err != nil {
-		return err
+	if !on {
+		e.loop.ListenerStop(e.h)
+		return nil
 	}
-	l.ListenerStop(h) // before any turn: no connection was taken yet
-	return nil
+	return e.loop.ListenerStart(e.h)
 }
 
 func (e *uvListener) arm() error {
@@ -77,13 +74,13 @@ func (e *uvListener) arm() error {
 		// turn: a notification cannot run inside Start.
 		go e.r.Post(e.flushHeld)
 	}
-	return e.loop.ListenerStart(e.h, e.backlog)
+	return e.armAccept()
 }
 
-// wants: libuv accepts every connection waiting in one go, so a callback
-// that stops the listener leaves the turn's later connections accepted:
-// they are wanted all the same, and held for the next Start rather than
-// dropped.
+// wants: the shim accepts every connection waiting (up to a batch) in one
+// go, so a callback that stops the listener leaves the turn's later
+// connections accepted: they are wanted all the same, and held for the
+// next Start rather than dropped.
 func (e *uvListener) wants(rec *uvcgo.Completion) bool {
 	return rec.Kind == uvcgo.CompletionConnection && rec.Status >= 0
 }
@@ -99,15 +96,21 @@ func (e *uvListener) flushHeld() {
 	}
 }
 
-func (e *uvListener) disarm() {
+func (e *uvListener) disarm() { e.watchSocket(false) }
+
+// closing ends Accept's side, then closes the socket, before the handle
+// closes.
+func (e *uvListener) closing() {
+	e.listenEvent.closing()
 	if e.h != 0 {
-		e.loop.ListenerStop(e.h)
+		e.loop.ListenerClose(e.h)
 	}
 }
 
 func (e *uvListener) completed(rec *uvcgo.Completion) {
 	if rec.Status < 0 {
-		e.accept(nil, e.acceptError(syscall.Errno(-rec.Status)))
+		// The shim stopped watching: accepting pauses.
+		e.acceptFailed(os.NewSyscallError("accept", syscall.Errno(-rec.Status)))
 		return
 	}
 	data, _ := uvcgo.Take(rec)

@@ -24,9 +24,9 @@ import (
 // and the Check after it (prepare-to-check time is not the time spent
 // polling there).
 //
-// A Phase is an event reference (see Handle).
+// A Phase is an event reference (see Lifetime in the package doc).
 type Phase struct {
-	Handle
+	handle
 }
 
 var phaseNames = map[uvcgo.Phase]string{uvcgo.PhasePrepare: "Prepare", uvcgo.PhaseCheck: "Check", uvcgo.PhaseIdle: "Idle"}
@@ -51,6 +51,6 @@ func newPhase(r *reactor.Reactor, which uvcgo.Phase) (*Phase, error) {
 		return nil, err
 	}
 	p := &Phase{}
-	track(p, &p.Handle, &e.core)
+	track(p, &p.handle, &e.core)
 	return p, nil
 }

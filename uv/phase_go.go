@@ -49,7 +49,7 @@ func newGoPhase(r *reactor.Reactor, which uvcgo.Phase) (*Phase, error) {
 		return nil, err
 	}
 	p := &Phase{}
-	trackGo(p, &p.Handle, r, e)
+	trackGo(p, &p.handle, r, e)
 	return p, nil
 }
 

@@ -81,13 +81,13 @@ func (ev PollEvents) String() string {
 // reactor are refused (EEXIST): share one through PollProxy.
 //
 // On the libuv driver a Poll is a uv_poll_t and the Poll is an event
-// reference (see Handle): the handle is C memory, freed in its uv_close
+// reference (see Lifetime in the package doc): the handle is C memory, freed in its uv_close
 // callback, and dropping a stopped Poll without Close is safe (a started
 // one is held by its reactor). On the pure-Go
 // driver it is a Go-owned event over an epoll set of the reactor's own
 // (poll_go.go), with the same masks, results, errors and lifetime.
 type Poll struct {
-	Handle
+	handle
 	e *pollState
 }
 
@@ -112,6 +112,11 @@ type pollState struct {
 	stream  bool       // a SOCK_STREAM socket: proxies verify readability
 	armed   bool       // started (by the user, or by started proxies)
 	polling PollEvents // the mask polled for now (0: stopped)
+	// settling is set while stopAll stops everything: the masks in
+	// between (the proxies not yet stopped) are not polled for. On the
+	// libuv driver a Start reaches epoll at once, and polling again for
+	// a moment would hear the error that stopped polling a second time.
+	settling bool
 
 	// The proxies over this poll (pollproxy.go): every one made and not
 	// closed, weakly (one dropped unstarted is collected), and the started
@@ -171,7 +176,7 @@ func NewPoll(r *reactor.Reactor, fd int, events PollEvents, opts PollOptions) (*
 		return nil, fmt.Errorf("uv: NewPoll(fd=%d): %w", fd, err)
 	}
 	p := &Poll{e: &e.pollState}
-	track(p, &p.Handle, &e.core)
+	track(p, &p.handle, &e.core)
 	return p, nil
 }
 
@@ -229,6 +234,9 @@ func (s *pollState) disarm() {
 // apply brings what the descriptor is polled for to what the poll wants
 // now: a new mask when it changed, nothing when it is empty.
 func (s *pollState) apply() error {
+	if s.settling {
+		return nil
+	}
 	var want PollEvents
 	if s.armed && s.drv.live() {
 		want = s.mask()
@@ -308,6 +316,11 @@ func (s *pollState) nothingToRead() bool {
 
 // stopAll stops the proxies and the poll, after polling stopped.
 func (s *pollState) stopAll() {
+	s.settling = true
+	defer func() {
+		s.settling = false
+		s.apply()
+	}()
 	for _, p := range slices.Clone(s.started) {
 		for eventkind.LoopRefs(p) > 0 {
 			p.Stop()

@@ -1,7 +1,7 @@
 package uv
 
 // The pure-Go driver's poll: a level-triggered member of its reactor's
-// epoll set (poller_go.go), added on Start and removed on the last Stop.
+// epoll set (poller_go_linux.go), added on Start and removed on the last Stop.
 
 import (
 	"fmt"
@@ -50,7 +50,7 @@ func newGoPoll(r *reactor.Reactor, s pollState, opts PollOptions) (*Poll, error)
 			err = os.NewSyscallError("fstat", err)
 			return
 		}
-		e.dev, e.ino = st.Dev, st.Ino
+		e.dev, e.ino = uint64(st.Dev), st.Ino
 		if e.pl, err = joinPoller(r, e.fd, e); err != nil {
 			return
 		}
@@ -64,7 +64,7 @@ func newGoPoll(r *reactor.Reactor, s pollState, opts PollOptions) (*Poll, error)
 	p := &Poll{e: &e.pollState}
 	// As on the libuv driver, a Poll dropped without Close while stopped
 	// is closed (and CloseFD closes its descriptor); a started one holds it.
-	trackGo(p, &p.Handle, r, e)
+	trackGo(p, &p.handle, r, e)
 	return p, nil
 }
 
@@ -91,7 +91,7 @@ func (e *goPoll) watch(from, to PollEvents) error {
 // epoll instance: one inode for them all) cannot be told apart this way.
 func (e *goPoll) fdGone() bool {
 	var st unix.Stat_t
-	return unix.Fstat(e.fd, &st) != nil || st.Dev != e.dev || st.Ino != e.ino
+	return unix.Fstat(e.fd, &st) != nil || uint64(st.Dev) != e.dev || st.Ino != e.ino
 }
 
 // fired delivers what epoll reported for the descriptor, on the loop: only
@@ -106,7 +106,7 @@ func (e *goPoll) fired(events uint32) {
 		return
 	}
 	if status != 0 {
-		e.pl.ctl(unix.EPOLL_CTL_DEL, e.fd, 0) // libuv stops the watcher too
+		e.pl.ctl(epollCtlDel, e.fd, 0) // libuv stops the watcher too
 	}
 	e.report(status, res)
 }

@@ -24,7 +24,8 @@ import (
 // number of the signal that killed it (-9 for SIGKILL), once the child has
 // been reaped — it is gone, and its pid is free for reuse (a restart on
 // the same port can go ahead) — and the output of its StdioWriter streams
-// has all been copied. It stores that result and replays it to
+// has all been copied and that of its StdioLoop streams read to its end
+// (for OutputWait after the exit at most: see StdioWriter). It stores that result and replays it to
 // subscribers that come later (event.Await on a finished Process returns
 // at once). Exited gives the same moment to any goroutine, even after Close.
 //
@@ -46,7 +47,8 @@ import (
 // ExitStatus gives its result then, and Exited is closed (Replay gives
 // the result too, while the reactor is open). With KillOnClose, Close
 // terminates the child as Terminate does, and the reactor's Close waits
-// until it has been reaped. To end a child and learn when it is gone
+// until it has been reaped and its output is over (OutputWait at most
+// after the exit, whatever the child left running holds it). To end a child and learn when it is gone
 // without closing the event, call Terminate (or Kill) and wait for the
 // event's completion.
 //
@@ -62,6 +64,7 @@ type Process struct {
 
 	stdin, stdout, stderr *os.File // parent's pipe ends, or nil
 	loopIO                [3]*IO   // parent's ends of StdioLoop streams, or nil
+	ipc                   *IPC     // parent's end of the IPC pipe, or nil
 
 	grace       time.Duration // between SIGTERM and SIGKILL (Context, KillOnClose)
 	killOnClose bool
@@ -76,8 +79,8 @@ type Process struct {
 	group     bool          // the child leads its own process group (Group, Detached)
 	closer    reactorCloser
 
-	copying sync.WaitGroup        // StdioWriter copies still running
-	copyErr atomic.Pointer[error] // the first copy's failure
+	outputs []*childOutput        // the output pipes whose end the completion waits for
+	copyErr atomic.Pointer[error] // the first StdioWriter copy's failure
 }
 
 type processOps Process
@@ -131,6 +134,10 @@ type ProcessOptions struct {
 	// KillOnClose applies; 0 sends SIGKILL at once. It must not be
 	// negative (EINVAL).
 	Grace time.Duration
+	// IPC gives the child an IPC pipe at descriptor IPCFD (3), which it
+	// opens with OpenIPC; Process.IPC returns the parent's end, to pass
+	// connections and listeners to the child (see IPC).
+	IPC bool
 }
 
 // StartProcess starts a child on r and returns its started Process event. A
@@ -148,8 +155,9 @@ func StartProcess(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
 		return nil, fmt.Errorf("uv: StartProcess: empty Args: %w", syscall.EINVAL)
 	case opts.Grace < 0:
 		return nil, fmt.Errorf("uv: StartProcess: negative Grace: %w", syscall.EINVAL)
-	case opts.SysProcAttr != nil && opts.SysProcAttr.PidFD != nil:
-		return nil, fmt.Errorf("uv: StartProcess: SysProcAttr.PidFD is the Process's own: %w", syscall.EINVAL)
+	}
+	if err := checkSysProcAttr(opts.SysProcAttr); err != nil {
+		return nil, err
 	}
 	if opts.Context != nil {
 		if err := opts.Context.Err(); err != nil {
@@ -178,10 +186,19 @@ func StartProcess(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("uv: StartProcess %s: %w", path, err)
 	}
+	childFiles := files[:]
+	if opts.IPC {
+		fd, err := sio.openIPC(r)
+		if err != nil {
+			sio.closeParentEnds()
+			return nil, fmt.Errorf("uv: StartProcess %s: %w", path, err)
+		}
+		childFiles = append(childFiles, fd)
+	}
 	pidfd := -1
 	sys := sysProcAttr(opts, &pidfd)
 	p.group = sys.Setsid || sys.Setpgid && sys.Pgid == 0
-	attr := &syscall.ProcAttr{Dir: opts.Dir, Env: env, Files: files[:], Sys: sys}
+	attr := &syscall.ProcAttr{Dir: opts.Dir, Env: env, Files: childFiles, Sys: sys}
 	pid, err := syscall.ForkExec(path, opts.Args, attr)
 	runtime.KeepAlive(opts)
 	if err != nil {
@@ -191,6 +208,8 @@ func StartProcess(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
 	p.pid = pid
 	p.stdin, p.stdout, p.stderr = sio.parent[0], sio.parent[1], sio.parent[2]
 	p.loopIO = sio.loop
+	p.outputs = sio.outputs
+	p.ipc = sio.ipc
 	p.startCopies(sio.copies)
 	eventkind.Init(&p.Base, (*processOps)(p), true, event.GoOwned)
 	children.add(r, p)
@@ -214,7 +233,7 @@ func sysProcAttr(opts ProcessOptions, pidfd *int) *syscall.SysProcAttr {
 	if opts.SysProcAttr != nil {
 		*sys = *opts.SysProcAttr
 	}
-	sys.PidFD = pidfd
+	setPidFD(sys, pidfd)
 	if opts.Detached {
 		sys.Setsid = true
 	}
@@ -327,13 +346,7 @@ func (p *Process) Kill(sig syscall.Signal) error {
 // wait4 under mu.
 func (p *Process) watch(pidfd int) {
 	if pidfd < 0 || !waitPidfd(pidfd) {
-		var info unix.Siginfo
-		for {
-			err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-			if err != syscall.EINTR {
-				break
-			}
-		}
+		waitExited(p.pid)
 	}
 	var ws syscall.WaitStatus
 	var err error
@@ -347,29 +360,33 @@ func (p *Process) watch(pidfd int) {
 	p.reaped = true
 	cause := p.cancelled
 	p.mu.Unlock()
-	p.copying.Wait() // StdioWriter: the output is all out before the end
+	cutErr := p.awaitOutput() // the output is all out before the end, or OutputWait is over
 	copyErr := p.copyError()
 	if p.ctxStop != nil {
 		p.ctxStop()
 	}
 	if err != nil { // reaped by someone else (a wait for any child): the status is lost
 		p.lost = true
-		close(p.exited)
-		err = fmt.Errorf("uv: wait4(%d): status lost: %w", p.pid, err)
-		p.out.deliver(p.r, &p.Base, nil, err, func() { children.remove(p.r, p.pid) })
+		p.out.store(nil, fmt.Errorf("uv: wait4(%d): status lost: %w", p.pid, err))
+		close(p.exited) // after the store: Replay gives what ExitStatus says
+		p.out.complete(p.r, &p.Base, func() { children.remove(p.r, p.pid) })
 		return
 	}
 	p.status = ws.ExitStatus()
 	if ws.Signaled() {
 		p.status = -int(ws.Signal())
 	}
-	close(p.exited)
-	if cause != nil {
+	switch {
+	case cause != nil:
 		err = fmt.Errorf("uv: process %d: ended by its Context: %w", p.pid, cause)
-	} else {
+	case copyErr != nil:
 		err = copyErr
+	default:
+		err = cutErr
 	}
-	p.out.deliver(p.r, &p.Base, p.status, err, func() { children.remove(p.r, p.pid) })
+	p.out.store(p.status, err)
+	close(p.exited) // after the store: Replay gives what ExitStatus says
+	p.out.complete(p.r, &p.Base, func() { children.remove(p.r, p.pid) })
 }
 
 // waitPidfd waits in the netpoller until pidfd is readable (the child has
@@ -415,7 +432,7 @@ func (o *processOps) Free(bool) {
 	if _, _, completed := o.out.stored(); o.killOnClose && !completed {
 		p := (*Process)(o)
 		p.terminate(o.grace, &termination{
-			what:    fmt.Sprintf("Process(pid=%d, %s)", p.pid, p.path),
+			what:    p.lingerName,
 			over:    p.gone,
 			running: true,
 		})
@@ -475,8 +492,5 @@ func (c *childTable) remove(r *reactor.Reactor, pid int) {
 // end a child without closing the event. Closing a closed Process does
 // nothing and returns nil.
 func (p *Process) Close() error {
-	if p == nil {
-		return (*event.Base)(nil).Close()
-	}
 	return p.Base.Close()
 }

@@ -47,7 +47,10 @@ var (
 	// with callbacks on the loop (ReadLines splits it into lines), with
 	// ReadAsync, or from a goroutine with Read. The IO is the caller's: it
 	// is not closed with the Process (the child may outlive its event);
-	// close it when done, or drop it (see Handle).
+	// close it when done, or drop it (see Lifetime in the package doc).
+	// The Process completes after the output's end has been given to its
+	// reader (a callback's io.EOF, a Read's) or the IO closed, as with
+	// StdioWriter, for OutputWait after the child's exit at most.
 	StdioLoop = Stdio{mode: stdioLoop}
 )
 
@@ -67,9 +70,11 @@ func StdioFile(f *os.File) Stdio { return Stdio{mode: stdioFile, file: f} }
 // Stderr (w == w) is one pipe: the two arrive in the order written, from
 // one goroutine. A failed Write ends the copy (the child then writes to a
 // closed pipe) and the completion's error matches it, unless the child's
-// end gave one already. As with Cmd.Wait, something the child started
-// that keeps the stream open (a command left in the background) holds the
-// completion back until it closes it. A nil w (or a nil pointer in it), or
+// end gave one already. Something the child started that keeps the stream
+// open (a command left in the background) holds the completion back for
+// OutputWait after the child's exit at most: the stream is then closed and
+// the completion's error matches exec.ErrWaitDelay, naming who held it
+// (as Cmd.WaitDelay does). A nil w (or a nil pointer in it), or
 // StdioWriter as Stdin, is an error of StartProcess matching
 // syscall.EINVAL.
 func StdioWriter(w io.Writer) Stdio {
@@ -98,23 +103,22 @@ func sameWriter(a, b io.Writer) bool {
 	return ta != nil && ta == reflect.TypeOf(b) && ta.Comparable() && a == b
 }
 
-// outputCopy is a StdioWriter stream: the parent's end of its pipe and the
-// writer it is copied to.
+// outputCopy is a StdioWriter stream: the parent's end of its pipe, the
+// writer it is copied to, and its record among the child's outputs.
 type outputCopy struct {
 	from *os.File
 	to   io.Writer
+	out  *childOutput
 }
 
-// startCopies starts copying each StdioWriter stream to its writer; the
-// copies are counted in p.copying, and the first failure kept.
+// startCopies starts copying each StdioWriter stream to its writer
+// (outputCopy.run); each copy ends its output when over, and the first
+// failure is kept.
 func (p *Process) startCopies(copies []outputCopy) {
 	for _, c := range copies {
-		p.copying.Add(1)
 		go func() {
-			defer p.copying.Done()
-			_, err := io.Copy(c.to, c.from)
-			c.from.Close()
-			if err != nil {
+			defer c.out.ended()
+			if err := c.run(); err != nil {
 				p.copyErr.CompareAndSwap(nil, &err)
 			}
 		}()
@@ -133,10 +137,12 @@ func (p *Process) copyError() error {
 // stdioSetup opens what the three standard streams of a child need, and
 // closes the child's ends after the fork.
 type stdioSetup struct {
-	parent [3]*os.File  // the parent's pipe ends, given to the Process
-	loop   [3]*IO       // the parent's ends of StdioLoop streams
-	copies []outputCopy // the StdioWriter streams, copied by the Process
-	child  []*os.File   // closed after the fork
+	parent  [3]*os.File    // the parent's pipe ends, given to the Process
+	loop    [3]*IO         // the parent's ends of StdioLoop streams
+	copies  []outputCopy   // the StdioWriter streams, copied by the Process
+	outputs []*childOutput // the output pipes (StdioWriter, StdioLoop) whose end the Process waits for
+	child   []*os.File     // closed after the fork
+	ipc     *IPC           // the parent's end of the IPC pipe (ipc_process.go)
 }
 
 func (s *stdioSetup) open(r *reactor.Reactor, streams [3]Stdio) ([3]uintptr, error) {
@@ -183,6 +189,7 @@ func (s *stdioSetup) open(r *reactor.Reactor, streams [3]Stdio) ([3]uintptr, err
 				return files, fmt.Errorf("stream %d: a writer takes output (Stdout, Stderr), not nil: %w", i, syscall.EINVAL)
 			case i == 2 && streams[1].mode == stdioWriter && sameWriter(st.w, streams[1].w):
 				files[2] = files[1] // one pipe, as os/exec makes
+				s.outputs[len(s.outputs)-1].name = "stdout and stderr"
 				continue
 			}
 			rd, wr, err := os.Pipe()
@@ -190,7 +197,10 @@ func (s *stdioSetup) open(r *reactor.Reactor, streams [3]Stdio) ([3]uintptr, err
 				s.closeParentEnds()
 				return files, err
 			}
-			s.copies = append(s.copies, outputCopy{from: rd, to: st.w})
+			out := newChildOutput(i, pipeInode(int(wr.Fd())))
+			out.from = rd
+			s.outputs = append(s.outputs, out)
+			s.copies = append(s.copies, outputCopy{from: rd, to: st.w, out: out})
 			s.child = append(s.child, wr)
 			files[i] = wr.Fd()
 		default:
@@ -210,7 +220,7 @@ func (s *stdioSetup) open(r *reactor.Reactor, streams [3]Stdio) ([3]uintptr, err
 // returned and closed after the fork.
 func (s *stdioSetup) openLoop(r *reactor.Reactor, i int) (uintptr, error) {
 	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+	if err := pipeCloexec(&p); err != nil {
 		return 0, os.NewSyscallError("pipe2", err)
 	}
 	mine, theirs := p[1], p[0]
@@ -224,6 +234,11 @@ func (s *stdioSetup) openLoop(r *reactor.Reactor, i int) (uintptr, error) {
 		return 0, fmt.Errorf("stream %d: %w", i, err)
 	}
 	s.loop[i] = c
+	if i > 0 {
+		out := newChildOutput(i, pipeInode(theirs))
+		c.e.outEnd = out
+		s.outputs = append(s.outputs, out)
+	}
 	child := os.NewFile(uintptr(theirs), "|child")
 	s.child = append(s.child, child)
 	return child.Fd(), nil
@@ -256,6 +271,10 @@ func (s *stdioSetup) closeParentEnds() {
 			c.Close()
 			s.loop[i] = nil
 		}
+	}
+	if s.ipc != nil {
+		s.ipc.Close()
+		s.ipc = nil
 	}
 }
 

@@ -21,7 +21,8 @@ import (
 var ErrNoGroup = fmt.Errorf("uv: the child does not lead a process group (start it with Group or Detached): %w", syscall.EINVAL)
 
 // Exited returns a channel closed once the child has been reaped: it is gone
-// and its pid is free. Unlike the event's completion, it is closed after
+// and its pid is free; and its output is over, as for the completion
+// (OutputWait after the exit at most). Unlike the event's completion, it is closed after
 // the event's Close too. Nil for a Process StartProcess did not make.
 func (p *Process) Exited() <-chan struct{} {
 	if p == nil {
@@ -81,12 +82,12 @@ func (p *Process) Terminate(grace time.Duration) error {
 
 // termination says what a terminate waits for: done is closed when it is
 // over (the reactor's Close waits for it; nil means groupDone), over reports at the end of the
-// grace period whether SIGKILL is still needed, what names it, and mark,
+// grace period whether SIGKILL is still needed, what names it as it is then, and mark,
 // if not nil, runs under mu when the first signal went out. running
 // terminates only a child not reaped yet: one that ended by itself is
 // not signalled, nor what it left in its group (KillOnClose).
 type termination struct {
-	what    string
+	what    func() string
 	done    <-chan struct{}
 	over    func() bool
 	mark    func()
@@ -97,7 +98,7 @@ type termination struct {
 // is nil.
 func (p *Process) terminate(grace time.Duration, t *termination) error {
 	if t == nil {
-		t = &termination{what: fmt.Sprintf("Process(pid=%d, %s)", p.pid, p.path), over: p.gone}
+		t = &termination{what: p.lingerName, over: p.gone}
 	}
 	first := syscall.SIGTERM
 	if grace == 0 {
@@ -134,7 +135,7 @@ func (p *Process) terminate(grace time.Duration, t *termination) error {
 // event's outcome with the Context's error.
 func (p *Process) contextDone(ctx context.Context) {
 	p.terminate(p.grace, &termination{
-		what: fmt.Sprintf("Process(pid=%d, %s)", p.pid, p.path),
+		what: p.lingerName,
 		over: p.gone,
 		mark: func() { p.cancelled = ctx.Err() },
 	})

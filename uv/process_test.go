@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -384,4 +385,32 @@ func TestProcessStatusLost(t *testing.T) {
 		t.Errorf("Info = %q, want %q", got, want)
 	}
 	uv.UvtShutdown(t, u, false)
+}
+
+// Once ExitStatus says the child has ended (Exited is closed), Replay gives
+// its result, even before the completion has reached the loop: here the
+// loop is busy in a timer's callback that waits for the exit, so the
+// completion cannot run until the callback returns.
+func TestProcessReplayOnceExited(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		p := spawnChild(t, u.Reactor, uv.ProcessOptions{}, "exit", "3")
+		tm, err := u.NewTimer(time.Millisecond, 0)
+		uv.UvtMust(t, err)
+		var got any
+		var replayErr error
+		_, err = tm.OnFire(func(error) {
+			<-p.Exited()
+			if st, ok := p.ExitStatus(); !ok || st != 3 {
+				t.Errorf("ExitStatus = %d, %v; want 3, true", st, ok)
+			}
+			replayErr = p.Replay(event.NewCallback(func(_ event.Event, res any, _ error) { got = res }))
+		})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, tm.Start())
+		uv.UvtMust(t, u.Run(context.Background()))
+		if replayErr != nil || got != 3 {
+			t.Errorf("Replay from the loop once exited = %v, %v; want 3, nil", got, replayErr)
+		}
+		uv.UvtShutdown(t, u, false)
+	})
 }

@@ -18,7 +18,7 @@ import (
 
 // The kinds the lifecycle fuzz plays with.
 const (
-	lfTimer = iota // one-shot: closes after it fires
+	lfTimer = iota // one-shot: stopped when it fires
 	lfPeriodic
 	lfTrigger
 	lfFuture // one-shot: closes when completed
@@ -90,7 +90,10 @@ func (f *lfRun) newSlot(k int, arg byte) {
 			if s.starts == 0 && (s.kind == lfTimer || s.kind == lfPeriodic || s.kind == lfPoll || s.kind == lfCheck) {
 				f.t.Errorf("slot kind %d notified while stopped", s.kind)
 			}
-			if s.kind == lfTimer || s.kind == lfFuture {
+			switch s.kind {
+			case lfTimer: // stopped, not closed: it can be started again
+				s.starts = 0
+			case lfFuture:
 				s.closed, s.starts = true, 0
 			}
 		}

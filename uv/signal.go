@@ -74,7 +74,9 @@ type signalOps Signal
 // (NewSignal(r, syscall.SIGINT, syscall.SIGTERM)) on r; a signal listed
 // twice is watched once. It is not started. Numbers that are not signals
 // (0, negative, above 64), signals that cannot be caught (SIGKILL,
-// SIGSTOP), and those the Go runtime keeps for itself (SIGPROF; SIGURG,
+// SIGSTOP), the synchronous faults Go cannot deliver to a program (SIGSEGV,
+// SIGBUS, SIGFPE, SIGILL: the runtime makes them panics of the goroutine
+// that faulted), and those the Go runtime keeps for itself (SIGPROF; SIGURG,
 // which it sends to preempt goroutines, so a listener would hear arrivals
 // no one sent; the C library's 32 and 33) are refused with an error
 // matching syscall.EINVAL: one such signal in the list refuses it all.
@@ -105,6 +107,8 @@ func signalRefused(signum syscall.Signal) string {
 		return "not a signal number"
 	case signum == syscall.SIGKILL || signum == syscall.SIGSTOP:
 		return "cannot be caught"
+	case signum == syscall.SIGSEGV || signum == syscall.SIGBUS || signum == syscall.SIGFPE || signum == syscall.SIGILL:
+		return "a synchronous fault, which the Go runtime turns into a panic of the faulting goroutine"
 	case signum == syscall.SIGPROF:
 		return "reserved by the Go runtime's profiler"
 	case signum == syscall.SIGURG:

@@ -102,6 +102,23 @@ var g1Kinds = []g1Kind{
 			_, err := uv.NewFSEvent(r, dir, uv.FSEventOptions{})
 			return err
 		}},
+	{name: "fspoll", n: 20_000, why: "each stats its path on the thread pool when started", batch: 200,
+		create: func(_ *testing.T, r *reactor.Reactor, dir string) error {
+			_, err := uv.NewFSPoll(r, dir, time.Millisecond)
+			return err
+		}},
+	{name: "fs-request", n: 20_000, why: "each is a thread-pool request (a stat, a listing, a failed unlink)", batch: 200,
+		create: func(_ *testing.T, r *reactor.Reactor, dir string) error {
+			ctx := context.Background()
+			if _, err := uv.Stat(ctx, r, dir); err != nil {
+				return err
+			}
+			if _, err := uv.ReadDir(ctx, r, dir); err != nil {
+				return err
+			}
+			_, err := uv.Unlink(ctx, r, dir+"/missing")
+			return err
+		}},
 	{name: "file", n: 20_000, why: "each open is a thread-pool request and a descriptor", batch: 200,
 		create: func(_ *testing.T, r *reactor.Reactor, _ string) error {
 			_, err := uv.OpenFile(context.Background(), r, "/dev/null", os.O_RDONLY, 0)

@@ -37,20 +37,25 @@ type TaskPool struct {
 }
 
 // NewTaskPool returns a pool running at most workers tasks at a time. A
-// count below 1 is an error matching syscall.EINVAL.
+// count below 1, or above maxTaskPool (1,024: libuv's own limit on its
+// pool's threads), is an error matching syscall.EINVAL.
 func NewTaskPool(workers int) (*TaskPool, error) {
-	if workers < 1 {
+	if workers < 1 || workers > maxTaskPool {
 		return nil, fmt.Errorf("uv: NewTaskPool(%d): %w", workers, syscall.EINVAL)
 	}
 	return &TaskPool{workers: workers}, nil
 }
+
+// maxTaskPool is the largest pool NewTaskPool makes: libuv's limit
+// (MAX_THREADPOOL_SIZE) on UV_THREADPOOL_SIZE.
+const maxTaskPool = 1024
 
 // DefaultTaskPool is the pool QueueTask uses. Its size is libuv's: the
 // UV_THREADPOOL_SIZE environment variable if it is a number from 1 to 1024,
 // else 4.
 var DefaultTaskPool = func() *TaskPool {
 	n, err := strconv.Atoi(os.Getenv("UV_THREADPOOL_SIZE"))
-	if err != nil || n < 1 || n > 1024 {
+	if err != nil || n < 1 || n > maxTaskPool {
 		n = 4
 	}
 	p, _ := NewTaskPool(n)

@@ -17,7 +17,7 @@ import (
 // UvtLibuvTimer is a uv_timer_t as an event: its result is uv_now at the
 // firing (ms).
 type UvtLibuvTimer struct {
-	Handle
+	handle
 	e *uvtTimerEvent
 }
 
@@ -35,7 +35,7 @@ func UvtNewLibuvTimer(r *reactor.Reactor, timeout time.Duration) (*UvtLibuvTimer
 		return nil, err
 	}
 	t := &UvtLibuvTimer{e: e}
-	track(t, &t.Handle, &e.core)
+	track(t, &t.handle, &e.core)
 	return t, nil
 }
 

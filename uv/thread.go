@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/reactor"
@@ -70,14 +68,14 @@ func NewThread[T any](r *reactor.Reactor, fn func(ctx context.Context) (T, error
 // ends when the goroutine does.
 func (t *Thread[T]) run(fn func(context.Context) (T, error)) {
 	runtime.LockOSThread()
-	t.tid.Store(int64(unix.Gettid()))
+	t.tid.Store(int64(gettid()))
 	res, err := callSafely(t.ctx, fn)
 	t.cancel()
 	t.out.deliver(t.r, &t.Base, res, err, nil)
 }
 
 // ThreadID returns the OS thread id the function runs on, or 0 before it
-// has started.
+// has started (-1 on systems other than Linux, which give none).
 func (t *Thread[T]) ThreadID() int {
 	if t == nil {
 		return 0

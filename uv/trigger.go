@@ -15,12 +15,12 @@ import (
 // (libuv's rule); sends to a stopped trigger are dropped.
 //
 // On the libuv driver it is a uv_async_t and the Trigger is an event
-// reference (see Handle): the handle is C memory, freed in its uv_close
+// reference (see Lifetime in the package doc): the handle is C memory, freed in its uv_close
 // callback, and dropping a stopped Trigger without Close is safe (a started
 // one is held by its reactor). On the pure-Go
 // driver it is a Go-owned event with the same behaviour.
 type Trigger struct {
-	Handle
+	handle
 	e sender
 }
 
@@ -39,7 +39,7 @@ func NewTrigger(r *reactor.Reactor) (*Trigger, error) {
 		return nil, err
 	}
 	t := &Trigger{e: e}
-	track(t, &t.Handle, &e.core)
+	track(t, &t.handle, &e.core)
 	return t, nil
 }
 

@@ -18,7 +18,7 @@ import (
 )
 
 // dropTrigger creates a subscribed trigger, starts and stops it (a
-// started one is the reactor's, DESIGN §3), and drops it without Close. It returns its id and a channel closed when the *Trigger has been
+// started one is the reactor's, docs/architecture.md §5), and drops it without Close. It returns its id and a channel closed when the *Trigger has been
 // collected (a second cleanup on the same object, the test's own).
 func dropTrigger(t *testing.T, u *uv.UvtReactor, calls *atomic.Int64) (eventref.ID, <-chan struct{}) {
 	t.Helper()

@@ -51,7 +51,7 @@ func newGoTrigger(r *reactor.Reactor) (*Trigger, error) {
 	}
 	t := &Trigger{e: e}
 	t.target = e
-	e.refPtr = weak.Make(&t.Handle)
+	e.refPtr = weak.Make(&t.handle)
 	// As on the libuv driver, a Trigger dropped without Close while
 	// stopped is closed (a started one holds it: keeper).
 	t.cleanup = runtime.AddCleanup(t, func(e *goTrigger) { e.r.Post(func() { e.Close() }) }, e)

@@ -161,8 +161,8 @@ func (n *NameInfo) Outcome() (res NameInfoResult, ok bool, err error) {
 	return replayedOutcome[NameInfoResult](n, n == nil || n.r == nil, "NameInfo")
 }
 
-// Result returns a notification's result as the request's T: the bytes
-// read ([]byte) or the count written (int).
+// Result returns a notification's result as the request's T (an
+// fs.FileInfo for a stat, the bytes read for a read, ...).
 func (q *FSRequest[T]) Result(result any) T { return as[T](result) }
 
 // Outcome returns the operation's result, or its error, once the request
@@ -206,8 +206,18 @@ func (l *Listener) OnAccept(fn func(c *IO, err error), opts ...event.OnOption) (
 	return event.On(l, fn, opts...)
 }
 
-// Result returns a notification's result as the bytes read.
-func (c *IO) Result(result any) []byte { return as[[]byte](result) }
+// Result returns a notification's result as the bytes read: an IO
+// notifies each read as a *[]byte (valid during the callback only, as the
+// bytes are), which Result reads; nil for a notification without bytes.
+func (c *IO) Result(result any) []byte { return readBytes(result) }
+
+// readBytes is IO.Result, for code that must not hold the IO.
+func readBytes(result any) []byte {
+	if p, ok := result.(*[]byte); ok && p != nil {
+		return *p
+	}
+	return nil
+}
 
 // OnRead calls fn on the loop goroutine with each block of bytes read (the
 // IO must be started), or with the error reading ended with (io.EOF at the
@@ -245,6 +255,17 @@ func (f *FSEvent) Result(result any) FSEventResult { return as[FSEventResult](re
 // event.WithClose.
 func (f *FSEvent) OnChange(fn func(ch FSEventResult, err error), opts ...event.OnOption) (*event.Callback, error) {
 	return event.On(f, fn, opts...)
+}
+
+// Result returns a notification's result as the two stats compared.
+func (p *FSPoll) Result(result any) FSPollResult { return as[FSPollResult](result) }
+
+// OnChange calls fn on the loop goroutine with each change the poll sees
+// (it must be started), or with the error a stat failed with (res.Prev
+// then holds the last stat that succeeded, if any). The notification the
+// poll's Close sends is left out unless opts holds event.WithClose.
+func (p *FSPoll) OnChange(fn func(res FSPollResult, err error), opts ...event.OnOption) (*event.Callback, error) {
+	return event.On(p, fn, opts...)
 }
 
 // Result returns a notification's result as the events that fired.

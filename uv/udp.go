@@ -18,7 +18,8 @@ import (
 // byte stream. Like an IO it can be used three ways:
 //
 //   - as an event: Start it and its callbacks get each datagram as a
-//     *Datagram result, whose Data is a view of the buffer the datagram was
+//     *Datagram result (OnDatagram and Result give it as a Datagram
+//     value), whose Data is a view of the buffer the datagram was
 //     received into: valid only during the callback;
 //   - goroutine-blocking: it is a net.PacketConn (ReadFrom, WriteTo,
 //     deadlines);
@@ -32,15 +33,19 @@ import (
 // counted in Info). Closing fails a waiting ReadFrom with ErrClosed, and
 // drops the datagrams still queued.
 //
+// Datagrams are read in batches (recvmmsg, up to 20 a call) on both
+// drivers. Broadcast, TTL and multicast (groups, source-specific groups,
+// interface, loopback, TTL) are set with the methods of udp_options.go.
+//
 // On the libuv driver a UDP is a uv_udp_t, received into C buffers. On the
 // pure-Go driver it is a Go-owned event over a non-blocking socket in the
 // reactor's epoll set (udp_go.go), received into a Go buffer reused after
 // the callback, with the same results, errors and lifetime. Either way the
-// UDP is an event reference (see Handle): started, it is held by its
+// UDP is an event reference (see Lifetime in the package doc): started, it is held by its
 // reactor whoever points at it; dropping a stopped one without Close is
 // safe.
 type UDP struct {
-	Handle
+	handle
 	e *udpState
 }
 
@@ -87,6 +92,8 @@ type udpDriver interface {
 	queued() int
 	// release gives back the memory of a kept datagram.
 	release(k *keptDatagram)
+	// option sets a socket option (udp_options.go).
+	option(o udpOption) error
 }
 
 type udpRead struct {
@@ -422,5 +429,8 @@ func (u *UDP) SetReadDeadline(t time.Time) error {
 }
 
 func (u *UDP) opError(op string, err error) error {
+	if u.e == nil { // the zero UDP: no socket to name
+		return &net.OpError{Op: op, Net: "udp", Err: err}
+	}
 	return &net.OpError{Op: op, Net: u.e.network, Addr: u.e.addr, Err: err}
 }

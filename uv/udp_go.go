@@ -2,20 +2,23 @@ package uv
 
 import (
 	"bytes"
+	"encoding/binary"
 	"net"
 	"os"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
 // The pure-Go driver's UDP. Its socket is a member of the reactor's epoll
-// set (poller_go.go), polled for EPOLLIN while it receives (started, a
+// set (poller_go_linux.go), polled for EPOLLIN while it receives (started, a
 // ReadFrom waiting, or datagrams kept and room for more: udpState.update)
 // and for EPOLLOUT while datagrams are queued. Like libuv's uv__udp_io, a
 // pass reads at most udpBurst datagrams before the other members get their
@@ -31,9 +34,81 @@ const udpBurst = 32
 // truncated alike on both drivers.
 const udpBufSize = 64<<10 - 128
 
-// udpBufs holds receive buffers: one is in use only during a pass, so a
-// reactor's UDPs share a few.
-var udpBufs = sync.Pool{New: func() any { return new([udpBufSize]byte) }}
+// udpBatch is the most datagrams one recvmmsg(2) reads, as on the libuv
+// driver (UV_UDP_RECVMMSG with room for 20).
+const udpBatch = uvcgo.UDPBatch
+
+// mmsghdr is struct mmsghdr: a message header and the length received.
+type mmsghdr struct {
+	hdr unix.Msghdr
+	n   uint32
+}
+
+// udpBatchBufs is what one recvmmsg receives into: a buffer, a sender's
+// address and a header per datagram, the headers pointing at the rest.
+type udpBatchBufs struct {
+	bufs  [udpBatch][udpBufSize]byte
+	iov   [udpBatch]unix.Iovec
+	names [udpBatch]unix.RawSockaddrAny
+	msgs  [udpBatch]mmsghdr
+}
+
+// udpBatches holds receive buffers: a set is in use only during a pass,
+// so a process's UDPs share a few.
+var udpBatches = sync.Pool{New: func() any {
+	b := new(udpBatchBufs)
+	for i := range b.msgs {
+		b.iov[i].Base = &b.bufs[i][0]
+		b.iov[i].SetLen(udpBufSize)
+		b.msgs[i].hdr.Name = (*byte)(unsafe.Pointer(&b.names[i]))
+		b.msgs[i].hdr.Iov = &b.iov[i]
+		b.msgs[i].hdr.SetIovlen(1)
+	}
+	return b
+}}
+
+// recv reads up to n datagrams (n <= udpBatch) with one recvmmsg(2),
+// without blocking, and returns how many came.
+func (b *udpBatchBufs) recv(fd, n int) (int, error) {
+	for i := range n {
+		b.msgs[i].hdr.Namelen = unix.SizeofSockaddrAny
+		b.msgs[i].hdr.Flags = 0
+	}
+	for {
+		got, errno := recvmmsg(fd, &b.msgs[0], n)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return 0, errno
+		}
+		return int(got), nil
+	}
+}
+
+// datagram is the i-th datagram received: Data a view of its buffer.
+func (b *udpBatchBufs) datagram(i int) Datagram {
+	m := &b.msgs[i]
+	n := int(m.n)
+	d := Datagram{Addr: rawUDPAddr(&b.names[i]), Truncated: m.hdr.Flags&unix.MSG_TRUNC != 0 || n > udpBufSize}
+	if n > 0 { // an empty datagram has no Data, as on libuv
+		d.Data = b.bufs[i][:min(n, udpBufSize)]
+	}
+	return d
+}
+
+// rawUDPAddr is a sender's address as the kernel wrote it.
+func rawUDPAddr(sa *unix.RawSockaddrAny) *net.UDPAddr {
+	switch sa.Addr.Family {
+	case unix.AF_INET:
+		a := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		return udpAddr(bytes.Clone(a.Addr[:]), int(binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&a.Port))[:])), 0)
+	case unix.AF_INET6:
+		a := (*unix.RawSockaddrInet6)(unsafe.Pointer(sa))
+		return udpAddr(bytes.Clone(a.Addr[:]), int(binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&a.Port))[:])), a.Scope_id)
+	}
+	return nil
+}
 
 // goUDP is the pure-Go driver's UDP event. The reactor's poller holds it
 // until it closes; it never points back at its UDP.
@@ -80,7 +155,7 @@ func listenGoUDP(r *reactor.Reactor, network string, t tcpTarget) (*UDP, error) 
 	u := &UDP{e: &e.udpState}
 	// As on the libuv driver, a UDP dropped without Close while stopped is
 	// closed; a started one holds it.
-	trackGo(u, &u.Handle, r, e)
+	trackGo(u, &u.handle, r, e)
 	return u, nil
 }
 
@@ -89,7 +164,7 @@ func (e *goUDP) kindName() string { return "udp" }
 // open makes the socket, bound to t, as libuv's uv_udp_init_ex and
 // uv_udp_bind do (IPV6_V6ONLY for udp6), and reads the address it got.
 func (e *goUDP) open(t tcpTarget) error {
-	fd, err := unix.Socket(t.family, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fd, err := socket(t.family, unix.SOCK_DGRAM, 0)
 	if err != nil {
 		return os.NewSyscallError("socket", err)
 	}
@@ -141,16 +216,16 @@ func (e *goUDP) fired(events uint32) {
 	if e.gone() {
 		return
 	}
-	if events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+	if events&(epollErr|epollHup) != 0 {
 		events |= e.mask
-		if e.mask&unix.EPOLLIN == 0 {
+		if e.mask&epollIn == 0 {
 			e.takeSocketError()
 		}
 	}
-	if events&unix.EPOLLOUT != 0 {
+	if events&epollOut != 0 {
 		e.sendQueued()
 	}
-	if events&unix.EPOLLIN != 0 {
+	if events&epollIn != 0 {
 		e.receiveBurst()
 	}
 	if !e.gone() {
@@ -162,33 +237,48 @@ func (e *goUDP) fired(events uint32) {
 // closed it: its Free runs after the notification).
 func (e *goUDP) gone() bool { return e.pl == nil || e.Flags().Has(event.Closed) }
 
-// receiveBurst reads up to udpBurst datagrams while the UDP receives.
+// receiveBurst reads up to udpBurst datagrams while the UDP receives, in
+// batches of up to udpBatch (one recvmmsg each, as libuv's
+// UV_UDP_RECVMMSG). While it is not started a batch is no larger than what
+// the waiting ReadFroms and the keep take, so no datagram read is dropped.
 func (e *goUDP) receiveBurst() {
-	buf := udpBufs.Get().(*[udpBufSize]byte)
-	defer udpBufs.Put(buf)
-	for range udpBurst {
+	b := udpBatches.Get().(*udpBatchBufs)
+	defer udpBatches.Put(b)
+	for left := udpBurst; left > 0; {
 		if e.gone() || !e.receiving {
 			return
 		}
-		// With MSG_TRUNC, n is the datagram's own length, not what fit.
-		n, from, err := unix.Recvfrom(e.fd, buf[:], unix.MSG_TRUNC)
+		n := min(udpBatch, left)
+		if !e.started {
+			n = min(n, len(e.readers)+udpKept-len(e.kept))
+		}
+		if n <= 0 {
+			return
+		}
+		got, err := b.recv(e.fd, n)
 		switch err {
 		case nil:
-		case unix.EAGAIN, unix.EINTR:
+		case unix.EAGAIN:
 			return
 		default:
-			e.recvFailed(os.NewSyscallError("recvfrom", err))
+			e.recvFailed(os.NewSyscallError("recvmmsg", err))
 			return
 		}
-		d := Datagram{Addr: udpAddrOf(from), Truncated: n > len(buf)}
-		if n > 0 { // an empty datagram has no Data, as on libuv
-			d.Data = buf[:min(n, len(buf))]
-		}
-		if e.received(&d) {
-			d.Data = bytes.Clone(d.Data) // the buffer is reused
-			e.keep(keptDatagram{d: d})
+		for i := range got {
+			if e.gone() {
+				return // closed by a callback: the rest of the batch goes with the socket
+			}
+			d := b.datagram(i)
+			if e.received(&d) {
+				d.Data = bytes.Clone(d.Data) // the buffer is reused
+				e.keep(keptDatagram{d: d})
+			}
 		}
 		e.update()
+		left -= got
+		if got < n {
+			return // the socket is empty
+		}
 	}
 }
 
@@ -267,10 +357,10 @@ func (e *goUDP) watch() error {
 	}
 	var want uint32
 	if e.receiving {
-		want |= unix.EPOLLIN
+		want |= epollIn
 	}
 	if len(e.queue) > 0 {
-		want |= unix.EPOLLOUT
+		want |= epollOut
 	}
 	if err := e.pl.ctlMask(e.fd, e.mask, want); err != nil {
 		return err
@@ -309,4 +399,97 @@ func (o *goUDPOps) Free(bool) {
 		pl.remove(e.fd) // out of the poller first, as every member: then its number is free
 		unix.Close(e.fd)
 	}
+}
+
+// option sets o on the socket, with the options libuv's uv_udp_set_* set.
+func (e *goUDP) option(o udpOption) error {
+	ip, ip6 := unix.IPPROTO_IP, unix.IPPROTO_IPV6
+	set := func(name string, level, opt, v int) error {
+		return errnoError("setsockopt "+name, unix.SetsockoptInt(e.fd, level, opt, v))
+	}
+	index := 0
+	if o.ifi != nil {
+		index = o.ifi.Index
+	}
+	switch {
+	case o.kind == optBroadcast:
+		return set("SO_BROADCAST", unix.SOL_SOCKET, unix.SO_BROADCAST, o.v)
+	case o.kind == optTTL && o.v6:
+		return set("IPV6_UNICAST_HOPS", ip6, unix.IPV6_UNICAST_HOPS, o.v)
+	case o.kind == optTTL:
+		return set("IP_TTL", ip, unix.IP_TTL, o.v)
+	case o.kind == optMulticastTTL && o.v6:
+		return set("IPV6_MULTICAST_HOPS", ip6, unix.IPV6_MULTICAST_HOPS, o.v)
+	case o.kind == optMulticastTTL:
+		return set("IP_MULTICAST_TTL", ip, unix.IP_MULTICAST_TTL, o.v)
+	case o.kind == optMulticastLoop && o.v6:
+		return set("IPV6_MULTICAST_LOOP", ip6, unix.IPV6_MULTICAST_LOOP, o.v)
+	case o.kind == optMulticastLoop:
+		return set("IP_MULTICAST_LOOP", ip, unix.IP_MULTICAST_LOOP, o.v)
+	case o.kind == optMulticastIF && o.v6:
+		return set("IPV6_MULTICAST_IF", ip6, unix.IPV6_MULTICAST_IF, index)
+	case o.kind == optMulticastIF: // by the interface's address too, as libuv names it
+		m := &unix.IPMreqn{Ifindex: int32(index)}
+		if o.ifi != nil {
+			a, err := ifAddr4(o.ifi)
+			if err != nil {
+				return err
+			}
+			copy(m.Address[:], net.ParseIP(a).To4())
+		}
+		return errnoError("setsockopt IP_MULTICAST_IF", unix.SetsockoptIPMreqn(e.fd, ip, unix.IP_MULTICAST_IF, m))
+	case o.source != nil:
+		return e.sourceMembership(o, index)
+	case o.v6:
+		m := &unix.IPv6Mreq{Interface: uint32(index)}
+		copy(m.Multiaddr[:], o.group)
+		opt, name := joinOption(o.join, unix.IPV6_JOIN_GROUP, unix.IPV6_LEAVE_GROUP, "IPV6_JOIN_GROUP", "IPV6_LEAVE_GROUP")
+		return errnoError("setsockopt "+name, unix.SetsockoptIPv6Mreq(e.fd, ip6, opt, m))
+	}
+	m := &unix.IPMreqn{Ifindex: int32(index)}
+	copy(m.Multiaddr[:], o.group)
+	opt, name := joinOption(o.join, unix.IP_ADD_MEMBERSHIP, unix.IP_DROP_MEMBERSHIP, "IP_ADD_MEMBERSHIP", "IP_DROP_MEMBERSHIP")
+	return errnoError("setsockopt "+name, unix.SetsockoptIPMreqn(e.fd, ip, opt, m))
+}
+
+// sourceMembership joins or leaves a group for one source: struct
+// ip_mreq_source (IPv4: the interface named by an address of it, as libuv
+// does) or struct group_source_req (IPv6), which golang.org/x/sys/unix has
+// no setter for, laid out here.
+func (e *goUDP) sourceMembership(o udpOption, index int) error {
+	if !o.v6 {
+		var req [12]byte // imr_multiaddr, imr_interface, imr_sourceaddr
+		copy(req[0:4], o.group)
+		if o.ifi != nil {
+			a, err := ifAddr4(o.ifi)
+			if err != nil {
+				return err
+			}
+			copy(req[4:8], net.ParseIP(a).To4())
+		}
+		copy(req[8:12], o.source)
+		opt, name := joinOption(o.join, unix.IP_ADD_SOURCE_MEMBERSHIP, unix.IP_DROP_SOURCE_MEMBERSHIP, "IP_ADD_SOURCE_MEMBERSHIP", "IP_DROP_SOURCE_MEMBERSHIP")
+		return errnoError("setsockopt "+name, unix.SetsockoptString(e.fd, unix.IPPROTO_IP, opt, string(req[:])))
+	}
+	// gsr_interface (a uint32, padded to the alignment of a pointer, which
+	// is struct sockaddr_storage's), then gsr_group and gsr_source, each a
+	// sockaddr_storage (128 bytes).
+	const ss, off = 128, int(unsafe.Sizeof(uintptr(0)))
+	var req [off + 2*ss]byte
+	binary.NativeEndian.PutUint32(req[0:], uint32(index))
+	for i, a := range []net.IP{o.group, o.source} {
+		sa := req[off+i*ss:] // a sockaddr_in6: family, port, flow info, address
+		binary.NativeEndian.PutUint16(sa, unix.AF_INET6)
+		copy(sa[8:24], a)
+	}
+	opt, name := joinOption(o.join, unix.MCAST_JOIN_SOURCE_GROUP, unix.MCAST_LEAVE_SOURCE_GROUP, "MCAST_JOIN_SOURCE_GROUP", "MCAST_LEAVE_SOURCE_GROUP")
+	return errnoError("setsockopt "+name, unix.SetsockoptString(e.fd, unix.IPPROTO_IPV6, opt, string(req[:])))
+}
+
+// joinOption is the socket option (and its name) that joins, or leaves.
+func joinOption(join bool, joinOpt, leaveOpt int, joinName, leaveName string) (int, string) {
+	if join {
+		return joinOpt, joinName
+	}
+	return leaveOpt, leaveName
 }

@@ -41,7 +41,7 @@ func listenUvUDP(r *reactor.Reactor, network string, t tcpTarget) (*UDP, error) 
 		return nil, err
 	}
 	u := &UDP{e: &e.udpState}
-	track(u, &u.Handle, &e.core)
+	track(u, &u.handle, &e.core)
 	return u, nil
 }
 
@@ -103,4 +103,38 @@ func (e *udpEvent) send(p []byte, t tcpTarget) error {
 	}
 	e.sending++
 	return nil
+}
+
+// option sets o through libuv's uv_udp_set_*, which take addresses as
+// strings: an interface is one of its IPv4 addresses on an IPv4 socket,
+// "::%name" on an IPv6 one.
+func (e *udpEvent) option(o udpOption) error {
+	ifaddr := ""
+	if o.ifi != nil {
+		if o.v6 {
+			ifaddr = "::%" + o.ifi.Name
+		} else {
+			var err error
+			if ifaddr, err = ifAddr4(o.ifi); err != nil {
+				return err
+			}
+		}
+	}
+	switch o.kind {
+	case optBroadcast:
+		return e.loop.UDPOption(e.h, uvcgo.UDPBroadcast, o.v)
+	case optTTL:
+		return e.loop.UDPOption(e.h, uvcgo.UDPTTL, o.v)
+	case optMulticastTTL:
+		return e.loop.UDPOption(e.h, uvcgo.UDPMulticastTTL, o.v)
+	case optMulticastLoop:
+		return e.loop.UDPOption(e.h, uvcgo.UDPMulticastLoop, o.v)
+	case optMulticastIF:
+		return e.loop.UDPMulticastInterface(e.h, ifaddr)
+	}
+	source := ""
+	if o.source != nil {
+		source = o.source.String()
+	}
+	return e.loop.UDPMembership(e.h, o.group.String(), ifaddr, source, o.join)
 }

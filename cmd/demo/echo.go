@@ -38,10 +38,12 @@ func tourLoop(ctx context.Context, r *reactor.Reactor) error {
 	accepted, echoed := 0, 0
 	if err := l.OnReadable(lfd, func(fd int) {
 		for {
-			nfd, _, err := unix.Accept4(fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+			nfd, _, err := unix.Accept(fd)
 			if err != nil {
 				return // EAGAIN: no one else is waiting
 			}
+			unix.CloseOnExec(nfd)
+			unix.SetNonblock(nfd, true)
 			s, err := l.NewStream(nfd, loop.StreamOptions{
 				CloseFD: true,
 				OnData: func(s *loop.Stream, b []byte) {
@@ -110,8 +112,13 @@ func tourLoop(ctx context.Context, r *reactor.Reactor) error {
 // listen opens a non-blocking TCP socket listening on 127.0.0.1 (a port
 // the system picks).
 func listen() (int, string, error) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
 	if err != nil {
+		return -1, "", err
+	}
+	unix.CloseOnExec(fd)
+	if err = unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
 		return -1, "", err
 	}
 	err = unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})

@@ -31,7 +31,7 @@ func tourModel(ctx context.Context, r *reactor.Reactor) error {
 		}
 	})
 	event.Subscribe(once, func(ev event.Event, _ any, _ error) {
-		say("once fired; a one-shot timer is closed before its callbacks run: %v", ev.Flags().Has(event.Closed))
+		say("once fired; a one-shot timer is stopped (not closed) before its callbacks run: %v", event.StateOf(ev) == event.Fired && !ev.Flags().Has(event.Closed))
 	})
 	tick.Start()
 	once.Start()

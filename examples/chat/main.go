@@ -8,10 +8,17 @@
 // Each client's idle timeout is one timer, refreshed by each line (Node's
 // timeout.refresh()). Everything runs on the reactor's loop goroutine: the
 // client set needs no lock.
+//
+// A slow client is dropped: a client that does not read what it is sent
+// is disconnected when its queue reaches the IO's high-water mark (Send
+// refuses with uv.ErrQueueFull, 1 MiB by default), and the others hear
+// "* <name> dropped: too slow". So the server holds at most about 1 MiB per
+// client, and a client that stops reading never holds the others back.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -48,13 +55,21 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	clients := map[*uv.IO]bool{}
-	broadcast := func(from *uv.IO, format string, a ...any) {
+	clients := map[*uv.IO]string{} // name by connection
+	var broadcast func(from *uv.IO, format string, a ...any)
+	broadcast = func(from *uv.IO, format string, a ...any) {
 		msg := []byte(fmt.Sprintf(format, a...))
+		var slow []*uv.IO
 		for c := range clients {
-			if c != from {
-				c.Send(msg)
+			if c != from && errors.Is(c.Send(msg), uv.ErrQueueFull) {
+				slow = append(slow, c)
 			}
+		}
+		for _, c := range slow {
+			name := clients[c]
+			delete(clients, c) // its reads' end says no "left"
+			c.Close()
+			broadcast(nil, "* %s dropped: too slow\n", name)
 		}
 	}
 	l.OnAccept(func(c *uv.IO, err error) {
@@ -62,7 +77,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return
 		}
 		name := c.RemoteAddr().String()
-		clients[c] = true
+		clients[c] = name
 		broadcast(c, "* %s joined\n", name)
 		idleTimer, _ := r.NewTimer(*idle, 0) // each line read pushes it back: Refresh
 		idleTimer.OnFire(func(error) {
@@ -74,8 +89,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			if err != nil { // io.EOF, closed by the idle timer or the shutdown
 				idleTimer.Close()
 				c.Close()
-				delete(clients, c)
-				broadcast(c, "* %s left\n", name)
+				if _, ok := clients[c]; ok {
+					delete(clients, c)
+					broadcast(c, "* %s left\n", name)
+				}
 				return
 			}
 			idleTimer.Refresh()

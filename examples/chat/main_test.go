@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -115,6 +117,56 @@ func TestChatSignal(t *testing.T) {
 				to.expect(t, "* server shutting down")
 				to.expectEOF(t)
 			}
+			s.Wait(t)
+		})
+	}
+}
+
+// TestChatDropsASlowClient: one client never reads while another sends
+// 8 MiB of lines; the server drops the slow one once its queue reaches the
+// high-water mark (its queued bytes stay bounded), says so to the others,
+// and the client that reads gets every line.
+func TestChatDropsASlowClient(t *testing.T) {
+	for _, d := range extest.Drivers {
+		t.Run(d, func(t *testing.T) {
+			s, addr, a, b := startTwo(t, d)
+			slow := dial(t, addr)
+			a.expect(t, "* "+slow.LocalAddr().String()+" joined")
+			b.expect(t, "* "+slow.LocalAddr().String()+" joined")
+
+			const lines = 8 << 10
+			line := strings.Repeat("x", 1000)
+			go func() {
+				w := bufio.NewWriter(a)
+				for range lines {
+					w.WriteString(line + "\n")
+				}
+				w.Flush()
+			}()
+			from := a.LocalAddr().String() + ": " + line + "\n"
+			dropped := "* " + slow.LocalAddr().String() + " dropped: too slow\n"
+			got, sawDrop := 0, false
+			for got < lines {
+				l, err := b.ReadString('\n')
+				switch {
+				case err != nil:
+					t.Fatalf("after %d lines: %v", got, err)
+				case l == from:
+					got++
+				case l == dropped:
+					sawDrop = true
+				default:
+					t.Fatalf("after %d lines, read %.60q", got, l)
+				}
+			}
+			if !sawDrop {
+				t.Errorf("the reader got every line, and no word of the slow client's drop")
+			}
+			// The slow client reads what its buffers held, then the end.
+			if _, err := io.Copy(io.Discard, slow.Reader); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+				t.Errorf("the dropped client's read: %v; want its end", err)
+			}
+			s.Cancel()
 			s.Wait(t)
 		})
 	}

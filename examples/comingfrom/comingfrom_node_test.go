@@ -77,7 +77,6 @@ func TestNode(t *testing.T) {
 	})
 	row(t, "timer.refresh", func(t *testing.T, r *reactor.Reactor) {
 		tm, _ := r.NewTimer(20*time.Millisecond, 0)
-		must(t, tm.SetReusable(true))
 		fired, events := 0, 0
 		firedAt := -1
 		tm.OnFire(func(error) { fired++; firedAt = events })

@@ -147,8 +147,10 @@ func kill(t *testing.T, sig syscall.Signal) {
 // *os.File, closed at the end of the test.
 func socketPair(t *testing.T, keep bool) (fd int, peer *os.File) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	must(t, err)
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
 	if keep {
 		t.Cleanup(func() { syscall.Close(fds[0]) })
 	}

@@ -1,5 +1,5 @@
-// Command dnsfan looks up many host names at once (getaddrinfo, on libuv's
-// thread pool or Go's resolver), each bounded by -timeout and all by
+// Command dnsfan looks up many host names at once (uv.AddrInfo: getaddrinfo's
+// hints on Go's resolver), each bounded by -timeout and all by
 // -deadline, and prints each name's addresses or why it has none, in the order
 // given.
 //
@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"time"
 
@@ -59,15 +60,26 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	go r.Serve(ctx)
 	ctx, cancel := context.WithTimeout(ctx, *deadline)
 	defer cancel()
-	lookups := make([]*uv.AddrInfo, len(names))
+	var lookups []*uv.AddrInfo
+	refused := make([]error, len(names)) // a name no lookup can take: its line says why
 	for i, name := range names {
 		lookupCtx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()
-		if lookups[i], err = uv.NewAddrInfo(r, name, "", uv.AddrInfoHints{Context: lookupCtx}); err != nil {
-			return err
+		a, err := uv.NewAddrInfo(r, name, "", uv.AddrInfoHints{Context: lookupCtx})
+		if err != nil {
+			refused[i] = err
+			continue
+		}
+		lookups = append(lookups, a)
+	}
+	got, gotErrs, _ := event.AwaitAllSettled(ctx, lookups...)
+	addrs, errs := make([][]netip.AddrPort, len(names)), refused
+	for i, j := 0, 0; i < len(names); i++ {
+		if refused[i] == nil {
+			addrs[i], errs[i] = got[j], gotErrs[j]
+			j++
 		}
 	}
-	addrs, errs, _ := event.AwaitAllSettled(ctx, lookups...)
 	for i, name := range names {
 		switch {
 		case errors.Is(errs[i], context.DeadlineExceeded) && ctx.Err() == nil: // this lookup's own

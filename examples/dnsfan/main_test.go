@@ -50,7 +50,7 @@ func lookups(t *testing.T) ([]string, map[string]string) {
 	// names that fail without asking a DNS server (which may drop a query
 	// and keep getaddrinfo waiting for its retry)
 	for _, name := range []string{"a..b", "-bad-", "bad name", "..x", "a b",
-		strings.Repeat("a", 64) + ".invalid"} {
+		strings.Repeat("a", 64) + ".invalid", "", strings.Repeat("a", 300)} {
 		want[name] = ""
 	}
 	for i := len(want); i < 20; i++ {

@@ -3,7 +3,9 @@
 // watched too), a burst of changes restarts the command once, when the changes
 // have paused for -debounce; the running command is terminated first (SIGTERM
 // to its process group, SIGKILL a second later). Its output is streamed. The
-// command is one line of shell: its arguments are joined with spaces.
+// command is one line of shell: its arguments are joined with spaces. When the
+// directory goes (removed or moved away), rerun says so, ends the command and
+// exits.
 //
 //	go run ./examples/rerun -dir . [-debounce 100ms] [-driver libuv|go] go test ./...
 package main
@@ -73,7 +75,6 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	quiet.SetReusable(true)
 	quiet.OnFire(func(error) {
 		if !running {
 			start()
@@ -87,6 +88,16 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	w.OnChange(func(_ uv.FSEventResult, err error) {
+		if errors.Is(err, uv.ErrWatchGone) {
+			// Nothing left to watch: the watch has stopped; stop the
+			// rest, and Run ends once the command has.
+			fmt.Fprintf(stdout, "[rerun] %v: exiting\n", err)
+			quiet.Stop()
+			if restart = false; running {
+				child.Terminate()
+			}
+			return
+		}
 		if err != nil {
 			fmt.Fprintf(stdout, "[rerun] watch: %v\n", err)
 		}

@@ -56,6 +56,27 @@ func TestRerunRestartsOnChange(t *testing.T) {
 	}
 }
 
+// The watched directory removed: rerun says so, ends the command and
+// returns.
+func TestRerunExitsWhenTheDirectoryGoes(t *testing.T) {
+	for _, d := range extest.Drivers {
+		t.Run(d, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "w")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			p := start(t, d, "-dir", dir, "-debounce", "10ms", "echo run; sleep 60")
+			p.Expect(t, "run")
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			p.Expect(t, "[rerun] uv: FSEvent: the watched path is gone")
+			p.Expect(t, "[rerun] exit")
+			p.Wait(t)
+		})
+	}
+}
+
 func TestRerunNeedsACommand(t *testing.T) {
 	if err := run(context.Background(), []string{"-dir", t.TempDir()}, io.Discard); err == nil {
 		t.Fatal("run with no command: nil error")

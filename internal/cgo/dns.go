@@ -3,57 +3,10 @@ package uvcgo
 /*
 #include <netdb.h>
 #include <sys/socket.h>
-#include "dns.h"
+#include <uv.h>
 #include "fsevent.h"
 */
 import "C"
-
-import (
-	"encoding/binary"
-	"unsafe"
-)
-
-// AddrInfoEntry (types_sys.go) has uvev_addr's layout.
-var _ [unsafe.Sizeof(AddrInfoEntry{}) - unsafe.Sizeof(C.uvev_addr{})]struct{}
-var _ [unsafe.Sizeof(C.uvev_addr{}) - unsafe.Sizeof(AddrInfoEntry{})]struct{}
-
-// GetAddrInfo submits a uv_getaddrinfo for node and service (either may be
-// empty, not both) with the given hints; it reports a CompletionAddrInfo
-// record for id, whose payload AddrInfoEntries reads. It counts in
-// Requests until then.
-func (l *Loop) GetAddrInfo(id uint64, node, service string, family, sockType, flags int) (Request, error) {
-	// The strings go to C as Go bytes with their lengths (no pointers in
-	// them, copied during the call): no C allocation, no extra crossing.
-	rc := C.uvev_getaddrinfo(l.mut(), C.uint64_t(id), (*C.char)(unsafe.Pointer(unsafe.StringData(node))), C.size_t(len(node)),
-		(*C.char)(unsafe.Pointer(unsafe.StringData(service))), C.size_t(len(service)), C.int(family), C.int(sockType), C.int(flags))
-	return request("uv_getaddrinfo", rc)
-}
-
-// request turns a submission's return (the request's address, or a
-// negative libuv error) into a Request.
-func request(op string, rc C.intptr_t) (Request, error) {
-	if rc < 0 {
-		return 0, errorOf(op, int(rc))
-	}
-	return Request(rc), nil
-}
-
-// GetNameInfo submits a uv_getnameinfo for the address (4 or 16 bytes of
-// addr, by family), port and IPv6 zone; it reports a CompletionNameInfo
-// record for id, whose payload NameInfoStrings reads.
-func (l *Loop) GetNameInfo(id uint64, family int, addr [16]byte, port int, zone uint32, flags int) (Request, error) {
-	hi, lo := binary.BigEndian.Uint64(addr[:8]), binary.BigEndian.Uint64(addr[8:])
-	rc := C.uvev_getnameinfo(l.mut(), C.uint64_t(id), C.int(family), C.uint64_t(hi), C.uint64_t(lo),
-		C.int(port), C.uint32_t(zone), C.int(flags))
-	return request("uv_getnameinfo", rc)
-}
-
-// CancelDNS cancels a lookup that has not started (uv_cancel); EBUSY when
-// it runs already. Call it only while the request is in flight.
-func (l *Loop) CancelDNS(r Request) error {
-	l.mut()
-	return errorOf("uv_cancel", int(C.uvev_dns_cancel(C.uintptr_t(r))))
-}
 
 // ErrorName returns libuv's name for a code ("EAI_NONAME") and its message.
 func ErrorName(code int) (name, message string) {

@@ -6,7 +6,7 @@
 #define UVEV_FAULTS_H
 #ifdef UVEV_FAULTS
 
-enum { UVEV_FAULT_INIT = 1, UVEV_FAULT_READ_START = 2, UVEV_FAULT_WRITE = 3, UVEV_FAULT_GETADDRINFO = 4 };
+enum { UVEV_FAULT_INIT = 1, UVEV_FAULT_READ_START = 2, UVEV_FAULT_WRITE = 3 };
 
 void uvev_fault_arm(int op, int err);
 int uvev__fault(int op);
@@ -15,6 +15,7 @@ int uvev__fault(int op);
  * real function. */
 #define uv_async_init(...) (uvev__fault(UVEV_FAULT_INIT) ?: uv_async_init(__VA_ARGS__))
 #define uv_check_init(...) (uvev__fault(UVEV_FAULT_INIT) ?: uv_check_init(__VA_ARGS__))
+#define uv_fs_poll_init(...) (uvev__fault(UVEV_FAULT_INIT) ?: uv_fs_poll_init(__VA_ARGS__))
 #define uv_fs_event_init(...) (uvev__fault(UVEV_FAULT_INIT) ?: uv_fs_event_init(__VA_ARGS__))
 #define uv_idle_init(...) (uvev__fault(UVEV_FAULT_INIT) ?: uv_idle_init(__VA_ARGS__))
 #define uv_pipe_init(...) (uvev__fault(UVEV_FAULT_INIT) ?: uv_pipe_init(__VA_ARGS__))
@@ -25,7 +26,6 @@ int uvev__fault(int op);
 #define uv_tty_init(...) (uvev__fault(UVEV_FAULT_INIT) ?: uv_tty_init(__VA_ARGS__))
 #define uv_read_start(...) (uvev__fault(UVEV_FAULT_READ_START) ?: uv_read_start(__VA_ARGS__))
 #define uv_write(...) (uvev__fault(UVEV_FAULT_WRITE) ?: uv_write(__VA_ARGS__))
-#define uv_getaddrinfo(...) (uvev__fault(UVEV_FAULT_GETADDRINFO) ?: uv_getaddrinfo(__VA_ARGS__))
 
 #endif
 #endif

@@ -45,14 +45,65 @@ typedef struct {
   sigset_t mask;
 } uvev__fs;
 
+_Static_assert(sizeof(uv_stat_t) == 20 * sizeof(uint64_t), "uv_stat_t is 20 64-bit words (Go reads it so)");
+
 /* The release of an open's record Go did not take: its descriptor (+1, so
  * that descriptor 0 is no NULL payload) is closed. */
 static void uvev__close_opened(void *p) { close((int)((intptr_t)p - 1)); }
 
+/* payload makes a copy of n bytes at p the record's payload (freed by the
+ * turn's release, or by Go when it took it); ENOMEM when there is no
+ * memory for it. */
+static void uvev__payload(uvev_completion *c, const void *p, size_t n) {
+  char *d = malloc(n > 0 ? n : 1);
+  if (d == NULL) {
+    c->status = UV_ENOMEM;
+    return;
+  }
+  memcpy(d, p, n);
+  c->data = d;
+  c->n = (int64_t)n;
+  c->release = free;
+}
+
+/* scandir_payload packs a scandir's entries as Go reads them: for each, its
+ * type (uv_dirent_type_t) in one byte, then its name and a NUL. */
+static void uvev__scandir_payload(uvev_completion *c, uv_fs_t *req) {
+  uv_dirent_t ent;
+  size_t n = 0, cap = 256;
+  char *d = malloc(cap);
+  while (d != NULL && uv_fs_scandir_next(req, &ent) == 0) {
+    size_t k = strlen(ent.name);
+    if (n + k + 2 > cap) {
+      while (n + k + 2 > cap) cap *= 2;
+      char *g = realloc(d, cap);
+      if (g == NULL) {
+        free(d);
+        d = NULL;
+        break;
+      }
+      d = g;
+    }
+    d[n++] = (char)ent.type;
+    memcpy(d + n, ent.name, k + 1);
+    n += k + 1;
+  }
+  if (d == NULL) {
+    c->status = UV_ENOMEM;
+    return;
+  }
+  c->data = d;
+  c->n = (int64_t)n;
+  c->release = free;
+}
+
 /* Runs on the loop thread inside uv_run, once per request, with
  * UV_ECANCELED when uv_cancel got it first. It frees the request here; a
  * read's buffer becomes the record's payload (freed by the turn's release,
- * or by Go when it took it), any other buffer is freed here. */
+ * or by Go when it took it), any other buffer is freed here. A request
+ * whose result is more than a number (a stat, a statfs, a scandir's
+ * entries, a path) has it copied into a payload of its own, since libuv's
+ * memory goes with uv_fs_req_cleanup. */
 static void uvev__on_fs(uv_fs_t *req) {
   uvev__fs *f = (uvev__fs *)req;
   uvev_loop *l = (uvev_loop *)((char *)req->loop - offsetof(uvev_loop, loop));
@@ -66,11 +117,38 @@ static void uvev__on_fs(uv_fs_t *req) {
   } else {
     free(f->buf);
   }
-  if (req->fs_type == UV_FS_OPEN && res >= 0) {
-    /* The descriptor is the record's payload until Go takes it: a record
-     * Go never sees (its reactor closed first) closes it when released. */
-    c->data = (char *)(intptr_t)(res + 1);
-    c->release = uvev__close_opened;
+  if (res >= 0) {
+    switch (req->fs_type) {
+    case UV_FS_OPEN:
+      /* The descriptor is the record's payload until Go takes it: a record
+       * Go never sees (its reactor closed first) closes it when released. */
+      c->data = (char *)(intptr_t)(res + 1);
+      c->release = uvev__close_opened;
+      break;
+    case UV_FS_STAT:
+    case UV_FS_LSTAT:
+    case UV_FS_FSTAT:
+      uvev__payload(c, &req->statbuf, sizeof req->statbuf);
+      break;
+    case UV_FS_STATFS: {
+      uv_statfs_t *s = req->ptr;
+      uint64_t w[7] = {s->f_type, s->f_bsize, s->f_blocks, s->f_bfree, s->f_bavail, s->f_files, s->f_ffree};
+      uvev__payload(c, w, sizeof w);
+      break;
+    }
+    case UV_FS_READLINK:
+    case UV_FS_REALPATH:
+      uvev__payload(c, req->ptr, strlen(req->ptr));
+      break;
+    case UV_FS_MKDTEMP:
+      uvev__payload(c, req->path, strlen(req->path));
+      break;
+    case UV_FS_SCANDIR:
+      uvev__scandir_payload(c, req);
+      break;
+    default:
+      break;
+    }
   }
   if (req->fs_type == UV_FS_CLOSE && res == UV_ECANCELED) {
     close(req->file); /* cancelled before it ran: the descriptor is still open */
@@ -80,21 +158,60 @@ static void uvev__on_fs(uv_fs_t *req) {
   free(f);
 }
 
-/* The request (and its buffer) is malloc'd here and freed by uvev__on_fs;
- * here when libuv refuses it. */
-static uvev__fs *uvev__fs_new(uint64_t id, size_t bufsize) {
+/* uvev_fs submits the request a names, libuv's uv_fs_* call of that type
+ * with a's arguments: the one way every file system request goes. The
+ * request (and a write's copy of its bytes p, or a read's buffer) is
+ * malloc'd here and freed by uvev__on_fs, or here when libuv refuses it. */
+int uvev_fs(uvev_loop *l, uint64_t id, const uvev_fs_args *a, const char *p, uintptr_t *out) {
+  size_t bufsize = (a->op == UV_FS_READ || a->op == UV_FS_WRITE) ? a->n : 0;
   uvev__fs *f = calloc(1, sizeof *f);
-  if (f == NULL) return NULL;
+  if (f == NULL) return UV_ENOMEM;
   f->id = id;
   if (bufsize > 0 && (f->buf = malloc(bufsize)) == NULL) {
     free(f);
-    return NULL;
+    return UV_ENOMEM;
   }
   f->guarded = uvev__pool_enter(&f->mask);
-  return f;
-}
-
-static int uvev__fs_submitted(uvev_loop *l, uvev__fs *f, int err, uintptr_t *out) {
+  uv_loop_t *lp = &l->loop;
+  uv_fs_t *r = &f->req;
+  uv_buf_t b = uv_buf_init(f->buf, (unsigned int)bufsize);
+  int err;
+  switch (a->op) {
+  case UV_FS_OPEN: err = uv_fs_open(lp, r, a->path, a->flags, a->mode, uvev__on_fs); break;
+  case UV_FS_CLOSE: err = uv_fs_close(lp, r, a->fd, uvev__on_fs); break;
+  case UV_FS_READ: err = uv_fs_read(lp, r, a->fd, &b, 1, a->off, uvev__on_fs); break;
+  case UV_FS_WRITE:
+    memcpy(f->buf, p, bufsize);
+    err = uv_fs_write(lp, r, a->fd, &b, 1, a->off, uvev__on_fs);
+    break;
+  case UV_FS_STAT: err = uv_fs_stat(lp, r, a->path, uvev__on_fs); break;
+  case UV_FS_LSTAT: err = uv_fs_lstat(lp, r, a->path, uvev__on_fs); break;
+  case UV_FS_FSTAT: err = uv_fs_fstat(lp, r, a->fd, uvev__on_fs); break;
+  case UV_FS_STATFS: err = uv_fs_statfs(lp, r, a->path, uvev__on_fs); break;
+  case UV_FS_FTRUNCATE: err = uv_fs_ftruncate(lp, r, a->fd, a->off, uvev__on_fs); break;
+  case UV_FS_UTIME: err = uv_fs_utime(lp, r, a->path, a->atime, a->mtime, uvev__on_fs); break;
+  case UV_FS_FUTIME: err = uv_fs_futime(lp, r, a->fd, a->atime, a->mtime, uvev__on_fs); break;
+  case UV_FS_ACCESS: err = uv_fs_access(lp, r, a->path, a->mode, uvev__on_fs); break;
+  case UV_FS_CHMOD: err = uv_fs_chmod(lp, r, a->path, a->mode, uvev__on_fs); break;
+  case UV_FS_FCHMOD: err = uv_fs_fchmod(lp, r, a->fd, a->mode, uvev__on_fs); break;
+  case UV_FS_FSYNC: err = uv_fs_fsync(lp, r, a->fd, uvev__on_fs); break;
+  case UV_FS_FDATASYNC: err = uv_fs_fdatasync(lp, r, a->fd, uvev__on_fs); break;
+  case UV_FS_UNLINK: err = uv_fs_unlink(lp, r, a->path, uvev__on_fs); break;
+  case UV_FS_RMDIR: err = uv_fs_rmdir(lp, r, a->path, uvev__on_fs); break;
+  case UV_FS_MKDIR: err = uv_fs_mkdir(lp, r, a->path, a->mode, uvev__on_fs); break;
+  case UV_FS_MKDTEMP: err = uv_fs_mkdtemp(lp, r, a->path, uvev__on_fs); break;
+  case UV_FS_RENAME: err = uv_fs_rename(lp, r, a->path, a->path2, uvev__on_fs); break;
+  case UV_FS_SCANDIR: err = uv_fs_scandir(lp, r, a->path, 0, uvev__on_fs); break;
+  case UV_FS_LINK: err = uv_fs_link(lp, r, a->path, a->path2, uvev__on_fs); break;
+  case UV_FS_SYMLINK: err = uv_fs_symlink(lp, r, a->path, a->path2, 0, uvev__on_fs); break;
+  case UV_FS_READLINK: err = uv_fs_readlink(lp, r, a->path, uvev__on_fs); break;
+  case UV_FS_REALPATH: err = uv_fs_realpath(lp, r, a->path, uvev__on_fs); break;
+  case UV_FS_COPYFILE: err = uv_fs_copyfile(lp, r, a->path, a->path2, a->flags, uvev__on_fs); break;
+  case UV_FS_CHOWN: err = uv_fs_chown(lp, r, a->path, (uv_uid_t)a->uid, (uv_gid_t)a->gid, uvev__on_fs); break;
+  case UV_FS_FCHOWN: err = uv_fs_fchown(lp, r, a->fd, (uv_uid_t)a->uid, (uv_gid_t)a->gid, uvev__on_fs); break;
+  case UV_FS_LCHOWN: err = uv_fs_lchown(lp, r, a->path, (uv_uid_t)a->uid, (uv_gid_t)a->gid, uvev__on_fs); break;
+  default: err = UV_EINVAL; break;
+  }
   uvev__pool_leave(f->guarded, &f->mask, err);
   if (err < 0) {
     uv_fs_req_cleanup(&f->req);
@@ -105,33 +222,6 @@ static int uvev__fs_submitted(uvev_loop *l, uvev__fs *f, int err, uintptr_t *out
   l->reqs++;
   *out = (uintptr_t)f;
   return 0;
-}
-
-int uvev_fs_open(uvev_loop *l, uint64_t id, const char *path, int flags, int mode, uintptr_t *out) {
-  uvev__fs *f = uvev__fs_new(id, 0);
-  if (f == NULL) return UV_ENOMEM;
-  return uvev__fs_submitted(l, f, uv_fs_open(&l->loop, &f->req, path, flags, mode, uvev__on_fs), out);
-}
-
-int uvev_fs_read(uvev_loop *l, uint64_t id, int fd, size_t n, int64_t off, uintptr_t *out) {
-  uvev__fs *f = uvev__fs_new(id, n);
-  if (f == NULL) return UV_ENOMEM;
-  uv_buf_t b = uv_buf_init(f->buf, (unsigned int)n);
-  return uvev__fs_submitted(l, f, uv_fs_read(&l->loop, &f->req, fd, &b, 1, off, uvev__on_fs), out);
-}
-
-int uvev_fs_write(uvev_loop *l, uint64_t id, int fd, const char *p, size_t n, int64_t off, uintptr_t *out) {
-  uvev__fs *f = uvev__fs_new(id, n);
-  if (f == NULL) return UV_ENOMEM;
-  memcpy(f->buf, p, n);
-  uv_buf_t b = uv_buf_init(f->buf, (unsigned int)n);
-  return uvev__fs_submitted(l, f, uv_fs_write(&l->loop, &f->req, fd, &b, 1, off, uvev__on_fs), out);
-}
-
-int uvev_fs_close(uvev_loop *l, uint64_t id, int fd, uintptr_t *out) {
-  uvev__fs *f = uvev__fs_new(id, 0);
-  if (f == NULL) return UV_ENOMEM;
-  return uvev__fs_submitted(l, f, uv_fs_close(&l->loop, &f->req, fd, uvev__on_fs), out);
 }
 
 /* Valid only while the request is in flight (Go tracks that). */

@@ -6,49 +6,56 @@ package uvcgo
 */
 import "C"
 
-import "unsafe"
+import (
+	"syscall"
+	"unsafe"
+)
 
-// File operations (fs.c) are uv_fs_t requests on libuv's thread pool. Each
-// reports one CompletionFS record for its id: Status 0 or the error, N the
-// result (a descriptor, a byte count), and for a read the bytes as its
-// payload (Bytes).
+// File system requests (fs.c) are uv_fs_t requests on libuv's thread pool,
+// all submitted through one call, FS. Each reports one CompletionFS record
+// for its id: Status 0 or the error, N the result (a descriptor, a byte
+// count), and for a request whose result is more than a number its
+// payload (Bytes): a read's bytes, a stat's uv_stat_t (FSStatWords), a
+// statfs's seven numbers, a scandir's entries (FSDirents), a path
+// (readlink, realpath, mkdtemp).
 
-// FSOpen opens path with the open(2) flags and mode; N is the descriptor.
-func (l *Loop) FSOpen(id uint64, path string, flags, mode int) (Request, error) {
-	cs := C.CString(path) // freed below: libuv copies the path
-	defer C.free(unsafe.Pointer(cs))
-	var r C.uintptr_t
-	if rc := C.uvev_fs_open(l.mut(), C.uint64_t(id), cs, C.int(flags), C.int(mode), &r); rc != 0 {
-		return 0, errorOf("uv_fs_open", int(rc))
-	}
-	return Request(r), nil
+// fsOps maps an FSArgs.Op to libuv's uv_fs_type.
+var fsOps = map[string]C.int{
+	"open": C.UV_FS_OPEN, "close": C.UV_FS_CLOSE, "read": C.UV_FS_READ, "write": C.UV_FS_WRITE,
+	"stat": C.UV_FS_STAT, "lstat": C.UV_FS_LSTAT, "fstat": C.UV_FS_FSTAT, "statfs": C.UV_FS_STATFS,
+	"ftruncate": C.UV_FS_FTRUNCATE, "utime": C.UV_FS_UTIME, "futime": C.UV_FS_FUTIME,
+	"access": C.UV_FS_ACCESS, "chmod": C.UV_FS_CHMOD, "fchmod": C.UV_FS_FCHMOD,
+	"fsync": C.UV_FS_FSYNC, "fdatasync": C.UV_FS_FDATASYNC, "unlink": C.UV_FS_UNLINK,
+	"rmdir": C.UV_FS_RMDIR, "mkdir": C.UV_FS_MKDIR, "mkdtemp": C.UV_FS_MKDTEMP,
+	"rename": C.UV_FS_RENAME, "scandir": C.UV_FS_SCANDIR, "link": C.UV_FS_LINK,
+	"symlink": C.UV_FS_SYMLINK, "readlink": C.UV_FS_READLINK, "realpath": C.UV_FS_REALPATH,
+	"copyfile": C.UV_FS_COPYFILE, "chown": C.UV_FS_CHOWN, "fchown": C.UV_FS_FCHOWN,
+	"lchown": C.UV_FS_LCHOWN,
 }
 
-// FSRead reads up to n bytes of fd at off (-1: at the current position)
-// into a C buffer the record carries.
-func (l *Loop) FSRead(id uint64, fd, n int, off int64) (Request, error) {
-	var r C.uintptr_t
-	if rc := C.uvev_fs_read(l.mut(), C.uint64_t(id), C.int(fd), C.size_t(n), C.int64_t(off), &r); rc != 0 {
-		return 0, errorOf("uv_fs_read", int(rc))
+// FS submits the request a describes (uv_fs_<a.Op>); an Op libuv has no
+// request for is refused with EINVAL.
+func (l *Loop) FS(id uint64, a *FSArgs) (Request, error) {
+	op, ok := fsOps[a.Op]
+	if !ok {
+		return 0, errorOf("uv_fs_"+a.Op, -int(syscall.EINVAL))
 	}
-	return Request(r), nil
-}
-
-// FSWrite writes p (copied into C memory the request owns) to fd at off
-// (-1: at the current position).
-func (l *Loop) FSWrite(id uint64, fd int, p []byte, off int64) (Request, error) {
-	var r C.uintptr_t
-	if rc := C.uvev_fs_write(l.mut(), C.uint64_t(id), C.int(fd), cbytes(p), C.size_t(len(p)), C.int64_t(off), &r); rc != 0 {
-		return 0, errorOf("uv_fs_write", int(rc))
+	c := C.uvev_fs_args{op: op, n: C.size_t(a.N), off: C.int64_t(a.Off), fd: C.int(a.FD),
+		flags: C.int(a.Flags), mode: C.int(a.Mode), uid: C.int64_t(a.UID), gid: C.int64_t(a.GID),
+		atime: C.double(a.Atime), mtime: C.double(a.Mtime)}
+	// libuv copies the paths (and fs.c a write's bytes) before uv_fs_*
+	// returns: they are freed below. An empty path is "", never NULL,
+	// which libuv asserts against (the system answers ENOENT).
+	c.path, c.path2 = C.CString(a.Path), C.CString(a.Path2)
+	defer C.free(unsafe.Pointer(c.path))
+	defer C.free(unsafe.Pointer(c.path2))
+	var p *C.char
+	if a.Op == "write" {
+		p, c.n = cbytes(a.P), C.size_t(len(a.P))
 	}
-	return Request(r), nil
-}
-
-// FSClose closes fd.
-func (l *Loop) FSClose(id uint64, fd int) (Request, error) {
 	var r C.uintptr_t
-	if rc := C.uvev_fs_close(l.mut(), C.uint64_t(id), C.int(fd), &r); rc != 0 {
-		return 0, errorOf("uv_fs_close", int(rc))
+	if rc := C.uvev_fs(l.mut(), C.uint64_t(id), &c, p, &r); rc != 0 {
+		return 0, errorOf("uv_fs_"+a.Op, int(rc))
 	}
 	return Request(r), nil
 }

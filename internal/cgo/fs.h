@@ -1,4 +1,4 @@
-/* fs.h — what fs.c gives package uvcgo: file operations as uv_fs_t
+/* fs.h — what fs.c gives package uvcgo: file system requests as uv_fs_t
  * requests on libuv's thread pool. */
 #ifndef UVEV_FS_H
 #define UVEV_FS_H
@@ -13,10 +13,22 @@
 int uvev__pool_enter(sigset_t *old);
 void uvev__pool_leave(int entered, const sigset_t *old, int err);
 
-int uvev_fs_open(uvev_loop *l, uint64_t id, const char *path, int flags, int mode, uintptr_t *out);
-int uvev_fs_read(uvev_loop *l, uint64_t id, int fd, size_t n, int64_t off, uintptr_t *out);
-int uvev_fs_write(uvev_loop *l, uint64_t id, int fd, const char *p, size_t n, int64_t off, uintptr_t *out);
-int uvev_fs_close(uvev_loop *l, uint64_t id, int fd, uintptr_t *out);
+/* The arguments of one request; op is its uv_fs_type. What a request does
+ * not take is ignored. */
+typedef struct {
+  int op;
+  const char *path;  /* copied by libuv */
+  const char *path2; /* rename, link, symlink, copyfile: the new path */
+  size_t n;          /* read, write */
+  int64_t off;       /* read, write: -1 for the position; ftruncate: the size */
+  int fd, flags, mode;
+  int64_t uid, gid;
+  double atime, mtime;
+} uvev_fs_args;
+
+/* p: a write's n bytes, copied (apart from a, which is Go memory that
+ * may hold no Go pointer). */
+int uvev_fs(uvev_loop *l, uint64_t id, const uvev_fs_args *a, const char *p, uintptr_t *out);
 int uvev_fs_cancel(uintptr_t req);
 
 #endif

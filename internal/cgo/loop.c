@@ -66,6 +66,12 @@ uvev_loop *uvev_loop_new(int *err) {
     free(l);
     return NULL;
   }
+  uv_timer_init(&l->loop, &l->due); /* cannot fail on Unix */
+  uv_unref((uv_handle_t *)&l->due);
+  /* One turn now, so that the keeper's descriptor is in libuv's epoll set
+   * before anyone waits on the backend descriptor: libuv hands it to epoll
+   * only inside uv_run. */
+  uv_run(&l->loop, UV_RUN_NOWAIT);
   return l;
 }
 
@@ -119,6 +125,7 @@ static void uvev__release(uvev_loop *l, size_t n) {
   }
   memmove(l->done, l->done + n, (l->ndone - n) * sizeof *l->done);
   l->ndone -= n;
+  l->released += n;
   free(l->seen);
   l->seen = NULL;
 }
@@ -143,6 +150,30 @@ void uvev_loop_turn(uvev_loop *l, int block, uvev_turn *out) {
   l->nseen = l->ndone;
 }
 
+static void uvev__on_due(uv_timer_t *t) { (void)t; }
+
+/* uvev_loop_wait is one turn that may block, in one crossing: uv_run(ONCE)
+ * waits in epoll_wait until I/O, libuv's own next timer, the Go side's next
+ * deadline (timeout_ms, -1: none) or a wake-up (uvev_loop_wake), then runs
+ * what is due, as uvev_loop_turn does. */
+void uvev_loop_wait(uvev_loop *l, int64_t timeout_ms, uvev_turn *out) {
+  uvev__release_turn(l);
+  uvev__poll_check(l);
+  if (timeout_ms >= 0) {
+    uv_update_time(&l->loop); /* the timer counts from now, not from the last turn */
+    uv_timer_start(&l->due, uvev__on_due, (uint64_t)timeout_ms, 0);
+  }
+  uv_run(&l->loop, UV_RUN_ONCE);
+  uv_timer_stop(&l->due); /* it must not shorten a later turn's timeout */
+  out->done = l->done;
+  out->ndone = l->ndone;
+  out->timeout = uv_backend_timeout(&l->loop);
+  l->nseen = l->ndone;
+}
+
+/* Safe from any thread until uvev_loop_shutdown: ends a blocking turn. */
+void uvev_loop_wake(uvev_loop *l) { uv_async_send(&l->keeper); }
+
 int uvev_loop_backend_fd(uvev_loop *l) { return uv_backend_fd(&l->loop); }
 
 uint64_t uvev_loop_now(uvev_loop *l) {
@@ -165,6 +196,7 @@ void uvev_release(uintptr_t data, uintptr_t release) {
 void uvev_loop_shutdown(uvev_loop *l) {
   if (!l->keeper_closed) {
     uv_close((uv_handle_t *)&l->keeper, NULL);
+    uv_close((uv_handle_t *)&l->due, NULL);
     l->keeper_closed = 1;
   }
 }

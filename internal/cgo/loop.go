@@ -4,6 +4,7 @@ package uvcgo
 #cgo pkg-config: libuv-static
 #cgo LDFLAGS: -lpthread -ldl -lrt
 #include "uvev.h"
+#include "stream.h"
 */
 import "C"
 
@@ -15,16 +16,21 @@ import (
 // The layouts must match: this fails to compile if they drift apart.
 var _ [unsafe.Sizeof(Completion{}) - unsafe.Sizeof(C.uvev_completion{})]struct{}
 var _ [unsafe.Sizeof(C.uvev_completion{}) - unsafe.Sizeof(Completion{})]struct{}
+var _ [unsafe.Sizeof(tryEntry{}) - unsafe.Sizeof(C.uvev_try{})]struct{}
+var _ [unsafe.Sizeof(C.uvev_try{}) - unsafe.Sizeof(tryEntry{})]struct{}
 
 // Loop is one uv_loop_t with its completion queue.
 type Loop struct {
 	p         *C.uvev_loop // C memory: allocated by NewLoop, freed by Close
 	crossings atomic.Uint64
 	dirty     bool // libuv's state changed since the last turn
-	// last is where uvev_loop_turn writes what a turn did: a field, not
-	// a local, because a local whose address goes to C escapes to the
-	// heap, one allocation per turn. It holds C pointers only.
-	last C.uvev_turn
+	// last is where uvev_loop_turn writes what a turn did: an object of
+	// its own, made once, because a local whose address goes to C escapes
+	// to the heap (one allocation per turn), and because cgo checks the
+	// whole object a pointer argument points into: the Loop holds Go
+	// pointers (tb), last holds C pointers only.
+	last *C.uvev_turn
+	tb   tryBatch // writes deferred to one crossing (stream.go)
 }
 
 // NewLoop initialises a loop.
@@ -34,7 +40,7 @@ func NewLoop() (*Loop, error) {
 	if p == nil {
 		return nil, errorOf("uv_loop_init", int(err))
 	}
-	return &Loop{p: p}, nil
+	return &Loop{p: p, last: new(C.uvev_turn)}, nil
 }
 
 // c is the way into the shim for calls that only read.
@@ -65,10 +71,36 @@ func (l *Loop) Turn() (done []Completion, timeoutMS int) { return l.turn(0) }
 // requests in flight without spinning.
 func (l *Loop) TurnBlocking() (done []Completion, timeoutMS int) { return l.turn(1) }
 
+// Wait runs one turn that may block (uv_run(UV_RUN_ONCE)), in one call:
+// it waits in the kernel until I/O is ready, libuv's next timer or
+// timeoutMS milliseconds (-1: no limit) have passed, or Wake is called,
+// runs what is due, and returns as Turn does. The loop goroutine itself
+// blocks in it.
+func (l *Loop) Wait(timeoutMS int) (done []Completion, timeout int) {
+	t := l.last
+	l.dirty = false
+	C.uvev_loop_wait(l.c(), C.int64_t(timeoutMS), t)
+	return l.completions()
+}
+
+// Wake ends a Wait in progress (or makes the next one return at once):
+// uv_async_send on the loop's hidden keeper. Safe from any goroutine until
+// Shutdown.
+func (l *Loop) Wake() {
+	l.crossings.Add(1)
+	C.uvev_loop_wake(l.p)
+}
+
 func (l *Loop) turn(block C.int) ([]Completion, int) {
-	t := &l.last
+	t := l.last
 	l.dirty = false
 	C.uvev_loop_turn(l.c(), block, t)
+	return l.completions()
+}
+
+// completions reads what the last turn wrote into l.last.
+func (l *Loop) completions() ([]Completion, int) {
+	t := l.last
 	var done []Completion
 	if t.ndone > 0 {
 		done = unsafe.Slice((*Completion)(unsafe.Pointer(t.done)), int(t.ndone))

@@ -1,4 +1,4 @@
-/* pipe.c — uv_pipe_t: Unix domain stream sockets (named: bind, connect;
+/* pipe.c — uv_pipe_t: Unix domain stream sockets (named: connect;
  * or a socket pair) and descriptors opened as pipes. Reads and writes are
  * stream.c's, listening too. */
 #include <stdlib.h>
@@ -6,19 +6,16 @@
 
 #include "stream.h"
 
-/* The handle is malloc'd here (a uvev__server when it will listen) and
- * freed in uvev__on_close, on the loop thread, after the kind's uv_close;
- * or by uvev__adopt when the init fails. */
-int uvev_pipe_new(uvev_loop *l, uint64_t id, int listener, uintptr_t *out) {
-  uv_pipe_t *h = listener ? calloc(1, sizeof(uvev__server)) : malloc(sizeof(uv_pipe_t));
+/* The handle is malloc'd here and freed in uvev__on_close, on the loop
+ * thread, after the kind's uv_close; or by uvev__adopt when the init fails. */
+int uvev_pipe_new(uvev_loop *l, uint64_t id, uintptr_t *out) {
+  uv_pipe_t *h = malloc(sizeof *h);
   if (h == NULL) return UV_ENOMEM;
   return uvev__adopt(l, (uv_handle_t *)h, uv_pipe_init(&l->loop, h, 0), id, out);
 }
 
 /* The handle owns fd from here on: uv_close closes it. */
 int uvev_pipe_open(uintptr_t h, int fd) { return uv_pipe_open((uv_pipe_t *)h, fd); }
-
-int uvev_pipe_bind(uintptr_t h, const char *name) { return uv_pipe_bind((uv_pipe_t *)h, name); }
 
 /* Frees the request on the loop thread: libuv calls this once (with the
  * error of a refused connect too, on the next turn; UV_ECANCELED when the

@@ -8,15 +8,10 @@ import "C"
 
 import "unsafe"
 
-// NewPipe creates a uv_pipe_t reporting for id; listener makes a handle
-// that can listen (ListenerStart).
-func (l *Loop) NewPipe(id uint64, listener bool) (Handle, error) {
+// NewPipe creates a uv_pipe_t reporting for id.
+func (l *Loop) NewPipe(id uint64) (Handle, error) {
 	var h C.uintptr_t
-	ls := C.int(0)
-	if listener {
-		ls = 1
-	}
-	if rc := C.uvev_pipe_new(l.mut(), C.uint64_t(id), ls, &h); rc != 0 {
+	if rc := C.uvev_pipe_new(l.mut(), C.uint64_t(id), &h); rc != 0 {
 		return 0, errorOf("uv_pipe_init", int(rc))
 	}
 	return Handle(h), nil
@@ -26,14 +21,6 @@ func (l *Loop) NewPipe(id uint64, listener bool) (Handle, error) {
 func (l *Loop) OpenPipe(h Handle, fd int) error {
 	l.mut()
 	return errorOf("uv_pipe_open", int(C.uvev_pipe_open(C.uintptr_t(h), C.int(fd))))
-}
-
-// BindPipe binds h to the socket path name.
-func (l *Loop) BindPipe(h Handle, name string) error {
-	cs := C.CString(name) // freed below: libuv copies what it keeps
-	defer C.free(unsafe.Pointer(cs))
-	l.mut()
-	return errorOf("uv_pipe_bind", int(C.uvev_pipe_bind(C.uintptr_t(h), cs)))
 }
 
 // ConnectPipe connects h to the socket path name; a CompletionConnect

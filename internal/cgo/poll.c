@@ -21,11 +21,35 @@ typedef struct uvev__poll {
   ino_t ino;
   struct uvev__poll *next; /* in l->polls_pending while pending */
   int pending;
+  uint64_t rec; /* its last readiness record's place (released + index) */
 } uvev__poll;
 
+/* A poll has at most one record Go has not read. A readiness or an error
+ * reported again before Go read the first (a run made by uvev_poll_start,
+ * then the next turn's; or a Start that restarted the handle libuv had
+ * stopped on an error Go had not read yet) goes into that record: its
+ * events are added, and an error wins (libuv stopped the handle; Go stops
+ * the poll and tells every proxy, whose callbacks start it again). Two
+ * records would tell a proxy of one condition twice, the second after its
+ * callback had already acted on the first (taken a socket's error, started
+ * again) and stopping it. */
 static void uvev__on_poll(uv_poll_t *h, int status, int events) {
-  uvev_completion *c = uvev__push(uvev__loop_of((uv_handle_t *)h), (uint64_t)(uintptr_t)h->data, UVEV_DONE_POLL, status);
+  uvev_loop *l = uvev__loop_of((uv_handle_t *)h);
+  uvev__poll *p = (uvev__poll *)h;
+  uint64_t id = (uint64_t)(uintptr_t)h->data;
+  if (p->rec >= l->released + l->nseen && p->rec < l->released + l->ndone) {
+    uvev_completion *c = &l->done[p->rec - l->released];
+    if (c->id == id && c->kind == UVEV_DONE_POLL) {
+      if (c->status == 0) {
+        c->status = status;
+        c->n |= events;
+      }
+      return;
+    }
+  }
+  uvev_completion *c = uvev__push(l, id, UVEV_DONE_POLL, status);
   c->n = events;
+  p->rec = l->released + l->ndone - 1;
 }
 
 /* fd_closed reports whether fd is not an open descriptor. */
@@ -56,25 +80,36 @@ int uvev_poll_new(uvev_loop *l, uint64_t id, int fd, uintptr_t *out) {
   if (p == NULL) return UV_ENOMEM;
   p->dev = st.st_dev;
   p->ino = st.st_ino;
+  p->rec = UINT64_MAX; /* no record yet */
   return uvev__adopt(l, (uv_handle_t *)&p->h, uv_poll_init(&l->loop, &p->h, fd), id, out);
 }
 
 /* Starting a started handle changes its mask (libuv's rule). libuv only
- * queues the change: epoll_ctl runs in the next turn, and libuv aborts the
+ * queues the change: epoll_ctl runs in the next uv_run, and libuv aborts the
  * process when it fails. So a descriptor already closed is refused here,
- * and the poll is listed for uvev__poll_check, which looks again right
- * before that turn (the descriptor may be closed by another thread in
- * between). */
+ * and the change is handed to epoll at once, by a non-blocking uv_run
+ * before returning (the poll check first, as before every run): when
+ * uvev_poll_start returns, the descriptor is in epoll's set, and a close
+ * made after that (the program's own order) only takes it out of the set,
+ * which libuv survives. Left to the next turn, a close made right after the
+ * start returned raced libuv's epoll_ctl and aborted the process. The poll
+ * is listed after the run, so the next turn's check still finds a
+ * descriptor closed (or its number reused) since the start and reports it.
+ * What the run pushes stays for the next turn to report, as any push made
+ * outside a turn. */
 int uvev_poll_start(uvev_loop *l, uintptr_t h, int events) {
   uvev__poll *p = (uvev__poll *)h;
   if (uvev__fd_gone(p)) return UV_EBADF;
   int err = uv_poll_start(&p->h, events, uvev__on_poll);
-  if (err == 0 && !p->pending) {
+  if (err != 0) return err;
+  uvev__poll_check(l);
+  uv_run(&l->loop, UV_RUN_NOWAIT);
+  if (!p->pending) {
     p->pending = 1;
     p->next = l->polls_pending;
     l->polls_pending = p;
   }
-  return err;
+  return 0;
 }
 
 int uvev_poll_stop(uintptr_t h) { return uv_poll_stop((uv_poll_t *)h); }

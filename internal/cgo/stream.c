@@ -1,8 +1,12 @@
 /* stream.c — what every uv_stream_t kind shares (TCP, pipe, TTY): reads
  * into shim-owned buffers, writes that try the socket first, shutdown, and
  * the listening side (accepting connections into new handles). */
+#define _GNU_SOURCE /* accept4 */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "stream.h"
 
@@ -49,6 +53,22 @@ int uvev_stream_read_stop(uintptr_t h) { return uv_read_stop((uv_stream_t *)h); 
 int uvev_stream_try_write(uintptr_t h, const char *p, size_t n) {
   uv_buf_t b = uv_buf_init((char *)p, (unsigned int)n);
   return uv_try_write((uv_stream_t *)h, &b, 1);
+}
+
+/* Tries the batch's writes in order, each as uvev_stream_try_write does
+ * (UV_EAGAIN reads as 0 bytes taken). A try whose stream's previous try in
+ * the batch did not go out whole (short, or failed) is not made: its res
+ * is 0, so that no byte of it passes the rest of the one before, which Go
+ * queues first. Go's memory (buf, t) is not kept past the call. */
+void uvev_stream_try_batch(const char *buf, uvev_try *t, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (t[i].prev >= 0 && t[t[i].prev].res != (int64_t)t[t[i].prev].n) {
+      t[i].res = 0;
+      continue;
+    }
+    int r = uvev_stream_try_write(t[i].h, buf + t[i].off, (size_t)t[i].n);
+    t[i].res = r == UV_EAGAIN ? 0 : r;
+  }
 }
 
 /* A queued write owns a copy of its bytes. */
@@ -116,8 +136,9 @@ size_t uvev_stream_queued(uintptr_t h) { return ((uv_stream_t *)h)->write_queue_
 /* An accepted handle gets the id of the event Go made for it. */
 void uvev_stream_set_id(uintptr_t h, uint64_t id) { ((uv_handle_t *)h)->data = (void *)(uintptr_t)id; }
 
-/* The close callback of a handle that was never adopted (its accept failed):
- * it was not counted, so it is only freed. */
+/* The close callback of a connection handle that was never adopted (the
+ * listener's spare, or one whose open failed): it was not counted, so it is
+ * only freed. */
 static void uvev__free_unadopted(uv_handle_t *h) { free(h); }
 
 /* The release of a connection record Go did not take: the accepted handle
@@ -125,75 +146,124 @@ static void uvev__free_unadopted(uv_handle_t *h) { free(h); }
  * event has). */
 static void uvev__discard(void *h) { uv_close((uv_handle_t *)h, uvev__on_close); }
 
-/* uvev__accept takes the connection libuv holds into a new handle of the
- * server's type and reports it. The handle is malloc'd here and counted; it
- * is the record's payload: Go takes it and makes an event of it (its close
- * callback, uvev__on_close, frees it), or the turn's release closes it. */
-static void uvev__accept(uvev__server *s) {
-  uv_stream_t *server = (uv_stream_t *)&s->u;
-  uvev_loop *l = uvev__sloop(server);
+/* At most this many connections are accepted per readiness report: the
+ * socket is level-triggered, so the rest wait for the next turn, after the
+ * loop's other work. */
+#define UVEV_ACCEPT_BATCH 128
+
+/* uvev__pause stops watching the socket after a failed accept and reports
+ * the error: Go backs off and starts watching again (uvev_listener_start),
+ * so a failure that lasts (EMFILE) costs one accept per pause, never a
+ * spin. The connection waits in the kernel's backlog meanwhile. */
+static void uvev__pause(uvev__server *s, int err) {
+  uv_poll_stop(&s->poll);
+  uvev__push(uvev__sloop(&s->poll), uvev__id_of(&s->poll), UVEV_DONE_CONNECTION, err);
+}
+
+/* uvev__spare makes the handle the next connection goes into, before the
+ * accept: an init that fails (ENOMEM) leaves the connection in the backlog
+ * for the next try, rather than dropping it. Malloc'd here; freed by
+ * uvev__free_unadopted when the listener closes unused, or by uvev__on_close
+ * once adopted. */
+static int uvev__spare(uvev__server *s) {
+  uvev_loop *l = uvev__sloop(&s->poll);
   uv_stream_t *c;
   int err;
-  if (server->type == UV_TCP) {
-    c = malloc(sizeof(uv_tcp_t));
-    err = c == NULL ? UV_ENOMEM : uv_tcp_init(&l->loop, (uv_tcp_t *)c);
-  } else {
+  if (s->spare != NULL) return 0;
+  if (s->pipe) {
     c = malloc(sizeof(uv_pipe_t));
     err = c == NULL ? UV_ENOMEM : uv_pipe_init(&l->loop, (uv_pipe_t *)c, 0);
+  } else {
+    c = malloc(sizeof(uv_tcp_t));
+    err = c == NULL ? UV_ENOMEM : uv_tcp_init(&l->loop, (uv_tcp_t *)c);
   }
-  if (err != 0) { /* libuv keeps the connection: a later Start retries */
-    free(c);
-    s->pending = 1;
-    uvev__push(l, uvev__id_of(server), UVEV_DONE_CONNECTION, err);
-    return;
-  }
-  err = uv_accept(server, c);
   if (err != 0) {
-    uv_close((uv_handle_t *)c, uvev__free_unadopted);
-    uvev__push(l, uvev__id_of(server), UVEV_DONE_CONNECTION, err);
-    return;
+    free(c);
+    return err;
   }
-  if (server->type == UV_TCP) uv_tcp_nodelay((uv_tcp_t *)c, 1); /* as Go's net does */
-  c->data = NULL;
-  l->handles++;
-  uvev_completion *rec = uvev__push(l, uvev__id_of(server), UVEV_DONE_CONNECTION, 0);
-  rec->data = c;
-  rec->release = uvev__discard;
-}
-
-/* A stopped listener leaves the connection in libuv, which stops watching
- * the socket until it is accepted: the kernel's backlog holds the rest.
- * Errors (UV_EMFILE: libuv accepted and dropped the connection to keep the
- * socket from spinning) are reported and listening goes on. */
-static void uvev__on_connection(uv_stream_t *server, int status) {
-  uvev__server *s = (uvev__server *)server;
-  if (status < 0) {
-    uvev__push(uvev__sloop(server), uvev__id_of(server), UVEV_DONE_CONNECTION, status);
-    return;
-  }
-  if (s->paused) {
-    s->pending = 1;
-    return;
-  }
-  uvev__accept(s);
-}
-
-/* Listens the first time; later, takes the connection left pending while
- * stopped (uv_accept makes libuv watch the socket again). */
-int uvev_listener_start(uintptr_t h, int backlog) {
-  uvev__server *s = (uvev__server *)h;
-  s->paused = 0;
-  if (!s->listening) {
-    int err = uv_listen((uv_stream_t *)&s->u, backlog, uvev__on_connection);
-    if (err != 0) return err;
-    s->listening = 1;
-    return 0;
-  }
-  if (s->pending) {
-    s->pending = 0;
-    uvev__accept(s);
-  }
+  s->spare = c;
   return 0;
 }
 
-void uvev_listener_stop(uintptr_t h) { ((uvev__server *)h)->paused = 1; }
+/* uvev__on_listen accepts the connections waiting with accept4(2) and opens
+ * each in a handle of the listener's transport (uv_tcp_open, uv_pipe_open),
+ * instead of libuv's uv_listen: libuv's own accept loop, once its reserve
+ * descriptor is lost at EMFILE, calls back and retries without end inside
+ * uv_run. Each connection is a record whose payload is its handle, counted
+ * from here on: Go takes it and makes an event of it (its close callback,
+ * uvev__on_close, frees it), or the turn's release closes it. */
+static void uvev__on_listen(uv_poll_t *p, int status, int events) {
+  uvev__server *s = (uvev__server *)p;
+  uvev_loop *l = uvev__sloop(p);
+  (void)events;
+  if (status < 0) {
+    uvev__pause(s, status);
+    return;
+  }
+  for (int i = 0; i < UVEV_ACCEPT_BATCH; i++) {
+    int err = uvev__spare(s);
+    if (err != 0) {
+      uvev__pause(s, err);
+      return;
+    }
+    int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue; /* as Go's net: the next one */
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      uvev__pause(s, -errno); /* libuv errors are negated errnos on Unix */
+      return;
+    }
+    uv_stream_t *c = s->spare;
+    s->spare = NULL;
+    err = s->pipe ? uv_pipe_open((uv_pipe_t *)c, fd) : uv_tcp_open((uv_tcp_t *)c, fd);
+    if (err != 0) {
+      close(fd);
+      uv_close((uv_handle_t *)c, uvev__free_unadopted);
+      uvev__pause(s, err);
+      return;
+    }
+    if (!s->pipe) uv_tcp_nodelay((uv_tcp_t *)c, 1); /* as Go's net does */
+    c->data = NULL;
+    l->handles++;
+    uvev_completion *rec = uvev__push(l, uvev__id_of(p), UVEV_DONE_CONNECTION, 0);
+    rec->data = c;
+    rec->release = uvev__discard;
+  }
+}
+
+/* fd is a listening socket (listen(2) has run); the server owns it from
+ * here on: uvev_listener_close closes it. The server is malloc'd here and
+ * freed in uvev__on_close after uvev_close (or by uvev__adopt when the init
+ * fails, fd then still the caller's). */
+int uvev_listener_new(uvev_loop *l, uint64_t id, int fd, int pipe, uintptr_t *out) {
+  uvev__server *s = calloc(1, sizeof *s);
+  if (s == NULL) return UV_ENOMEM;
+  s->fd = fd;
+  s->pipe = pipe;
+  return uvev__adopt(l, (uv_handle_t *)&s->poll, uv_poll_init(&l->loop, &s->poll, fd), id, out);
+}
+
+/* Watches the socket: connections are accepted from the next turn on. */
+int uvev_listener_start(uintptr_t h) {
+  uvev__server *s = (uvev__server *)h;
+  return uv_poll_start(&s->poll, UV_READABLE, uvev__on_listen);
+}
+
+/* Stops watching: the kernel's backlog holds new connections. */
+void uvev_listener_stop(uintptr_t h) { uv_poll_stop(&((uvev__server *)h)->poll); }
+
+/* Before the server's uvev_close: stops watching (epoll forgets the
+ * descriptor while it is still open), closes the spare handle and the
+ * socket. */
+void uvev_listener_close(uintptr_t h) {
+  uvev__server *s = (uvev__server *)h;
+  uv_poll_stop(&s->poll);
+  if (s->spare != NULL) {
+    uv_close((uv_handle_t *)s->spare, uvev__free_unadopted);
+    s->spare = NULL;
+  }
+  if (s->fd >= 0) {
+    close(s->fd);
+    s->fd = -1;
+  }
+}

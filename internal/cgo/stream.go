@@ -45,6 +45,68 @@ func (l *Loop) TryWrite(h Handle, p []byte) (int, error) {
 	return 0, errorOf("uv_try_write", n)
 }
 
+// DeferTries turns the deferral of tries on or off: while on, DeferTry
+// batches them for FlushTries. The reactor turns it on while it
+// dispatches a turn's records, so that the writes its callbacks make are
+// tried in one crossing at the end of the dispatch.
+func (l *Loop) DeferTries(on bool) { l.tb.on = on }
+
+// DeferTry defers a try of p on h (TryWrite's) to the loop's batch: p is
+// copied, and to hears the outcome when the batch is flushed. prev is
+// what DeferTry returned for the previous try on h still in the batch,
+// or -1: a try is made only if that one went out whole. It returns the
+// try's index, or -1 when it deferred nothing: deferral is off, the
+// batch is being delivered, or p would take it past maxTryBatch bytes.
+func (l *Loop) DeferTry(h Handle, p []byte, prev int, to Tried) int {
+	b := &l.tb
+	if !b.on || b.made || len(p) == 0 || len(b.buf)+len(p) > maxTryBatch {
+		return -1
+	}
+	b.tries = append(b.tries, tryEntry{h: uintptr(h), off: uint64(len(b.buf)), n: uint64(len(p)), prev: int64(prev)})
+	b.to = append(b.to, to)
+	b.buf = append(b.buf, p...)
+	return len(b.tries) - 1
+}
+
+// FlushTries makes the tries deferred so far, in order, in one crossing,
+// then tells each its outcome (Tried), in the same order. An outcome's
+// handler that flushes again delivers the outcomes left; deferring waits
+// until every outcome is delivered.
+func (l *Loop) FlushTries() {
+	b := &l.tb
+	if len(b.tries) == 0 {
+		return
+	}
+	b.depth++
+	if !b.made {
+		b.made = true
+		C.uvev_stream_try_batch(cbytes(b.buf), (*C.uvev_try)(unsafe.Pointer(&b.tries[0])), C.size_t(len(b.tries)))
+		l.crossings.Add(1)
+	}
+	for b.made && b.next < len(b.tries) {
+		i := b.next
+		b.next++
+		t := &b.tries[i]
+		to := b.to[i]
+		b.to[i] = nil
+		n, err := int(t.res), error(nil)
+		if t.res < 0 {
+			n, err = 0, errorOf("uv_try_write", int(t.res))
+		}
+		to.Tried(b.buf[t.off:t.off+t.n:t.off+t.n], n, err)
+	}
+	b.depth--
+	if b.made {
+		b.buf, b.tries, b.to = b.buf[:0], b.tries[:0], b.to[:0]
+		if b.depth > 0 {
+			// An outer FlushTries is still in a handler that was given
+			// bytes of buf: deferrals from now on go to a new buffer.
+			b.buf = nil
+		}
+		b.made, b.next = false, 0
+	}
+}
+
 // Write queues p (copied into C memory the request owns) behind the
 // writes already queued. A CompletionWrite record with the stream's id and
 // N = len(p) reports its end. len(p) must fit in 32 bits.
@@ -72,20 +134,43 @@ func (l *Loop) Adopt(h Handle, id uint64) {
 	C.uvev_stream_set_id(C.uintptr_t(h), C.uint64_t(id))
 }
 
-// ListenerStart listens on h (a handle made for listening) the first time;
-// later it takes the connection left pending while stopped. Each connection
-// is a CompletionConnection record whose payload is the accepted handle,
-// closed after the turn unless taken; errors (EMFILE) are records too.
-func (l *Loop) ListenerStart(h Handle, backlog int) error {
-	l.mut()
-	return errorOf("uv_listen", int(C.uvev_listener_start(C.uintptr_t(h), C.int(backlog))))
+// NewListener makes a listener reporting for id over fd, a socket
+// listen(2) has run on, which it owns from then on (ListenerClose closes
+// it); when it fails, fd is still the caller's. Started, each connection is
+// a CompletionConnection record whose payload is its handle (a uv_pipe_t
+// with pipe set, else a uv_tcp_t), closed after the turn unless taken; a
+// failed accept is a record with the error, after which the listener has
+// stopped watching: ListenerStart again retries.
+func (l *Loop) NewListener(id uint64, fd int, pipe bool) (Handle, error) {
+	var h C.uintptr_t
+	p := C.int(0)
+	if pipe {
+		p = 1
+	}
+	if rc := C.uvev_listener_new(l.mut(), C.uint64_t(id), C.int(fd), p, &h); rc != 0 {
+		return 0, errorOf("uv_poll_init", int(rc))
+	}
+	return Handle(h), nil
 }
 
-// ListenerStop makes h leave new connections pending in the kernel's
-// backlog until ListenerStart.
+// ListenerStart watches h's socket: the connections waiting are accepted
+// from the next turn on.
+func (l *Loop) ListenerStart(h Handle) error {
+	l.mut()
+	return errorOf("uv_poll_start", int(C.uvev_listener_start(C.uintptr_t(h))))
+}
+
+// ListenerStop stops watching h's socket: new connections wait in the
+// kernel's backlog until ListenerStart.
 func (l *Loop) ListenerStop(h Handle) {
 	l.mut()
 	C.uvev_listener_stop(C.uintptr_t(h))
+}
+
+// ListenerClose stops h and closes its socket, before CloseHandle(h).
+func (l *Loop) ListenerClose(h Handle) {
+	l.mut()
+	C.uvev_listener_close(C.uintptr_t(h))
 }
 
 // Fileno returns h's descriptor (uv_fileno).

@@ -1,20 +1,18 @@
-/* tcp.c — uv_tcp_t: connections (reads and writes are stream.c's) and
- * listeners (a uvev__server), bind, connect and addresses. */
+/* tcp.c — uv_tcp_t: connections (reads and writes are stream.c's, and so
+ * is listening), connect and addresses. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "stream.h"
 #include "udp.h"
 
-/* The handle is malloc'd here (a uvev__server when it will listen) and
- * freed in uvev__on_close, on the loop thread, after the kind's uv_close; or
- * by uvev__adopt when the init fails. family AF_UNSPEC creates no socket
- * yet; AF_INET or AF_INET6 creates it now, so options can be set before
- * bind. */
-int uvev_tcp_new(uvev_loop *l, uint64_t id, int family, int listener, uintptr_t *out) {
-  uv_tcp_t *h = listener ? calloc(1, sizeof(uvev__server)) : malloc(sizeof(uv_tcp_t));
+/* The handle is malloc'd here and freed in uvev__on_close, on the loop
+ * thread, after the kind's uv_close; or by uvev__adopt when the init fails.
+ * It has no socket until connect (listeners are stream.c's). */
+int uvev_tcp_new(uvev_loop *l, uint64_t id, uintptr_t *out) {
+  uv_tcp_t *h = malloc(sizeof *h);
   if (h == NULL) return UV_ENOMEM;
-  return uvev__adopt(l, (uv_handle_t *)h, uv_tcp_init_ex(&l->loop, h, (unsigned int)family), id, out);
+  return uvev__adopt(l, (uv_handle_t *)h, uv_tcp_init(&l->loop, h), id, out);
 }
 
 /* Shared with udp.c (udp.h). */
@@ -37,13 +35,6 @@ int uvev_sockaddr_make(struct sockaddr_storage *ss, const uint8_t *ip, int iplen
     return 0;
   }
   return UV_EINVAL;
-}
-
-int uvev_tcp_bind(uintptr_t h, const uint8_t *ip, int iplen, int port, uint32_t scope, int ipv6only) {
-  struct sockaddr_storage ss;
-  int err = uvev_sockaddr_make(&ss, ip, iplen, port, scope);
-  if (err != 0) return err;
-  return uv_tcp_bind((uv_tcp_t *)h, (struct sockaddr *)&ss, ipv6only ? UV_TCP_IPV6ONLY : 0);
 }
 
 /* Frees the request on the loop thread: libuv calls this once, with

@@ -9,35 +9,18 @@ import (
 	"unsafe"
 )
 
-// NewTCP creates a uv_tcp_t reporting for id. family is 0 (no socket until
-// bind or connect), or AF_INET or AF_INET6 (the socket is created now, so
-// that options can be set on it before bind). listener makes a handle that
-// can listen (ListenerStart).
-func (l *Loop) NewTCP(id uint64, family int, listener bool) (Handle, error) {
+// NewTCP creates a uv_tcp_t reporting for id, with no socket until
+// ConnectTCP.
+func (l *Loop) NewTCP(id uint64) (Handle, error) {
 	var h C.uintptr_t
-	ls := C.int(0)
-	if listener {
-		ls = 1
-	}
-	if rc := C.uvev_tcp_new(l.mut(), C.uint64_t(id), C.int(family), ls, &h); rc != 0 {
-		return 0, errorOf("uv_tcp_init_ex", int(rc))
+	if rc := C.uvev_tcp_new(l.mut(), C.uint64_t(id), &h); rc != 0 {
+		return 0, errorOf("uv_tcp_init", int(rc))
 	}
 	return Handle(h), nil
 }
 
 // ipBytes is ip's address for a call (4 or 16 bytes).
 func ipBytes(ip []byte) *C.uint8_t { return (*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(ip))) }
-
-// BindTCP binds h to ip (4 or 16 bytes) and port; v6only refuses IPv4 on
-// an IPv6 socket.
-func (l *Loop) BindTCP(h Handle, ip []byte, port int, zone uint32, v6only bool) error {
-	only := C.int(0)
-	if v6only {
-		only = 1
-	}
-	l.mut()
-	return errorOf("uv_tcp_bind", int(C.uvev_tcp_bind(C.uintptr_t(h), ipBytes(ip), C.int(len(ip)), C.int(port), C.uint32_t(zone), only)))
-}
 
 // ConnectTCP connects h to ip and port; a CompletionConnect record with h's
 // id reports the outcome.

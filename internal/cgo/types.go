@@ -24,12 +24,12 @@ const (
 	CompletionConnection = 9
 	CompletionShutdown   = 10
 	CompletionFSEvent    = 11
-	CompletionAddrInfo   = 12
-	CompletionNameInfo   = 13
 	CompletionUDPRecv    = 14
 	CompletionUDPSend    = 15
 	CompletionFS         = 16
 	CompletionPhase      = 17
+	CompletionFSPoll     = 18
+	CompletionHandle     = 19
 )
 
 // Completion is one record of what libuv did during a turn. Its layout is
@@ -64,7 +64,7 @@ func (c *Completion) Bytes() []byte {
 func (c *Completion) Request() bool {
 	switch c.Kind {
 	case CompletionWork, CompletionWrite, CompletionConnect, CompletionShutdown,
-		CompletionAddrInfo, CompletionNameInfo, CompletionUDPSend, CompletionFS:
+		CompletionUDPSend, CompletionFS:
 		return true
 	}
 	return false
@@ -122,9 +122,17 @@ func errorOf(op string, code int) error {
 func ErrorOf(op string, status int) error { return errorOf(op, status) }
 
 // errName and errText are libuv's uv_err_name and uv_strerror where libuv
-// is linked in (errors.go); the errno's own text elsewhere.
+// is linked in (errors.go). Elsewhere they are the errno's name ("ENOENT",
+// as libuv names it) and its own text, so that an error reads in the same
+// shape in a build without cgo: "uv_fs_stat: ENOENT (no such file or
+// directory)".
 var (
-	errName = func(code int) string { return syscall.Errno(-code).Error() }
+	errName = func(code int) string {
+		if name := errnoName(syscall.Errno(-code)); name != "" {
+			return name
+		}
+		return syscall.Errno(-code).Error()
+	}
 	errText = func(code int) string { return syscall.Errno(-code).Error() }
 )
 

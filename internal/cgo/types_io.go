@@ -22,3 +22,45 @@ const (
 	TTYModeRaw    = 1
 	TTYModeIO     = 2
 )
+
+// Handle types (uv_handle_type) of the handles a CompletionHandle record
+// carries (its N).
+const (
+	HandleTypePipe = 7  // UV_NAMED_PIPE: a Unix domain socket
+	HandleTypeTCP  = 12 // UV_TCP
+)
+
+// Tried hears the outcome of a write deferred into a loop's batch of
+// tries (Loop.DeferTry): p is the bytes deferred (valid during the call
+// only: they live in the batch's buffer), n how many the socket took
+// (0 when it would block, or when an earlier try of the same stream in
+// the batch did not go out whole), err the error that failed it.
+type Tried interface {
+	Tried(p []byte, n int, err error)
+}
+
+// tryEntry is one write of a batch: uvev_try, in Go memory (no Go
+// pointers), passed to C for the length of the call.
+type tryEntry struct {
+	h      uintptr
+	off, n uint64
+	prev   int64
+	res    int64
+}
+
+// maxTryBatch bounds the bytes a batch of tries holds: DeferTry refuses
+// beyond it and the caller flushes (a callback sending megabytes in one
+// turn copies no more than this into the batch).
+const maxTryBatch = 256 << 10
+
+// tryBatch is a loop's writes deferred to one crossing (Loop.DeferTry,
+// FlushTries); loop-owned.
+type tryBatch struct {
+	on    bool       // deferring: the reactor is dispatching a turn's records
+	buf   []byte     // the deferred bytes, each write's at its off
+	tries []tryEntry // in the order they were deferred
+	to    []Tried    // who hears each outcome
+	made  bool       // the batch was tried: outcomes are being delivered
+	next  int        // the next outcome to deliver
+	depth int        // FlushTries calls in progress (an outcome's handler may flush)
+}

@@ -6,11 +6,6 @@ package uvcgo
 // that import "C" hold only functions (TestConstantsMatchC checks the
 // values against C).
 
-import (
-	"bytes"
-	"unsafe"
-)
-
 // The poll events libuv reports (UV_READABLE, ...).
 const (
 	PollReadable    = 1
@@ -68,33 +63,3 @@ const (
 	EAIBadHints   = -3013
 	EAIProtocol   = -3014
 )
-
-// AddrInfoEntry is one address of a getaddrinfo answer; its layout is
-// that of uvev_addr (dns.go checks it).
-type AddrInfoEntry struct {
-	Family   int32
-	SockType int32
-	Protocol int32
-	Zone     uint32
-	Addr     [16]byte // the first 4 for AF_INET
-	Port     uint16
-	_        uint16
-}
-
-// AddrInfoEntries returns the addresses of a CompletionAddrInfo record,
-// over C memory: valid only until the next Turn (copy what you keep).
-func AddrInfoEntries(c *Completion) []AddrInfoEntry {
-	if c.Data == 0 || c.N <= 0 {
-		return nil
-	}
-	p := *(*unsafe.Pointer)(unsafe.Pointer(&c.Data)) // C memory (see Bytes)
-	return unsafe.Slice((*AddrInfoEntry)(p), int(c.N))
-}
-
-// NameInfoStrings copies the host and service of a CompletionNameInfo
-// record.
-func NameInfoStrings(c *Completion) (host, service string) {
-	h, rest, _ := bytes.Cut(c.Bytes(), []byte{0})
-	sv, _, _ := bytes.Cut(rest, []byte{0})
-	return string(h), string(sv)
-}

@@ -12,7 +12,7 @@ import (
 
 // The pure-Go constants (types.go, types_io.go, types_sys.go) mirror C's.
 func TestConstantsMatchC(t *testing.T) {
-	for _, table := range []map[string][2]int{cConstants(), sysConstants()} {
+	for _, table := range []map[string][2]int{cConstants(), sysConstants(), udpConstants()} {
 		for name, v := range table {
 			if v[0] != v[1] {
 				t.Errorf("%s: Go %d, C %d", name, v[0], v[1])

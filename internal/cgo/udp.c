@@ -6,11 +6,13 @@
 
 /* The handle is malloc'd here and freed in uvev__on_close, on the loop
  * thread, after the kind's uv_close; or by uvev__adopt when the init fails.
- * family AF_INET or AF_INET6 creates the socket now. */
+ * family AF_INET or AF_INET6 creates the socket now. Receives are batched
+ * (UV_UDP_RECVMMSG: one recvmmsg(2) reads up to UVEV_MMSG_CHUNKS datagrams)
+ * where the kernel has recvmmsg. */
 int uvev_udp_new(uvev_loop *l, uint64_t id, int family, uintptr_t *out) {
   uv_udp_t *h = malloc(sizeof *h);
   if (h == NULL) return UV_ENOMEM;
-  return uvev__adopt(l, (uv_handle_t *)h, uv_udp_init_ex(&l->loop, h, (unsigned int)family), id, out);
+  return uvev__adopt(l, (uv_handle_t *)h, uv_udp_init_ex(&l->loop, h, (unsigned int)family | UV_UDP_RECVMMSG), id, out);
 }
 
 int uvev_udp_bind(uintptr_t h, const uint8_t *ip, int iplen, int port, uint32_t scope, unsigned int flags) {
@@ -24,9 +26,18 @@ int uvev_udp_bind(uintptr_t h, const uint8_t *ip, int iplen, int port, uint32_t 
  * the room for its sender's address (uvev_dgram). The buffer goes back to
  * the pool in uvev__on_recv when nothing came; otherwise it is the record's
  * payload, given back by the next turn's release (or by Go when it took
- * it). Loop thread, inside uv_run. */
+ * it). A batched handle instead gets one malloc'd block of
+ * UVEV_MMSG_CHUNKS chunks of UV's 64 KiB for a recvmmsg: each datagram is
+ * copied out of it into a record of its own (uvev__on_mmsg_chunk), and the
+ * block is freed by the call that ends the batch. Loop thread, inside
+ * uv_run. */
 static void uvev__on_udp_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   (void)suggested;
+  if (uv_udp_using_recvmmsg((uv_udp_t *)h)) {
+    char *p = malloc(UVEV_MMSG_CHUNKS * UVEV_BUF_SIZE);
+    *buf = uv_buf_init(p, p == NULL ? 0 : UVEV_MMSG_CHUNKS * UVEV_BUF_SIZE);
+    return;
+  }
   char *p = uvev__buf_get(uvev__loop_of(h));
   if (p == NULL) {
     *buf = uv_buf_init(NULL, 0);
@@ -35,15 +46,50 @@ static void uvev__on_udp_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) 
   *buf = uv_buf_init(p + offsetof(uvev_dgram, bytes), UVEV_BUF_SIZE - offsetof(uvev_dgram, bytes));
 }
 
+/* The room a datagram has after its sender's address: larger ones are cut
+ * to it and flagged, batched or not, so both paths (and the pure-Go
+ * driver) truncate alike. */
+enum { UVEV_DGRAM_ROOM = UVEV_BUF_SIZE - offsetof(uvev_dgram, bytes) };
+
+/* One datagram of a batch: copied, with its sender, into memory of its own
+ * that the record carries (freed by the release, or by Go once taken). */
+static void uvev__on_mmsg_chunk(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struct sockaddr *addr, unsigned flags) {
+  uvev_loop *l = uvev__loop_of((uv_handle_t *)h);
+  size_t n = (size_t)nread < UVEV_DGRAM_ROOM ? (size_t)nread : UVEV_DGRAM_ROOM;
+  uvev_dgram *d = malloc(offsetof(uvev_dgram, bytes) + n);
+  if (d == NULL) {
+    uvev__push(l, (uint64_t)(uintptr_t)h->data, UVEV_DONE_UDP_RECV, UV_ENOBUFS);
+    return;
+  }
+  memset(&d->from, 0, sizeof d->from);
+  memcpy(&d->from, addr, addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+  memcpy(d->bytes, buf->base, n);
+  uvev_completion *c = uvev__push(l, (uint64_t)(uintptr_t)h->data, UVEV_DONE_UDP_RECV, 0);
+  c->n = (int64_t)n;
+  c->aux = (flags & UV_UDP_PARTIAL) || (size_t)nread > n ? 1 : 0;
+  c->data = d;
+  c->release = free;
+}
+
 static void uvev__on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struct sockaddr *addr, unsigned flags) {
-  char *base = buf->base == NULL ? NULL : buf->base - offsetof(uvev_dgram, bytes);
+  if (flags & UV_UDP_MMSG_CHUNK) {
+    uvev__on_mmsg_chunk(h, nread, buf, addr, flags);
+    return;
+  }
+  char *base;
+  if (uv_udp_using_recvmmsg(h)) { /* the batch's end, nothing to read, or an error */
+    free(buf->base);
+    base = NULL;
+  } else {
+    base = buf->base == NULL ? NULL : buf->base - offsetof(uvev_dgram, bytes);
+  }
   if (nread == 0 && addr == NULL) { /* nothing to read */
     uvev__buf_put(base);
     return;
   }
   uvev_loop *l = uvev__loop_of((uv_handle_t *)h);
   uvev_completion *c = uvev__push(l, (uint64_t)(uintptr_t)h->data, UVEV_DONE_UDP_RECV, nread < 0 ? (int32_t)nread : 0);
-  if (nread < 0) {
+  if (nread < 0 || base == NULL) {
     uvev__buf_put(base);
     return;
   }
@@ -55,6 +101,8 @@ static void uvev__on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const
   c->data = base;
   c->release = uvev__buf_put;
 }
+
+int uvev_udp_batched(uintptr_t h) { return uv_udp_using_recvmmsg((uv_udp_t *)h); }
 
 int uvev_udp_recv_start(uintptr_t h) { return uv_udp_recv_start((uv_udp_t *)h, uvev__on_udp_alloc, uvev__on_recv); }
 
@@ -113,4 +161,29 @@ int uvev_udp_addr(uintptr_t h, uint8_t *ip, int *iplen, int *port, uint32_t *sco
   int err = uv_udp_getsockname((uv_udp_t *)h, (struct sockaddr *)&ss, &len);
   if (err != 0) return err;
   return uvev_sockaddr_parse(&ss, ip, iplen, port, scope);
+}
+
+/* Socket options (uv_udp_set_*). Addresses are strings, as libuv takes
+ * them: an interface is one of its IPv4 addresses, or "::%name" for IPv6;
+ * NULL is any. */
+int uvev_udp_option(uintptr_t h, int opt, int v) {
+  uv_udp_t *u = (uv_udp_t *)h;
+  switch (opt) {
+  case UVEV_UDP_BROADCAST: return uv_udp_set_broadcast(u, v);
+  case UVEV_UDP_TTL: return uv_udp_set_ttl(u, v);
+  case UVEV_UDP_MULTICAST_TTL: return uv_udp_set_multicast_ttl(u, v);
+  case UVEV_UDP_MULTICAST_LOOP: return uv_udp_set_multicast_loop(u, v);
+  }
+  return UV_EINVAL;
+}
+
+int uvev_udp_multicast_interface(uintptr_t h, const char *ifaddr) {
+  return uv_udp_set_multicast_interface((uv_udp_t *)h, ifaddr);
+}
+
+/* join: 1 joins, 0 leaves; source NULL is any source. */
+int uvev_udp_membership(uintptr_t h, const char *group, const char *ifaddr, const char *source, int join) {
+  uv_membership m = join ? UV_JOIN_GROUP : UV_LEAVE_GROUP;
+  if (source != NULL) return uv_udp_set_source_membership((uv_udp_t *)h, group, ifaddr, source, m);
+  return uv_udp_set_membership((uv_udp_t *)h, group, ifaddr, m);
 }

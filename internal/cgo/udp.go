@@ -1,6 +1,8 @@
 package uvcgo
 
 /*
+#include <stdlib.h>
+
 #include "udp.h"
 */
 import "C"
@@ -95,4 +97,76 @@ func Datagram(c *Completion) (payload []byte, ip []byte, port int, zone uint32, 
 		payload = unsafe.Slice((*byte)(unsafe.Add(p, C.UVEV_DGRAM_BYTES)), int(c.N))
 	}
 	return payload, ip, port, zone, c.Aux != 0
+}
+
+// udpConstants gives the C values of the UDP options types_udp.go
+// mirrors, for the test that keeps the two in step.
+func udpConstants() map[string][2]int {
+	return map[string][2]int{
+		"UDP_BROADCAST": {UDPBroadcast, C.UVEV_UDP_BROADCAST}, "UDP_TTL": {UDPTTL, C.UVEV_UDP_TTL},
+		"UDP_MULTICAST_TTL": {UDPMulticastTTL, C.UVEV_UDP_MULTICAST_TTL}, "UDP_MULTICAST_LOOP": {UDPMulticastLoop, C.UVEV_UDP_MULTICAST_LOOP},
+		"MMSG_CHUNKS": {UDPBatch, C.UVEV_MMSG_CHUNKS},
+	}
+}
+
+// udpOptionNames are libuv's names of the options, for errors.
+var udpOptionNames = map[int]string{
+	UDPBroadcast:     "uv_udp_set_broadcast",
+	UDPTTL:           "uv_udp_set_ttl",
+	UDPMulticastTTL:  "uv_udp_set_multicast_ttl",
+	UDPMulticastLoop: "uv_udp_set_multicast_loop",
+}
+
+// UDPOption sets one of h's options (UDPBroadcast, ...) to v (0 or 1 for
+// the switches).
+func (l *Loop) UDPOption(h Handle, opt, v int) error {
+	l.crossings.Add(1)
+	return errorOf(udpOptionNames[opt], int(C.uvev_udp_option(C.uintptr_t(h), C.int(opt), C.int(v))))
+}
+
+// cstring is s as a C string for the length of a call ("" is NULL); free
+// it after.
+func cstring(s string) *C.char {
+	if s == "" {
+		return nil
+	}
+	return C.CString(s)
+}
+
+// UDPMulticastInterface sends h's multicast datagrams out of the interface
+// ifaddr names (an IPv4 address of it, or "::%name"; "" for the system's
+// choice).
+func (l *Loop) UDPMulticastInterface(h Handle, ifaddr string) error {
+	cs := cstring(ifaddr)
+	defer C.free(unsafe.Pointer(cs))
+	l.crossings.Add(1)
+	return errorOf("uv_udp_set_multicast_interface", int(C.uvev_udp_multicast_interface(C.uintptr_t(h), cs)))
+}
+
+// UDPMembership joins (join) or leaves the multicast group on the
+// interface ifaddr names ("" for any), from source only when source is not
+// "" (source-specific multicast).
+func (l *Loop) UDPMembership(h Handle, group, ifaddr, source string, join bool) error {
+	cg, ci, cs := cstring(group), cstring(ifaddr), cstring(source)
+	defer func() {
+		C.free(unsafe.Pointer(cg))
+		C.free(unsafe.Pointer(ci))
+		C.free(unsafe.Pointer(cs))
+	}()
+	j := C.int(0)
+	if join {
+		j = 1
+	}
+	op := "uv_udp_set_membership"
+	if source != "" {
+		op = "uv_udp_set_source_membership"
+	}
+	l.crossings.Add(1)
+	return errorOf(op, int(C.uvev_udp_membership(C.uintptr_t(h), cg, ci, cs, j)))
+}
+
+// UDPBatched reports whether h receives in batches (recvmmsg).
+func (l *Loop) UDPBatched(h Handle) bool {
+	l.crossings.Add(1)
+	return C.uvev_udp_batched(C.uintptr_t(h)) == 1
 }

@@ -8,11 +8,11 @@
  *  - libuv callbacks never call Go: they append a completion record to the
  *    loop's queue, and Go reads the queue after each turn;
  *  - a record may carry a payload in shim-owned memory (a read buffer, an
- *    addrinfo list): it is valid until the next turn, which releases it,
+ *    directory listing): it is valid until the next turn, which releases it,
  *    unless Go took it (uvev_take) and releases it itself (uvev_release);
  *  - every shim call that reads libuv's clock refreshes it first
  *    (uvev__enter), so a timeout counts from the call, not from the last turn;
- *  - requests in flight (write, getaddrinfo, fs, work) are counted in
+ *  - requests in flight (write, connect, fs, work) are counted in
  *    l->reqs until their callback ran;
  *  - handles are malloc'd here and freed only in the uv_close callback
  *    (uvev__on_close), which reports UVEV_DONE_CLOSED for the handle's id. */
@@ -43,12 +43,13 @@ enum {
   UVEV_DONE_CONNECTION = 9,  /* a listener has a connection to accept */
   UVEV_DONE_SHUTDOWN = 10,   /* request: a shutdown finished */
   UVEV_DONE_FSEVENT = 11,    /* fsevent.c: aux = events, data = file name */
-  UVEV_DONE_ADDRINFO = 12,   /* request: getaddrinfo, data = addrinfo list */
-  UVEV_DONE_NAMEINFO = 13,   /* request: getnameinfo, data = host and service */
+  /* 12 and 13 unused: lookups run on Go's resolver (uv/dns_go.go) */
   UVEV_DONE_UDP_RECV = 14,   /* udp: n = bytes, data = buffer and address */
   UVEV_DONE_UDP_SEND = 15,   /* request: a datagram was sent */
   UVEV_DONE_FS = 16,         /* request: a file operation finished */
-  UVEV_DONE_PHASE = 17       /* phase.c: a prepare, check or idle hook ran */
+  UVEV_DONE_PHASE = 17,      /* phase.c: a prepare, check or idle hook ran */
+  UVEV_DONE_FSPOLL = 18,     /* fspoll.c: a stat changed or failed, data = both stats */
+  UVEV_DONE_HANDLE = 19      /* ipc.c: a handle came in; n = type, aux = tag, data = handle */
 };
 
 /* One completion, written by a libuv callback on the loop thread and read by
@@ -73,6 +74,12 @@ typedef struct {
    * closed by uvev_loop_shutdown. */
   uv_async_t keeper;
   int keeper_closed;
+  /* due is an unreferenced timer that bounds a blocking turn
+   * (uvev_loop_wait) by the Go side's next deadline (its timer wheel),
+   * which libuv does not know. Part of this struct; closed with the
+   * keeper. The keeper doubles as the loop's wake-up: another thread
+   * sends it (uvev_loop_wake) to end a blocking turn early. */
+  uv_timer_t due;
   uvev_completion *done; /* grows by realloc; owned by this struct */
   size_t ndone, capdone;
   size_t nseen; /* records the last turn gave Go: the next turn releases them */
@@ -80,6 +87,10 @@ typedef struct {
    * outgrew it (uvev__push): its first nseen records are the ones Go reads
    * and takes from, until the next turn releases them and frees it. */
   uvev_completion *seen;
+  /* Records released since the loop began: a record's place counted from
+   * the loop's start (released + its index) names it across releases, so a
+   * poll can find the record it pushed and Go has not read yet. */
+  uint64_t released;
   int64_t handles; /* handles malloc'd and not yet freed */
   int64_t reqs;    /* requests submitted whose callback has not run */
   /* Read buffers (UVEV_BUF_SIZE) given back and kept for the next reads:
@@ -104,6 +115,8 @@ typedef struct {
 /* The loop core (loop.c). */
 uvev_loop *uvev_loop_new(int *err);
 void uvev_loop_turn(uvev_loop *l, int block, uvev_turn *out);
+void uvev_loop_wait(uvev_loop *l, int64_t timeout_ms, uvev_turn *out);
+void uvev_loop_wake(uvev_loop *l);
 int uvev_loop_backend_fd(uvev_loop *l);
 void uvev_loop_shutdown(uvev_loop *l);
 int uvev_loop_free(uvev_loop *l);
@@ -131,6 +144,9 @@ void uvev__poll_check(uvev_loop *l);
 char *uvev__buf_get(uvev_loop *l);
 void uvev__buf_put(void *p);
 int uvev__adopt(uvev_loop *l, uv_handle_t *h, int err, uint64_t id, uintptr_t *out);
+/* ipc.c: reports the stand-in of a handle being passed, which only its
+ * write's callback closes (uvev_loop_close_all leaves it). */
+int uvev__is_pass(uv_handle_t *h);
 
 /* async.c */
 int uvev_async_new(uvev_loop *l, uint64_t id, uintptr_t *out);

@@ -14,19 +14,6 @@ func (*Loop) NewAsync(uint64) (Handle, error) { return 0, ErrNoLibuv }
 // AsyncSend is unavailable without cgo.
 func (*Loop) AsyncSend(Handle) error { return ErrNoLibuv }
 
-// GetAddrInfo is unavailable without cgo.
-func (*Loop) GetAddrInfo(uint64, string, string, int, int, int) (Request, error) {
-	return 0, ErrNoLibuv
-}
-
-// GetNameInfo is unavailable without cgo.
-func (*Loop) GetNameInfo(uint64, int, [16]byte, int, uint32, int) (Request, error) {
-	return 0, ErrNoLibuv
-}
-
-// CancelDNS is unavailable without cgo.
-func (*Loop) CancelDNS(Request) error { return ErrNoLibuv }
-
 // ErrorName is unavailable without cgo.
 func ErrorName(int) (string, string) { return "", "" }
 
@@ -36,17 +23,8 @@ func Version() string { return "" }
 // InjectFault is unavailable without cgo.
 func InjectFault(int, int) {}
 
-// FSOpen is unavailable without cgo.
-func (*Loop) FSOpen(uint64, string, int, int) (Request, error) { return 0, ErrNoLibuv }
-
-// FSRead is unavailable without cgo.
-func (*Loop) FSRead(uint64, int, int, int64) (Request, error) { return 0, ErrNoLibuv }
-
-// FSWrite is unavailable without cgo.
-func (*Loop) FSWrite(uint64, int, []byte, int64) (Request, error) { return 0, ErrNoLibuv }
-
-// FSClose is unavailable without cgo.
-func (*Loop) FSClose(uint64, int) (Request, error) { return 0, ErrNoLibuv }
+// FS is unavailable without cgo.
+func (*Loop) FS(uint64, *FSArgs) (Request, error) { return 0, ErrNoLibuv }
 
 // CancelFS is unavailable without cgo.
 func (*Loop) CancelFS(Request) error { return ErrNoLibuv }
@@ -66,6 +44,24 @@ func (*Loop) NewFSEventChild(uint64, string) (Handle, error) { return 0, ErrNoLi
 // CloseFSEventChild is unavailable without cgo.
 func (*Loop) CloseFSEventChild(Handle) {}
 
+// NewFSPoll is unavailable without cgo.
+func (*Loop) NewFSPoll(uint64) (Handle, error) { return 0, ErrNoLibuv }
+
+// StartFSPoll is unavailable without cgo.
+func (*Loop) StartFSPoll(Handle, string, uint32) error { return ErrNoLibuv }
+
+// StopFSPoll is unavailable without cgo.
+func (*Loop) StopFSPoll(Handle) error { return ErrNoLibuv }
+
+// NewIPC is unavailable without cgo.
+func (*Loop) NewIPC(uint64) (Handle, error) { return 0, ErrNoLibuv }
+
+// IPCSend is unavailable without cgo.
+func (*Loop) IPCSend(Handle, int, byte) error { return ErrNoLibuv }
+
+// IPCReadStart is unavailable without cgo.
+func (*Loop) IPCReadStart(Handle) error { return ErrNoLibuv }
+
 // NewLoop is unavailable without cgo.
 func NewLoop() (*Loop, error) { return nil, ErrNoLibuv }
 
@@ -77,6 +73,12 @@ func (*Loop) Turn() ([]Completion, int) { return nil, 0 }
 
 // TurnBlocking is unavailable without cgo.
 func (*Loop) TurnBlocking() ([]Completion, int) { return nil, 0 }
+
+// Wait is unavailable without cgo.
+func (*Loop) Wait(int) ([]Completion, int) { return nil, 0 }
+
+// Wake is unavailable without cgo.
+func (*Loop) Wake() {}
 
 // Release is unavailable without cgo.
 func (*Loop) Release(uintptr, uintptr) {}
@@ -118,13 +120,10 @@ func (*Loop) StartPhase(Phase, Handle) error { return ErrNoLibuv }
 func (*Loop) StopPhase(Phase, Handle) error { return ErrNoLibuv }
 
 // NewPipe is unavailable without cgo.
-func (*Loop) NewPipe(uint64, bool) (Handle, error) { return 0, ErrNoLibuv }
+func (*Loop) NewPipe(uint64) (Handle, error) { return 0, ErrNoLibuv }
 
 // OpenPipe is unavailable without cgo.
 func (*Loop) OpenPipe(Handle, int) error { return ErrNoLibuv }
-
-// BindPipe is unavailable without cgo.
-func (*Loop) BindPipe(Handle, string) error { return ErrNoLibuv }
 
 // ConnectPipe is unavailable without cgo.
 func (*Loop) ConnectPipe(Handle, string) error { return ErrNoLibuv }
@@ -150,6 +149,15 @@ func (*Loop) ReadStop(Handle) error { return ErrNoLibuv }
 // TryWrite is unavailable without cgo.
 func (*Loop) TryWrite(Handle, []byte) (int, error) { return 0, ErrNoLibuv }
 
+// DeferTries is unavailable without cgo.
+func (*Loop) DeferTries(bool) {}
+
+// DeferTry is unavailable without cgo.
+func (*Loop) DeferTry(Handle, []byte, int, Tried) int { return 0 }
+
+// FlushTries is unavailable without cgo.
+func (*Loop) FlushTries() {}
+
 // Write is unavailable without cgo.
 func (*Loop) Write(Handle, []byte) error { return ErrNoLibuv }
 
@@ -162,20 +170,23 @@ func (*Loop) WriteQueueSize(Handle) int { return 0 }
 // Adopt is unavailable without cgo.
 func (*Loop) Adopt(Handle, uint64) {}
 
+// NewListener is unavailable without cgo.
+func (*Loop) NewListener(uint64, int, bool) (Handle, error) { return 0, ErrNoLibuv }
+
 // ListenerStart is unavailable without cgo.
-func (*Loop) ListenerStart(Handle, int) error { return ErrNoLibuv }
+func (*Loop) ListenerStart(Handle) error { return ErrNoLibuv }
 
 // ListenerStop is unavailable without cgo.
 func (*Loop) ListenerStop(Handle) {}
+
+// ListenerClose is unavailable without cgo.
+func (*Loop) ListenerClose(Handle) {}
 
 // Fileno is unavailable without cgo.
 func (*Loop) Fileno(Handle) (int, error) { return 0, ErrNoLibuv }
 
 // NewTCP is unavailable without cgo.
-func (*Loop) NewTCP(uint64, int, bool) (Handle, error) { return 0, ErrNoLibuv }
-
-// BindTCP is unavailable without cgo.
-func (*Loop) BindTCP(Handle, []byte, int, uint32, bool) error { return ErrNoLibuv }
+func (*Loop) NewTCP(uint64) (Handle, error) { return 0, ErrNoLibuv }
 
 // ConnectTCP is unavailable without cgo.
 func (*Loop) ConnectTCP(Handle, []byte, int, uint32) error { return ErrNoLibuv }
@@ -236,3 +247,15 @@ func (*Loop) UDPAddr(Handle) ([]byte, int, uint32, error) { return nil, 0, 0, Er
 
 // Datagram is unavailable without cgo.
 func Datagram(*Completion) ([]byte, []byte, int, uint32, bool) { return nil, nil, 0, 0, false }
+
+// UDPOption is unavailable without cgo.
+func (*Loop) UDPOption(Handle, int, int) error { return ErrNoLibuv }
+
+// UDPMulticastInterface is unavailable without cgo.
+func (*Loop) UDPMulticastInterface(Handle, string) error { return ErrNoLibuv }
+
+// UDPMembership is unavailable without cgo.
+func (*Loop) UDPMembership(Handle, string, string, string, bool) error { return ErrNoLibuv }
+
+// UDPBatched is unavailable without cgo.
+func (*Loop) UDPBatched(Handle) bool { return false }

@@ -1,5 +1,5 @@
 // Package conform is the conformance table every event kind runs through:
-// the rules of the event contract (DESIGN.md §3) that hold for any kind,
+// the rules of the event contract (docs/architecture.md §3) that hold for any kind,
 // checked the same way for each. The table itself lists every kind at a
 // glance, one row a kind (uv/handle_conform_test.go); a row describes its
 // kind:
@@ -53,9 +53,14 @@ type Kind struct {
 	FiresWith error
 	// Info matches the event's Info line.
 	Info *regexp.Regexp
-	// OneShot: the event closes after it fires (a one-shot timer, a
-	// request, a process).
+	// OneShot: the event fires once per start (a one-shot timer, a
+	// request, a process): it closes after it fires, or, with
+	// StopsWhenFired, is stopped.
 	OneShot bool
+	// StopsWhenFired: a one-shot event that is stopped, not closed, when
+	// it fires, and can be started again (a one-shot timer, as a fired
+	// uv_timer_t).
+	StopsWhenFired bool
 	// NeedsLibuv: the kind exists on the libuv driver only; on the pure-Go
 	// driver its constructor must refuse with reactor.ErrNoLibuv.
 	NeedsLibuv bool
@@ -238,7 +243,10 @@ func fires(t *testing.T, r *reactor.Reactor, k Kind) {
 	case <-time.After(safety):
 		t.Fatal("a started event did not fire")
 	}
-	if k.OneShot {
+	switch {
+	case k.StopsWhenFired:
+		waitState(t, ev, event.Stopped)
+	case k.OneShot:
 		waitState(t, ev, event.StateClosed)
 	}
 }
@@ -302,7 +310,7 @@ func droppedIsFreed(t *testing.T, r *reactor.Reactor, k Kind) {
 	collectUntilBack(t, r, k, before)
 }
 
-// A started event is its reactor's, not the collector's (DESIGN §3): with
+// A started event is its reactor's, not the collector's (docs/architecture.md §5): with
 // every reference dropped, three collections and a loop turn, it is still
 // there and still delivers. Stopped (in its callback) and dropped, it is
 // freed.

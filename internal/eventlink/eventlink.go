@@ -2,21 +2,42 @@
 // for writing a kind of event) to the unexported code of package event that
 // keeps them, so that they do not show among event's names.
 //
-// Package event fills these variables when it is initialised; eventkind
-// imports event, so they are set before any of its functions can run. Each
-// holds a function of the type written beside it; eventkind asserts it once.
+// Funcs is the link, typed: event/kind.go fills one with its functions
+// (each field's doc names the function) and records it with Set from its
+// init; eventkind/eventkind.go takes it with Get and calls its fields.
+// Dependencies stay one-way (event and eventkind import this package; it
+// imports neither), so Funcs names event's types through its type
+// parameters: B is event.Base, E event.Event, F event.Flags. A field set to
+// a function of another type does not compile.
 package eventlink
 
-var (
-	// Init: func(*event.Base, any, bool, event.Flags); the any is the
-	// kind's ops, asserted by event to its ops interface.
-	Init any
-	// Notify and Complete: func(*event.Base, any, error) error.
-	Notify, Complete any
-	// AttachFD: func(*event.Base, int, bool).
-	AttachFD any
-	// LoopRefs and Subscribers: func(event.Event) int.
-	LoopRefs, Subscribers any
-	// KindBit: func(*event.Base) bool; SetKindBit: func(*event.Base, bool).
-	KindBit, SetKindBit any
-)
+// Funcs are the calls a kind makes on its event.Base, with the owner held.
+type Funcs[B, E, F any] struct {
+	// Init prepares b for a kind (event's initBase); ops is the kind's
+	// eventkind.Ops, asserted by event to its own interface.
+	Init func(b *B, ops any, loop bool, flags F)
+	// Notify delivers a notification of a repeating event (notifyKind).
+	Notify func(b *B, result any, err error) error
+	// Complete completes a one-shot event with its result (complete).
+	Complete func(b *B, result any, err error) error
+	// AttachFD ties a descriptor to the event (attachFD).
+	AttachFD func(b *B, fd int, closeOnClose bool)
+	// LoopRefs returns the references the loop holds on ev (loopRefs).
+	LoopRefs func(ev E) int
+	// Subscribers returns how many callbacks ev holds (subscribers).
+	Subscribers func(ev E) int
+	// KindBit and SetKindBit read and set the bit a kind keeps in the
+	// event's flags (kindBitOf, setKindBit).
+	KindBit    func(b *B) bool
+	SetKindBit func(b *B, on bool)
+}
+
+// link is what Set recorded.
+var link any
+
+// Set records f. Package event calls it once, from its init.
+func Set[B, E, F any](f *Funcs[B, E, F]) { link = f }
+
+// Get returns the Funcs that Set recorded. eventkind imports event, so
+// event's init has run before any of eventkind's code.
+func Get[B, E, F any]() *Funcs[B, E, F] { return link.(*Funcs[B, E, F]) }

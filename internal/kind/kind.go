@@ -73,9 +73,10 @@ type Host interface {
 	// until done is closed: work that outlives its event (a child being
 	// terminated) is over before Close returns. Shutdown's context bounds
 	// that wait, and its error then names what (see
-	// reactor.ErrCloseIncomplete). Safe from any goroutine; once Close has
-	// stopped waiting it does nothing.
-	Linger(what string, done <-chan struct{})
+	// reactor.ErrCloseIncomplete): what gives the name as it is then (a
+	// child being terminated, or reaped with its output still open). Safe
+	// from any goroutine; once Close has stopped waiting it does nothing.
+	Linger(what func() string, done <-chan struct{})
 	// Dropped queues the close of the event whose reference was collected
 	// (eventref.Dropper). Safe from any goroutine.
 	Dropped(id eventref.ID)
@@ -84,6 +85,34 @@ type Host interface {
 	// shim has freed the C request already, so it must not be cancelled
 	// (a callback of an earlier record closing it). With ownership.
 	Reported(id eventref.ID) bool
+	// SetKernel makes k what the loop blocks in when it has nothing to
+	// run (nil: none; the loop then parks in Go): the pure-Go driver's
+	// epoll set, once it has members. With ownership, never while the
+	// loop waits in the old one.
+	SetKernel(k Kernel)
+}
+
+// Kernel is a driver's wait in the kernel: the loop goroutine blocks in
+// Wait itself (as libuv blocks in epoll_wait), with no goroutine between
+// the kernel and the loop. Wait and Deliver run on the loop goroutine.
+type Kernel interface {
+	// Wait blocks for at most timeoutMS milliseconds (-1: with no limit,
+	// 0: not at all) until a descriptor is ready or Wake is called, and
+	// collects what is ready without delivering it. It reports whether it
+	// may have left readiness uncollected (its buffer was full).
+	Wait(timeoutMS int) (more bool)
+	// Deliver hands what the last Wait collected to its members and
+	// returns how many it reached. A callback may panic out of it: what
+	// it left is reported again by the next Wait (the members are
+	// level-triggered).
+	Deliver() int
+	// Wake makes a Wait in progress, or the next one, return. Safe from
+	// any goroutine; the reactor calls it only while the loop sleeps in
+	// Wait, once per sleep, and never after SetKernel replaced k.
+	Wake()
+	// FD is a descriptor that is readable whenever Wait would return at
+	// once; the loop watches it in Go's netpoller while it parks in Go.
+	FD() int
 }
 
 // HostOf returns the Host view of the reactor whose Owner (Reactor.Owner)

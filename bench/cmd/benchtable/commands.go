@@ -5,6 +5,7 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,11 +45,75 @@ var comparators = []string{
 	"l1-raw-c={c:l1_timers}",
 }
 
-// repeats is how many times each program of a workload runs, by workload
-// (1 if absent); its figures are then the median of the runs, metric by
-// metric. The workloads that repeat are those whose run lasts under a second
-// or so, where a moment's load on a shared machine would decide a figure.
-var repeats = map[string]int{"s1": 3, "d1": 5}
+// rounds is how many rounds a workload runs in, by workload (1 if absent):
+// each round runs every program of the workload once, in an order shuffled
+// for the round (roundOrders), and a program's figures are the medians over
+// the rounds, metric by metric. E1 runs in rounds because its targets are
+// judged on the median of at least 5 shuffled rounds (the load of a shared
+// machine moves within a run, and a program run always first or last would
+// meet it at one end); S1 and D1 because a run of theirs lasts under a
+// second or so, where a moment's load would decide a figure.
+var rounds = map[string]int{"e1": 5, "s1": 3, "d1": 5}
+
+// roundOrders returns the order the n programs of a workload run in, for
+// each of its rounds: the given order when there is one round (comparators
+// first), else a permutation drawn for each round from seed, the same for
+// the same seed.
+func roundOrders(n, rounds int, seed uint64) [][]int {
+	if rounds <= 1 {
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		return [][]int{order}
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(n)))
+	orders := make([][]int, rounds)
+	for i := range orders {
+		orders[i] = rng.Perm(n)
+	}
+	return orders
+}
+
+// workloadGroups splits cmds, in runOrder's order, into runs of the same
+// workload.
+func workloadGroups(cmds []command) [][]command {
+	var groups [][]command
+	for i, c := range cmds {
+		if i == 0 || workloadOf(c.name) != workloadOf(cmds[i-1].name) {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], c)
+	}
+	return groups
+}
+
+// loadAverage returns the one-minute load average, as /proc/loadavg gives
+// it, or "?" when it cannot be read.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return parseLoadAverage(string(b))
+}
+
+// parseLoadAverage returns the first field of /proc/loadavg's text, or "?".
+func parseLoadAverage(text string) string {
+	if f := strings.Fields(text); len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}
+
+// roundsNote is the note under a workload's table that says how its rounds
+// ran: how many, the seed of their orders, and the load average at each
+// one's start.
+func roundsNote(workload string, n int, seed uint64, loads []string) Note {
+	return Note{Workload: workload, Text: fmt.Sprintf(
+		"medians of %d rounds, [min–max] their spread; each round ran the programs in a shuffled order (-seed %d); load average (1 min) at each round's start: %s",
+		n, seed, strings.Join(loads, ", "))}
+}
 
 // workloadOf returns the workload of a NAME=command argument or of a NAME:
 // the part of NAME before its first "-".
@@ -58,11 +123,23 @@ func workloadOf(arg string) string {
 	return w
 }
 
-// retag renames the workload of results printed by the command name when
-// its workload carries a tag: under "t1@1e4-raw-c", result lines of
-// workload T1 become T1@1e4, so that one program run with other parameters
-// makes a table of its own. Other workloads are left as printed.
-func retag(name string, rs []Result) {
+// keepOnly returns the NAME=command arguments of args whose workload is in
+// only, a comma-separated list; all of args when only is empty.
+func keepOnly(args []string, only string) []string {
+	if only == "" {
+		return args
+	}
+	keep := strings.Split(only, ",")
+	return slices.DeleteFunc(slices.Clone(args), func(arg string) bool {
+		return !slices.Contains(keep, workloadOf(arg))
+	})
+}
+
+// retag renames the workload of results and notes printed by the command
+// name when its workload carries a tag: under "t1@1e4-raw-c", result lines
+// of workload T1 become T1@1e4, so that one program run with other
+// parameters makes a table of its own. Other workloads are left as printed.
+func retag(name string, rs []Result, ns []Note) {
 	base, tag, ok := strings.Cut(workloadOf(name), "@")
 	if !ok {
 		return
@@ -70,6 +147,11 @@ func retag(name string, rs []Result) {
 	for i := range rs {
 		if strings.EqualFold(rs[i].Workload, base) {
 			rs[i].Workload += "@" + tag
+		}
+	}
+	for i := range ns {
+		if strings.EqualFold(ns[i].Workload, base) {
+			ns[i].Workload += "@" + tag
 		}
 	}
 }

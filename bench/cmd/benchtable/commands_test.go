@@ -1,11 +1,12 @@
 // Tests for the parsing of command lines, the {c:NAME} and {go:NAME} words,
-// and the comparator list.
+// the comparator list, and the order of the rounds.
 package main
 
 import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -123,13 +124,13 @@ func TestExpand(t *testing.T) {
 }
 
 // TestComparators checks that every comparator parses, has a name of its
-// own and names programs whose sources exist, and that repeats names only
+// own and names programs whose sources exist, and that rounds names only
 // workloads the comparators run.
 func TestComparators(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
 	names := make(map[string]bool)
-	workloads := make(map[string]bool) // those in repeats not yet seen
-	for w := range repeats {
+	workloads := make(map[string]bool) // those in rounds not yet seen
+	for w := range rounds {
 		workloads[w] = true
 	}
 	for _, arg := range comparators {
@@ -152,7 +153,7 @@ func TestComparators(t *testing.T) {
 		}
 	}
 	for w := range workloads {
-		t.Errorf("repeats names workload %q, which no comparator runs", w)
+		t.Errorf("rounds names workload %q, which no comparator runs", w)
 	}
 }
 
@@ -196,5 +197,74 @@ func TestRunOrder(t *testing.T) {
 	}
 	if args[2] != "t1-afterfunc={go:t1afterfunc}" {
 		t.Errorf("runOrder reordered its argument")
+	}
+}
+
+// TestRoundOrders: one round keeps the given order; several are each a
+// permutation, the same for the same seed, and not all the same order.
+func TestRoundOrders(t *testing.T) {
+	if diff := cmp.Diff([][]int{{0, 1, 2}}, roundOrders(3, 1, 42)); diff != "" {
+		t.Errorf("one round (-want +got):\n%s", diff)
+	}
+	a, b := roundOrders(8, 5, 42), roundOrders(8, 5, 42)
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("same seed, other orders (-first +second):\n%s", diff)
+	}
+	if len(a) != 5 {
+		t.Fatalf("%d rounds, want 5", len(a))
+	}
+	differ := false
+	for _, order := range a {
+		sorted := slices.Sorted(slices.Values(order))
+		if diff := cmp.Diff([]int{0, 1, 2, 3, 4, 5, 6, 7}, sorted); diff != "" {
+			t.Errorf("order %v is not a permutation of 0..7", order)
+		}
+		differ = differ || !slices.Equal(order, a[0])
+	}
+	if !differ {
+		t.Errorf("five rounds of 8 programs, all in the order %v", a[0])
+	}
+	if diff := cmp.Diff(a, roundOrders(8, 5, 43)); diff == "" {
+		t.Errorf("seeds 42 and 43 gave the same orders %v", a)
+	}
+}
+
+func TestWorkloadGroups(t *testing.T) {
+	cmds := []command{{name: "t1-raw-c"}, {name: "t1-uvevent"}, {name: "e1-raw-c"}, {name: "e1-uvevent"}, {name: "m1"}}
+	var got [][]string
+	for _, g := range workloadGroups(cmds) {
+		var names []string
+		for _, c := range g {
+			names = append(names, c.name)
+		}
+		got = append(got, names)
+	}
+	want := [][]string{{"t1-raw-c", "t1-uvevent"}, {"e1-raw-c", "e1-uvevent"}, {"m1"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("workloadGroups mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseLoadAverage(t *testing.T) {
+	for text, want := range map[string]string{
+		"2.67 1.53 0.85 3/412 21138\n": "2.67",
+		"":                             "?",
+	} {
+		if got := parseLoadAverage(text); got != want {
+			t.Errorf("parseLoadAverage(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+func TestKeepOnly(t *testing.T) {
+	args := []string{"t1-raw-c=a", "e1-raw-c=b", "e1@scale-gnet-1=c", "e1-uvevent=d"}
+	if diff := cmp.Diff([]string{"e1-raw-c=b", "e1-uvevent=d"}, keepOnly(args, "e1")); diff != "" {
+		t.Errorf("keepOnly e1 (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"t1-raw-c=a", "e1@scale-gnet-1=c"}, keepOnly(args, "e1@scale,t1")); diff != "" {
+		t.Errorf("keepOnly e1@scale,t1 (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(args, keepOnly(args, "")); diff != "" {
+		t.Errorf("keepOnly of nothing (-want +got):\n%s", diff)
 	}
 }

@@ -144,11 +144,14 @@ func TestFormatRatio(t *testing.T) {
 
 func TestFormatValue(t *testing.T) {
 	tests := map[float64]string{
-		2983152829: "2983152829",
-		0:          "0",
-		-8:         "-8",
-		12.5:       "12.5",
-		65.77:      "65.77",
+		2983152829:             "2983152829",
+		0:                      "0",
+		-8:                     "-8",
+		12.5:                   "12.5",
+		65.77:                  "65.77",
+		0.9989999999999999:     "0.999",
+		0.00019999999999999998: "0.0002",
+		0.99895:                "0.999",
 	}
 	for in, want := range tests {
 		if got := formatValue(in); got != want {
@@ -183,6 +186,25 @@ func TestRenderTables(t *testing.T) {
 		"",
 		"No uvevent row in this run.",
 		"",
+		"### E1 targets (medians of this run)",
+		"",
+		"| target | figure | met? |",
+		"|---|---|---|",
+		"| CPU/msg, libuv driver ≤ 1.05× raw C | - | not measured in this run |",
+		"| CPU/msg, pure-Go driver ≤ gnet's | - | not measured in this run |",
+		"| CPU/msg, libuv driver below nbio's | - | not measured in this run |",
+		"| CPU/msg, libuv driver below net's | - | not measured in this run |",
+		"| CPU/msg, pure-Go driver below nbio's | - | not measured in this run |",
+		"| CPU/msg, pure-Go driver below net's | - | not measured in this run |",
+		"| msgs/s, libuv driver ≥ 0.95× raw C | - | not measured in this run |",
+		"| msgs/s, pure-Go driver ≥ 0.95× raw C | - | not measured in this run |",
+		"| context switches/msg, libuv driver ≤ 1.5× raw C | - | not measured in this run |",
+		"| context switches/msg, pure-Go driver ≤ 1.5× raw C | - | not measured in this run |",
+		"| 0 allocations on the callback path, libuv driver (BenchmarkIOPingPong) | - | not measured in this run |",
+		"| 0 allocations on the callback path, pure-Go driver (BenchmarkIOPingPong) | - | not measured in this run |",
+		"| CPU/msg through net.Conn, libuv driver ≤ net's | - | not measured in this run |",
+		"| CPU/msg through net.Conn, pure-Go driver ≤ net's | - | not measured in this run |",
+		"",
 		"### T1",
 		"",
 		"| impl | wall_ns | peak_rss_kib | fired | extra |",
@@ -198,7 +220,7 @@ func TestRenderTables(t *testing.T) {
 		"| go-chan | 900 | 200000 |",
 		"",
 	}, "\n")
-	if got := renderTables(results); got != want {
+	if got := renderTables(results, nil); got != want {
 		t.Errorf("renderTables mismatch:\ngot:\n%s\nwant:\n%s", got, want)
 	}
 }
@@ -225,12 +247,15 @@ func TestParseBenchOutput(t *testing.T) {
 }
 
 func TestParseOutput(t *testing.T) {
-	got, err := parseOutput([]byte("\nX1 raw-c rtt_ns=17000 rounds=20000\n\n"))
+	got, notes, err := parseOutput([]byte("\nX1 raw-c rtt_ns=17000 rounds=20000\n# X1 how it was taken\n\n"))
 	if err != nil || len(got) != 1 || got[0].Impl != "raw-c" {
 		t.Errorf("parseOutput = %+v, %v; want one raw-c result", got, err)
 	}
-	for _, bad := range []string{"", "\n\n", "X1 raw-c rtt_ns=1\nsome log line\n"} {
-		if _, err := parseOutput([]byte(bad)); err == nil {
+	if diff := cmp.Diff([]Note{{"X1", "how it was taken"}}, notes); diff != "" {
+		t.Errorf("parseOutput's notes (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"", "\n\n", "X1 raw-c rtt_ns=1\nsome log line\n", "# X1 only a note\n", "X1 raw-c rtt_ns=1\n#X1 no space\n"} {
+		if _, _, err := parseOutput([]byte(bad)); err == nil {
 			t.Errorf("parseOutput(%q) succeeded, want error", bad)
 		}
 	}
@@ -253,7 +278,15 @@ func TestMedianResults(t *testing.T) {
 		parse("D1 raw-c lookups_per_s=10 x=2", "D1 raw-c-b lookups_per_s=6"),
 		parse("D1 raw-c lookups_per_s=50 x=3", "D1 raw-c-b lookups_per_s=7"),
 	}
-	want := parse("D1 raw-c lookups_per_s=50 x=2", "D1 raw-c-b lookups_per_s=6")
+	spread := func(rs []Result, runs int, sp ...map[string]Spread) []Result {
+		for i := range rs {
+			rs[i].Runs, rs[i].Spread = runs, sp[i]
+		}
+		return rs
+	}
+	want := spread(parse("D1 raw-c lookups_per_s=50 x=2", "D1 raw-c-b lookups_per_s=6"), 3,
+		map[string]Spread{"lookups_per_s": {10, 90, 3}, "x": {1, 3, 3}},
+		map[string]Spread{"lookups_per_s": {5, 7, 3}})
 	got, err := medianResults(runs)
 	if err != nil {
 		t.Fatal(err)
@@ -263,9 +296,24 @@ func TestMedianResults(t *testing.T) {
 	}
 
 	got, err = medianResults(runs[:2])
-	want = parse("D1 raw-c lookups_per_s=50 x=1.5", "D1 raw-c-b lookups_per_s=5.5")
+	want = spread(parse("D1 raw-c lookups_per_s=50 x=1.5", "D1 raw-c-b lookups_per_s=5.5"), 2,
+		map[string]Spread{"lookups_per_s": {10, 90, 2}, "x": {1, 2, 2}},
+		map[string]Spread{"lookups_per_s": {5, 6, 2}})
 	if diff := cmp.Diff(want, got); err != nil || diff != "" {
 		t.Errorf("median of two runs = %v, mismatch (-want +got):\n%s", err, diff)
+	}
+
+	// A key some runs did not print: the median of those that did, its
+	// count in the spread; keys in the order they first appear.
+	got, err = medianResults([][]Result{
+		parse("E1 x msgs_per_s=3"),
+		parse("E1 x msgs_per_s=1 syscalls_per_msg=2"),
+		parse("E1 x msgs_per_s=2 syscalls_per_msg=4"),
+	})
+	want = spread(parse("E1 x msgs_per_s=2 syscalls_per_msg=3"), 3,
+		map[string]Spread{"msgs_per_s": {1, 3, 3}, "syscalls_per_msg": {2, 4, 2}})
+	if diff := cmp.Diff(want, got); err != nil || diff != "" {
+		t.Errorf("median with a key missing from a run = %v, mismatch (-want +got):\n%s", err, diff)
 	}
 
 	got, err = medianResults(runs[2:])
@@ -277,8 +325,6 @@ func TestMedianResults(t *testing.T) {
 		"no run":         nil,
 		"missing line":   {runs[0], runs[1][:1]},
 		"other impl":     {runs[0], parse("D1 go lookups_per_s=1 x=1", "D1 raw-c-b lookups_per_s=5")},
-		"other key":      {runs[0], parse("D1 raw-c lookups_per_s=1 y=1", "D1 raw-c-b lookups_per_s=5")},
-		"missing key":    {runs[0], parse("D1 raw-c lookups_per_s=1", "D1 raw-c-b lookups_per_s=5")},
 		"other workload": {runs[0], parse("D2 raw-c lookups_per_s=1 x=1", "D1 raw-c-b lookups_per_s=5")},
 	} {
 		if _, err := medianResults(bad); err == nil {

@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,11 +19,44 @@ type Metric struct {
 }
 
 // Result is one parsed result line: a workload, the implementation that ran
-// it, and its metrics in the order they were printed.
+// it, and its metrics in the order they were printed. A result combined from
+// several runs (medianResults) holds each metric's median, its Spread over
+// the runs by key, and the number of Runs.
 type Result struct {
 	Workload string
 	Impl     string
 	Metrics  []Metric
+	Spread   map[string]Spread
+	Runs     int
+}
+
+// Spread is how a metric ranged over the runs whose median a Result holds:
+// its smallest and largest value, and in how many runs it was printed.
+type Spread struct {
+	Min, Max float64
+	N        int
+}
+
+// Note is a line a program printed for the reader of a workload's table:
+// "# WORKLOAD text" (how a figure was taken, or why it is missing).
+type Note struct {
+	Workload string
+	Text     string
+}
+
+// parseNoteLine parses "# WORKLOAD text"; ok is false for a line that is
+// not a note.
+func parseNoteLine(line string) (n Note, ok bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "# ")
+	if !ok {
+		return Note{}, false
+	}
+	w, text, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	text = strings.TrimSpace(text)
+	if w == "" || text == "" {
+		return Note{}, false
+	}
+	return Note{Workload: w, Text: text}, true
 }
 
 // metric returns the value of key and whether the result has it.
@@ -64,26 +98,38 @@ func parseResultLine(line string) (Result, error) {
 }
 
 // medianResults combines the results of several runs of one program into
-// one set: each metric's value is its median over the runs (the mean of the
-// two middle values for an even count). Every run must print the same
-// workloads and impls with the same keys, in the same order.
+// one set: each metric's value is its median over the runs that printed it
+// (the mean of the two middle values for an even count), with its Spread;
+// the keys are those of every run, in the order they first appear. Every
+// run must print the same workloads and impls in the same order. A single
+// run is returned as it is.
 func medianResults(runs [][]Result) ([]Result, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("no run")
 	}
+	if len(runs) == 1 {
+		return runs[0], nil
+	}
 	out := make([]Result, len(runs[0]))
 	for i, r := range runs[0] {
-		out[i] = Result{Workload: r.Workload, Impl: r.Impl, Metrics: make([]Metric, len(r.Metrics))}
-		for j, m := range r.Metrics {
-			values := make([]float64, 0, len(runs))
-			for k, run := range runs {
-				if len(run) != len(runs[0]) || run[i].Workload != r.Workload || run[i].Impl != r.Impl ||
-					len(run[i].Metrics) != len(r.Metrics) || run[i].Metrics[j].Key != m.Key {
-					return nil, fmt.Errorf("run %d printed other lines or keys than run 1", k+1)
-				}
-				values = append(values, run[i].Metrics[j].Value)
+		values := make(map[string][]float64)
+		var keys []string
+		for k, run := range runs {
+			if len(run) != len(runs[0]) || run[i].Workload != r.Workload || run[i].Impl != r.Impl {
+				return nil, fmt.Errorf("run %d printed other lines than run 1", k+1)
 			}
-			out[i].Metrics[j] = Metric{Key: m.Key, Value: median(values)}
+			for _, m := range run[i].Metrics {
+				if _, ok := values[m.Key]; !ok {
+					keys = append(keys, m.Key)
+				}
+				values[m.Key] = append(values[m.Key], m.Value)
+			}
+		}
+		out[i] = Result{Workload: r.Workload, Impl: r.Impl, Spread: make(map[string]Spread), Runs: len(runs)}
+		for _, key := range keys {
+			v := values[key]
+			out[i].Metrics = append(out[i].Metrics, Metric{Key: key, Value: median(v)})
+			out[i].Spread[key] = Spread{Min: slices.Min(v), Max: slices.Max(v), N: len(v)}
 		}
 	}
 	return out, nil
@@ -157,13 +203,14 @@ func trimProcs(name string) string {
 	return name[:i]
 }
 
-// formatValue prints a value in the shortest exact decimal form, without a
-// fraction for integers.
+// formatValue prints a value rounded to four decimals (the precision of
+// the per-message counts; a median of two runs, their mean, has more), in
+// the shortest decimal form, without a fraction for integers.
 func formatValue(v float64) string {
 	if v == float64(int64(v)) {
 		return strconv.FormatInt(int64(v), 10)
 	}
-	return strconv.FormatFloat(v, 'f', -1, 64)
+	return strconv.FormatFloat(math.Round(v*1e4)/1e4, 'f', -1, 64)
 }
 
 // formatRatio formats v relative to the baseline base, e.g. "0.42×".
@@ -186,11 +233,13 @@ const oursPrefix = "uvevent"
 // renderTables groups results by workload (sorted by name) and renders one
 // markdown table per workload. Rows keep their input order, except that the
 // raw-c row comes first; each other cell also shows the ratio to the first
-// row's (raw-c's, or where there is none the first comparator's). A
-// workload with a raw-c row (one of DESIGN.md §6's) but no row of ours gets
-// a line saying so under its table. The ratios between workloads that a
-// target names (derivedRatios) follow the tables.
-func renderTables(results []Result) string {
+// row's (raw-c's, or where there is none the first comparator's). A median
+// of several runs shows its spread, [min–max]. A workload with a raw-c row
+// (one of docs/benchmarks.md's workloads) but no row of ours gets a line saying so under its
+// table, then the workload's notes, each once, and under E1's its targets
+// (e1Targets). The ratios between workloads that a target names
+// (derivedRatios) follow the tables.
+func renderTables(results []Result, notes []Note) string {
 	groups := make(map[string][]Result)
 	var names []string
 	for _, r := range results {
@@ -234,7 +283,7 @@ func renderTables(results []Result) string {
 					cells = append(cells, "-")
 					continue
 				}
-				cell := formatValue(v)
+				cell := formatValue(v) + formatSpread(r, k)
 				if bv, bok := base.metricOf(k); bok && ri > 0 {
 					cell += " (" + formatRatio(v, bv) + ")"
 				}
@@ -247,8 +296,44 @@ func renderTables(results []Result) string {
 		}) {
 			fmt.Fprintf(&b, "\nNo %s row in this run.\n", oursPrefix)
 		}
+		b.WriteString(renderNotes(name, notes))
+		if name == "E1" {
+			b.WriteString(renderTargets(results))
+		}
 	}
 	b.WriteString(renderDerived(results))
+	return b.String()
+}
+
+// formatSpread shows how r's metric key ranged over the runs of its
+// median: " [min–max]", with the count of runs that printed it when some
+// did not; nothing for a single run.
+func formatSpread(r Result, key string) string {
+	sp, ok := r.Spread[key]
+	if !ok || r.Runs < 2 {
+		return ""
+	}
+	s := " [" + formatValue(sp.Min) + "–" + formatValue(sp.Max)
+	if sp.N < r.Runs {
+		s += fmt.Sprintf(", %d of %d runs", sp.N, r.Runs)
+	}
+	return s + "]"
+}
+
+// renderNotes renders the notes of workload, each text once, as a list.
+func renderNotes(workload string, notes []Note) string {
+	var b strings.Builder
+	seen := make(map[string]bool)
+	for _, n := range notes {
+		if n.Workload != workload || seen[n.Text] {
+			continue
+		}
+		if len(seen) == 0 {
+			b.WriteString("\n")
+		}
+		seen[n.Text] = true
+		fmt.Fprintf(&b, "- %s\n", n.Text)
+	}
 	return b.String()
 }
 

@@ -8,10 +8,14 @@ import (
 )
 
 func TestRenderTablesFirstRowBaseline(t *testing.T) {
-	got := renderTables(mustParse(t,
+	got := renderTables(nil, nil)
+	if got != "" {
+		t.Errorf("renderTables of nothing = %q", got)
+	}
+	got = renderTables(mustParse(t,
 		"M2 go-net conns=10000 rss_bytes_per_conn=8000",
 		"M2 uvevent conns=10000 rss_bytes_per_conn=1200",
-	))
+	), nil)
 	want := strings.Join([]string{
 		"### M2",
 		"",
@@ -42,12 +46,16 @@ func TestRenderDerived(t *testing.T) {
 
 func TestRetag(t *testing.T) {
 	rs := mustParse(t, "T1 raw-c wall_ns=1", "X1 raw-c rtt_ns=1")
-	retag("t1@1e4-raw-c", rs)
+	ns := []Note{{"T1", "a"}, {"X1", "b"}}
+	retag("t1@1e4-raw-c", rs, ns)
 	if rs[0].Workload != "T1@1e4" || rs[1].Workload != "X1" {
 		t.Errorf("after retag: workloads %q, %q; want T1@1e4, X1", rs[0].Workload, rs[1].Workload)
 	}
+	if ns[0].Workload != "T1@1e4" || ns[1].Workload != "X1" {
+		t.Errorf("after retag: notes' workloads %q, %q; want T1@1e4, X1", ns[0].Workload, ns[1].Workload)
+	}
 	rs = mustParse(t, "T1 raw-c wall_ns=1")
-	retag("t1-raw-c", rs)
+	retag("t1-raw-c", rs, nil)
 	if rs[0].Workload != "T1" {
 		t.Errorf("retag without a tag renamed T1 to %q", rs[0].Workload)
 	}

@@ -1,15 +1,16 @@
-// Command d1uv is uvevent's side of workload D1 (DESIGN.md §6): it looks up
+// Command d1uv is uvevent's side of workload D1 (docs/benchmarks.md): it looks up
 // "localhost" with uv.AddrInfo -n times, at most -inflight at a time, and
 // prints
 //
 //	D1 uvevent lookups_per_s=N      (or uvevent-go with -driver go)
 //
 // over the wall clock from the first lookup to the last answer, as
-// bench/c/d1_getaddrinfo.c does for raw libuv: the same hints (AF_UNSPEC,
-// SOCK_STREAM: network "tcp"), libuv's thread pool at its default size, and
-// each answer's callback, on the loop goroutine, starting the next lookup.
-// With -driver go the reactor runs the pure-Go driver, whose lookups go to
-// Go's resolver, each in a goroutine of its own.
+// bench/c/d1_getaddrinfo.c does for raw libuv (there on libuv's thread pool
+// at its default size): the same hints (AF_UNSPEC, SOCK_STREAM: network
+// "tcp"), and each answer's callback, on the loop goroutine, starting the
+// next lookup. On either driver the lookups go to Go's resolver, each in a
+// goroutine of its own (docs/architecture.md, "Lookups"); -driver go runs
+// the pure-Go driver's loop.
 package main
 
 import (

@@ -9,7 +9,8 @@
 //
 // It follows bench/cmd/e1load's server contract: it listens on 127.0.0.1
 // (port 0 or none: a free port, picked before gnet binds it), prints
-// "listening 127.0.0.1:PORT" on stdout once it accepts connections, and
+// "listening 127.0.0.1:PORT stats" on stdout once it accepts connections
+// (it reports its allocations: bench/internal/serverstats), and
 // echoes every byte back until it is killed (e1load sends SIGTERM). With -loops N (default 1)
 // it runs N event loops, each with a listening socket of its own on the
 // port (SO_REUSEPORT), the kernel sharing the connections among them.
@@ -24,6 +25,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 
 	"github.com/uvevent/uvevent/bench/internal/serverargs"
+	"github.com/uvevent/uvevent/bench/internal/serverstats"
 )
 
 func main() {
@@ -41,7 +43,7 @@ type echo struct {
 
 // OnBoot prints the ready line: the listening sockets are bound by now.
 func (e *echo) OnBoot(gnet.Engine) gnet.Action {
-	fmt.Printf("listening %s\n", e.addr)
+	serverstats.Ready(e.addr)
 	return gnet.None
 }
 

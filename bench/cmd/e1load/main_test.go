@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uvevent/uvevent/bench/internal/counts"
 	"github.com/uvevent/uvevent/bench/internal/serverproc"
 )
 
@@ -83,6 +84,7 @@ func TestConfigCheck(t *testing.T) {
 		"long message":    func(c *config) { c.size = maxSize + 1 },
 		"no window":       func(c *config) { c.duration = 0 },
 		"negative warmup": func(c *config) { c.warmup = -1 },
+		"negative counts": func(c *config) { c.counts = -1 },
 	} {
 		c := good
 		c.server = []string{"srv"}
@@ -142,5 +144,43 @@ func TestChangedEcho(t *testing.T) {
 	_, err := run(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "came back changed") {
 		t.Errorf("run against a corrupting server = %v, want a changed-message error", err)
+	}
+}
+
+func TestCallKeys(t *testing.T) {
+	calls := counts.Calls{Total: 5000, Group: map[string]int64{
+		"read": 1000, "write": 1000, "epoll_pwait": 105, "futex": 50, "nanosleep": 3, "poll": 0,
+	}}
+	want := " syscalls_per_msg=5.0000 read_per_msg=1.0000 write_per_msg=1.0000 epoll_pwait_per_msg=0.1050" +
+		" epoll_wait_per_msg=0.0000 futex_per_msg=0.0500 nanosleep_per_msg=0.0030 poll_per_msg=0.0000"
+	if got := callKeys(calls, 1000); got != want {
+		t.Errorf("callKeys =\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestRunPrintsCounts loads the test server briefly with a counting
+// window: the result line has the context switches per message, and the
+// system calls per message or a note saying why there are none.
+func TestRunPrintsCounts(t *testing.T) {
+	cfg := config{impl: "x", server: testServerArgv(t, "echo"), conns: 2, size: 64,
+		duration: 200 * time.Millisecond, counts: 200 * time.Millisecond}
+	out, err := run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, notes, _ := strings.Cut(out, "\n")
+	if !strings.Contains(line, " ctxsw_per_msg=") {
+		t.Errorf("result line %q has no ctxsw_per_msg", line)
+	}
+	if !strings.Contains(line, " syscalls_per_msg=") && !strings.Contains(notes, "# E1 no syscall counts: ") {
+		t.Errorf("no syscall counts and no note saying why:\n%s", out)
+	}
+	if strings.Contains(line, "allocs_per_msg") {
+		t.Errorf("allocations from a server that does not report them: %q", line)
+	}
+	for _, n := range strings.Split(notes, "\n") {
+		if !strings.HasPrefix(n, "# E1 ") {
+			t.Errorf("note %q does not start with \"# E1 \"", n)
+		}
 	}
 }

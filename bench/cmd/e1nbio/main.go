@@ -9,20 +9,21 @@
 //	e1nbio [-pollers N] [port]
 //
 // It follows bench/cmd/e1load's server contract: it listens on 127.0.0.1
-// (port 0 or none: the kernel picks one), prints "listening 127.0.0.1:PORT"
-// on stdout once it accepts connections, and echoes every byte back until
+// (port 0 or none: the kernel picks one), prints "listening 127.0.0.1:PORT
+// stats" on stdout once it accepts connections (it reports its allocations:
+// bench/internal/serverstats), and echoes every byte back until
 // it is killed (e1load sends SIGTERM). -pollers is nbio's NPoller (default
 // 1, as the other servers' single loop).
 package main
 
 import (
-	"fmt"
 	"net"
 
 	"github.com/lesismal/nbio"
 	"github.com/lesismal/nbio/logging"
 
 	"github.com/uvevent/uvevent/bench/internal/serverargs"
+	"github.com/uvevent/uvevent/bench/internal/serverstats"
 )
 
 func main() {
@@ -60,6 +61,6 @@ func run(port string, pollers int) error {
 	if err := g.Start(); err != nil {
 		return err
 	}
-	fmt.Printf("listening %s\n", addr)
+	serverstats.Ready(addr.String())
 	return nil
 }

@@ -6,7 +6,8 @@
 //	e1net [port]
 //
 // It listens on 127.0.0.1 (port 0 or none: the kernel picks one), prints
-// "listening 127.0.0.1:PORT" on stdout once it accepts connections, and
+// "listening 127.0.0.1:PORT stats" on stdout once it accepts connections
+// (it reports its allocations: bench/internal/serverstats), and
 // echoes every byte back on each connection, through a 64 KiB buffer the
 // connection's goroutine reuses, until it is killed (bench/cmd/e1load sends
 // SIGTERM).
@@ -17,6 +18,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+
+	"github.com/uvevent/uvevent/bench/internal/serverstats"
 )
 
 func main() {
@@ -33,7 +36,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "e1net:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("listening %s\n", ln.Addr())
+	serverstats.Ready(ln.Addr().String())
 	for {
 		c, err := ln.Accept()
 		if err != nil {

@@ -1,4 +1,4 @@
-// Command e1uv is uvevent's echo server for workload E1 (DESIGN.md §6), on
+// Command e1uv is uvevent's echo server for workload E1 (docs/benchmarks.md), on
 // uv.Listener and uv.IO.
 //
 // Usage:
@@ -6,7 +6,8 @@
 //	e1uv [-conn] [-driver libuv|go] [-reactors N] [-cpuprofile FILE] [port]
 //
 // It listens on 127.0.0.1 (port 0 or none: the kernel picks one), prints
-// "listening 127.0.0.1:PORT" on stdout once it accepts connections, and
+// "listening 127.0.0.1:PORT stats" on stdout once it accepts connections
+// (it reports its allocations: bench/internal/serverstats), and
 // echoes every byte back until SIGTERM or SIGINT, as bench/c/e1_echo.c and
 // bench/cmd/e1net do (bench/cmd/e1load states the contract).
 //
@@ -34,6 +35,7 @@ import (
 	"syscall"
 
 	"github.com/uvevent/uvevent/bench/internal/driverflag"
+	"github.com/uvevent/uvevent/bench/internal/serverstats"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -105,7 +107,7 @@ func run(opts reactor.Options, port string, reactors int, conn bool, prof string
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	fmt.Printf("listening %s\n", addr)
+	serverstats.Ready(addr.String())
 	errs := make(chan error, len(rs))
 	for _, r := range rs {
 		go func() { errs <- r.Serve(ctx) }()
@@ -126,7 +128,7 @@ func serveCallbacks(ln *uv.Listener) error {
 	echo := event.NewCallback(func(ev event.Event, res any, err error) {
 		c := uv.IOOf(ev)
 		if err == nil {
-			err = c.Send(res.([]byte))
+			err = c.Send(c.Result(res))
 		}
 		if err != nil {
 			delete(open, c)

@@ -1,4 +1,4 @@
-// Command m1 is uvevent's side of workload M1 (DESIGN.md §6): the memory
+// Command m1 is uvevent's side of workload M1 (docs/benchmarks.md): the memory
 // of one armed timer, Go heap plus C heap (a timer holds no C memory), to
 // compare with a malloc'd uv_timer_t (bench/c/m1_sizes.c).
 package main

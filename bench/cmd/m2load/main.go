@@ -67,7 +67,7 @@ func raiseNoFile(need uint64) error {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
 		return err
 	}
-	if rl.Max < need {
+	if uint64(rl.Max) < need {
 		return fmt.Errorf("RLIMIT_NOFILE hard limit %d is below the %d descriptors needed", rl.Max, need)
 	}
 	if rl.Cur < rl.Max {

@@ -1,4 +1,4 @@
-// Command s1 is uvevent's side of workload S1 (DESIGN.md §6): spawn and
+// Command s1 is uvevent's side of workload S1 (docs/benchmarks.md): spawn and
 // wait for 1,000 /bin/true children through uv.Process, 32 in flight. The
 // loop keeps the window full: each child's end, delivered on the loop
 // goroutine, starts the next spawn. With -onloop the callback spawns on

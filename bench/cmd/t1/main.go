@@ -1,6 +1,7 @@
-// Command t1 is uvevent's side of workload T1 (DESIGN.md §6): N one-shot
+// Command t1 is uvevent's side of workload T1 (docs/benchmarks.md): N one-shot
 // timers with deadlines uniform in [0,100) ms, each released after firing
-// (a one-shot timer closes when it fires; nothing holds it after that).
+// (a one-shot timer is stopped when it fires and leaves the wheel; nothing
+// holds it after that).
 // It prints one result line for bench/cmd/benchtable.
 package main
 

@@ -1,6 +1,6 @@
 //go:build cgo
 
-// Command x1 is uvevent's side of workload X1 (DESIGN.md §6): a goroutine
+// Command x1 is uvevent's side of workload X1 (docs/benchmarks.md): a goroutine
 // wakes the reactor's parked loop, the loop resolves a future, the goroutine
 // resumes. It prints the mean round trip of the reactor as built (the loop
 // goroutine parks in Go and is woken by a channel send) in two forms — Call

@@ -4,7 +4,10 @@
 // address, print "listening HOST:PORT" as the first line of its stdout once
 // it accepts connections, and serve until SIGTERM. It runs in a process
 // group of its own, signalled as a whole on Stop, and dies with the load
-// generator should that die first.
+// generator should that die first. A server that can report its heap
+// allocations says so with the word "stats" after the address (its line
+// "listening HOST:PORT stats") and answers each SIGUSR1 with a line "stats
+// mallocs=N" (bench/internal/serverstats); Mallocs asks it.
 package serverproc
 
 import (
@@ -15,6 +18,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,23 +35,25 @@ const stopGrace = 2 * time.Second
 type Server struct {
 	cmd    *exec.Cmd
 	addr   string
-	exited chan error // receives cmd.Wait's result once
+	stats  bool        // the server answers SIGUSR1 with a stats line
+	lines  chan string // the server's stats lines
+	exited chan error  // receives cmd.Wait's result once
 }
 
 // Start runs argv and waits, at most timeout, for its ready line.
 func Start(ctx context.Context, argv []string, timeout time.Duration) (*Server, error) {
-	ready := &readyWriter{line: make(chan string, 1)}
+	ready := &readyWriter{line: make(chan string, 1), stats: make(chan string, 1)}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout = ready
 	cmd.Stderr = os.Stderr
 	// The server gets a process group of its own, signalled as a whole on
-	// stop; should e1load die, the kernel kills the server too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// stop; should e1load die, the kernel kills the server too (Linux).
+	cmd.SysProcAttr = sysProcAttr()
 	cmd.WaitDelay = stopGrace
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &Server{cmd: cmd, exited: make(chan error, 1)}
+	s := &Server{cmd: cmd, lines: ready.stats, exited: make(chan error, 1)}
 	go func() { s.exited <- cmd.Wait() }()
 
 	t := time.NewTimer(timeout)
@@ -55,7 +61,7 @@ func Start(ctx context.Context, argv []string, timeout time.Duration) (*Server, 
 	var err error
 	select {
 	case line := <-ready.line:
-		s.addr, err = parseReady(line)
+		s.addr, s.stats, err = parseReady(line)
 		if err == nil {
 			return s, nil
 		}
@@ -71,16 +77,21 @@ func Start(ctx context.Context, argv []string, timeout time.Duration) (*Server, 
 	return nil, err
 }
 
-// parseReady returns the address of a "listening HOST:PORT" line.
-func parseReady(line string) (string, error) {
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+// parseReady returns the address of a "listening HOST:PORT" line, and
+// whether it ends with the word "stats".
+func parseReady(line string) (addr string, stats bool, err error) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
 	if !ok {
-		return "", fmt.Errorf("server's first line %q: want \"listening HOST:PORT\"", line)
+		return "", false, fmt.Errorf("server's first line %q: want \"listening HOST:PORT\"", line)
+	}
+	addr, stats = strings.CutSuffix(rest, " stats")
+	if strings.ContainsAny(addr, " \t") {
+		return "", false, fmt.Errorf("server's first line %q: want \"listening HOST:PORT [stats]\"", line)
 	}
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return "", fmt.Errorf("server's first line %q: %v", line, err)
+		return "", false, fmt.Errorf("server's first line %q: %v", line, err)
 	}
-	return addr, nil
+	return addr, stats, nil
 }
 
 // Addr is the address of the server's ready line.
@@ -102,6 +113,43 @@ func (s *Server) CPU() (time.Duration, error) {
 	return d, nil
 }
 
+// statsTimeout bounds the wait for a server's stats line.
+const statsTimeout = 5 * time.Second
+
+// Mallocs asks the server for the heap allocations it has made so far.
+// ok is false for a server that does not report them (its ready line said
+// no "stats") and for a nil *Server.
+func (s *Server) Mallocs() (n int64, ok bool, err error) {
+	if s == nil || !s.stats {
+		return 0, false, nil
+	}
+	for len(s.lines) > 0 { // a line left over from an answer too late
+		<-s.lines
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		return 0, false, err
+	}
+	t := time.NewTimer(statsTimeout)
+	defer t.Stop()
+	select {
+	case line := <-s.lines:
+		n, err := parseStats(line)
+		return n, err == nil, err
+	case <-t.C:
+		return 0, false, fmt.Errorf("server printed no stats line in %v", statsTimeout)
+	}
+}
+
+// parseStats returns N of a "stats mallocs=N" line.
+func parseStats(line string) (int64, error) {
+	v, ok := strings.CutPrefix(strings.TrimSpace(line), "stats mallocs=")
+	n, err := strconv.ParseInt(v, 10, 64)
+	if !ok || err != nil || n < 0 {
+		return 0, fmt.Errorf("server's stats line %q: want \"stats mallocs=N\"", line)
+	}
+	return n, nil
+}
+
 // signal sends sig to the server's process group.
 func (s *Server) signal(sig syscall.Signal) {
 	syscall.Kill(-s.cmd.Process.Pid, sig)
@@ -121,28 +169,46 @@ func (s *Server) Stop() {
 	}
 }
 
-// readyWriter is the server's stdout: it hands over the first line and
-// drops the rest.
+// readyWriter is the server's stdout: it hands over the first line on
+// line, then each line that starts with "stats " on stats (dropped when
+// one is still waiting there), and drops the rest.
 type readyWriter struct {
-	mu   sync.Mutex
-	buf  []byte
-	sent bool
-	line chan string
+	mu    sync.Mutex
+	buf   []byte
+	sent  bool
+	line  chan string
+	stats chan string
 }
+
+// maxLine bounds a line of the server's.
+const maxLine = 4096
 
 func (w *readyWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.sent {
-		return len(p), nil
-	}
 	w.buf = append(w.buf, p...)
-	if i := bytes.IndexByte(w.buf, '\n'); i >= 0 {
-		w.sent = true
-		w.line <- string(w.buf[:i])
-		w.buf = nil
-	} else if len(w.buf) > 4096 {
-		return 0, errors.New("server's first line is longer than 4096 bytes")
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(w.buf[:i])
+		w.buf = w.buf[i+1:]
+		if !w.sent {
+			w.sent = true
+			w.line <- line
+		} else if strings.HasPrefix(line, "stats ") {
+			select {
+			case w.stats <- line:
+			default:
+			}
+		}
+	}
+	if len(w.buf) > maxLine {
+		if !w.sent {
+			return 0, errors.New("server's first line is longer than 4096 bytes")
+		}
+		w.buf = w.buf[:0] // a long line of output: not one to read
 	}
 	return len(p), nil
 }

@@ -1,0 +1,110 @@
+// The E1 targets (docs/benchmarks.md), judged on the figures of one run.
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ref names one figure of a run: a metric of a workload's row.
+type ref struct {
+	workload, impl, key string
+}
+
+// target is a target on the figures of a run: num's figure over den's, or
+// num's alone when den is the zero ref, compared by op ("≤", "<" or "≥")
+// with bound.
+type target struct {
+	name  string
+	num   ref
+	den   ref
+	op    string
+	bound float64
+}
+
+// The E1 rows' impls and keys.
+const (
+	e1CPU   = "server_cpu_us_per_msg"
+	e1Msgs  = "msgs_per_s"
+	e1Ctxsw = "ctxsw_per_msg"
+)
+
+func e1(impl, key string) ref { return ref{"E1", impl, key} }
+
+// e1Targets are E1's targets: CPU per message against raw C libuv, gnet,
+// nbio and goroutine-per-connection net; messages per second and context
+// switches per message against raw C; no allocation on the callback path
+// (uv's BenchmarkIOPingPong, per driver); the net.Conn adapter's CPU per
+// message against net's.
+var e1Targets = []target{
+	{"CPU/msg, libuv driver ≤ 1.05× raw C", e1("uvevent", e1CPU), e1("raw-c", e1CPU), "≤", 1.05},
+	{"CPU/msg, pure-Go driver ≤ gnet's", e1("uvevent-go", e1CPU), e1("gnet", e1CPU), "≤", 1},
+	{"CPU/msg, libuv driver below nbio's", e1("uvevent", e1CPU), e1("nbio", e1CPU), "<", 1},
+	{"CPU/msg, libuv driver below net's", e1("uvevent", e1CPU), e1("go-net", e1CPU), "<", 1},
+	{"CPU/msg, pure-Go driver below nbio's", e1("uvevent-go", e1CPU), e1("nbio", e1CPU), "<", 1},
+	{"CPU/msg, pure-Go driver below net's", e1("uvevent-go", e1CPU), e1("go-net", e1CPU), "<", 1},
+	{"msgs/s, libuv driver ≥ 0.95× raw C", e1("uvevent", e1Msgs), e1("raw-c", e1Msgs), "≥", 0.95},
+	{"msgs/s, pure-Go driver ≥ 0.95× raw C", e1("uvevent-go", e1Msgs), e1("raw-c", e1Msgs), "≥", 0.95},
+	{"context switches/msg, libuv driver ≤ 1.5× raw C", e1("uvevent", e1Ctxsw), e1("raw-c", e1Ctxsw), "≤", 1.5},
+	{"context switches/msg, pure-Go driver ≤ 1.5× raw C", e1("uvevent-go", e1Ctxsw), e1("raw-c", e1Ctxsw), "≤", 1.5},
+	{"0 allocations on the callback path, libuv driver (BenchmarkIOPingPong)", ref{"BenchmarkIOPingPong/libuv", "uv", "allocs/op"}, ref{}, "≤", 0},
+	{"0 allocations on the callback path, pure-Go driver (BenchmarkIOPingPong)", ref{"BenchmarkIOPingPong/go", "uv", "allocs/op"}, ref{}, "≤", 0},
+	{"CPU/msg through net.Conn, libuv driver ≤ net's", e1("uvevent-conn", e1CPU), e1("go-net", e1CPU), "≤", 1},
+	{"CPU/msg through net.Conn, pure-Go driver ≤ net's", e1("uvevent-go-conn", e1CPU), e1("go-net", e1CPU), "≤", 1},
+}
+
+// find returns the figure r names in results.
+func find(results []Result, r ref) (float64, bool) {
+	for _, res := range results {
+		if res.Workload == r.workload && res.Impl == r.impl {
+			return res.metric(r.key)
+		}
+	}
+	return 0, false
+}
+
+// judge returns t's figure in results, formatted, and whether it is met;
+// measured is false when a figure it needs is not in results.
+func (t target) judge(results []Result) (figure string, met, measured bool) {
+	num, ok := find(results, t.num)
+	if !ok {
+		return "", false, false
+	}
+	v := num
+	figure = formatValue(num) + " " + t.num.key
+	if t.den != (ref{}) {
+		den, ok := find(results, t.den)
+		if !ok || den == 0 {
+			return "", false, false
+		}
+		v = num / den
+		figure = fmt.Sprintf("%.2f× (%s against %s)", v, formatValue(num), formatValue(den))
+	}
+	switch t.op {
+	case "≤":
+		met = v <= t.bound
+	case "<":
+		met = v < t.bound
+	case "≥":
+		met = v >= t.bound
+	}
+	return figure, met, true
+}
+
+// renderTargets renders the E1 targets judged on results, as a table.
+func renderTargets(results []Result) string {
+	var b strings.Builder
+	b.WriteString("\n### E1 targets (medians of this run)\n\n| target | figure | met? |\n|---|---|---|\n")
+	for _, t := range e1Targets {
+		figure, met, measured := t.judge(results)
+		verdict := "yes"
+		switch {
+		case !measured:
+			figure, verdict = "-", "not measured in this run"
+		case !met:
+			verdict = "**no**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", t.name, figure, verdict)
+	}
+	return b.String()
+}

@@ -1,0 +1,78 @@
+// Tests for the E1 targets and for the spread and notes under a table.
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRenderTargets judges every E1 target on fixed figures: met, not met,
+// a strict bound met with equality (not met), and a figure missing.
+func TestRenderTargets(t *testing.T) {
+	rs := mustParse(t,
+		"E1 raw-c msgs_per_s=100000 server_cpu_us_per_msg=5 ctxsw_per_msg=0.06",
+		"E1 gnet msgs_per_s=90000 server_cpu_us_per_msg=5.5",
+		"E1 nbio msgs_per_s=90000 server_cpu_us_per_msg=6",
+		"E1 go-net msgs_per_s=90000 server_cpu_us_per_msg=7",
+		"E1 uvevent msgs_per_s=95000 server_cpu_us_per_msg=7 ctxsw_per_msg=0.25",
+		"E1 uvevent-go msgs_per_s=94000 server_cpu_us_per_msg=5.5 ctxsw_per_msg=0.09",
+		"E1 uvevent-conn msgs_per_s=90000 server_cpu_us_per_msg=6.9",
+		"BenchmarkIOPingPong/libuv uv ns/op=900 allocs/op=1",
+		"BenchmarkIOPingPong/go uv ns/op=800 allocs/op=0",
+	)
+	want := strings.Join([]string{
+		"",
+		"### E1 targets (medians of this run)",
+		"",
+		"| target | figure | met? |",
+		"|---|---|---|",
+		"| CPU/msg, libuv driver ≤ 1.05× raw C | 1.40× (7 against 5) | **no** |",
+		"| CPU/msg, pure-Go driver ≤ gnet's | 1.00× (5.5 against 5.5) | yes |",
+		"| CPU/msg, libuv driver below nbio's | 1.17× (7 against 6) | **no** |",
+		"| CPU/msg, libuv driver below net's | 1.00× (7 against 7) | **no** |",
+		"| CPU/msg, pure-Go driver below nbio's | 0.92× (5.5 against 6) | yes |",
+		"| CPU/msg, pure-Go driver below net's | 0.79× (5.5 against 7) | yes |",
+		"| msgs/s, libuv driver ≥ 0.95× raw C | 0.95× (95000 against 100000) | yes |",
+		"| msgs/s, pure-Go driver ≥ 0.95× raw C | 0.94× (94000 against 100000) | **no** |",
+		"| context switches/msg, libuv driver ≤ 1.5× raw C | 4.17× (0.25 against 0.06) | **no** |",
+		"| context switches/msg, pure-Go driver ≤ 1.5× raw C | 1.50× (0.09 against 0.06) | yes |",
+		"| 0 allocations on the callback path, libuv driver (BenchmarkIOPingPong) | 1 allocs/op | **no** |",
+		"| 0 allocations on the callback path, pure-Go driver (BenchmarkIOPingPong) | 0 allocs/op | yes |",
+		"| CPU/msg through net.Conn, libuv driver ≤ net's | 0.99× (6.9 against 7) | yes |",
+		"| CPU/msg through net.Conn, pure-Go driver ≤ net's | - | not measured in this run |",
+		"",
+	}, "\n")
+	if got := renderTargets(rs); got != want {
+		t.Errorf("renderTargets:\ngot:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestRenderSpreadAndNotes: a median of rounds shows its spread (and how
+// many rounds printed a key when some did not); the workload's notes
+// follow its table, each once; another workload's do not.
+func TestRenderSpreadAndNotes(t *testing.T) {
+	runs := [][]Result{
+		mustParse(t, "M2 go-net rss=8000 idle=3"),
+		mustParse(t, "M2 go-net rss=8200"),
+		mustParse(t, "M2 go-net rss=7900 idle=5"),
+	}
+	rs, err := medianResults(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := []Note{{"M2", "counted by perf"}, {"X1", "elsewhere"}, {"M2", "counted by perf"}, {"M2", "second"}}
+	want := strings.Join([]string{
+		"### M2",
+		"",
+		"| impl | rss | idle |",
+		"|---|---:|---:|",
+		"| go-net | 8000 [7900–8200] | 4 [3–5, 2 of 3 runs] |",
+		"",
+		"- counted by perf",
+		"- second",
+		"",
+	}, "\n")
+	if got := renderTables(rs, notes); got != want {
+		t.Errorf("renderTables:\ngot:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -1,0 +1,73 @@
+// Command u1 is uvevent's side of workload U1 (docs/benchmarks.md): a
+// started uv.UDP on loopback counts, in its callback, the datagrams of an
+// unpaced burst of -n datagrams (bench/internal/udpburst's sender, in a
+// goroutine), and prints
+//
+//	U1 uvevent dgrams_per_s=N share=F      (or uvevent-go with -driver go)
+//
+// as bench/c/u1_udp.c does for raw libuv. The UDP reads in batches
+// (recvmmsg) on both drivers.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/uvevent/uvevent/bench/internal/driverflag"
+	"github.com/uvevent/uvevent/bench/internal/udpburst"
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+func main() {
+	f := udpburst.Var()
+	driver := driverflag.Var()
+	flag.Parse()
+	if err := run(f, *driver); err != nil {
+		fmt.Fprintln(os.Stderr, "u1:", err)
+		os.Exit(1)
+	}
+}
+
+func run(f *udpburst.Flags, driver reactor.Driver) error {
+	if err := f.Check(); err != nil {
+		return err
+	}
+	r, err := reactor.New(reactor.Options{Driver: driver})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- r.Serve(ctx) }()
+	defer func() {
+		stop()
+		<-served
+	}()
+
+	u, err := uv.ListenUDP(r, "udp4", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	var c udpburst.Counter
+	event.Subscribe(u, func(_ event.Event, res any, _ error) {
+		if _, ok := res.(*uv.Datagram); ok {
+			c.Got()
+		}
+	})
+	if err := u.Start(); err != nil {
+		return err
+	}
+	err = udpburst.Send(f, u.LocalAddr().(*net.UDPAddr), &c)
+	u.Close()
+	if err != nil {
+		return err
+	}
+	udpburst.Print(driverflag.Impl(driver), f, &c)
+	return nil
+}

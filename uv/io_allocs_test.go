@@ -1,0 +1,101 @@
+package uv_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// TestIOCallbackPathAllocatesNothing: a message delivered to an OnRead
+// callback that answers with Send allocates nothing, on either driver: the
+// read reaches the callbacks as the IO's own *[]byte (a []byte would be
+// boxed anew for every read), and a Send the socket takes whole copies
+// nothing. Two IOs of a socket pair echo a byte back and forth; one run of
+// the loop (Run, ended by Stop) is k round trips. What a run allocates
+// outside the callback path (taking the loop, the watchdog) is the same
+// whatever k is, so the allocations per run at k = 1000 and at k = 10 are
+// equal exactly when a round trip allocates nothing.
+func TestIOCallbackPathAllocatesNothing(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		a, z, err := uv.Pipe(u.Reactor)
+		uv.UvtMust(t, err)
+		one := []byte{1}
+		_, err = z.OnRead(func(p []byte, err error) {
+			if err == nil {
+				z.Send(p)
+			}
+		})
+		uv.UvtMust(t, err)
+		n, k := 0, 0 // round trips left in this run, and per run: loop-owned
+		_, err = a.OnRead(func(p []byte, err error) {
+			if err != nil {
+				return
+			}
+			if n--; n == 0 {
+				u.Stop() // the run ends after this turn; the next one sends again
+				return
+			}
+			a.Send(one)
+		})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, a.Start())
+		uv.UvtMust(t, z.Start())
+		ctx := context.Background()
+		run := func() {
+			n = k
+			uv.UvtMust(t, u.Call(func() { a.Send(one) }))
+			uv.UvtMust(t, u.Run(ctx))
+			if n != 0 {
+				t.Fatalf("the run ended with %d round trips to go", n)
+			}
+		}
+		perRun := func(trips int) float64 {
+			k = trips
+			run() // warm up: the read buffers' pool, the slices that grow once
+			return testing.AllocsPerRun(20, run)
+		}
+		few, many := perRun(10), perRun(1000)
+		switch {
+		case raceEnabled:
+			t.Logf("%.0f allocations per run of 10 round trips, %.0f per run of 1000, not judged: the race detector makes sync.Pool drop pooled read buffers on purpose", few, many)
+		case many != few:
+			t.Errorf("%.0f allocations per run of 1000 round trips, %.0f per run of 10: the callback path allocates %.3f per round trip, want 0", many, few, (many-few)/990)
+		}
+		a.Close()
+		z.Close()
+		uv.UvtShutdown(t, u, false)
+	})
+}
+
+// TestIOReadResultValidDuringCallback: the *[]byte a subscriber receives is
+// the IO's own, rewritten for every read: after its callback it holds no
+// bytes any more (never a view of a buffer the IO reused or freed), while
+// a copy taken during the callback keeps them.
+func TestIOReadResultValidDuringCallback(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		a, z, err := uv.Pipe(u.Reactor)
+		uv.UvtMust(t, err)
+		var kept *[]byte
+		var copied []byte
+		_, err = event.Subscribe(a, func(_ event.Event, res any, err error) {
+			if p, ok := res.(*[]byte); ok && err == nil {
+				kept, copied = p, append(copied, *p...)
+				a.Close()
+				z.Close()
+			}
+		})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, a.Start())
+		uv.UvtMust(t, z.Send([]byte("hello")))
+		uv.UvtMust(t, u.Run(context.Background()))
+		if kept == nil {
+			t.Fatal("no read reached the callback")
+		}
+		if string(copied) != "hello" || len(*kept) != 0 {
+			t.Errorf("during the callback %q; after it the result holds %q, want nothing", copied, *kept)
+		}
+		uv.UvtShutdown(t, u, false)
+	})
+}

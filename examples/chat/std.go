@@ -42,19 +42,30 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	var (
 		mu       sync.Mutex
-		clients  = map[net.Conn]bool{}
+		clients  = map[net.Conn]string{} // name by connection
 		wg       sync.WaitGroup
 		shutting bool
 	)
-	broadcast := func(from net.Conn, format string, a ...any) {
+	var broadcast func(from net.Conn, format string, a ...any)
+	broadcast = func(from net.Conn, format string, a ...any) {
 		msg := []byte(fmt.Sprintf(format, a...))
+		var slow []string
 		mu.Lock()
-		defer mu.Unlock()
-		for c := range clients {
-			if c != from {
-				c.SetWriteDeadline(time.Now().Add(time.Second))
-				c.Write(msg)
+		for c, name := range clients {
+			if c == from {
+				continue
 			}
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			var ne net.Error
+			if _, err := c.Write(msg); errors.As(err, &ne) && ne.Timeout() {
+				delete(clients, c) // its serve says no "left"
+				c.Close()
+				slow = append(slow, name)
+			}
+		}
+		mu.Unlock()
+		for _, name := range slow {
+			broadcast(nil, "* %s dropped: too slow\n", name)
 		}
 	}
 	serve := func(c net.Conn) {
@@ -70,8 +81,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		c.Close()
 		mu.Lock()
+		_, member := clients[c]
 		delete(clients, c)
-		gone := !shutting
+		gone := member && !shutting
 		mu.Unlock()
 		if gone {
 			broadcast(c, "* %s left\n", name)
@@ -101,7 +113,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if shutting {
 			c.Close()
 		} else {
-			clients[c] = true
+			clients[c] = c.RemoteAddr().String()
 			wg.Add(1)
 			go serve(c)
 		}

@@ -91,7 +91,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if errors.Is(err, uv.ErrWatchGone) {
 			// Nothing left to watch: the watch has stopped; stop the
 			// rest, and Run ends once the command has.
-			fmt.Fprintf(stdout, "[rerun] %v: exiting\n", err)
+			fmt.Fprintf(stdout, "[rerun] the watched directory is gone (%v): exiting\n", err)
 			quiet.Stop()
 			if restart = false; running {
 				child.Terminate()

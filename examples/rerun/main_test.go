@@ -70,7 +70,7 @@ func TestRerunExitsWhenTheDirectoryGoes(t *testing.T) {
 			if err := os.RemoveAll(dir); err != nil {
 				t.Fatal(err)
 			}
-			p.Expect(t, "[rerun] uv: FSEvent: the watched path is gone")
+			p.Expect(t, "[rerun] the watched directory is gone")
 			p.Expect(t, "[rerun] exit")
 			p.Wait(t)
 		})

@@ -89,6 +89,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	for {
 		select {
 		case ev := <-w.Events:
+			if ev.Has(fsnotify.Remove) && filepath.Clean(ev.Name) == filepath.Clean(*dir) {
+				// Nothing left to watch (fsnotify has dropped the watch).
+				fmt.Fprintf(stdout, "[rerun] the watched directory is gone (%s): exiting\n", ev.Name)
+				quiet.Stop()
+				cancel()
+				<-exited
+				return nil
+			}
 			if ev.Has(fsnotify.Create) {
 				if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
 					addTree(ev.Name)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/buildmode"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -80,7 +81,9 @@ func TestCoroutineSwitchAllocatesNothing(t *testing.T) {
 		if n, ok, err := b.Outcome(); !ok || err != nil || n != total {
 			t.Fatalf("the second coroutine ended with %d, %t, %v; want %d round trips", n, ok, err, total)
 		}
-		if got, want := fewest[1], fewest[0]; got != want {
+		if mode := buildmode.Instrumented(); mode != "" {
+			t.Logf("%.0f allocations over the longer run, %.0f over the shorter, not judged: a -%s build changes what allocates", fewest[1], fewest[0], mode)
+		} else if got, want := fewest[1], fewest[0]; got != want {
 			t.Errorf("%.0f allocations over %d round trips, %.0f over %d: a round trip allocates %.3f, want 0",
 				got, many, want, few, (got-want)/float64(many-few))
 		}
@@ -151,7 +154,9 @@ func TestCoroutineResumedByACallbackAllocatesNothing(t *testing.T) {
 		if n, ok, err := co.Outcome(); !ok || err != nil || n != total {
 			t.Fatalf("the coroutine ended with %d, %t, %v; want %d resumes", n, ok, err, total)
 		}
-		if got, want := fewest[1], fewest[0]; got != want {
+		if mode := buildmode.Instrumented(); mode != "" {
+			t.Logf("%.0f allocations over the longer run, %.0f over the shorter, not judged: a -%s build changes what allocates", fewest[1], fewest[0], mode)
+		} else if got, want := fewest[1], fewest[0]; got != want {
 			t.Errorf("%.0f allocations over %d resumes, %.0f over %d: a resume allocates %.3f, want 0",
 				got, many, want, few, (got-want)/float64(many-few))
 		}

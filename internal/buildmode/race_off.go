@@ -1,0 +1,6 @@
+//go:build !race
+
+package buildmode
+
+// Race: the binary is built without -race.
+const Race = false

@@ -49,6 +49,7 @@ type coroutine struct {
 	id     int
 	coop   bool
 	site   string // where it was made
+	onLoop bool   // made on the loop while a run drove it (see unhandled.go)
 	cancel context.CancelCauseFunc
 
 	ctx  context.Context // its own, as fn gets it
@@ -106,6 +107,10 @@ type coroutines struct {
 	arm   func()       // r.armReady, made once (set before any coroutine)
 
 	back chan struct{} // the baton comes back to the loop
+
+	// Loop-owned: the coroutines made on the loop that failed in this
+	// turn, checked at its end (reportFailures).
+	failed []failure
 }
 
 func (c *coroutines) init() {
@@ -141,8 +146,10 @@ func start[T any](ctx context.Context, r *Reactor, fn func(context.Context) (T, 
 	}
 	co := &coroutine{r: r, coop: coop, site: caller.Site(), state: coRunning}
 	f := event.NewFuture[T](r)
+	link.MakerReports(&f.Base) // see unhandled.go
 	c := &Coroutine[T]{Typed: f, f: f, co: co}
 	var refused error
+	onLoop := r.ownedByCaller()
 	if err := r.Call(func() {
 		// From the first moment of Close on, nothing new starts: a
 		// coroutine started by a close notification would run without
@@ -154,6 +161,11 @@ func start[T any](ctx context.Context, r *Reactor, fn func(context.Context) (T, 
 		r.coros.nextID++
 		co.id = r.coros.nextID
 		r.coros.live[co] = struct{}{}
+		if onLoop {
+			r.mu.Lock()
+			co.onLoop = r.serving // made on the loop while a run drives it
+			r.mu.Unlock()
+		}
 	}); err != nil || refused != nil {
 		return nil, cmp.Or(err, refused)
 	}
@@ -192,14 +204,21 @@ func start[T any](ctx context.Context, r *Reactor, fn func(context.Context) (T, 
 		// coroutine then fails with ErrGoexit and the baton still goes back.
 		v, err := *new(T), error(ErrGoexit)
 		defer func() {
+			quit := quit(cctx, err) // before the deferred cancel(nil)
 			f.Settle(v, err)
 			// The outcome first: the roll is updated after it (the queue is
 			// in order), so Run cannot end before the outcome is delivered.
 			if r.Post(func() {
 				co.state = coDone
 				delete(r.coros.live, co)
+				if err != nil {
+					co.failed(c, &f.Base, err, quit, watchCollected(c))
+				}
 			}) != nil {
 				r.coroutineEndedAfterClose()
+				if err != nil && !quit {
+					watchCollected(c)(&collected{r: r, b: &f.Base, err: err, site: co.site})
+				}
 			}
 			if coop {
 				co.giveBack() // for good

@@ -48,8 +48,8 @@ type coroutine struct {
 	r      *Reactor
 	id     int
 	coop   bool
-	site   string // where it was made
 	onLoop bool   // made on the loop while a run drove it (see unhandled.go)
+	site   string // where it was made
 	cancel context.CancelCauseFunc
 
 	ctx  context.Context // its own, as fn gets it
@@ -206,18 +206,21 @@ func start[T any](ctx context.Context, r *Reactor, fn func(context.Context) (T, 
 		defer func() {
 			quit := quit(cctx, err) // before the deferred cancel(nil)
 			f.Settle(v, err)
+			err := err // a copy for the closure: the variable stays on the stack
 			// The outcome first: the roll is updated after it (the queue is
 			// in order), so Run cannot end before the outcome is delivered.
 			if r.Post(func() {
 				co.state = coDone
 				delete(r.coros.live, co)
 				if err != nil {
-					co.failed(c, &f.Base, err, quit, watchCollected(c))
+					if w := co.failed(c, &f.Base, err, quit); w != nil {
+						watchCollected(c, w)
+					}
 				}
 			}) != nil {
 				r.coroutineEndedAfterClose()
 				if err != nil && !quit {
-					watchCollected(c)(&collected{r: r, b: &f.Base, err: err, site: co.site})
+					watchCollected(c, &collected{r: r, b: &f.Base, err: err, site: co.site})
 				}
 			}
 			if coop {

@@ -38,17 +38,18 @@ type failure struct {
 
 // failed is told, with the loop held and once its outcome is delivered,
 // that the coroutine ev of co, whose future's Base is b, failed with err.
-// quit says that err is its context's end. collect has the collector watch
-// a coroutine made off the loop.
-func (co *coroutine) failed(ev event.Event, b *event.Base, err error, quit bool, collect func(*collected)) {
+// quit says that err is its context's end. For a coroutine made off the
+// loop it returns what the collector is to watch (see watchCollected).
+func (co *coroutine) failed(ev event.Event, b *event.Base, err error, quit bool) *collected {
 	switch {
 	case quit:
 		link.Reported(b) // nothing to say, now or at a Dispose
 	case co.onLoop:
 		co.r.coros.failed = append(co.r.coros.failed, failure{ev: ev, b: b, err: err, site: co.site})
 	default:
-		collect(&collected{r: co.r, b: b, err: err, site: co.site})
+		return &collected{r: co.r, b: b, err: err, site: co.site}
 	}
+	return nil
 }
 
 // reportFailures reports, at the end of a turn (and of Close), the
@@ -62,6 +63,10 @@ func (r *Reactor) reportFailures() {
 				r.report(f.ev, "unhandled error", &event.UnhandledError{Err: f.err, Site: f.site})
 				link.Reported(f.b) // once: a Dispose says no more
 			}
+		}
+		if r.coros.failed == nil { // no report made more: keep the array
+			clear(fs)
+			r.coros.failed = fs[:0]
 		}
 	}
 }
@@ -83,10 +88,10 @@ type collected struct {
 	site string
 }
 
-// watchCollected arranges c's report when the Coroutine that holds it is
-// collected.
-func watchCollected[T any](co *Coroutine[T]) func(*collected) {
-	return func(c *collected) { runtime.AddCleanup(co, reportCollected, c) }
+// watchCollected arranges c's report when co, the Coroutine that holds
+// it, is collected.
+func watchCollected[T any](co *Coroutine[T], c *collected) {
+	runtime.AddCleanup(co, reportCollected, c)
 }
 
 func reportCollected(c *collected) {

@@ -118,7 +118,9 @@ func (e *PanicError) Unwrap() error {
 // the line that spawned it ("dir/file.go:42"). errors.Is and errors.As see
 // Err through it.
 type UnhandledError struct {
-	Err  error
+	// Err is the error the coroutine failed with.
+	Err error
+	// Site is "dir/file.go:line" of the Spawn or Go call that made it.
 	Site string
 }
 

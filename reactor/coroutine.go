@@ -37,6 +37,19 @@ import (
 //
 // Cancel cancels the coroutine's context; Close cancels the context of every
 // coroutine still running.
+//
+// A coroutine whose error nobody takes is reported, as Node reports an
+// unhandled rejection: "unhandled error", with an *event.UnhandledError
+// naming the line that spawned it. One made on the loop while a run drives
+// it (in a callback, a queued operation or a cooperative coroutine) is
+// reported once, at the end of the loop turn in which it failed, unless a
+// callback, a waiter (Await) or a read of its Outcome was attached by then.
+// One made from another goroutine (main before Run, a Go coroutine) is its
+// maker's, who may Await it after that turn: it is reported only if it is
+// collected, or disposed, with its error never read. A coroutine that
+// fails with the end of its own context (an error matching
+// context.Canceled or the context's cause: Cancel, a cancelled parent,
+// Close) is never reported: the program asked for it.
 type Coroutine[T any] struct {
 	event.Typed[T] // the result: a future only the coroutine completes
 	f              *event.Future[T]
@@ -122,7 +135,9 @@ func (c *coroutines) init() {
 // first runs on a turn of the loop (Run, RunOnce, RunNoWait, Serve), holding the
 // baton; fn gets a context to pass to event.Await, cancelled when fn
 // returns, by Cancel, or by r's Close. From the moment r's Close begins
-// (in a close notification too) it refuses with ErrReactorClosed.
+// (in a close notification too) it refuses with ErrReactorClosed. An error
+// nobody takes is reported (see Coroutine): at the end of the turn it
+// failed in when Spawn was called on the loop, at collection otherwise.
 func Spawn[T any](ctx context.Context, r *Reactor, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
 	return start(ctx, r, fn, true)
 }
@@ -130,7 +145,8 @@ func Spawn[T any](ctx context.Context, r *Reactor, fn func(ctx context.Context) 
 // Go runs fn in a new goroutine, in parallel with the loop, as a coroutine
 // of r, and returns its event. fn gets a context to pass to event.Await,
 // cancelled when fn returns, by Cancel, or by r's Close. Like Spawn, it
-// refuses with ErrReactorClosed once r's Close has begun.
+// refuses with ErrReactorClosed once r's Close has begun, and its error,
+// if nobody takes it, is reported as Spawn's is (see Coroutine).
 func Go[T any](ctx context.Context, r *Reactor, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
 	return start(ctx, r, fn, false)
 }

@@ -466,6 +466,7 @@ func (b *Base) release() error {
 			ev := b.ops.Event()
 			if err != nil && !b.has(ErrorCaught|ErrorHandled) {
 				report(b.owner(), ev, "unhandled error", err)
+				b.setFlags(ErrorCaught) // the report took it: its maker says no more
 			} else if err == nil && res != nil && !b.has(ResultUsed) {
 				report(b.owner(), ev, "result never used", nil)
 			}

@@ -27,13 +27,14 @@ func TestNilInputsRefused(t *testing.T) {
 		Types: []any{
 			(*event.Base)(nil), (*event.Callback)(nil), (*event.Flags)(nil), (*event.Future[int])(nil),
 			(*event.Mode)(nil), (*event.PanicError)(nil), (*event.Serial)(nil), (*event.State)(nil),
-			(*event.TimeoutError)(nil),
+			(*event.TimeoutError)(nil), (*event.UnhandledError)(nil),
 		},
 		Refusals: []error{event.ErrNilEvent, event.ErrNilCallback, event.ErrNoOwner, syscall.EINVAL},
 		MaySucceed: map[string]string{
-			"ValueOf":                "the zero Outcome holds T's zero value and no error",
-			"zero Future.Outcome":    "no outcome yet: ok is false, and no error",
-			"zero PanicError.Unwrap": "it unwraps to the panic value when that is an error",
+			"ValueOf":                    "the zero Outcome holds T's zero value and no error",
+			"zero Future.Outcome":        "no outcome yet: ok is false, and no error",
+			"zero PanicError.Unwrap":     "it unwraps to the panic value when that is an error",
+			"zero UnhandledError.Unwrap": "it unwraps to Err, nil in the zero value",
 		},
 	})
 }

@@ -112,3 +112,33 @@ func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
 	return err
 }
+
+// UnhandledError is the error of an "unhandled error" report about a
+// coroutine whose failure nobody took: Err is what it failed with, Site
+// the line that spawned it ("dir/file.go:42"). errors.Is and errors.As see
+// Err through it.
+type UnhandledError struct {
+	// Err is the error the coroutine failed with.
+	Err error
+	// Site is "dir/file.go:line" of the Spawn or Go call that made it.
+	Site string
+}
+
+// Error returns Err's message and where the coroutine was spawned.
+func (e *UnhandledError) Error() string {
+	if e == nil || e.Err == nil {
+		return "unhandled error"
+	}
+	if e.Site == "" {
+		return e.Err.Error()
+	}
+	return e.Err.Error() + " (coroutine spawned at " + e.Site + ")"
+}
+
+// Unwrap returns Err.
+func (e *UnhandledError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}

@@ -16,7 +16,8 @@ const (
 	// with the result never used is reported.
 	ResultUsed
 	// ErrorCaught: someone will receive the error. An error nobody will
-	// receive is reported as unhandled.
+	// receive is reported as unhandled; once reported, it is caught (the
+	// report received it).
 	ErrorCaught
 	// ValueResult: the result is a value the callbacks may keep. A []byte
 	// result is copied once per notification; without the flag a []byte is
@@ -54,7 +55,12 @@ const (
 	// startedOnce: the event was started at least once (Stopped, not Created).
 	startedOnce Flags = 1 << 30
 
-	privateFlags = loopEvent | startedOnce | kindBit
+	// makerReports: the future's maker watches for its collection itself
+	// (a reactor's coroutine, which names where it was spawned): the
+	// future arranges no report of its own at collection.
+	makerReports Flags = 1 << 28
+
+	privateFlags = loopEvent | startedOnce | kindBit | makerReports
 )
 
 var flagNames = [...]string{

@@ -127,7 +127,7 @@ func (f *Future[T]) complete(v T, err error) error {
 		// The owner is gone: keep the outcome for Outcome and Replay; its
 		// waiters were ended when the owner shut down. Nothing else touches
 		// the future's state any more, so it is safe to finish here.
-		if err != nil && !f.has(ErrorCaught|ErrorHandled) {
+		if err != nil && !f.has(ErrorCaught|ErrorHandled|makerReports) {
 			f.watchUnhandled()
 		}
 		f.state.Store(futureDone)
@@ -139,7 +139,7 @@ func (f *Future[T]) complete(v T, err error) error {
 // deliver runs with the owner held: the outcome becomes visible to Replay,
 // the future closes and the subscribers are told.
 func (f *Future[T]) deliver() {
-	if f.err != nil && !f.has(ErrorCaught|ErrorHandled) {
+	if f.err != nil && !f.has(ErrorCaught|ErrorHandled|makerReports) {
 		f.watchUnhandled()
 	}
 	f.state.Store(futureDone)

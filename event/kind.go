@@ -21,6 +21,16 @@ func init() {
 		Subscribers: subscribers,
 		KindBit:     kindBitOf,
 		SetKindBit:  setKindBit,
+		MakerReports: func(b *Base) {
+			if !b.unusable() {
+				b.setFlags(makerReports)
+			}
+		},
+		Reported: func(b *Base) {
+			if !b.unusable() {
+				b.setFlags(ErrorCaught)
+			}
+		},
 	})
 }
 

@@ -37,6 +37,19 @@ import (
 //
 // Cancel cancels the coroutine's context; Close cancels the context of every
 // coroutine still running.
+//
+// A coroutine whose error nobody takes is reported, as Node reports an
+// unhandled rejection: "unhandled error", with an *event.UnhandledError
+// naming the line that spawned it. One made on the loop while a run drives
+// it (in a callback, a queued operation or a cooperative coroutine) is
+// reported once, at the end of the loop turn in which it failed, unless a
+// callback, a waiter (Await) or a read of its Outcome was attached by then.
+// One made from another goroutine (main before Run, a Go coroutine) is its
+// maker's, who may Await it after that turn: it is reported only if it is
+// collected, or disposed, with its error never read. A coroutine that
+// fails with the end of its own context (an error matching
+// context.Canceled or the context's cause: Cancel, a cancelled parent,
+// Close) is never reported: the program asked for it.
 type Coroutine[T any] struct {
 	event.Typed[T] // the result: a future only the coroutine completes
 	f              *event.Future[T]
@@ -48,6 +61,7 @@ type coroutine struct {
 	r      *Reactor
 	id     int
 	coop   bool
+	onLoop bool   // made on the loop while a run drove it (see unhandled.go)
 	site   string // where it was made
 	cancel context.CancelCauseFunc
 
@@ -106,6 +120,10 @@ type coroutines struct {
 	arm   func()       // r.armReady, made once (set before any coroutine)
 
 	back chan struct{} // the baton comes back to the loop
+
+	// Loop-owned: the coroutines made on the loop that failed in this
+	// turn, checked at its end (reportFailures).
+	failed []failure
 }
 
 func (c *coroutines) init() {
@@ -117,7 +135,9 @@ func (c *coroutines) init() {
 // first runs on a turn of the loop (Run, RunOnce, RunNoWait, Serve), holding the
 // baton; fn gets a context to pass to event.Await, cancelled when fn
 // returns, by Cancel, or by r's Close. From the moment r's Close begins
-// (in a close notification too) it refuses with ErrReactorClosed.
+// (in a close notification too) it refuses with ErrReactorClosed. An error
+// nobody takes is reported (see Coroutine): at the end of the turn it
+// failed in when Spawn was called on the loop, at collection otherwise.
 func Spawn[T any](ctx context.Context, r *Reactor, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
 	return start(ctx, r, fn, true)
 }
@@ -125,7 +145,8 @@ func Spawn[T any](ctx context.Context, r *Reactor, fn func(ctx context.Context) 
 // Go runs fn in a new goroutine, in parallel with the loop, as a coroutine
 // of r, and returns its event. fn gets a context to pass to event.Await,
 // cancelled when fn returns, by Cancel, or by r's Close. Like Spawn, it
-// refuses with ErrReactorClosed once r's Close has begun.
+// refuses with ErrReactorClosed once r's Close has begun, and its error,
+// if nobody takes it, is reported as Spawn's is (see Coroutine).
 func Go[T any](ctx context.Context, r *Reactor, fn func(ctx context.Context) (T, error)) (*Coroutine[T], error) {
 	return start(ctx, r, fn, false)
 }
@@ -141,8 +162,10 @@ func start[T any](ctx context.Context, r *Reactor, fn func(context.Context) (T, 
 	}
 	co := &coroutine{r: r, coop: coop, site: caller.Site(), state: coRunning}
 	f := event.NewFuture[T](r)
+	link.MakerReports(&f.Base) // see unhandled.go
 	c := &Coroutine[T]{Typed: f, f: f, co: co}
 	var refused error
+	onLoop := r.ownedByCaller()
 	if err := r.Call(func() {
 		// From the first moment of Close on, nothing new starts: a
 		// coroutine started by a close notification would run without
@@ -154,6 +177,11 @@ func start[T any](ctx context.Context, r *Reactor, fn func(context.Context) (T, 
 		r.coros.nextID++
 		co.id = r.coros.nextID
 		r.coros.live[co] = struct{}{}
+		if onLoop {
+			r.mu.Lock()
+			co.onLoop = r.serving // made on the loop while a run drives it
+			r.mu.Unlock()
+		}
 	}); err != nil || refused != nil {
 		return nil, cmp.Or(err, refused)
 	}
@@ -192,14 +220,24 @@ func start[T any](ctx context.Context, r *Reactor, fn func(context.Context) (T, 
 		// coroutine then fails with ErrGoexit and the baton still goes back.
 		v, err := *new(T), error(ErrGoexit)
 		defer func() {
+			quit := quit(cctx, err) // before the deferred cancel(nil)
 			f.Settle(v, err)
+			err := err // a copy for the closure: the variable stays on the stack
 			// The outcome first: the roll is updated after it (the queue is
 			// in order), so Run cannot end before the outcome is delivered.
 			if r.Post(func() {
 				co.state = coDone
 				delete(r.coros.live, co)
+				if err != nil {
+					if w := co.failed(c, &f.Base, err, quit); w != nil {
+						watchCollected(c, w)
+					}
+				}
 			}) != nil {
 				r.coroutineEndedAfterClose()
+				if err != nil && !quit {
+					watchCollected(c, &collected{r: r, b: &f.Base, err: err, site: co.site})
+				}
 			}
 			if coop {
 				co.giveBack() // for good

@@ -465,6 +465,7 @@ func (r *Reactor) Shutdown(ctx context.Context) error {
 	}()
 	r.drain()
 	r.closeEvents()
+	r.reportFailures() // the last turn's, and those of the close
 	var pending []string
 	if ctx.Done() != nil {
 		pending = r.quiesce()

@@ -188,9 +188,9 @@ func TestRunIsNotStuckOnStaleCancel(t *testing.T) {
 	}
 }
 
-// A failed coroutine whose error nobody observed is reported when it is
-// collected (GoOwned: the report follows the Go object); one whose outcome
-// was read is not.
+// A failed coroutine made off the loop whose error nobody observed is
+// reported when it is collected (GoOwned: the report follows the Go
+// object); one whose outcome was read is not.
 func TestUnhandledErrorReportedAtCollection(t *testing.T) {
 	r, rep := newReactor(t)
 	ctx := context.Background()
@@ -211,10 +211,10 @@ func TestUnhandledErrorReportedAtCollection(t *testing.T) {
 	runtime.GC()
 	r.RunOnce(ctx)
 	msgs, errs := rep.snapshot()
-	if diff := cmp.Diff([]string{"unhandled error of a collected Future(failed: lost)"}, msgs); diff != "" {
+	if diff := cmp.Diff([]string{"unhandled error of a collected coroutine"}, msgs); diff != "" {
 		t.Fatalf("reports (-want +got):\n%s", diff)
 	}
-	if errs[0] == nil || errs[0].Error() != "lost" {
-		t.Fatalf("reported error = %v", errs[0])
+	if ue := (*event.UnhandledError)(nil); !errors.As(errs[0], &ue) || ue.Err.Error() != "lost" || ue.Site == "" {
+		t.Fatalf("reported error = %#v, want an *event.UnhandledError of \"lost\" with its site", errs[0])
 	}
 }

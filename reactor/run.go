@@ -228,6 +228,7 @@ func (r *Reactor) turn() {
 			r.deliverKernel()
 		}
 		r.work += r.hooks.run(uvcgo.PhaseCheck)
+		r.reportFailures()
 		if r.wd.reported.Load() != nil {
 			r.afterBlock()
 		}
@@ -243,6 +244,7 @@ func (r *Reactor) turn() {
 		r.turnUV()
 		r.drainOnce()
 	}
+	r.reportFailures()
 	if r.wd.reported.Load() != nil {
 		r.afterBlock()
 	}

@@ -1,6 +1,7 @@
 // Package eventlink carries the calls of package eventkind (the public API
-// for writing a kind of event) to the unexported code of package event that
-// keeps them, so that they do not show among event's names.
+// for writing a kind of event), and one of package reactor, to the
+// unexported code of package event that keeps them, so that they do not
+// show among event's names.
 //
 // Funcs is the link, typed: event/kind.go fills one with its functions
 // (each field's doc names the function) and records it with Set from its
@@ -30,6 +31,16 @@ type Funcs[B, E, F any] struct {
 	// event's flags (kindBitOf, setKindBit).
 	KindBit    func(b *B) bool
 	SetKindBit func(b *B, on bool)
+	// MakerReports says that the maker of a new future watches for its
+	// collection itself (a reactor's coroutine does, to name where it was
+	// spawned): the future arranges no report of its own. Package reactor
+	// calls it.
+	MakerReports func(b *B)
+	// Reported marks the error of a failed event as caught: its maker
+	// reported it, or it needs no report (the program cancelled the
+	// work). Nothing reports it again. Package reactor calls it, with the
+	// owner held.
+	Reported func(b *B)
 }
 
 // link is what Set recorded.

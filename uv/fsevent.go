@@ -87,6 +87,16 @@ var ErrWatchGone = errors.New("uv: FSEvent: the watched path is gone")
 // a directory made before its watch is set up (between its creation and
 // the turn that sees it) are not reported.
 //
+// A directory below the root replaced at the same path (removed and made
+// again, or another moved over it) before the loop sees it: files it
+// already held when the watch picks it up are not reported, and one that
+// has the old directory's device and inode number (ext4 reuses the number
+// after rmdir and mkdir) is taken for the old one and not watched at all
+// until the FSEvent starts again. A caller that must see every file lists
+// a directory when a Rename names one that exists, and, where a directory
+// may be removed and made again, also Stops and Starts the FSEvent then
+// (Start watches every directory as it is now) and lists after the Start.
+//
 // On the libuv driver each watch is a uv_fs_event_t and the FSEvent is an
 // event reference (see Lifetime in the package doc): its watches are C memory, freed in their
 // uv_close callbacks. On the pure-Go driver (fsevent_go_linux.go) the reactor has

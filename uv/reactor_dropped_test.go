@@ -19,18 +19,28 @@ import (
 // and its goroutines: the counts come back after collections.
 func TestReactorDroppedWithoutClose(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		base, fds := uv.UvtBaseline(t)
-		const n = 20
-		var collected atomic.Int32
-		for i := range n {
-			dropReactor(t, d, i%2 == 1, &collected)
-		}
-		uv.UvtWaitFor(t, "every dropped reactor to be collected", func() bool {
-			runtime.GC()
-			return collected.Load() == n
+		collectDropped(t, 20, func(i int32, collected *atomic.Int32) {
+			dropReactor(t, d, i%2 == 1, collected)
 		})
-		uv.UvtNoLeaks(t, base, fds)
 	})
+}
+
+// collectDropped calls drop n times, each to make a reactor, count it in
+// collected once it is collected, and drop it; it waits for the n
+// collections and checks that the goroutine and descriptor counts came
+// back.
+func collectDropped(t *testing.T, n int32, drop func(i int32, collected *atomic.Int32)) {
+	t.Helper()
+	base, fds := uv.UvtBaseline(t)
+	var collected atomic.Int32
+	for i := range n {
+		drop(i, &collected)
+	}
+	uv.UvtWaitFor(t, "every dropped reactor to be collected", func() bool {
+		runtime.GC()
+		return collected.Load() == n
+	})
+	uv.UvtNoLeaks(t, base, fds)
 }
 
 // dropReactor makes a reactor with a started timer, an unstarted timer and

@@ -6,7 +6,7 @@
 #define UVEV_FAULTS_H
 #ifdef UVEV_FAULTS
 
-enum { UVEV_FAULT_INIT = 1, UVEV_FAULT_READ_START = 2, UVEV_FAULT_WRITE = 3 };
+enum { UVEV_FAULT_INIT = 1, UVEV_FAULT_READ_START = 2, UVEV_FAULT_WRITE = 3, UVEV_FAULT_FS_POLL_START = 4 };
 
 void uvev_fault_arm(int op, int err);
 int uvev__fault(int op);
@@ -26,6 +26,7 @@ int uvev__fault(int op);
 #define uv_tty_init(...) (uvev__fault(UVEV_FAULT_INIT) ?: uv_tty_init(__VA_ARGS__))
 #define uv_read_start(...) (uvev__fault(UVEV_FAULT_READ_START) ?: uv_read_start(__VA_ARGS__))
 #define uv_write(...) (uvev__fault(UVEV_FAULT_WRITE) ?: uv_write(__VA_ARGS__))
+#define uv_fs_poll_start(...) (uvev__fault(UVEV_FAULT_FS_POLL_START) ?: uv_fs_poll_start(__VA_ARGS__))
 
 #endif
 #endif

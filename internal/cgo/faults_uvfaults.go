@@ -10,9 +10,10 @@ import "C"
 
 // The classes of libuv calls a test can make fail (build tag uvfaults).
 const (
-	FaultInit      = C.UVEV_FAULT_INIT       // the next uv_*_init
-	FaultReadStart = C.UVEV_FAULT_READ_START // the next uv_read_start
-	FaultWrite     = C.UVEV_FAULT_WRITE      // the next uv_write
+	FaultInit        = C.UVEV_FAULT_INIT          // the next uv_*_init
+	FaultReadStart   = C.UVEV_FAULT_READ_START    // the next uv_read_start
+	FaultWrite       = C.UVEV_FAULT_WRITE         // the next uv_write
+	FaultFSPollStart = C.UVEV_FAULT_FS_POLL_START // the next uv_fs_poll_start
 )
 
 // InjectFault makes the next libuv call of class op fail with errno (a

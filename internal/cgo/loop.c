@@ -138,6 +138,16 @@ static void uvev__release_turn(uvev_loop *l) {
   l->nseen = 0;
 }
 
+/* uvev__release_all releases every record not released yet, the last
+ * turn's and those pushed since: for the loop of a dropped reactor, whose
+ * records nobody reads any more (uvev_loop_close_all). A record's payload
+ * may be a handle its release closes, which must happen before the handles
+ * left are closed, and once. */
+void uvev__release_all(uvev_loop *l) {
+  uvev__release(l, l->ndone);
+  l->nseen = 0;
+}
+
 /* One turn: UV_RUN_NOWAIT, or UV_RUN_ONCE when block is set (Close uses it
  * to wait for close callbacks and requests without spinning). */
 void uvev_loop_turn(uvev_loop *l, int block, uvev_turn *out) {

@@ -15,10 +15,16 @@ func (l *Loop) Abandon() error {
 	if l.p == nil {
 		return nil
 	}
+	l.closeAll()
+	return l.Close()
+}
+
+// closeAll is Abandon before the loop is freed: every handle closed and its
+// close callback run, every request done.
+func (l *Loop) closeAll() {
 	C.uvev_loop_close_all(l.mut())
 	l.Shutdown()
 	for l.Handles() > 0 || l.Requests() > 0 {
 		l.TurnBlocking()
 	}
-	return l.Close()
 }

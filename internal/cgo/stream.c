@@ -240,7 +240,12 @@ int uvev_listener_new(uvev_loop *l, uint64_t id, int fd, int pipe, uintptr_t *ou
   if (s == NULL) return UV_ENOMEM;
   s->fd = fd;
   s->pipe = pipe;
-  return uvev__adopt(l, (uv_handle_t *)&s->poll, uv_poll_init(&l->loop, &s->poll, fd), id, out);
+  int err = uvev__adopt(l, (uv_handle_t *)&s->poll, uv_poll_init(&l->loop, &s->poll, fd), id, out);
+  if (err != 0) return err;
+  s->next = l->servers;
+  if (s->next != NULL) s->next->prev = s;
+  l->servers = s;
+  return 0;
 }
 
 /* Watches the socket: connections are accepted from the next turn on. */
@@ -254,7 +259,8 @@ void uvev_listener_stop(uintptr_t h) { uv_poll_stop(&((uvev__server *)h)->poll);
 
 /* Before the server's uvev_close: stops watching (epoll forgets the
  * descriptor while it is still open), closes the spare handle and the
- * socket. */
+ * socket, and takes the server off the loop's list. Once is enough; a
+ * second call does nothing. */
 void uvev_listener_close(uintptr_t h) {
   uvev__server *s = (uvev__server *)h;
   uv_poll_stop(&s->poll);
@@ -263,7 +269,20 @@ void uvev_listener_close(uintptr_t h) {
     s->spare = NULL;
   }
   if (s->fd >= 0) {
+    uvev_loop *l = uvev__sloop(&s->poll);
+    if (s->prev != NULL) s->prev->next = s->next;
+    else l->servers = s->next;
+    if (s->next != NULL) s->next->prev = s->prev;
+    s->prev = s->next = NULL;
     close(s->fd);
     s->fd = -1;
   }
+}
+
+/* The loop of a reactor dropped without Close closes its handles with
+ * uv_close alone (uvev_loop_close_all), which would leave a listener's
+ * socket open and close its spare handle as a counted one: each listener
+ * still open is closed as Close would, first. */
+void uvev__listeners_close(uvev_loop *l) {
+  while (l->servers != NULL) uvev_listener_close((uintptr_t)l->servers);
 }

@@ -63,11 +63,13 @@ int uvev_tty_winsize(uintptr_t h, int *width, int *height);
 /* A listener (stream.c): its listening socket, made and bound by Go, watched
  * by a uv_poll_t (first: the handle Go holds, which uvev__on_close frees
  * whole); connections are accepted by the shim, not by uv_listen. */
-typedef struct {
+typedef struct uvev__server {
   uv_poll_t poll;
   int fd;             /* the listening socket, the server's: closed by uvev_listener_close */
   int pipe;           /* connections are uv_pipe_t (Unix sockets), else uv_tcp_t */
   uv_stream_t *spare; /* the handle the next connection goes into, initialised; or NULL */
+  /* In the loop's servers list while fd is open. */
+  struct uvev__server *prev, *next;
 } uvev__server;
 
 #endif

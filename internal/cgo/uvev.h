@@ -103,6 +103,10 @@ typedef struct {
    * descriptor libuv hands to epoll only in the next turn: poll.c checks
    * them before it (uvev__poll_check). A list through the polls. */
   void *polls_pending;
+  /* Listeners whose socket is still open (stream.c), so that the loop of a
+   * reactor dropped without Close can close their sockets and spare
+   * handles (uvev_loop_close_all). A doubly linked list through them. */
+  void *servers;
 } uvev_loop;
 
 /* What one turn of the loop returns to Go, in one crossing. */
@@ -147,6 +151,11 @@ int uvev__adopt(uvev_loop *l, uv_handle_t *h, int err, uint64_t id, uintptr_t *o
 /* ipc.c: reports the stand-in of a handle being passed, which only its
  * write's callback closes (uvev_loop_close_all leaves it). */
 int uvev__is_pass(uv_handle_t *h);
+/* loop.c: releases every record of l not released yet (uvev_loop_close_all). */
+void uvev__release_all(uvev_loop *l);
+/* stream.c: closes the socket and the spare handle of every listener of l
+ * still open (uvev_listener_close), for uvev_loop_close_all. */
+void uvev__listeners_close(uvev_loop *l);
 
 /* async.c */
 int uvev_async_new(uvev_loop *l, uint64_t id, uintptr_t *out);

@@ -201,9 +201,12 @@ func (c *IO) Abort() error {
 	return c.Close()
 }
 
-// lingerWhat names a lingering close for a reactor's Close that waits for it.
+// lingerWhat names a lingering close for a reactor's Close that waits for
+// it, as the IO is when it closes (on the loop: the name is asked for from
+// another goroutine).
 func lingerWhat(e *ioEvent) func() string {
-	return func() string { return "the lingering close of " + e.describe() }
+	what := "the lingering close of " + e.describe()
+	return func() string { return what }
 }
 
 // The libuv driver's lingering close: the handle stays open, out of the

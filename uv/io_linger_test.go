@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -258,4 +260,74 @@ func TestIOCloseNothingQueued(t *testing.T) {
 		v.stop()
 		uv.UvtShutdown(t, v.u, false)
 	})
+}
+
+// unixLingerPair returns an IO over one end of a Unix socket pair, and the
+// other end as a net.Conn outside the reactor.
+func unixLingerPair(t *testing.T, u *uv.UvtReactor) (*uv.IO, net.Conn) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	uv.UvtMust(t, err)
+	c, err := uv.OpenPipe(u.Reactor, fds[0])
+	if err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		t.Fatalf("OpenPipe: %v", err)
+	}
+	f := os.NewFile(uintptr(fds[1]), "peer")
+	peer, err := net.FileConn(f)
+	f.Close()
+	uv.UvtMust(t, err)
+	t.Cleanup(func() { peer.Close() })
+	return c, peer
+}
+
+// TestIOCloseLingersUnix: on a Unix socket, Close after a big Send lets
+// the peer read every byte, then the end of the stream; a linger time that
+// passes, and Abort, close at once (a Unix socket has no reset: the peer
+// reads the end of the stream) and report the drop, not as a reset.
+func TestIOCloseLingersUnix(t *testing.T) {
+	for _, how := range []string{"complete", "timeout", "abort"} {
+		t.Run(how, func(t *testing.T) {
+			uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+				stop := uv.UvtServe(t, u)
+				c, peer := unixLingerPair(t, u)
+				want := lingerData()
+				v := &lingerEnv{u: u, stop: stop, io: c, peer: peer}
+				if how == "timeout" {
+					uv.UvtMust(t, c.SetLinger(50*time.Millisecond))
+				}
+				v.sendAll(t, want)
+				if how == "abort" {
+					uv.UvtMust(t, c.Abort())
+				} else {
+					uv.UvtMust(t, c.Close())
+				}
+				if how != "complete" {
+					uv.UvtWaitFor(t, "the drop report", func() bool { return len(drops(u)) > 0 })
+				}
+				peer.SetReadDeadline(time.Now().Add(uv.UvtSafety))
+				got, err := io.ReadAll(peer)
+				if err != nil {
+					t.Errorf("peer read %d bytes then %v, want the end of the stream", len(got), err)
+				}
+				ds := drops(u)
+				if how == "complete" {
+					if !bytes.Equal(got, want) || len(ds) > 0 {
+						t.Errorf("peer read %d bytes (equal: %v), drops %v; want all %d, none dropped", len(got), bytes.Equal(got, want), ds, len(want))
+					}
+				} else {
+					cause := os.ErrDeadlineExceeded
+					if how == "abort" {
+						cause = uv.ErrAborted
+					}
+					if len(ds) != 1 || ds[0].Bytes <= 0 || ds[0].Reset || !errors.Is(ds[0], cause) || len(got) >= len(want) {
+						t.Errorf("drops %v, peer read %d of %d; want one drop matching %v, not a reset, and fewer bytes", ds, len(got), len(want), cause)
+					}
+				}
+				stop()
+				uv.UvtShutdown(t, u, how != "complete")
+			})
+		})
+	}
 }

@@ -52,6 +52,9 @@ type DropError struct {
 }
 
 func (e *DropError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	how := "closed"
 	if e.Reset {
 		how = "reset"
@@ -60,10 +63,15 @@ func (e *DropError) Error() string {
 }
 
 // Is makes a DropError match ErrDropped.
-func (e *DropError) Is(target error) bool { return target == ErrDropped }
+func (e *DropError) Is(target error) bool { return e != nil && target == ErrDropped }
 
 // Unwrap returns the cause of the drop.
-func (e *DropError) Unwrap() error { return e.Err }
+func (e *DropError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // lingerState is an IO's close as a socket's. Loop-owned.
 type lingerState struct {
@@ -359,12 +367,16 @@ func (g *goStream) lingerOn(f *os.File, wq []goWrite, d time.Duration) {
 			}
 		}
 		f.Close()
-		if err != nil {
-			g.dropped(ev, left, reset, err)
-		}
-		r.Post(func() {
+		// The report is made on the loop, as every other: OnReport may ask
+		// the event for its Info, which the loop answers.
+		if r.Post(func() {
 			g.lg.stop = nil
+			if err != nil {
+				g.dropped(ev, left, reset, err)
+			}
 			eventkind.ActiveDelta(r.Owner(), -1)
-		})
+		}) != nil && err != nil {
+			g.dropped(ev, left, reset, err) // the reactor is closed: nothing asks the loop any more
+		}
 	}()
 }

@@ -43,14 +43,17 @@ var ErrAborted = errors.New("uv: IO aborted")
 // ends (the peer closed or reset the connection: nothing more could reach
 // it) reports nothing.
 type DropError struct {
+	// Bytes is the count of bytes dropped.
 	Bytes int
 	// Reset: the peer was sent a reset (TCP), so it reads ECONNRESET,
 	// never a clean end. A Unix socket or a pipe has no reset: its peer
 	// reads the end of the stream.
 	Reset bool
-	Err   error
+	// Err is the cause of the drop.
+	Err error
 }
 
+// Error says how the IO closed and what it dropped.
 func (e *DropError) Error() string {
 	if e == nil {
 		return "<nil>"

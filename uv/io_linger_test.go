@@ -199,23 +199,28 @@ func TestIOCloseLingerTimesOut(t *testing.T) {
 
 // TestIOAbort: Abort with bytes queued resets the connection at once: the
 // peer reads ECONNRESET, and the drop is reported, matching ErrAborted.
-// Abort after Close cuts a lingering close short the same way.
+// Abort after Close cuts a lingering close short the same way, and Close
+// with a linger time of 0 is Abort.
 func TestIOAbort(t *testing.T) {
-	for _, after := range []bool{false, true} {
-		name := "open"
-		if after {
-			name = "lingering"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, how := range []string{"open", "lingering", "linger0"} {
+		t.Run(how, func(t *testing.T) {
 			lingerEachEnd(t, func(t *testing.T, v *lingerEnv) {
+				if how == "linger0" {
+					uv.UvtMust(t, v.io.SetLinger(0))
+				}
 				v.sendAll(t, lingerData())
-				if after {
+				switch how {
+				case "lingering":
 					uv.UvtMust(t, v.io.Close())
 					if ds := drops(v.u); len(ds) > 0 {
 						t.Fatalf("drops reported by Close within the linger time: %v", ds)
 					}
+					uv.UvtMust(t, v.io.Abort())
+				case "linger0":
+					uv.UvtMust(t, v.io.Close())
+				default:
+					uv.UvtMust(t, v.io.Abort())
 				}
-				uv.UvtMust(t, v.io.Abort())
 				waitDrop(t, v.u, uv.ErrAborted)
 				readToReset(t, v.peer)
 				v.stop()
@@ -242,9 +247,11 @@ func TestIOCloseLingerReactorClose(t *testing.T) {
 
 // TestIOCloseNothingQueued: Close with nothing queued ends the stream
 // cleanly at once, as before: the peer reads what was sent, then the end
-// of the stream; nothing is reported, nothing lingers.
+// of the stream; nothing is reported, nothing lingers. SetLinger after
+// Close fails with ErrClosed.
 func TestIOCloseNothingQueued(t *testing.T) {
 	lingerEachEnd(t, func(t *testing.T, v *lingerEnv) {
+		uv.UvtMust(t, v.io.SetLinger(-1)) // the default again
 		base := v.u.Stats().Active
 		uv.UvtMust(t, v.io.Send([]byte("bye")))
 		uv.UvtWaitFor(t, "the Send to go out", func() bool { return v.io.Queued() == 0 })
@@ -256,6 +263,9 @@ func TestIOCloseNothingQueued(t *testing.T) {
 		got, err := io.ReadAll(v.peer)
 		if err != nil || string(got) != "bye" {
 			t.Errorf("peer read %q, %v; want \"bye\", then the end of the stream", got, err)
+		}
+		if err := v.io.SetLinger(time.Second); !errors.Is(err, uv.ErrClosed) {
+			t.Errorf("SetLinger after Close = %v, want ErrClosed", err)
 		}
 		v.stop()
 		uv.UvtShutdown(t, v.u, false)

@@ -39,6 +39,7 @@ type lingerEnv struct {
 	stop func()
 	io   *uv.IO
 	peer net.Conn
+	ln   io.Closer // the listener of the accepted end, or the peer's
 }
 
 // lingerEachEnd runs f on each driver, for an IO that dialed its peer and
@@ -56,6 +57,7 @@ func lingerEachEnd(t *testing.T, f func(t *testing.T, v *lingerEnv)) {
 					ln, lerr := net.Listen("tcp4", "127.0.0.1:0")
 					uv.UvtMust(t, lerr)
 					defer ln.Close()
+					v.ln = ln
 					acc := make(chan net.Conn, 1)
 					go func() {
 						c, _ := ln.Accept()
@@ -68,6 +70,7 @@ func lingerEachEnd(t *testing.T, f func(t *testing.T, v *lingerEnv)) {
 					ln, lerr := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
 					uv.UvtMust(t, lerr)
 					defer ln.Close()
+					v.ln = ln
 					acc := make(chan *uv.IO, 1)
 					go func() {
 						c, _ := ln.AcceptIO(ctx)
@@ -340,4 +343,33 @@ func TestIOCloseLingersUnix(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestIOCloseLingerKeepsRun: a lingering close keeps Run going: Run,
+// called once the IO is closed with bytes queued, returns only when every
+// byte went to the socket, and the peer reads them all, then the end.
+func TestIOCloseLingerKeepsRun(t *testing.T) {
+	lingerEachEnd(t, func(t *testing.T, v *lingerEnv) {
+		v.stop() // from here on only Run turns the loop
+		v.ln.Close()
+		want := lingerData()
+		v.sendAll(t, want)
+		uv.UvtMust(t, v.io.Close())
+		got := make(chan []byte, 1)
+		go func() {
+			v.peer.SetReadDeadline(time.Now().Add(uv.UvtSafety))
+			b, _ := io.ReadAll(v.peer)
+			got <- b
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		uv.UvtMust(t, v.u.Run(ctx))
+		if _, out, _ := v.io.Stats(); out != uint64(len(want)) {
+			t.Errorf("Run returned with %d of %d bytes written: the lingering close did not keep it going", out, len(want))
+		}
+		if b := uv.UvtRecv(t, got, "the peer's read to the end"); !bytes.Equal(b, want) {
+			t.Errorf("peer read %d bytes, want the %d sent, in order", len(b), len(want))
+		}
+		uv.UvtShutdown(t, v.u, false)
+	})
 }

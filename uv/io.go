@@ -44,7 +44,9 @@ import (
 // much waits).
 //
 // Closing fails every parked Read, Write and request with ErrClosed (which
-// matches net.ErrClosed and event.ErrClosed) before the handle is closed.
+// matches net.ErrClosed and event.ErrClosed) before the handle is closed;
+// the bytes already accepted still go out, in a lingering close bounded by
+// SetLinger's time (see Close), or are dropped at once by Abort.
 //
 // An IO is an event reference (see Lifetime in the package doc): started, or with a request in
 // flight (ReadAsync, WriteAsync, a queued Send), it is held by its reactor

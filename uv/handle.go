@@ -408,6 +408,10 @@ func (o *coreOps) Free(bool) {
 	o.dropRef()
 	o.k.closing()
 	if h := o.takeHandle(); h != 0 {
+		if c, ok := o.k.(interface{ closeHandle(h uvcgo.Handle) }); ok {
+			c.closeHandle(h) // a kind that closes its handle its own way (an IO's lingering close)
+			return
+		}
 		o.host.CloseHandle(h)
 	}
 }

@@ -44,12 +44,14 @@ func TestNilInputsRefused(t *testing.T) {
 			(*uv.PollProxy)(nil), (*uv.Process)(nil), (*uv.Signal)(nil), (*uv.Task[any])(nil),
 			(*uv.TaskPool)(nil), (*uv.Thread[any])(nil), (*uv.Trigger)(nil), (*uv.UDP)(nil),
 			(*uv.TTYMode)(nil), (*uv.CopyFlag)(nil), (*uv.StatFS)(nil), (*uv.IPC)(nil), (*uv.Passed)(nil),
+			(*uv.DropError)(nil),
 		},
 		Refusals: []error{event.ErrNilEvent, reactor.ErrZeroReactor, syscall.EINVAL},
 		MaySucceed: map[string]string{
-			"ResetTTYMode":         "with no terminal mode changed there is nothing to reset",
-			"zero DNSError.Unwrap": "a zero code is no error",
-			"zero Passed.Close":    "a zero Passed holds no handle: nothing to close",
+			"ResetTTYMode":          "with no terminal mode changed there is nothing to reset",
+			"zero DNSError.Unwrap":  "a zero code is no error",
+			"zero DropError.Unwrap": "a zero drop has no cause",
+			"zero Passed.Close":     "a zero Passed holds no handle: nothing to close",
 		},
 	})
 }

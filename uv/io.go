@@ -44,7 +44,9 @@ import (
 // much waits).
 //
 // Closing fails every parked Read, Write and request with ErrClosed (which
-// matches net.ErrClosed and event.ErrClosed) before the handle is closed.
+// matches net.ErrClosed and event.ErrClosed) before the handle is closed;
+// the bytes already accepted still go out, in a lingering close bounded by
+// SetLinger's time (see Close), or are dropped at once by Abort.
 //
 // An IO is an event reference (see Lifetime in the package doc): started, or with a request in
 // flight (ReadAsync, WriteAsync, a queued Send), it is held by its reactor
@@ -116,6 +118,7 @@ type ioEvent struct {
 
 	in, out, reads atomic.Uint64
 	addrs          addrCache
+	lg             lingerState // how the close goes (io_linger.go)
 
 	// outEnd, for a child's output read through StdioLoop, is told when
 	// the reader was given the stream's end or the IO closed: the child's
@@ -576,6 +579,7 @@ func (e *ioEvent) closing() {
 	}
 	e.shutLane() // no caller's write is in flight once the descriptor closes
 	e.shutReadLane()
+	e.keepUnsent() // what was accepted still goes out (io_linger.go)
 	e.closed = true
 	e.dlSet.Store(dlRead | dlWrite) // removing a deadline goes to the loop, which refuses
 	e.reading = false
@@ -583,8 +587,12 @@ func (e *ioEvent) closing() {
 		e.popReader().finish(0, ErrClosed)
 	}
 	for _, op := range e.writes {
+		n := op.n
+		if e.lg.unsent > 0 && op.windowed() {
+			n = op.handed // its bytes handed over go out all the same
+		}
 		if op.ch != nil || op.fut != nil {
-			op.finish(op.n, ErrClosed)
+			op.finish(n, ErrClosed)
 		}
 	}
 	e.writes, e.pending, e.fed, e.winFlying = nil, 0, 0, 0

@@ -176,7 +176,8 @@ func (c *IO) send(p []byte) error {
 
 // WriteAsync returns a request that completes with len(p) (an int) once the
 // socket has taken all of p, or with the error that stopped it (ErrClosed
-// when the IO closed first: its bytes not yet out are dropped). p is copied
+// when the IO closed first: its bytes then go out in the lingering close,
+// or are dropped, as Close says). p is copied
 // where it must wait: the caller may reuse it when WriteAsync returns. The
 // write deadline bounds the blocking Write only: a request, like Send,
 // goes out whole unless the stream fails or closes.
@@ -319,11 +320,20 @@ func awaitOne[T any](ctx context.Context, f *event.Future[T]) (T, error) {
 	return event.AwaitValue[T](ctx, f)
 }
 
-// Close closes the stream now, for every holder: parked Reads, Writes and
-// requests fail with ErrClosed, and bytes still queued (Send, WriteAsync,
-// the rest of a Write) are dropped. To let every queued byte go out first,
-// await CloseWriteAsync (or DrainAsync(0)) before Close. Closing twice is a
-// no-op.
+// Close closes the stream now, for every holder, and returns at once:
+// parked Reads, Writes and requests fail with ErrClosed (a blocking Write
+// with the bytes it handed over, which still go out; the rest of it is
+// withdrawn). On a TCP or Unix socket (or a pipe) the bytes accepted before
+// it (Send, WriteAsync, a Write's handed-over part) still go out: the loop
+// owns a lingering close, which writes them, then closes (the peer reads
+// every byte, then the end of the stream), as the kernel does for a
+// net.Conn. Past the IO's linger time (SetLinger; DefaultLinger, 10 s) the
+// connection is reset instead, so that the peer never takes a truncated
+// stream for a whole one, and the drop is reported with its byte count (a
+// *DropError, matching ErrDropped). A lingering close keeps Run going and
+// the reactor's Close waits for it, within its linger time; Abort cuts it
+// short. With nothing queued Close ends the stream at once. Closing twice
+// is a no-op.
 func (c *IO) Close() error {
 	return c.handle.Close()
 }

@@ -202,12 +202,14 @@ func (o *goStreamOps) Free(bool) {
 	g := (*goStream)(o)
 	g.dropRef()
 	g.closing()
+	wq := g.wq
 	g.wq, g.queued, g.shutting, g.dialing = nil, 0, false, false
 	g.setBusy(false)
 	if pl := g.pl; pl != nil {
 		pl.ctlMask(g.fd, g.mask, 0)
 		g.pl, g.mask = nil, 0
 		pl.remove(g.fd)
+		g.closeFD(wq) // a lingering close goes on with a duplicate of fd (io_linger.go)
 		if g.term != nil {
 			forgetTTY(g.fd)
 		}

@@ -47,7 +47,8 @@ func (s *uvStream) wants(rec *uvcgo.Completion) bool { return rec.Kind == uvcgo.
 
 func (s *uvStream) completed(rec *uvcgo.Completion) {
 	if s.closed {
-		return // closing told every waiter already
+		s.lingered(rec) // closing told every waiter already
+		return
 	}
 	switch rec.Kind {
 	case uvcgo.CompletionRead:

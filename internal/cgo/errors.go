@@ -41,7 +41,7 @@ func cConstants() map[string][2]int {
 		"UDP_RECV": {CompletionUDPRecv, C.UVEV_DONE_UDP_RECV},
 		"UDP_SEND": {CompletionUDPSend, C.UVEV_DONE_UDP_SEND}, "FS": {CompletionFS, C.UVEV_DONE_FS},
 		"PHASE": {CompletionPhase, C.UVEV_DONE_PHASE}, "FSPOLL": {CompletionFSPoll, C.UVEV_DONE_FSPOLL},
-		"HANDLE":        {CompletionHandle, C.UVEV_DONE_HANDLE},
+		"HANDLE": {CompletionHandle, C.UVEV_DONE_HANDLE}, "LINGER_RESET": {LingerReset, C.UVEV_LINGER_RESET},
 		"UV_NAMED_PIPE": {HandleTypePipe, C.UV_NAMED_PIPE}, "UV_TCP": {HandleTypeTCP, C.UV_TCP},
 		"PHASE_PREPARE": {int(PhasePrepare), C.UVEV_PHASE_PREPARE}, "PHASE_CHECK": {int(PhaseCheck), C.UVEV_PHASE_CHECK},
 		"PHASE_IDLE": {int(PhaseIdle), C.UVEV_PHASE_IDLE},

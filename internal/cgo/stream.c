@@ -286,3 +286,93 @@ void uvev_listener_close(uintptr_t h) {
 void uvev__listeners_close(uvev_loop *l) {
   while (l->servers != NULL) uvev_listener_close((uintptr_t)l->servers);
 }
+
+/* uvev__reset closes the stream at once and returns the bytes its queue
+ * still held, which are dropped: a TCP stream is reset (uv_tcp_close_reset,
+ * SO_LINGER 0 then close: the peer reads ECONNRESET, never a clean end), any
+ * other is only closed (a Unix socket or a pipe has no reset). uv.h forbids
+ * uv_tcp_close_reset once a uv_shutdown is queued (UV_EINVAL): the option is
+ * then set here, as uv_tcp_close_reset would have. */
+static int64_t uvev__reset(uv_stream_t *s) {
+  int64_t dropped = (int64_t)s->write_queue_size;
+  if (s->type == UV_TCP) {
+    if (uv_tcp_close_reset((uv_tcp_t *)s, uvev__on_close) == 0) return dropped;
+    uv_os_fd_t fd;
+    if (uv_fileno((uv_handle_t *)s, &fd) == 0) {
+      struct linger lg = {1, 0};
+      setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    }
+  }
+  uv_close((uv_handle_t *)s, uvev__on_close);
+  return dropped;
+}
+
+/* Closes h now, with a reset for TCP (uvev__reset); returns the bytes of
+ * its queue dropped. */
+int64_t uvev_stream_reset(uintptr_t h) { return uvev__reset((uv_stream_t *)h); }
+
+/* A lingering close: a stream Go has closed whose queued writes still go
+ * out. Go closes the stream once its last write completed (uvev_linger_end);
+ * the timer resets it when timeout_ms pass first and pushes a
+ * UVEV_LINGER_RESET record for the stream. The timer is the first member:
+ * the struct is one handle, counted (so the loop's close waits for it) with
+ * id 0 (its close record names no event), closed only by uvev_linger_end and
+ * freed by uvev__on_close. */
+typedef struct {
+  uv_timer_t timer;
+  uv_stream_t *s;
+  int closed; /* the stream is closing: the timer reset it, or Go ended it */
+} uvev__linger;
+
+static void uvev__on_linger(uv_timer_t *t) {
+  uvev__linger *g = (uvev__linger *)t;
+  if (g->closed) return;
+  g->closed = 1;
+  uint64_t id = uvev__id_of(g->s);
+  int64_t n = uvev__reset(g->s);
+  uvev_completion *c = uvev__push(uvev__sloop(t), id, UVEV_DONE_SHUTDOWN, UV_ETIMEDOUT);
+  c->n = n;
+  c->aux = UVEV_LINGER_RESET;
+}
+
+/* Starts the lingering close of h, whose handle Go no longer closes itself:
+ * its writes go on, and so does reading, whose records a closed event
+ * ignores (what the peer sends is read and dropped, so that the close is
+ * not a reset for unread bytes, and a peer blocked writing to us may get to
+ * reading). On failure h is closed as uvev_close would. */
+int uvev_linger_start(uvev_loop *l, uintptr_t h, uint64_t timeout_ms, uintptr_t *out) {
+  uvev__linger *g = malloc(sizeof *g);
+  int err = g == NULL ? UV_ENOMEM : uv_timer_init(&l->loop, &g->timer);
+  if (err == 0) err = uvev__adopt(l, (uv_handle_t *)&g->timer, 0, 0, out);
+  else free(g);
+  if (err != 0) {
+    uv_close((uv_handle_t *)h, uvev__on_close);
+    return err;
+  }
+  g->s = (uv_stream_t *)h;
+  g->closed = 0;
+  uv_read_start(g->s, uvev__on_alloc, uvev__on_read);
+  uv_timer_start(&g->timer, uvev__on_linger, timeout_ms, 0);
+  return 0;
+}
+
+/* Ends the lingering close g, once, from Go: the stream closes (reset when
+ * reset is set: an Abort, a failed write) unless the timer reset it first,
+ * and the timer closes. Returns the bytes of the stream's queue dropped, or
+ * -1 when the timer had reset it (its record told them). */
+int64_t uvev_linger_end(uintptr_t p, int reset) {
+  uvev__linger *g = (uvev__linger *)p;
+  int64_t n = -1;
+  if (!g->closed) {
+    g->closed = 1;
+    if (reset) {
+      n = uvev__reset(g->s);
+    } else {
+      n = (int64_t)g->s->write_queue_size;
+      uv_close((uv_handle_t *)g->s, uvev__on_close);
+    }
+  }
+  uv_timer_stop(&g->timer);
+  uv_close((uv_handle_t *)&g->timer, uvev__on_close);
+  return n;
+}

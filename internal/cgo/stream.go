@@ -182,3 +182,39 @@ func (l *Loop) Fileno(h Handle) (int, error) {
 	}
 	return int(fd), nil
 }
+
+// ResetStream closes h at once, in place of CloseHandle: a TCP stream is
+// reset (uv_tcp_close_reset: the peer reads ECONNRESET), any other only
+// closed. It returns the bytes h's queue still held, which are dropped.
+func (l *Loop) ResetStream(h Handle) int {
+	l.mut()
+	return int(C.uvev_stream_reset(C.uintptr_t(h)))
+}
+
+// LingerStart closes h, in place of CloseHandle, once its queued writes
+// are out: the caller ends the linger (LingerEnd) when the last write's
+// record came; past timeoutMS milliseconds the stream is reset and a CompletionShutdown
+// record with Aux LingerReset, for h's id, tells the bytes dropped (the
+// caller still ends the linger). Reading goes on meanwhile, for nobody. On
+// failure h is closed as CloseHandle would.
+func (l *Loop) LingerStart(h Handle, timeoutMS int64) (Linger, error) {
+	var g C.uintptr_t
+	ms := max(timeoutMS, 1)
+	if rc := C.uvev_linger_start(l.mut(), C.uintptr_t(h), C.uint64_t(ms), &g); rc != 0 {
+		return 0, errorOf("uv_timer_init", int(rc))
+	}
+	return Linger(g), nil
+}
+
+// LingerEnd ends the lingering close g, once: the stream closes (with a
+// reset, as ResetStream, when reset is set) unless its timer reset it
+// already. It returns the bytes of the queue dropped, or -1 when the timer
+// had reset the stream (its record told the bytes).
+func (l *Loop) LingerEnd(g Linger, reset bool) int {
+	r := C.int(0)
+	if reset {
+		r = 1
+	}
+	l.mut()
+	return int(C.uvev_linger_end(C.uintptr_t(g), r))
+}

@@ -31,10 +31,18 @@ int uvev_stream_write(uvev_loop *l, uintptr_t h, const char *p, size_t n);
 int uvev_stream_shutdown(uvev_loop *l, uintptr_t h);
 size_t uvev_stream_queued(uintptr_t h);
 void uvev_stream_set_id(uintptr_t h, uint64_t id);
+int64_t uvev_stream_reset(uintptr_t h);
+int uvev_linger_start(uvev_loop *l, uintptr_t h, uint64_t timeout_ms, uintptr_t *out);
+int64_t uvev_linger_end(uintptr_t g, int reset);
 int uvev_listener_new(uvev_loop *l, uint64_t id, int fd, int pipe, uintptr_t *out);
 int uvev_listener_start(uintptr_t h);
 void uvev_listener_stop(uintptr_t h);
 void uvev_listener_close(uintptr_t h);
+
+/* The record a lingering close's timer pushes for its stream when it
+ * resets it (UVEV_DONE_SHUTDOWN with status UV_ETIMEDOUT, n = the bytes
+ * dropped): aux tells it from a shutdown's. */
+#define UVEV_LINGER_RESET 1
 
 /* tcp.c */
 int uvev_tcp_new(uvev_loop *l, uint64_t id, uintptr_t *out);

@@ -16,6 +16,14 @@ const (
 	ECANCELED = -125
 )
 
+// LingerReset is the Aux of the CompletionShutdown record a lingering
+// close's timer reports when it reset its stream (status UV_ETIMEDOUT, N
+// the bytes dropped), which tells it from a shutdown's (UVEV_LINGER_RESET).
+const LingerReset = 1
+
+// Linger is a lingering close in progress (Loop.LingerStart).
+type Linger uintptr
+
 // TTY modes (uv_tty_mode_t).
 const (
 	TTYModeNormal = 0

@@ -185,6 +185,15 @@ func (*Loop) ListenerClose(Handle) {}
 // Fileno is unavailable without cgo.
 func (*Loop) Fileno(Handle) (int, error) { return 0, ErrNoLibuv }
 
+// ResetStream is unavailable without cgo.
+func (*Loop) ResetStream(Handle) int { return 0 }
+
+// LingerStart is unavailable without cgo.
+func (*Loop) LingerStart(Handle, int64) (Linger, error) { return 0, ErrNoLibuv }
+
+// LingerEnd is unavailable without cgo.
+func (*Loop) LingerEnd(Linger, bool) int { return 0 }
+
 // NewTCP is unavailable without cgo.
 func (*Loop) NewTCP(uint64) (Handle, error) { return 0, ErrNoLibuv }
 

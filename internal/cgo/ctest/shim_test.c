@@ -11,6 +11,9 @@
 #include "../uvev.h"
 #include "../phase.h"
 #include "../poll.h"
+#include "../stream.h"
+
+#include <sys/socket.h>
 
 void uvev_loop_close_all(uvev_loop *l);
 
@@ -193,6 +196,49 @@ static void test_poll_fd_closed(void) {
   free_loop(l);
 }
 
+/* A lingering close over a socket pair whose peer never reads: the timer
+ * resets (closes: no TCP) the stream and reports the bytes dropped, once;
+ * uvev_linger_end then only closes the timer. A second one is ended by Go
+ * at once (an Abort): it returns the bytes dropped. Nothing leaks. */
+static void test_linger(void) {
+  for (int abort = 0; abort <= 1; abort++) {
+    uvev_loop *l = new_loop();
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    uintptr_t h, g;
+    CHECK(uvev_pipe_new(l, 21, &h) == 0);
+    CHECK(uvev_pipe_open(h, sv[0]) == 0);
+    size_t n = 4 << 20;
+    char *p = calloc(1, n);
+    CHECK(uvev_stream_write(l, h, p, n) == 0);
+    free(p);
+    CHECK(uvev_stream_queued(h) > 0);
+    CHECK(uvev_linger_start(l, h, abort ? 60000 : 5, &g) == 0);
+    CHECK(l->handles == 2);
+    if (abort) {
+      CHECK(uvev_linger_end(g, 1) > 0);
+    } else {
+      int got = 0;
+      for (int i = 0; i < 1000 && !got; i++) {
+        uvev_turn t;
+        uvev_loop_turn(l, 1, &t);
+        for (size_t j = 0; j < t.ndone; j++) {
+          uvev_completion *c = &t.done[j];
+          if (c->id == 21 && c->kind == UVEV_DONE_SHUTDOWN && c->aux == UVEV_LINGER_RESET) {
+            CHECK(c->status == UV_ETIMEDOUT && c->n > 0);
+            got++;
+          }
+        }
+      }
+      CHECK(got == 1);
+      CHECK(uvev_linger_end(g, 0) == -1);
+    }
+    for (int i = 0; i < 100 && (l->handles > 0 || l->reqs > 0); i++) turn(l, 0, 0, 0);
+    close(sv[1]);
+    free_loop(l);
+  }
+}
+
 int main(void) {
   test_loop();
   test_async();
@@ -202,6 +248,7 @@ int main(void) {
   test_phase();
   test_work();
   test_close_all();
+  test_linger();
   printf("shim tests: %d checks passed\n", checks);
   return 0;
 }

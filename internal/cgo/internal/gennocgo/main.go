@@ -159,7 +159,7 @@ func zero(t ast.Expr) string {
 		case "string":
 			return `""`
 		case "int", "int32", "int64", "uint", "uint32", "uint64", "uintptr",
-			"Handle", "Request", "Phase":
+			"Handle", "Request", "Phase", "Linger":
 			return "0"
 		}
 		return x.Name + "{}"

@@ -480,12 +480,24 @@ func (b *Base) release() error {
 	return nil
 }
 
+// taker is the Ops of a kind whose stored outcome goes to one taker (a
+// Handoff): a replay takes it, and the kind is empty again. With blind, a
+// value may be left where it is for the taker to read (see
+// Handoff.claimed), the result then being noResult. The owner is held.
+type taker interface {
+	holds() bool
+	takeStored(blind bool) (result any, err error, ok bool)
+}
+
 // settledIdle reports an open event that is not started and holds an
 // outcome to replay (a one-shot timer stopped by its firing): a wait gets
 // that outcome rather than starting it again. The owner is held.
 func (b *Base) settledIdle() bool {
 	if b.loopRefs > 0 {
 		return false
+	}
+	if t, ok := b.ops.(taker); ok {
+		return t.holds()
 	}
 	r, ok := b.ops.(replayer)
 	if !ok {
@@ -506,7 +518,13 @@ func (b *Base) replay(cb *Callback) error {
 	if !ok {
 		return ErrNotReplayable
 	}
-	res, rerr, ok := r.Stored()
+	var res any
+	var rerr error
+	if t, takes := b.ops.(taker); takes {
+		res, rerr, ok = t.takeStored(cb.blind && (b.ext == nil || b.ext.hook == nil))
+	} else {
+		res, rerr, ok = r.Stored()
+	}
 	if !ok {
 		return ErrNotReplayable
 	}

@@ -20,12 +20,12 @@ func TestNilInputsRefused(t *testing.T) {
 			"AwaitFirst": event.AwaitFirst[int, event.Typed[int]], "On": event.On[int], "AwaitValue": event.AwaitValue[int],
 			"Deref": event.Deref, "KindOf": event.KindOf,
 			"LogReport": event.LogReport, "NewCallback": event.NewCallback,
-			"NewFuture": event.NewFuture[int], "OwnerOf": event.OwnerOf, "StateOf": event.StateOf,
+			"NewFuture": event.NewFuture[int], "NewHandoff": event.NewHandoff[int], "OwnerOf": event.OwnerOf, "StateOf": event.StateOf,
 			"Subscribe": event.Subscribe, "ValueOf": event.ValueOf[int],
 			"Winner": event.Winner,
 		},
 		Types: []any{
-			(*event.Base)(nil), (*event.Callback)(nil), (*event.Flags)(nil), (*event.Future[int])(nil),
+			(*event.Base)(nil), (*event.Callback)(nil), (*event.Flags)(nil), (*event.Future[int])(nil), (*event.Handoff[int])(nil),
 			(*event.Mode)(nil), (*event.PanicError)(nil), (*event.Serial)(nil), (*event.State)(nil),
 			(*event.TimeoutError)(nil), (*event.UnhandledError)(nil),
 		},
@@ -33,6 +33,7 @@ func TestNilInputsRefused(t *testing.T) {
 		MaySucceed: map[string]string{
 			"ValueOf":                    "the zero Outcome holds T's zero value and no error",
 			"zero Future.Outcome":        "no outcome yet: ok is false, and no error",
+			"zero Handoff.Outcome":       "no outcome kept: ok is false, and no error",
 			"zero PanicError.Unwrap":     "it unwraps to the panic value when that is an error",
 			"zero UnhandledError.Unwrap": "it unwraps to Err, nil in the zero value",
 		},

@@ -46,6 +46,8 @@
 // late subscribers: Replay calls the callback at once with the stored
 // outcome, and Await on such a closed event returns it. Await on a closed
 // event that stores nothing returns an ErrClosed outcome instead of hanging.
+// A Handoff, re-armable, keeps an outcome only until one taker has it: a
+// Replay or a wait takes it, and the handoff is empty again.
 //
 // # Waiting
 //
@@ -54,8 +56,8 @@
 // FirstSuccess, AtLeast, each with IgnoreErrors, bounded with Within). It
 // starts the events that live in a loop and stops them afterwards (the
 // Start is counted), replays closed events that store a result, and does
-// not park when that satisfies the wait. Typed events (Typed: *Future[T], a
-// reactor's *Coroutine[T], an async.Op[T]) have typed waits: Future.Await,
+// not park when that satisfies the wait. Typed events (Typed: *Future[T],
+// *Handoff[T], a reactor's *Coroutine[T], an async.Op[T]) have typed waits: Future.Await,
 // AwaitValue, AwaitAll (values by position), AwaitAllSettled (values and
 // errors by position) and AwaitFirst (the winner and its position); they
 // take a slice of one kind as it is (AwaitAll(ctx, tasks...)).

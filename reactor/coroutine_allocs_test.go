@@ -25,69 +25,96 @@ import (
 // allocation of the runtime's own, as AllocsPerRun changes GOMAXPROCS.)
 func TestCoroutineSwitchAllocatesNothing(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, r *reactor.Reactor) {
-		ctx := runCtx(t)
-		const few, many, reps = 10, 1000, 4 // the first rep warms up
-		total := 1                          // the last round trip, after the counts: the second coroutine's end is no switch
-		for range reps {
-			total += 2 * (few + many) // AllocsPerRun calls f twice: a warm-up, then the count
-		}
-		toA, toB := make([]*event.Future[int], total), make([]*event.Future[int], total)
-		for i := range total {
+		n := switchRoundTrips()
+		toA, toB := make([]*event.Future[int], n), make([]*event.Future[int], n)
+		for i := range n {
 			toA[i], toB[i] = event.NewFuture[int](r), event.NewFuture[int](r)
 		}
-		var fewest [2]float64 // for few and many, written by the first coroutine
-		_, err := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
-			i := 0
-			var err error
-			roundTrips := func(k int) {
-				for end := i + k; i < end && err == nil; i++ {
-					toB[i].Resolve(i)
-					var v int
-					if v, err = toA[i].Await(ctx); err == nil && v != i {
-						t.Errorf("round trip %d came back with %d", i, v)
-					}
-				}
-			}
-			for rep := range reps {
-				for j, k := range []int{few, many} {
-					n := testing.AllocsPerRun(1, func() { roundTrips(k) })
-					if rep == 1 || rep > 1 && n < fewest[j] {
-						fewest[j] = n
-					}
-				}
-			}
-			roundTrips(1)
-			return i, err
+		switchAllocs(t, r, switchLane{
+			toB:   func(i, v int) { toB[i].Resolve(v) },
+			fromA: func(ctx context.Context, i int) (int, error) { return toA[i].Await(ctx) },
+			toA:   func(i, v int) { toA[i].Resolve(v) },
+			fromB: func(ctx context.Context, i int) (int, error) { return toB[i].Await(ctx) },
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
-			for i := range total {
-				v, err := toB[i].Await(ctx)
-				if err != nil {
-					return i, err
-				}
-				toA[i].Resolve(v)
-			}
-			return total, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Run(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if n, ok, err := b.Outcome(); !ok || err != nil || n != total {
-			t.Fatalf("the second coroutine ended with %d, %t, %v; want %d round trips", n, ok, err, total)
-		}
-		if mode := buildmode.Instrumented(); mode != "" {
-			t.Logf("%.0f allocations over the longer run, %.0f over the shorter, not judged: a -%s build changes what allocates", fewest[1], fewest[0], mode)
-		} else if got, want := fewest[1], fewest[0]; got != want {
-			t.Errorf("%.0f allocations over %d round trips, %.0f over %d: a round trip allocates %.3f, want 0",
-				got, many, want, few, (got-want)/float64(many-few))
-		}
 	})
+}
+
+// switchRoundTrips is the number of round trips switchAllocs runs.
+func switchRoundTrips() int {
+	total := 1 // the last round trip, after the counts: the second coroutine's end is no switch
+	for range switchReps {
+		total += 2 * (switchFew + switchMany) // AllocsPerRun calls f twice: a warm-up, then the count
+	}
+	return total
+}
+
+const switchFew, switchMany, switchReps = 10, 1000, 4 // the first rep warms up
+
+// switchLane is how two coroutines hand the value of round trip i over.
+type switchLane struct {
+	toB, toA     func(i, v int)
+	fromA, fromB func(ctx context.Context, i int) (int, error)
+}
+
+// switchAllocs runs switchRoundTrips round trips between two cooperative
+// coroutines over l and fails unless the fewest allocations of runs of
+// switchFew and switchMany round trips are equal.
+func switchAllocs(t *testing.T, r *reactor.Reactor, l switchLane) {
+	t.Helper()
+	ctx := runCtx(t)
+	total := switchRoundTrips()
+	var fewest [2]float64 // for few and many, written by the first coroutine
+	_, err := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
+		i := 0
+		var err error
+		roundTrips := func(k int) {
+			for end := i + k; i < end && err == nil; i++ {
+				l.toB(i, i+1000) // beyond the values Go boxes without allocating
+				var v int
+				if v, err = l.fromA(ctx, i); err == nil && v != i+1000 {
+					t.Errorf("round trip %d came back with %d", i, v)
+				}
+			}
+		}
+		for rep := range switchReps {
+			for j, k := range []int{switchFew, switchMany} {
+				n := testing.AllocsPerRun(1, func() { roundTrips(k) })
+				if rep == 1 || rep > 1 && n < fewest[j] {
+					fewest[j] = n
+				}
+			}
+		}
+		roundTrips(1)
+		return i, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
+		for i := range total {
+			v, err := l.fromB(ctx, i)
+			if err != nil {
+				return i, err
+			}
+			l.toA(i, v)
+		}
+		return total, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok, err := b.Outcome(); !ok || err != nil || n != total {
+		t.Fatalf("the second coroutine ended with %d, %t, %v; want %d round trips", n, ok, err, total)
+	}
+	if mode := buildmode.Instrumented(); mode != "" {
+		t.Logf("%.0f allocations over the longer run, %.0f over the shorter, not judged: a -%s build changes what allocates", fewest[1], fewest[0], mode)
+	} else if got, want := fewest[1], fewest[0]; got != want {
+		t.Errorf("%.0f allocations over %d round trips, %.0f over %d: a round trip allocates %.3f, want 0",
+			got, switchMany, want, switchFew, (got-want)/float64(switchMany-switchFew))
+	}
 }
 
 // TestCoroutineResumedByACallbackAllocatesNothing: a coroutine that
@@ -160,5 +187,24 @@ func TestCoroutineResumedByACallbackAllocatesNothing(t *testing.T) {
 			t.Errorf("%.0f allocations over %d resumes, %.0f over %d: a resume allocates %.3f, want 0",
 				got, many, want, few, (got-want)/float64(many-few))
 		}
+	})
+}
+
+// TestHandoffSwitchAllocatesNothing: the same switch through two
+// handoffs, K1's own exchange, allocates nothing per round trip on either
+// driver, with nothing made ahead: the value a wait reads is left in the
+// handoff rather than boxed, and the handoff is empty again after it. As
+// above, the fewest allocations of runs of 10 and of 1000 round trips
+// must be equal.
+func TestHandoffSwitchAllocatesNothing(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, r *reactor.Reactor) {
+		toA, _ := event.NewHandoff[int](r)
+		toB, _ := event.NewHandoff[int](r)
+		switchAllocs(t, r, switchLane{
+			toB:   func(_, v int) { toB.Resolve(v) },
+			fromA: func(ctx context.Context, _ int) (int, error) { return toA.Await(ctx) },
+			toA:   func(_, v int) { toA.Resolve(v) },
+			fromB: func(ctx context.Context, _ int) (int, error) { return toB.Await(ctx) },
+		})
 	})
 }

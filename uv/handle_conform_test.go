@@ -61,6 +61,7 @@ var conformKinds = []struct {
 	{"Check", conformPhase("Check", uv.NewCheck)},
 	{"Idle", conformPhase("Idle", uv.NewIdle)},
 	{"Future", conformFuture},
+	{"Handoff", conformHandoff},
 	{"Coroutine", conformCoroutine},
 	{"Timeout", conformTimeout},
 	{"ChannelRecv", conformChannelRecv},

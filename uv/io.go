@@ -250,17 +250,18 @@ func newIO(s *uvStream) *IO {
 // IOOf returns the IO whose event ev is (as callbacks receive it), or nil
 // when ev is no IO's event or its IO was collected.
 func IOOf(ev event.Event) *IO {
-	if c, ok := ev.(*IO); ok {
-		return c
-	}
-	if s, ok := ev.(interface{ stream() *ioEvent }); ok {
-		return s.stream().ref.Value()
+	// Concrete types, not an interface: a callback calls this for every
+	// read, and asserting to an interface looks up a method table.
+	switch s := ev.(type) {
+	case *IO:
+		return s
+	case *uvStream:
+		return s.ref.Value()
+	case *goStream:
+		return s.ref.Value()
 	}
 	return nil
 }
-
-// stream gives IOOf the state of either driver's event.
-func (e *ioEvent) stream() *ioEvent { return e }
 
 func (e *ioEvent) kindName() string { return "io" }
 

@@ -110,7 +110,6 @@ type ioEvent struct {
 	drainEv   *drainEvent // made by the first OnDrain
 	conn      *ioOp       // a connect in flight
 	dl        deadlines
-	dlSet     atomic.Uint32            // dlRead|dlWrite while set or passed, both once closed (conn.go)
 	lane      writeLane                // a blocking Write's way around the loop (io_lane.go)
 	rlane     atomic.Pointer[readLane] // a blocking Read's, on the pure-Go driver (io_readlane.go)
 
@@ -578,7 +577,7 @@ func (e *ioEvent) closing() {
 	e.shutLane() // no caller's write is in flight once the descriptor closes
 	e.shutReadLane()
 	e.closed = true
-	e.dlSet.Store(dlRead | dlWrite) // removing a deadline goes to the loop, which refuses
+	e.dl.close() // removing a deadline goes to the loop, which refuses
 	e.reading = false
 	for len(e.readers) > 0 {
 		e.popReader().finish(0, ErrClosed)
@@ -604,6 +603,5 @@ func (e *ioEvent) closing() {
 		e.t.release(c)
 	}
 	e.chunks, e.kept = nil, 0
-	e.dl.close()
 	e.endReached()
 }

@@ -28,8 +28,8 @@ func benchConnPingPong(b *testing.B, d reactor.Driver) {
 		stop := uv.UvtServe(b, u)
 		defer stop()
 		var a, z *uv.IO
+		var err error
 		uv.UvtMust(b, u.Reactor.Call(func() {
-			var err error
 			if a, z, err = uv.Pipe(u.Reactor); err != nil {
 				return
 			}
@@ -40,6 +40,7 @@ func benchConnPingPong(b *testing.B, d reactor.Driver) {
 			})
 			err = z.Start()
 		}))
+		uv.UvtMust(b, err)
 		defer a.Close()
 		defer z.Close()
 		one, got := []byte{1}, make([]byte, 1)

@@ -137,13 +137,13 @@ func (c *IO) setDeadline(t time.Time, read, write bool) error {
 		return errZero("IO")
 	}
 	e := c.e
-	if t.IsZero() && e.dlSet.Load()&dlBits(read, write) == 0 {
-		// No deadline to remove, the IO open: nothing for the loop to do.
-		// net/http removes the read deadline several times per request.
+	if done, err := e.deadlineOffLoop(t, read, write); done {
+		if err != nil {
+			return c.opError("set deadline", err)
+		}
 		return nil
 	}
 	err := e.do(func() error {
-		defer e.noteDeadlines()
 		if read {
 			if err := e.dl.read.set(e.r, t, e.readTimedOut); err != nil {
 				return err
@@ -168,31 +168,69 @@ func (c *IO) setDeadline(t time.Time, read, write bool) error {
 	return nil
 }
 
-// The bits of ioEvent.dlSet: which deadlines are set (or passed).
-const (
-	dlRead uint32 = 1 << iota
-	dlWrite
-)
-
-func dlBits(read, write bool) uint32 {
-	var b uint32
-	if read {
-		b |= dlRead
+// deadlineOffLoop makes, on the caller's goroutine, the deadline changes
+// that need no wait for the loop, and reports whether it made this one:
+//   - removing deadlines none of which is set (net/http removes the read
+//     deadline several times per request);
+//   - on a transport without a read lane (the libuv driver), off the loop:
+//     removing a read deadline that passed (its timer has fired or is
+//     stopped: nothing is armed), and setting one in the past, which
+//     publishes the passed deadline at once (a Read from now on fails)
+//     and queues the failing of the parked Reads on the loop without
+//     waiting for it. net/http's abortPendingRead does both per request.
+//
+// The loop orders a queued failing before every call made after it; a
+// caller racing another's change to the same deadline gets one of the two
+// orders, as with any two calls at once.
+func (e *ioEvent) deadlineOffLoop(t time.Time, read, write bool) (bool, error) {
+	if t.IsZero() && (!read || e.dl.read.at.Load() == 0) && (!write || e.dl.write.at.Load() == 0) {
+		return true, nil // a closed IO's are closedDeadline: the loop refuses
 	}
-	if write {
-		b |= dlWrite
+	if write || e.laned() || e.r.Owner().Owned() {
+		return false, nil
 	}
-	return b
+	d := &e.dl.read
+	if t.IsZero() {
+		return d.at.CompareAndSwap(pastDeadline, 0), nil
+	}
+	if time.Until(t) > 0 {
+		return false, nil // a timer to arm: the loop's
+	}
+	for {
+		at := d.at.Load()
+		switch at {
+		case closedDeadline:
+			return false, nil
+		case pastDeadline:
+			return true, nil // whoever made it pass failed or will fail the parked Reads
+		}
+		if d.at.CompareAndSwap(at, pastDeadline) {
+			break
+		}
+	}
+	if err := e.post(e.readPassed); err != nil {
+		return true, err
+	}
+	return true, nil
 }
 
-// noteDeadlines publishes which deadlines are set, for setDeadline's
-// check off the loop. On the loop, whenever one is set or removed (a
-// deadline passing leaves it set: removing it reopens the lanes).
-func (e *ioEvent) noteDeadlines() {
+// laned reports whether the transport may have a read lane (the pure-Go
+// driver's): its deadline is the lane's too, set on the loop.
+func (e *ioEvent) laned() bool {
+	_, ok := e.t.(readLaner)
+	return ok
+}
+
+// readPassed fails the parked Reads of a read deadline set in the past off
+// the loop (deadlineOffLoop). On the loop.
+func (e *ioEvent) readPassed() {
 	if e.closed {
 		return
 	}
-	e.dlSet.Store(dlBits(e.dl.read.at != 0, e.dl.write.at != 0))
+	if e.dl.read.at.Load() <= 0 && e.dl.read.t != nil {
+		e.dl.read.t.Stop() // armed for the deadline replaced; not for one set since
+	}
+	e.readTimedOut()
 }
 
 // deadlines are an IO's read and write deadlines, each on a reactor timer.
@@ -206,29 +244,37 @@ func (d *deadlines) close() {
 // deadline is one direction's deadline: a periodic reactor timer (so that
 // it can be restarted) stopped by its own firing. Loop-owned.
 type deadline struct {
-	t  *reactor.Timer
-	at int64 // the deadline in Unix nanoseconds; 0: none; pastDeadline once it passed
+	t *reactor.Timer
+	// at is the deadline in Unix nanoseconds; 0: none; pastDeadline once
+	// it passed; closedDeadline once the IO closed. Written on the loop,
+	// and off it by deadlineOffLoop (from pastDeadline to 0, and from any
+	// but closedDeadline to pastDeadline); read off the loop by it too.
+	at atomic.Int64
 }
 
-// pastDeadline is a deadline's at once it passed.
-const pastDeadline = -1
+// A deadline's at once it passed, and once its IO closed.
+const (
+	pastDeadline   = -1
+	closedDeadline = -2
+)
 
 // farthestDeadline is the last time a deadline's at can hold (UnixNano
 // of math.MaxInt64, in 2262): a later deadline is held as this one.
 var farthestDeadline = time.Unix(0, math.MaxInt64)
 
 // expired reports that the deadline passed.
-func (d *deadline) expired() bool { return d.at == pastDeadline }
+func (d *deadline) expired() bool { return d.at.Load() == pastDeadline }
 
 // time is the deadline set: zero for none, long ago once it passed.
 func (d *deadline) time() time.Time {
-	switch d.at {
-	case 0:
+	switch at := d.at.Load(); at {
+	case 0, closedDeadline:
 		return time.Time{}
 	case pastDeadline:
 		return time.Unix(1, 0)
+	default:
+		return time.Unix(0, at)
 	}
-	return time.Unix(0, d.at)
 }
 
 // set arms the deadline for t; expire runs on the loop when it passes.
@@ -236,20 +282,21 @@ func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
 	if d.t != nil {
 		d.t.Stop()
 	}
-	d.at = 0
+	d.at.Store(0)
 	if t.IsZero() {
 		return nil
 	}
 	wait := time.Until(t)
 	if wait <= 0 {
-		d.at = pastDeadline
+		d.at.Store(pastDeadline)
 		expire()
 		return nil
 	}
-	d.at = math.MaxInt64 // past 2262 UnixNano overflows: the deadline is the farthest it can say
+	at := int64(math.MaxInt64) // past 2262 UnixNano overflows: the deadline is the farthest it can say
 	if t.Before(farthestDeadline) {
-		d.at = max(t.UnixNano(), 1)
+		at = max(t.UnixNano(), 1)
 	}
+	d.at.Store(at)
 	if d.t == nil {
 		tm, err := r.NewTimer(wait, time.Hour)
 		if err != nil {
@@ -258,8 +305,11 @@ func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
 		tm.SetHidden(true) // bookkeeping: it keeps no Run going
 		if _, err := event.Subscribe(tm, func(ev event.Event, _ any, _ error) {
 			ev.Stop()
-			d.at = pastDeadline
-			expire()
+			// A deadline removed or made to pass off the loop since the
+			// timer was armed leaves it stale (deadlineOffLoop).
+			if at := d.at.Load(); at > 0 && d.at.CompareAndSwap(at, pastDeadline) {
+				expire()
+			}
 		}); err != nil {
 			return err
 		}
@@ -271,6 +321,7 @@ func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
 }
 
 func (d *deadline) close() {
+	d.at.Store(closedDeadline) // removing or setting it then goes to the loop, which refuses
 	if d.t != nil {
 		d.t.Close()
 		d.t = nil

@@ -112,7 +112,6 @@ type ioEvent struct {
 	drainEv   *drainEvent // made by the first OnDrain
 	conn      *ioOp       // a connect in flight
 	dl        deadlines
-	dlSet     atomic.Uint32            // dlRead|dlWrite while set or passed, both once closed (conn.go)
 	lane      writeLane                // a blocking Write's way around the loop (io_lane.go)
 	rlane     atomic.Pointer[readLane] // a blocking Read's, on the pure-Go driver (io_readlane.go)
 
@@ -253,17 +252,18 @@ func newIO(s *uvStream) *IO {
 // IOOf returns the IO whose event ev is (as callbacks receive it), or nil
 // when ev is no IO's event or its IO was collected.
 func IOOf(ev event.Event) *IO {
-	if c, ok := ev.(*IO); ok {
-		return c
-	}
-	if s, ok := ev.(interface{ stream() *ioEvent }); ok {
-		return s.stream().ref.Value()
+	// Concrete types, not an interface: a callback calls this for every
+	// read, and asserting to an interface looks up a method table.
+	switch s := ev.(type) {
+	case *IO:
+		return s
+	case *uvStream:
+		return s.ref.Value()
+	case *goStream:
+		return s.ref.Value()
 	}
 	return nil
 }
-
-// stream gives IOOf the state of either driver's event.
-func (e *ioEvent) stream() *ioEvent { return e }
 
 func (e *ioEvent) kindName() string { return "io" }
 
@@ -581,7 +581,7 @@ func (e *ioEvent) closing() {
 	e.shutReadLane()
 	e.keepUnsent() // what was accepted still goes out (io_linger.go)
 	e.closed = true
-	e.dlSet.Store(dlRead | dlWrite) // removing a deadline goes to the loop, which refuses
+	e.dl.close() // removing a deadline goes to the loop, which refuses
 	e.reading = false
 	for len(e.readers) > 0 {
 		e.popReader().finish(0, ErrClosed)
@@ -611,6 +611,5 @@ func (e *ioEvent) closing() {
 		e.t.release(c)
 	}
 	e.chunks, e.kept = nil, 0
-	e.dl.close()
 	e.endReached()
 }

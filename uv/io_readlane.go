@@ -129,6 +129,13 @@ func (e *ioEvent) readDirect(p []byte) (n int, ok bool, err error) {
 	if l == nil || !l.state.CompareAndSwap(rlaneOpen, rlaneBusy) {
 		return 0, false, nil
 	}
+	return e.readOnLane(l, p)
+}
+
+// readOnLane is readDirect's read, the lane held: a function of its own, so
+// that the variables its wait's function captures go to the heap only when
+// the lane is taken, not on every Read that goes to the loop.
+func (e *ioEvent) readOnLane(l *readLane, p []byte) (n int, ok bool, err error) {
 	var rerr error
 	werr := l.rc.Read(func(fd uintptr) bool {
 		n, rerr = ignoringEINTR(func() (int, error) { return unix.Read(int(fd), p) })

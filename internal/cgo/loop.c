@@ -150,13 +150,13 @@ void uvev__release_all(uvev_loop *l) {
 
 /* One turn: UV_RUN_NOWAIT, or UV_RUN_ONCE when block is set (Close uses it
  * to wait for close callbacks and requests without spinning). */
-void uvev_loop_turn(uvev_loop *l, int block, uvev_turn *out) {
+void uvev_loop_turn(uvev_loop *l, int block) {
   uvev__release_turn(l);
   uvev__poll_check(l);
   uv_run(&l->loop, block ? UV_RUN_ONCE : UV_RUN_NOWAIT);
-  out->done = l->done;
-  out->ndone = l->ndone;
-  out->timeout = uv_backend_timeout(&l->loop);
+  l->last.done = l->done;
+  l->last.ndone = l->ndone;
+  l->last.timeout = uv_backend_timeout(&l->loop);
   l->nseen = l->ndone;
 }
 
@@ -165,8 +165,9 @@ static void uvev__on_due(uv_timer_t *t) { (void)t; }
 /* uvev_loop_wait is one turn that may block, in one crossing: uv_run(ONCE)
  * waits in epoll_wait until I/O, libuv's own next timer, the Go side's next
  * deadline (timeout_ms, -1: none) or a wake-up (uvev_loop_wake), then runs
- * what is due, as uvev_loop_turn does. */
-void uvev_loop_wait(uvev_loop *l, int64_t timeout_ms, uvev_turn *out) {
+ * what is due, as uvev_loop_turn does. Both leave what the turn did in
+ * l->last. */
+void uvev_loop_wait(uvev_loop *l, int64_t timeout_ms) {
   uvev__release_turn(l);
   uvev__poll_check(l);
   if (timeout_ms >= 0) {
@@ -175,9 +176,9 @@ void uvev_loop_wait(uvev_loop *l, int64_t timeout_ms, uvev_turn *out) {
   }
   uv_run(&l->loop, UV_RUN_ONCE);
   uv_timer_stop(&l->due); /* it must not shorten a later turn's timeout */
-  out->done = l->done;
-  out->ndone = l->ndone;
-  out->timeout = uv_backend_timeout(&l->loop);
+  l->last.done = l->done;
+  l->last.ndone = l->ndone;
+  l->last.timeout = uv_backend_timeout(&l->loop);
   l->nseen = l->ndone;
 }
 

@@ -23,14 +23,8 @@ var _ [unsafe.Sizeof(C.uvev_try{}) - unsafe.Sizeof(tryEntry{})]struct{}
 type Loop struct {
 	p         *C.uvev_loop // C memory: allocated by NewLoop, freed by Close
 	crossings atomic.Uint64
-	dirty     bool // libuv's state changed since the last turn
-	// last is where uvev_loop_turn writes what a turn did: an object of
-	// its own, made once, because a local whose address goes to C escapes
-	// to the heap (one allocation per turn), and because cgo checks the
-	// whole object a pointer argument points into: the Loop holds Go
-	// pointers (tb), last holds C pointers only.
-	last *C.uvev_turn
-	tb   tryBatch // writes deferred to one crossing (stream.go)
+	dirty     bool     // libuv's state changed since the last turn
+	tb        tryBatch // writes deferred to one crossing (stream.go)
 }
 
 // NewLoop initialises a loop.
@@ -40,7 +34,7 @@ func NewLoop() (*Loop, error) {
 	if p == nil {
 		return nil, errorOf("uv_loop_init", int(err))
 	}
-	return &Loop{p: p, last: new(C.uvev_turn)}, nil
+	return &Loop{p: p}, nil
 }
 
 // c is the way into the shim for calls that only read.
@@ -77,9 +71,8 @@ func (l *Loop) TurnBlocking() (done []Completion, timeoutMS int) { return l.turn
 // runs what is due, and returns as Turn does. The loop goroutine itself
 // blocks in it.
 func (l *Loop) Wait(timeoutMS int) (done []Completion, timeout int) {
-	t := l.last
 	l.dirty = false
-	C.uvev_loop_wait(l.c(), C.int64_t(timeoutMS), t)
+	C.uvev_loop_wait(l.c(), C.int64_t(timeoutMS))
 	return l.completions()
 }
 
@@ -92,15 +85,16 @@ func (l *Loop) Wake() {
 }
 
 func (l *Loop) turn(block C.int) ([]Completion, int) {
-	t := l.last
 	l.dirty = false
-	C.uvev_loop_turn(l.c(), block, t)
+	C.uvev_loop_turn(l.c(), block)
 	return l.completions()
 }
 
-// completions reads what the last turn wrote into l.last.
+// completions reads what the last turn left in the C loop (uvev_loop's
+// last: a turn takes no pointer argument but the loop's, which is C memory,
+// so cgo's pointer check scans no Go object on every turn).
 func (l *Loop) completions() ([]Completion, int) {
-	t := l.last
+	t := &l.p.last
 	var done []Completion
 	if t.ndone > 0 {
 		done = unsafe.Slice((*Completion)(unsafe.Pointer(t.done)), int(t.ndone))

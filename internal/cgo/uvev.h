@@ -64,6 +64,13 @@ typedef struct {
   void (*release)(void *); /* frees data; called after the turn unless taken */
 } uvev_completion;
 
+/* What one turn of the loop returns to Go, in one crossing. */
+typedef struct {
+  uvev_completion *done; /* valid until the next turn */
+  size_t ndone;
+  int timeout; /* uv_backend_timeout after the turn: -1 = none, 0 = now */
+} uvev_turn;
+
 /* A loop and its completion queue. Allocated by uvev_loop_new, freed by
  * uvev_loop_free on the goroutine that drives it, after uv_loop_close. */
 typedef struct {
@@ -107,19 +114,16 @@ typedef struct {
    * reactor dropped without Close can close their sockets and spare
    * handles (uvev_loop_close_all). A doubly linked list through them. */
   void *servers;
+  /* last is what the last turn did (uvev_loop_turn, uvev_loop_wait), read
+   * by Go in place: Go passes no pointer of its own into a turn, so cgo has
+   * no Go memory to check on the loop's hottest call. */
+  uvev_turn last;
 } uvev_loop;
-
-/* What one turn of the loop returns to Go, in one crossing. */
-typedef struct {
-  uvev_completion *done; /* valid until the next turn */
-  size_t ndone;
-  int timeout; /* uv_backend_timeout after the turn: -1 = none, 0 = now */
-} uvev_turn;
 
 /* The loop core (loop.c). */
 uvev_loop *uvev_loop_new(int *err);
-void uvev_loop_turn(uvev_loop *l, int block, uvev_turn *out);
-void uvev_loop_wait(uvev_loop *l, int64_t timeout_ms, uvev_turn *out);
+void uvev_loop_turn(uvev_loop *l, int block);
+void uvev_loop_wait(uvev_loop *l, int64_t timeout_ms);
 void uvev_loop_wake(uvev_loop *l);
 int uvev_loop_backend_fd(uvev_loop *l);
 void uvev_loop_shutdown(uvev_loop *l);

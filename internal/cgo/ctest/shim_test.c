@@ -30,8 +30,8 @@ static int checks;
 
 /* turn runs one turn and counts the records of kind k for id. */
 static int turn(uvev_loop *l, int block, uint64_t id, int32_t k) {
-  uvev_turn t;
-  uvev_loop_turn(l, block, &t);
+  uvev_loop_turn(l, block);
+  uvev_turn t = l->last;
   int n = 0;
   for (size_t i = 0; i < t.ndone; i++) {
     if (t.done[i].id == id && t.done[i].kind == k) n++;
@@ -165,8 +165,8 @@ static void test_poll_fd_closed(void) {
       CHECK(pipe(q) == 0);
       CHECK(q[0] == p[0]); /* the lowest free number: the one just closed */
     }
-    uvev_turn t;
-    uvev_loop_turn(l, 0, &t);
+    uvev_loop_turn(l, 0);
+    uvev_turn t = l->last;
     int got = 0;
     for (size_t i = 0; i < t.ndone; i++) {
       if (t.done[i].id == 21 && t.done[i].kind == UVEV_DONE_POLL) {

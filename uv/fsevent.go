@@ -83,19 +83,20 @@ var ErrWatchGone = errors.New("uv: FSEvent: the watched path is gone")
 // system's inotify watches; past the limit, Start fails (or, for a
 // directory that appears later, the watch reports) an error matching
 // ErrWatchLimit and syscall.ENOSPC. A directory's own change (chmod, touch)
-// is reported once, by its path, as inotifywait reports it. Changes inside
-// a directory made before its watch is set up (between its creation and
-// the turn that sees it) are not reported.
+// is reported once, by its path, as inotifywait reports it.
 //
-// A directory below the root replaced at the same path (removed and made
-// again, or another moved over it) before the loop sees it: files it
-// already held when the watch picks it up are not reported, and one that
-// has the old directory's device and inode number (ext4 reuses the number
-// after rmdir and mkdir) is taken for the old one and not watched at all
-// until the FSEvent starts again. A caller that must see every file lists
-// a directory when a Rename names one that exists, and, where a directory
-// may be removed and made again, also Stops and Starts the FSEvent then
-// (Start watches every directory as it is now) and lists after the Start.
+// A directory that appears below the root, or is replaced at its path
+// (removed and made again, or another moved over it), is watched when its
+// parent's watch reports its name with Rename, or when the old directory's
+// own watch reports its end; whether it is the one watched before is never
+// judged by device and inode number (ext4 gives a directory made after a
+// removal the removed one's number). Once watched, the directory is read,
+// and so, recursively, are the directories it holds (each watched first):
+// each file and directory found is reported with Rename, by its path, as
+// inotify reports one made. So a file made in a directory before its watch
+// was set up is reported; one may be reported twice across a replacement
+// (by its record and by the listing), never lost. A file made and removed
+// again before the loop saw its directory is not reported.
 //
 // On the libuv driver each watch is a uv_fs_event_t and the FSEvent is an
 // event reference (see Lifetime in the package doc): its watches are C memory, freed in their

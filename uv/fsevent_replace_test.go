@@ -32,6 +32,15 @@ func waitAll(t *testing.T, u *uv.UvtReactor, c *fsCalls, what string, want []str
 	uv.UvtTurnUntil(t, u, fmt.Sprintf("%s: %v", what, want), func() bool { return len(c.missing(want)) == 0 })
 }
 
+// endClean fails the test if the watch reported an error, and closes it.
+func endClean(t *testing.T, u *uv.UvtReactor, f *uv.FSEvent, c *fsCalls) {
+	t.Helper()
+	if len(c.errs) != 0 {
+		t.Errorf("errors: %v", c.errs)
+	}
+	closeAndFinish(t, u, f)
+}
+
 // A directory below the root removed and made again at the same path
 // (ext4 then often gives it the removed one's inode number) is watched
 // again: the files made in it before the loop saw the swap, and after, are
@@ -52,10 +61,7 @@ func TestFSEventRecursiveSubdirRemadeSamePath(t *testing.T) {
 		if diff := cmp.Diff([]string{"sub"}, uv.UvtWatchedDirs(f)); diff != "" {
 			t.Errorf("watched (-want +got):\n%s", diff)
 		}
-		if len(c.errs) != 0 {
-			t.Errorf("errors: %v", c.errs)
-		}
-		closeAndFinish(t, u, f)
+		endClean(t, u, f, c)
 	})
 }
 
@@ -81,10 +87,7 @@ func TestFSEventRecursiveSubdirMovedOver(t *testing.T) {
 		uv.UvtTurnUntil(t, u, "next's watch dropped", func() bool {
 			return slices.Equal([]string{"sub", filepath.Join("sub", "deep")}, uv.UvtWatchedDirs(f))
 		})
-		if len(c.errs) != 0 {
-			t.Errorf("errors: %v", c.errs)
-		}
-		closeAndFinish(t, u, f)
+		endClean(t, u, f, c)
 	})
 }
 
@@ -113,10 +116,7 @@ func TestFSEventRecursiveNewTree(t *testing.T) {
 		mustWrite(t, filepath.Join(root, abc, "later"), "1")
 		mustWrite(t, filepath.Join(root, "m", "n", "later"), "1")
 		waitAll(t, u, c, "files made later", []string{filepath.Join(abc, "later"), filepath.Join("m", "n", "later")})
-		if len(c.errs) != 0 {
-			t.Errorf("errors: %v", c.errs)
-		}
-		closeAndFinish(t, u, f)
+		endClean(t, u, f, c)
 	})
 }
 
@@ -179,9 +179,6 @@ func TestFSEventRecursiveReplaceStress(t *testing.T) {
 			t.Fatal(err)
 		default:
 		}
-		if len(c.errs) != 0 {
-			t.Errorf("errors: %v", c.errs)
-		}
-		closeAndFinish(t, u, f)
+		endClean(t, u, f, c)
 	})
 }

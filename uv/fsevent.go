@@ -83,19 +83,20 @@ var ErrWatchGone = errors.New("uv: FSEvent: the watched path is gone")
 // system's inotify watches; past the limit, Start fails (or, for a
 // directory that appears later, the watch reports) an error matching
 // ErrWatchLimit and syscall.ENOSPC. A directory's own change (chmod, touch)
-// is reported once, by its path, as inotifywait reports it. Changes inside
-// a directory made before its watch is set up (between its creation and
-// the turn that sees it) are not reported.
+// is reported once, by its path, as inotifywait reports it.
 //
-// A directory below the root replaced at the same path (removed and made
-// again, or another moved over it) before the loop sees it: files it
-// already held when the watch picks it up are not reported, and one that
-// has the old directory's device and inode number (ext4 reuses the number
-// after rmdir and mkdir) is taken for the old one and not watched at all
-// until the FSEvent starts again. A caller that must see every file lists
-// a directory when a Rename names one that exists, and, where a directory
-// may be removed and made again, also Stops and Starts the FSEvent then
-// (Start watches every directory as it is now) and lists after the Start.
+// A directory that appears below the root, or is replaced at its path
+// (removed and made again, or another moved over it), is watched when its
+// parent's watch reports its name with Rename, or when the old directory's
+// own watch reports its end; whether it is the one watched before is never
+// judged by device and inode number (ext4 gives a directory made after a
+// removal the removed one's number). Once watched, the directory is read,
+// and so, recursively, are the directories it holds (each watched first):
+// each file and directory found is reported with Rename, by its path, as
+// inotify reports one made. So a file made in a directory before its watch
+// was set up is reported; one may be reported twice across a replacement
+// (by its record and by the listing), never lost. A file made and removed
+// again before the loop saw its directory is not reported.
 //
 // On the libuv driver each watch is a uv_fs_event_t and the FSEvent is an
 // event reference (see Lifetime in the package doc): its watches are C memory, freed in their
@@ -128,9 +129,8 @@ type fsState struct {
 }
 
 // childWatch is the watch of a directory below a recursive watch's root:
-// the directory it was set up for, and what closes it.
+// what closes it.
 type childWatch struct {
-	id    fileID
 	close func()
 }
 
@@ -223,7 +223,7 @@ func (s *fsState) arm() error {
 		s.root = idOf(fi)
 	}
 	if s.recursive {
-		if err := s.watchTree(s.path); err != nil {
+		if _, err := s.watchTree(s.path, false); err != nil {
 			s.disarm()
 			return err
 		}
@@ -236,46 +236,63 @@ func (s *fsState) disarm() {
 	s.unwatch("")
 }
 
-// watchTree adds a watch for every directory from dir down (dir itself
-// too, unless it is the root) that has none yet.
-func (s *fsState) watchTree(dir string) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+// watchTree (re)watches every directory from dir down (dir itself too,
+// unless it is the root) and drops the watches of directories below dir
+// that are gone. A directory that has a watch gets a new one all the same,
+// set up before the old one closes: whether the file at a path is the one
+// watched cannot be told by its device and inode number (ext4 gives a
+// directory made after a removal the number of the removed one), and a
+// watch of the same directory again is the same kernel watch. With list,
+// it returns every file and directory found below dir, named relative to
+// the root, each read after the watch of its directory was set up: what
+// was made in a directory before its watch.
+func (s *fsState) watchTree(dir string, list bool) ([]string, error) {
+	var found []string
+	seen := map[string]bool{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil // gone meanwhile
 			}
 			return err
 		}
+		if list && p != dir {
+			if rel, err := filepath.Rel(s.path, p); err == nil {
+				found = append(found, rel)
+			}
+		}
 		if !d.IsDir() || p == s.path {
 			return nil
 		}
-		info, err := d.Info()
-		if err != nil {
-			return nil // gone meanwhile
-		}
-		id := idOf(info)
-		if w, ok := s.children[p]; ok {
-			if w.id == id {
-				return nil
-			}
-			// Another directory at the same path (removed and made
-			// again, or moved over it): the old watch watches the old
-			// one; the new one gets a watch of its own.
-			s.unwatch(p)
-		}
+		// WalkDir reads a directory after this returns: anything made
+		// in it from now on is reported by the watch, anything before
+		// is listed.
 		closeFn, err := s.drv.watchChild(p)
 		if err != nil {
-			if errors.Is(err, syscall.ENOENT) {
+			if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
 				return nil
 			}
 			return watchError(p, err)
 		}
+		if old, ok := s.children[p]; ok {
+			old.close()
+		}
 		if s.children == nil {
 			s.children = map[string]childWatch{}
 		}
-		s.children[p] = childWatch{id: id, close: closeFn}
+		s.children[p] = childWatch{close: closeFn}
+		seen[p] = true
 		return nil
 	})
+	if dir != s.path {
+		for p, w := range s.children {
+			if !seen[p] && (p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))) {
+				w.close()
+				delete(s.children, p)
+			}
+		}
+	}
+	return found, err
 }
 
 // unwatch closes the child watches of dir and everything below it; "" is
@@ -304,9 +321,12 @@ func (s *fsState) reported(name string, events FSEvents, child, self bool) {
 			// The directory's own event, an attribute change or its end:
 			// its parent's watch reports it, by its path, as inotifywait
 			// does. Joined with the base name libuv gives, it would name
-			// a file that does not exist ("pre/pre").
-			if !exists(dir) {
-				s.unwatch(dir)
+			// a file that does not exist ("pre/pre"). Its end while a
+			// directory is at its path (another made or moved there) says
+			// the watch watches the old one: the one there now is
+			// watched and listed.
+			if events == Rename {
+				s.followAndList(dir)
 			}
 			return
 		}
@@ -316,11 +336,16 @@ func (s *fsState) reported(name string, events FSEvents, child, self bool) {
 		}
 		name = rel
 	}
+	var found []string
 	var watchErr error
-	if s.recursive && events&Rename != 0 {
-		watchErr = s.follow(full)
+	if s.recursive && events == Rename {
+		// A Change too is an attribute change (inotify marks a
+		// directory's IN_ISDIR, which libuv counts as Rename): the file
+		// is the same.
+		found, watchErr = s.follow(full)
 	}
 	s.drv.notify(FSEventResult{Name: name, Events: events}, nil)
+	s.notifyFound(found)
 	if watchErr != nil {
 		s.drv.notify(nil, watchErr)
 	}
@@ -334,6 +359,27 @@ func (s *fsState) reported(name string, events FSEvents, child, self bool) {
 	}
 }
 
+// followAndList follows path and reports what it found.
+func (s *fsState) followAndList(path string) {
+	found, err := s.follow(path)
+	s.notifyFound(found)
+	if err != nil && eventkind.LoopRefs(s.drv) > 0 {
+		s.drv.notify(nil, err)
+	}
+}
+
+// notifyFound reports each file found in a directory as it was (re)watched
+// as a Rename, as inotify reports a file made: it may have been made
+// before the watch. A callback that stops the watch ends the list.
+func (s *fsState) notifyFound(found []string) {
+	for _, name := range found {
+		if eventkind.LoopRefs(s.drv) == 0 {
+			return
+		}
+		s.drv.notify(FSEventResult{Name: name, Events: Rename}, nil)
+	}
+}
+
 // rootGone reports whether the path no longer names the file the watch
 // was set up for.
 func (s *fsState) rootGone() bool {
@@ -341,22 +387,18 @@ func (s *fsState) rootGone() bool {
 	return err != nil || idOf(fi) != s.root
 }
 
-// follow keeps the recursive watch in step with a rename of path: a new
-// directory (and what it holds) is watched, a gone one is dropped.
-func (s *fsState) follow(path string) error {
+// follow keeps the recursive watch in step with a rename of path: a
+// directory there (new, or made again, or moved over the one there) is
+// (re)watched, with what it holds, which it returns; a gone one is dropped.
+func (s *fsState) follow(path string) ([]string, error) {
 	st, err := os.Lstat(path)
 	switch {
-	case err != nil:
+	case err != nil || !st.IsDir():
 		s.unwatch(path)
-	case st.IsDir():
-		return s.watchTree(path)
+	default:
+		return s.watchTree(path, true)
 	}
-	return nil
-}
-
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
+	return nil, nil
 }
 
 // watchedDirs lists the directories below the root that have a watch,

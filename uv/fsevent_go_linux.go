@@ -171,6 +171,7 @@ type inWatchList struct {
 type inWatcher struct {
 	ev    *goFSEvent
 	child bool
+	path  string       // as watched: a child's records are named by it
 	list  *inWatchList // nil once unwatched
 }
 
@@ -212,7 +213,7 @@ func (in *inotify) watch(ev *goFSEvent, path string, child bool) (*inWatcher, er
 		l = &inWatchList{wd: int32(wd), path: path}
 		in.byWD[l.wd] = l
 	}
-	w := &inWatcher{ev: ev, child: child, list: l}
+	w := &inWatcher{ev: ev, child: child, path: path, list: l}
 	l.watchers = append(l.watchers, w)
 	if err := in.poll(); err != nil {
 		in.unwatch(w)
@@ -308,7 +309,10 @@ func (in *inotify) dispatch(b []byte) {
 				continue
 			}
 			if w.child {
-				w.ev.report(l.path+"/"+name, events, true, self)
+				// The watcher's own path, as libuv's uv_fs_event_getpath
+				// gives it: another watcher of the same directory may
+				// have watched it at a path it has left.
+				w.ev.report(w.path+"/"+name, events, true, self)
 			} else {
 				w.ev.report(name, events, false, false)
 			}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 
@@ -72,8 +73,9 @@ func TestFSEventRecursiveSubdirReplaced(t *testing.T) {
 		uv.UvtMust(t, os.Mkdir(filepath.Join(root, "next"), 0o700))
 		// rename(2) replaces the empty sub (os.Rename refuses a directory there)
 		uv.UvtMust(t, syscall.Rename(filepath.Join(root, "next"), sub))
-		uv.UvtTurnUntil(t, u, "the swap", func() bool { return calls.seen("sub", uv.Rename) && calls.seen("next", uv.Rename) })
-		uv.UvtFence(t, u)
+		uv.UvtTurnUntil(t, u, "the swap", func() bool {
+			return calls.seen("sub", uv.Rename) && calls.seen("next", uv.Rename) && slices.Equal([]string{"sub"}, uv.UvtWatchedDirs(f))
+		})
 		mustWrite(t, filepath.Join(sub, "x"), "1")
 		uv.UvtTurnUntil(t, u, "a file in the new sub", func() bool { return calls.seen(filepath.Join("sub", "x"), uv.Rename) })
 		if len(calls.errs) != 0 {

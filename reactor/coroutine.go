@@ -193,7 +193,8 @@ func start[T any](ctx context.Context, r *Reactor, fn func(context.Context) (T, 
 		co.wake = co.schedule
 		w = (*coopWaiter)(co)
 	}
-	cctx, cancel := context.WithCancelCause(waiting.With(ctx, w))
+	cctx, cancel := context.WithCancelCause(ctx)
+	cctx = waiting.Bind(cctx, w)
 	co.cancel, co.ctx, co.done = cancel, cctx, cctx.Done()
 	// The end of the coroutine's context ends its current wait: Await need
 	// not watch that context for each wait (see the parker of package event).

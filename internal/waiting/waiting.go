@@ -4,7 +4,8 @@
 // deadlocks. It is internal: applications never see this plumbing in the
 // API of package event.
 //
-// The waiter a context carries (With) is checked by package event against
+// The waiter a context carries (With, or Bind for a coroutine's own
+// context) is checked by package event against
 // its own interfaces: BeginWait([]event.Event, State) and EndWait(), and,
 // for a cooperative coroutine, Parks() bool, Park(w interface{ Arm(resume func()) })
 // and Done() <-chan struct{} (see the waker in package event). A coroutine
@@ -44,8 +45,35 @@ func With(ctx context.Context, w any) context.Context {
 	return context.WithValue(ctx, key{}, w)
 }
 
+// Bind returns ctx carrying the waiter w as With does, for a waiter whose
+// waits use ctx itself (a coroutine's own context): From finds w on it
+// without walking the chain of contexts. Everything else is ctx's.
+func Bind(ctx context.Context, w any) context.Context {
+	return &bound{Context: ctx, w: w}
+}
+
+// bound is the context Bind returns. Value passes every other key on, so
+// a context derived from it still finds the cancellation of ctx (and
+// context.WithCancel needs no goroutine to follow it).
+type bound struct {
+	context.Context
+	w any
+}
+
+func (c *bound) Value(k any) any {
+	if k == (key{}) {
+		return c.w
+	}
+	return c.Context.Value(k)
+}
+
 // From returns the waiter ctx carries, or nil.
-func From(ctx context.Context) any { return ctx.Value(key{}) }
+func From(ctx context.Context) any {
+	if c, ok := ctx.(*bound); ok {
+		return c.w // the commonest case: a coroutine waiting with its own context
+	}
+	return ctx.Value(key{})
+}
 
 // Spare keeps the state of a waiter's last wait for its next one. A waiter
 // that waits on one thing at a time from one goroutine (a cooperative

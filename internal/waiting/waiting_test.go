@@ -2,6 +2,7 @@ package waiting
 
 import (
 	"context"
+	"errors"
 	"testing"
 )
 
@@ -15,6 +16,38 @@ func TestWithFrom(t *testing.T) {
 	}
 	if From(context.Background()) != nil {
 		t.Error("a plain context carries a waiter")
+	}
+}
+
+// A context bound to a waiter is that context in all else: its waiter is
+// found on it and on what derives from it, other values pass through, and
+// its cancellation (with its cause) reaches contexts derived from it.
+func TestBindFrom(t *testing.T) {
+	type w struct{ name string }
+	type other struct{}
+	base, cancel := context.WithCancelCause(context.WithValue(context.Background(), other{}, "kept"))
+	ctx := Bind(base, &w{"coroutine 2"})
+	derived, stop := context.WithCancel(ctx)
+	defer stop()
+	for _, c := range []context.Context{ctx, derived} {
+		if got, ok := From(c).(*w); !ok || got.name != "coroutine 2" {
+			t.Errorf("From = %v", From(c))
+		}
+		if v := c.Value(other{}); v != "kept" {
+			t.Errorf("Value(other) = %v, want what the bound context carries", v)
+		}
+	}
+	if ctx.Done() != base.Done() {
+		t.Error("a bound context has a Done channel of its own")
+	}
+	cause := errors.New("over")
+	cancel(cause)
+	<-derived.Done()
+	if got := context.Cause(derived); got != cause {
+		t.Errorf("Cause(derived) = %v, want %v", got, cause)
+	}
+	if got := context.Cause(ctx); got != cause {
+		t.Errorf("Cause(bound) = %v, want %v", got, cause)
 	}
 }
 

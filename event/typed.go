@@ -39,8 +39,8 @@ func awaitValue[T any](ctx context.Context, ev Typed[T]) (T, error) {
 		}
 	}
 	if _, none := result.(noValue); none { // a future or a handoff that left its value unboxed
-		if c, ok := ev.(claimant[T]); ok {
-			return c.claimed(), nil // the handoff's value is this wait's: taken even as the wait ends
+		if h, ok := ev.(*Handoff[T]); ok { // a type check, not an interface's lookup
+			return h.claimed(), nil // the handoff's value is this wait's: taken even as the wait ends
 		}
 		if err == nil {
 			v, _, _ := ev.Outcome()
@@ -53,10 +53,6 @@ func awaitValue[T any](ctx context.Context, ev Typed[T]) (T, error) {
 	v, _ := result.(T)
 	return v, nil
 }
-
-// claimant is a Handoff: a value it notified a blind wait of (noResult)
-// waits there for that wait to read it.
-type claimant[T any] interface{ claimed() T }
 
 // AwaitAll waits for every event and returns their values in the order of
 // the events. The first error ends the wait: it is returned with the values

@@ -45,7 +45,6 @@ type reuser interface {
 // saying what the wait did to the event (subbed, started) are touched with
 // the owner held only.
 type parked struct {
-	pk      reuser   // the coroutine whose spare keeps the state
 	cb      Callback // pinned: subscribed without a reference count
 	targets [1]Event // the event, as the coroutine's record of the wait gets it
 	// What an Abort reads: set before the wait is recorded, and changed
@@ -74,7 +73,7 @@ type parked struct {
 // are not nil. With blind set, the caller reads a future's value itself: a
 // future then notifies noResult rather than box its value.
 func awaitOne(ctx context.Context, ev Event, blind bool) (result any, notified bool, err error, ok bool) {
-	pk := reuserOf(ctx)
+	pk, _ := waiting.From(ctx).(reuser)
 	if pk == nil || ctx.Done() != pk.Done() || !pk.Parks() {
 		return nil, false, nil, false
 	}
@@ -97,7 +96,7 @@ func awaitOne(ctx context.Context, ev Event, blind bool) (result any, notified b
 	spare := pk.Spare()
 	w, _ := spare.Take().(*parked)
 	if w == nil {
-		w = &parked{pk: pk, wake: pk.Wake()}
+		w = &parked{wake: pk.Wake()}
 		w.cb.fn, w.cb.pinned, w.cb.wait = w.on, true, true
 	}
 	// Pointers are written only when they change: each write costs a write
@@ -135,17 +134,6 @@ func awaitOne(ctx context.Context, ev Event, blind bool) (result any, notified b
 		spare.Put(w) // off its event, held by nothing else: reusable
 	}
 	return result, notified, err, true
-}
-
-// reuserOf returns the coroutine that ctx carries, if any. The state of
-// its last wait, kept in its spare, knows it: from the coroutine's own
-// context it is found without a type assertion.
-func reuserOf(ctx context.Context) reuser {
-	if w, _ := waiting.SpareOf(ctx).Peek().(*parked); w != nil {
-		return w.pk
-	}
-	pk, _ := waiting.From(ctx).(reuser)
-	return pk
 }
 
 // subscribe replays a closed event (or a stopped one holding an outcome:

@@ -49,11 +49,7 @@ func With(ctx context.Context, w any) context.Context {
 // waits use ctx itself (a coroutine's own context): From finds w on it
 // without walking the chain of contexts. Everything else is ctx's.
 func Bind(ctx context.Context, w any) context.Context {
-	c := &bound{Context: ctx, w: w}
-	if s, ok := w.(interface{ Spare() *Spare }); ok {
-		c.spare = s.Spare()
-	}
-	return c
+	return &bound{Context: ctx, w: w}
 }
 
 // bound is the context Bind returns. Value passes every other key on, so
@@ -61,8 +57,7 @@ func Bind(ctx context.Context, w any) context.Context {
 // context.WithCancel needs no goroutine to follow it).
 type bound struct {
 	context.Context
-	w     any
-	spare *Spare // w's, when it offers one
+	w any
 }
 
 func (c *bound) Value(k any) any {
@@ -78,16 +73,6 @@ func From(ctx context.Context) any {
 		return c.w // the commonest case: a coroutine waiting with its own context
 	}
 	return ctx.Value(key{})
-}
-
-// SpareOf returns the spare of the waiter bound to ctx (Bind), nil when
-// ctx is not a bound context or its waiter offers none: what the waiter's
-// last wait kept is then found without asking the waiter for it.
-func SpareOf(ctx context.Context) *Spare {
-	if c, ok := ctx.(*bound); ok {
-		return c.spare
-	}
-	return nil
 }
 
 // Spare keeps the state of a waiter's last wait for its next one. A waiter
@@ -107,15 +92,6 @@ func (s *Spare) Take() any {
 		return nil
 	}
 	s.busy = true
-	return s.v
-}
-
-// Peek returns what is kept, as Take would, without taking it; nil for a
-// nil spare.
-func (s *Spare) Peek() any {
-	if s == nil || s.busy {
-		return nil
-	}
 	return s.v
 }
 

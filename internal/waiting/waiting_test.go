@@ -73,34 +73,3 @@ func TestSpare(t *testing.T) {
 		t.Fatalf("Take = %v, want the last one put", v)
 	}
 }
-
-type spared struct{ s Spare }
-
-func (w *spared) Spare() *Spare { return &w.s }
-
-// A bound context gives its waiter's spare; Peek shows what is kept without
-// taking it, and nothing while a wait has it.
-func TestSpareOfPeek(t *testing.T) {
-	w := &spared{}
-	ctx := Bind(context.Background(), w)
-	if SpareOf(ctx) != &w.s {
-		t.Fatal("SpareOf does not give the waiter's spare")
-	}
-	if SpareOf(Bind(context.Background(), struct{}{})) != nil || SpareOf(With(context.Background(), w)) != nil {
-		t.Error("a spare found where none is bound")
-	}
-	if v := SpareOf(context.Background()).Peek(); v != nil {
-		t.Errorf("Peek on no spare = %v", v)
-	}
-	a := new(int)
-	w.s.Put(a)
-	if v := w.s.Peek(); v != a {
-		t.Errorf("Peek = %v, want what was put", v)
-	}
-	if v := w.s.Take(); v != a {
-		t.Errorf("Take after Peek = %v, want what was put", v)
-	}
-	if v := w.s.Peek(); v != nil {
-		t.Errorf("Peek while a wait has it = %v", v)
-	}
-}

@@ -9,12 +9,14 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
+	"github.com/uvevent/uvevent/internal/gid"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -24,9 +26,8 @@ import (
 // (ReadAt, WriteAt, Read, Write, Close) wait for one; the reactor must be
 // running. Files are not streams: no handle watches them, so a File is no
 // IO; it holds only a descriptor, which Close releases (and the collector,
-// should the File be dropped open). Close it only once its requests have
-// completed: a descriptor closed under a request in flight may be reused by
-// the time it runs.
+// should the File be dropped open). A Close with requests in flight leaves
+// the descriptor open until they are done with it (see Close).
 //
 // On the libuv driver the operations are uv_fs_* requests on libuv's thread
 // pool; on the pure-Go driver they are system calls run by DefaultTaskPool's
@@ -36,9 +37,15 @@ type File struct {
 	r    *reactor.Reactor
 	name string
 
-	mu    sync.Mutex // guards fd (-1 once closed)
+	mu    sync.Mutex // guards fd (-1 once closed), busy and orphan
 	fd    int
 	clean runtime.Cleanup
+	// busy counts the requests in flight on fd (all but the open and the
+	// close); a Close while there are any leaves the descriptor, as
+	// orphan (orphaned), to the last of them to close.
+	busy     int
+	orphan   int
+	orphaned bool
 }
 
 // An FSRequest is one file system request in flight (libuv's uv_fs_*), as
@@ -70,6 +77,10 @@ type FSRequest[T any] struct {
 	path2 string // the new path of rename, link, symlink, copyfile
 	fs    *File  // open: the File the descriptor goes to; the file of a descriptor's request
 	ctx   lookupContext
+	// onFD: the request uses its file's descriptor, counted in the File's
+	// busy until it is done with it (gaveBack).
+	onFD     bool
+	gaveBack atomic.Bool
 
 	// The pure-Go driver's (file_go.go): the pool job running the
 	// operation, and the registration with the reactor's Close.
@@ -154,12 +165,25 @@ func (q *FSRequest[T]) unclaimed(res any) {
 // the pure-Go driver, to the pool (submitGo): the one path every file
 // system request takes. f is the request's file (nil for a request naming
 // paths only); ctx bounds the request (see FSRequest). A nil or already
-// done context refuses it: nothing is submitted.
-func submitFS[T any](ctx context.Context, r *reactor.Reactor, f *File, op fsOp) (*FSRequest[T], error) {
+// done context refuses it: nothing is submitted. A request of f other than
+// its open and close runs on f's descriptor, taken here (File.use) and
+// given back when the request is done with it, or refused.
+func submitFS[T any](ctx context.Context, r *reactor.Reactor, f *File, op fsOp) (_ *FSRequest[T], err error) {
 	q := &FSRequest[T]{op: op.Op, path: op.Path, path2: op.Path2, fs: f, held: -1}
 	if f != nil {
 		q.path = f.name
+		if op.Op != "open" && op.Op != "close" {
+			if op.FD, err = f.use(); err != nil {
+				return nil, &os.PathError{Op: op.Op, Path: f.name, Err: err}
+			}
+			q.onFD = true
+		}
 	}
+	defer func() {
+		if err != nil {
+			q.giveBack()
+		}
+	}()
 	if strings.IndexByte(op.Path+op.Path2, 0) >= 0 {
 		// The system would take the path up to the NUL: another file.
 		return nil, q.pathError(syscall.EINVAL)
@@ -170,7 +194,6 @@ func submitFS[T any](ctx context.Context, r *reactor.Reactor, f *File, op fsOp) 
 	if ctx.Err() != nil {
 		return nil, q.pathError(ctx.Err())
 	}
-	var err error
 	if r != nil && r.Driver() == reactor.DriverGo {
 		err = q.submitGo(r, op)
 	} else {
@@ -183,6 +206,15 @@ func submitFS[T any](ctx context.Context, r *reactor.Reactor, f *File, op fsOp) 
 		q.ctx.watchWith(r, &q.reqCore, ctx, q.pathError)
 	}
 	return q, nil
+}
+
+// giveBack tells q's File that q no longer uses its descriptor (its
+// operation has run, or never will): once, from whichever path sees it
+// first.
+func (q *FSRequest[T]) giveBack() {
+	if q.onFD && q.gaveBack.CompareAndSwap(false, true) {
+		q.fs.release()
+	}
 }
 
 // await waits for q and returns its result, as Await does. When the wait
@@ -307,12 +339,11 @@ func (f *File) descriptor() (int, error) {
 // matching os.ErrClosed; n < 1 or an offset below -1 with one matching
 // syscall.EINVAL.
 func (f *File) ReadAsync(n int, off int64) (*FSRequest[[]byte], error) {
-	fd, err := f.usable("read", n > 0, off)
-	if err != nil {
+	if err := f.usable("read", n > 0, off); err != nil {
 		return nil, err
 	}
 	n = min(n, maxFileIO)
-	return submitFS[[]byte](context.Background(), f.r, f, fsOp{uvcgo.FSArgs{Op: "read", FD: fd, N: n, Off: off}})
+	return submitFS[[]byte](context.Background(), f.r, f, fsOp{uvcgo.FSArgs{Op: "read", N: n, Off: off}})
 }
 
 // WriteAsync writes p at off (-1: at the descriptor's position) and
@@ -321,12 +352,11 @@ func (f *File) ReadAsync(n int, off int64) (*FSRequest[[]byte], error) {
 // copied: reuse it at once. It is refused as ReadAsync is, and an empty p
 // with syscall.EINVAL.
 func (f *File) WriteAsync(p []byte, off int64) (*FSRequest[int], error) {
-	fd, err := f.usable("write", len(p) > 0, off)
-	if err != nil {
+	if err := f.usable("write", len(p) > 0, off); err != nil {
 		return nil, err
 	}
 	p = p[:min(len(p), maxFileIO)]
-	return submitFS[int](context.Background(), f.r, f, fsOp{uvcgo.FSArgs{Op: "write", FD: fd, P: p, Off: off}})
+	return submitFS[int](context.Background(), f.r, f, fsOp{uvcgo.FSArgs{Op: "write", P: p, Off: off}})
 }
 
 // maxFileIO bounds the bytes of one read or write request: libuv's
@@ -337,19 +367,47 @@ const maxFileIO = 1 << 30
 func (f *File) zero() bool { return f == nil || f.r == nil }
 
 // usable checks an operation's arguments (ok: the caller found them
-// right) and returns the descriptor, or the error refusing it.
-func (f *File) usable(op string, ok bool, off int64) (int, error) {
+// right), returning the error refusing it.
+func (f *File) usable(op string, ok bool, off int64) error {
 	if f == nil {
-		return -1, errZero("File")
+		return errZero("File")
 	}
-	fd, err := f.descriptor()
+	_, err := f.descriptor()
 	if err == nil && (!ok || off < -1) {
 		err = syscall.EINVAL
 	}
 	if err != nil {
-		return -1, &os.PathError{Op: op, Path: f.name, Err: err}
+		return &os.PathError{Op: op, Path: f.name, Err: err}
 	}
-	return fd, nil
+	return nil
+}
+
+// use returns the open descriptor for a request that will run on it,
+// counted in busy until the request gives it back (release); a closed
+// File refuses it with os.ErrClosed.
+func (f *File) use() (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fd < 0 {
+		return -1, os.ErrClosed
+	}
+	f.busy++
+	return f.fd, nil
+}
+
+// release gives back the descriptor a request used: the last one closes
+// it if Close left it to them.
+func (f *File) release() {
+	f.mu.Lock()
+	f.busy--
+	last, fd := f.busy == 0 && f.orphaned, f.orphan
+	if last {
+		f.orphaned = false
+	}
+	f.mu.Unlock()
+	if last {
+		unix.Close(fd)
+	}
 }
 
 // ReadAt reads len(p) bytes at off, as io.ReaderAt: fewer only at the end
@@ -357,7 +415,7 @@ func (f *File) usable(op string, ok bool, off int64) (int, error) {
 // an error matching os.ErrClosed, a negative off (as *os.File refuses it)
 // with one matching syscall.EINVAL.
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
-	if _, err := f.usable("read", off >= 0, off); err != nil {
+	if err := f.usable("read", off >= 0, off); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -381,7 +439,7 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 // WriteAt writes p at off, as io.WriterAt; a negative off is refused as
 // ReadAt refuses it.
 func (f *File) WriteAt(p []byte, off int64) (int, error) {
-	if _, err := f.usable("write", off >= 0, off); err != nil {
+	if err := f.usable("write", off >= 0, off); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -451,9 +509,22 @@ func (f *File) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// Close closes the descriptor (uv_fs_close, or close(2) on the pure-Go
-// driver) and waits for it. Closing twice returns an error matching
-// os.ErrClosed, as *os.File does.
+// Close closes the descriptor, as *os.File's Close: closing twice returns
+// an error matching os.ErrClosed. It never waits for a loop that does not
+// run, so a deferred Close after Run returned (or after the reactor's
+// Close) closes the file, and it never closes the descriptor under a
+// request that still uses it:
+//   - With requests of the file in flight (a ReadAsync not yet
+//     completed, ...), Close returns nil at once and the last of them
+//     closes the descriptor when it is done with it.
+//   - Otherwise, while a loop runs the reactor, the close is a pool
+//     request (uv_fs_close, or close(2) by a pool goroutine on the pure-Go
+//     driver), as the file's other operations, and Close waits for it
+//     and returns its error. Should that run be stopped first, Close waits
+//     for the next one, or the reactor's Close.
+//   - While no loop runs, Close makes close(2) itself and returns its
+//     error; after the reactor's Close, it returns an error matching
+//     reactor.ErrReactorClosed, the descriptor closed all the same.
 func (f *File) Close() error {
 	if f.zero() { // its fd is 0, which is not its own
 		return &os.PathError{Op: "close", Err: errZero("File")}
@@ -461,12 +532,34 @@ func (f *File) Close() error {
 	f.mu.Lock()
 	fd := f.fd
 	f.fd = -1
+	if fd >= 0 {
+		f.clean.Stop()
+		if f.busy > 0 {
+			f.orphan, f.orphaned = fd, true // release closes it
+			fd = -2
+		}
+	}
 	f.mu.Unlock()
-	if fd < 0 {
+	switch {
+	case fd == -2:
+		return nil
+	case fd < 0:
 		return &os.PathError{Op: "close", Path: f.name, Err: os.ErrClosed}
 	}
-	f.clean.Stop()
-	q, err := submitFS[struct{}](context.Background(), f.r, f, fsOp{uvcgo.FSArgs{Op: "close", FD: fd}})
+	req := &FSRequest[struct{}]{op: "close", path: f.name}
+	op := fsOp{uvcgo.FSArgs{Op: "close", FD: fd}}
+	if idle, err := loopless(f.r); idle {
+		// Nothing else has the descriptor, and no loop would complete a
+		// request: close it here, as the pool would.
+		if _, errno := op.run(); errno != 0 && err == nil {
+			err = req.failure(-int(errno))
+		}
+		if err != nil {
+			return req.pathError(err)
+		}
+		return nil
+	}
+	q, err := submitFS[struct{}](context.Background(), f.r, f, op)
 	if err != nil {
 		unix.Close(fd) // the reactor is gone: close it here
 		return err
@@ -475,4 +568,19 @@ func (f *File) Close() error {
 		return fileError("close", f.name, err)
 	}
 	return nil
+}
+
+// loopless reports whether no goroutine runs r's loop: an operation on it
+// runs on the caller, who does not own it already (a callback, or another
+// operation); err says the reactor is closed, which runs no loop either.
+// A loop that starts after it answered finds no request to complete.
+func loopless(r *reactor.Reactor) (idle bool, err error) {
+	if r.Owner().Owned() {
+		return false, nil
+	}
+	me := gid.Current()
+	if err := r.Call(func() { idle = gid.Current() == me }); err != nil {
+		return true, err
+	}
+	return idle, nil
 }

@@ -54,6 +54,7 @@ func (q *FSRequest[T]) submitGo(r *reactor.Reactor, op fsOp) error {
 		}
 		q.job, err = QueueTask(r, func(context.Context) (any, error) {
 			res, errno := op.run()
+			q.giveBack()
 			var ferr error
 			if errno != 0 {
 				res, ferr = nil, q.failure(-int(errno))
@@ -113,10 +114,13 @@ func (o *goFSOps[T]) Free(bool) {
 	o.ctx.end()
 	if o.job != nil {
 		o.job.Cancel()
-		if o.op == "close" && o.job.neverRan() {
-			// The descriptor is still open, and its File has let go
-			// of it.
-			unix.Close(o.closing)
+		if o.job.neverRan() {
+			(*FSRequest[T])(o).giveBack()
+			if o.op == "close" {
+				// The descriptor is still open, and its File has let
+				// go of it.
+				unix.Close(o.closing)
+			}
 		}
 		o.host.CountHandle((*FSRequest[T])(o).kindName(), -1)
 	}

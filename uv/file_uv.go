@@ -18,6 +18,7 @@ func (op *fsOp) submit(l *uvcgo.Loop, id uint64) (uvcgo.Request, error) {
 // done turns the request's record into its result: the same Go values the
 // pure-Go driver's run gives, through the same conversions (fsResult).
 func (q *FSRequest[T]) done(rec *uvcgo.Completion) (any, error) {
+	q.giveBack() // the pool is done with the descriptor
 	if rec.Status < 0 {
 		return nil, q.failure(int(rec.Status))
 	}

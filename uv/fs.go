@@ -218,11 +218,9 @@ func twoPathOp(op, oldpath, newpath string) fsOp {
 // descriptor: a closed File is refused with an error matching
 // os.ErrClosed.
 func fdOp[T any](ctx context.Context, f *File, op fsOp) (*FSRequest[T], error) {
-	fd, err := f.usable(op.Op, true, 0)
-	if err != nil {
+	if err := f.usable(op.Op, true, 0); err != nil {
 		return nil, err
 	}
-	op.FD = fd
 	return submitFS[T](ctx, f.r, f, op)
 }
 

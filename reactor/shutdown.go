@@ -264,16 +264,12 @@ func (r *Reactor) resettable() *lingering {
 // error. It then closes cutDone.
 func (r *Reactor) waitResettable() {
 	defer r.endResets()
-	r.mu.Lock()
-	r.wakeable = r.loop != nil && r.cut != nil
-	r.mu.Unlock()
 	for {
 		r.mu.Lock()
 		l := r.resettable()
 		cut := r.cut != nil && isClosed(r.cut)
-		if l == nil || cut {
-			r.wakeable = false
-		}
+		// Only then is the loop's keeper open (quiesce left it so).
+		r.wakeable = r.loop != nil && l != nil && !cut
 		var next <-chan struct{}
 		var reset func()
 		if l != nil {

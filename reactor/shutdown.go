@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/uvevent/uvevent/eventref"
 	"github.com/uvevent/uvevent/internal/kind"
 )
+
+// lingerPrefix begins the name of a connection's lingering close
+// (uv's lingerWhat): the rest is its event's Info.
+const lingerPrefix = "the lingering close of "
 
 // ErrCloseIncomplete: Shutdown's context ended after the reactor was
 // closed but before everything its events had started was over — a child
@@ -200,6 +205,11 @@ func (r *Reactor) waitClosed(ctx context.Context, pending []string) error {
 	for _, what := range reset {
 		names = append(names, what())
 	}
+	// A handle that was still closing when the loop was handed off is
+	// over once reset: name it once, as reset.
+	pending = slices.DeleteFunc(slices.Clone(pending), func(p string) bool {
+		return slices.Contains(names, lingerPrefix+p)
+	})
 	left := r.stillLingering()
 	if len(left) < 8 {
 		for i, p := range pending {

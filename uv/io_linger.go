@@ -218,7 +218,9 @@ func (c *IO) Abort() error {
 
 // lingerWhat names a lingering close for a reactor's Close that waits for
 // it, as the IO is when it closes (on the loop: the name is asked for from
-// another goroutine).
+// another goroutine). The reactor's Shutdown knows the prefix: a handle it
+// names as still closing is this close, once reset, when the rest is the
+// event's Info.
 func lingerWhat(e *ioEvent) func() string {
 	what := "the lingering close of " + e.describe()
 	return func() string { return what }

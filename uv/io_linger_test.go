@@ -398,6 +398,9 @@ func TestIOCloseLingerShutdownResets(t *testing.T) {
 		if !errors.Is(err, reactor.ErrCloseIncomplete) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "reset: the lingering close of") {
 			t.Errorf("Shutdown = %v, want ErrCloseIncomplete and DeadlineExceeded naming the reset", err)
 		}
+		if err != nil && strings.Contains(err.Error(), "waiting for") {
+			t.Errorf("Shutdown = %v: names as still running what it reset", err)
+		}
 		ds := drops(v.u)
 		if len(ds) != 1 || ds[0].Bytes <= 0 || !ds[0].Reset || !errors.Is(ds[0], uv.ErrDropped) || !errors.Is(ds[0], uv.ErrAborted) {
 			t.Errorf("drop reports when Shutdown returned = %v, want one reset with bytes dropped matching ErrDropped and ErrAborted", ds)

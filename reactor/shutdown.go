@@ -244,6 +244,26 @@ func (r *Reactor) cutLingering() []func() string {
 		return nil
 	}
 	close(r.cut)
+	if r.loop == nil {
+		// The pure-Go driver's lingering closes write from goroutines of
+		// their own, their resets safe from any goroutine: reset them
+		// here, and wait until each has reported its drop and closed.
+		var left []lingering
+		for i, l := range r.lingers {
+			if l.reset != nil && !isClosed(l.done) {
+				left = append(left, l)
+				r.lingers[i].reset = nil // once
+			}
+		}
+		r.mu.Unlock()
+		names := make([]func() string, 0, len(left))
+		for _, l := range left {
+			l.reset()
+			<-l.done
+			names = append(names, l.what)
+		}
+		return names
+	}
 	if r.wakeable {
 		r.loop.Wake() // out of the blocking wait in waitResettable
 	}
@@ -267,23 +287,28 @@ func (r *Reactor) resettable() *lingering {
 }
 
 // waitResettable waits, with ownership, before the loop stops taking
-// wake-ups (waitLibuv), until every lingering close is over, turning the
-// loop meanwhile (libuv: its writes and its timer run there). When a
-// Shutdown's context ends first (cut closed), it resets those left at
-// once, each reporting its drop, and records their names for Shutdown's
-// error. It then closes cutDone.
+// wake-ups (waitLibuv), until every lingering close of the libuv driver is
+// over, turning the loop meanwhile (its writes and its timer run there).
+// When a Shutdown's context ends first (cut closed), it resets those left
+// at once, each reporting its drop, and records their names for
+// Shutdown's error. It then closes cutDone. The pure-Go driver's lingering
+// closes need no loop: waitLingering waits for them, once the loop is
+// given up (a drop's report may ask the loop for the event's Info), and
+// cutLingering resets them.
 func (r *Reactor) waitResettable() {
 	defer r.endResets()
+	if r.loop == nil {
+		return
+	}
 	for {
 		r.mu.Lock()
 		l := r.resettable()
 		cut := r.cut != nil && isClosed(r.cut)
 		// Only then is the loop's keeper open (quiesce left it so).
 		r.wakeable = r.loop != nil && l != nil && !cut
-		var next <-chan struct{}
 		var reset func()
 		if l != nil {
-			next, reset = l.done, l.reset
+			reset = l.reset
 			if cut {
 				l.reset = nil // once
 				r.resetNames = append(r.resetNames, l.what)
@@ -294,20 +319,12 @@ func (r *Reactor) waitResettable() {
 		case l == nil:
 			return
 		case cut:
-			r.safely(reset)
+			r.safely(reset) // the stream closes at once: next is closed
 			r.drain()
-			if r.loop == nil {
-				<-next // the pure-Go writer ends once its write is woken
-			}
-		case r.loop != nil:
+		default:
 			done, _ := r.loop.Wait(-1)
 			r.dispatch(done)
 			r.drain()
-		default:
-			select {
-			case <-next:
-			case <-r.cut:
-			}
 		}
 	}
 }

@@ -362,13 +362,18 @@ func (r *Reactor) Close() error { return r.Shutdown(context.Background()) }
 //     Terminate) is signalled, escalated to SIGKILL after its grace period,
 //     and reaped before Shutdown returns, and its output read to its end,
 //     for a bounded time when a process it started holds it (see
-//     uv.OutputWait).
+//     uv.OutputWait); and a connection's lingering close (uv.IO.Close with
+//     bytes still queued) flushes, or is reset past its linger time.
 //
-// ctx bounds steps 4 and 5 too: if it ends first, Shutdown returns an error
-// matching ErrCloseIncomplete and ctx.Err() whose text names what is still
-// running. The reactor is closed all the same; what was left finishes in
-// the background (a request's completion, the kill of a child), and a
-// later Close waits for it. With a context that cannot end (Close), every
+// ctx bounds steps 4 and 5 too: if it ends first, every lingering close
+// still pending is reset at once (its peer reads ECONNRESET; its drop, a
+// uv.DropError with the bytes dropped, is reported to Options.OnReport
+// before Shutdown returns), and Shutdown returns an error matching
+// ErrCloseIncomplete and ctx.Err() whose text names the connections it
+// reset and what is still running. The reactor is closed all the same;
+// what was left finishes in the background (a request's completion, the
+// kill of a child), and a later Close waits for it. Close, with no
+// deadline, bounds each lingering close by its own linger time only. With a context that cannot end (Close), every
 // step runs on the calling goroutine; otherwise steps 4 and 5, when there
 // is something to wait for, run on a goroutine of their own, where close
 // notifications that come late (a request's ErrClosed) run.
@@ -451,12 +456,14 @@ func (r *Reactor) Shutdown(ctx context.Context) error {
 	// everything it may have opened is closed.
 	r.closed = true
 	r.finished = make(chan struct{})
+	r.cut, r.cutDone = make(chan struct{}), make(chan struct{})
 	r.mu.Unlock()
 	finished := false
 	defer func() {
 		if !finished {
 			// runtime.Goexit in a close notification is ending this
 			// goroutine: close what is left and free the loop all the same.
+			r.endResets()
 			r.closeEvents()
 			r.waitLibuv()
 			r.closeErr = r.finishClose()

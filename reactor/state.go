@@ -216,10 +216,19 @@ type registry struct {
 // read after. final is what Stats reports after Close, endedAfterClose the
 // coroutines that ended since (both under mu).
 type closeState struct {
-	waits           map[waiting.State]struct{}
-	lingers         []lingering
-	lingerDone      bool
-	finished        chan struct{}
+	waits      map[waiting.State]struct{}
+	lingers    []lingering
+	lingerDone bool
+	finished   chan struct{}
+	// cut is closed by the Shutdown whose context ends first: the
+	// lingering closes left are reset (waitResettable), which closes
+	// cutDone once they are (or when nothing was left to reset);
+	// resetNames names those it reset. wakeable: the loop still takes
+	// Wake (its keeper is open), so cut may wake it. All under mu.
+	cut             chan struct{}
+	cutDone         chan struct{}
+	resetNames      []func() string
+	wakeable        bool
 	closeErr        error
 	final           Stats
 	endedAfterClose int

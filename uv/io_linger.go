@@ -29,8 +29,9 @@ const DefaultLinger = 10 * time.Second
 // its logger) with the IO's event.
 var ErrDropped = errors.New("uv: IO closed with bytes not sent")
 
-// ErrAborted is the cause of a drop that Abort asked for, or Close with a
-// linger time of 0 (SetLinger(0)).
+// ErrAborted is the cause of a drop that Abort asked for, Close with a
+// linger time of 0 (SetLinger(0)), or the reactor's Shutdown whose context
+// ended while the close lingered.
 var ErrAborted = errors.New("uv: IO aborted")
 
 // A DropError tells what a close dropped: Bytes, accepted by Send,
@@ -85,6 +86,9 @@ type lingerState struct {
 	// stop cuts a lingering close short with a reset (Abort after Close).
 	stop func()
 	uv   uvcgo.Linger // the libuv driver's lingering close in progress
+	// done is closed when the libuv driver's lingering close is over: the
+	// reactor's Close waits for it (kind.Host.LingerReset).
+	done chan struct{}
 }
 
 // How an IO's handle or descriptor closes.
@@ -214,7 +218,9 @@ func (c *IO) Abort() error {
 
 // lingerWhat names a lingering close for a reactor's Close that waits for
 // it, as the IO is when it closes (on the loop: the name is asked for from
-// another goroutine).
+// another goroutine). The reactor's Shutdown knows the prefix: a handle it
+// names as still closing is this close, once reset, when the rest is the
+// event's Info.
 func lingerWhat(e *ioEvent) func() string {
 	what := "the lingering close of " + e.describe()
 	return func() string { return what }
@@ -241,7 +247,10 @@ func (s *uvStream) closeHandle(h uvcgo.Handle) {
 		}
 		s.lg.uv = g
 		s.lg.stop = func() { s.endLinger(true, ErrAborted) }
+		s.lg.done = make(chan struct{})
 		eventkind.ActiveDelta(s.r.Owner(), 1) // Run goes on until it is over
+		// A Shutdown whose context ends resets it, on the loop.
+		kind.HostOf(s.r.Owner()).LingerReset(lingerWhat(&s.ioEvent), s.lg.done, func() { s.endLinger(true, ErrAborted) })
 	}
 }
 
@@ -279,6 +288,7 @@ func (s *uvStream) endLinger(reset bool, cause error) {
 	if cause != nil {
 		s.dropped(s, n, reset && s.transport == "tcp", cause)
 	}
+	close(s.lg.done)
 }
 
 // The pure-Go driver's lingering close: the descriptor leaves the loop (a
@@ -321,13 +331,15 @@ func (g *goStream) lingerOn(f *os.File, wq []goWrite, d time.Duration) {
 	tcp := g.transport == "tcp"
 	f.SetWriteDeadline(time.Now().Add(d))
 	var aborted atomic.Bool
-	g.lg.stop = func() {
+	stop := func() {
 		aborted.Store(true)
 		f.SetWriteDeadline(time.Unix(1, 0)) // wakes the write
 	}
+	g.lg.stop = stop
 	done := make(chan struct{})
 	eventkind.ActiveDelta(r.Owner(), 1) // Run goes on until it is over
-	kind.HostOf(r.Owner()).Linger(lingerWhat(&g.ioEvent), done)
+	// A Shutdown whose context ends resets it as Abort does.
+	kind.HostOf(r.Owner()).LingerReset(lingerWhat(&g.ioEvent), done, stop)
 	go func() {
 		buf := make([]byte, 16<<10)
 		for {

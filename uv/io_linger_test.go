@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -371,5 +372,44 @@ func TestIOCloseLingerKeepsRun(t *testing.T) {
 			t.Errorf("peer read %d bytes, want the %d sent, in order", len(b), len(want))
 		}
 		uv.UvtShutdown(t, v.u, false)
+	})
+}
+
+// TestIOCloseLingerShutdownResets: a Shutdown whose context ends while a
+// lingering close still waits for a peer that never reads resets it then:
+// Shutdown returns (the linger time, an hour, is far from over), its error
+// names the reset, the drop is reported by then, the peer reads
+// ECONNRESET, Serve has ended and the IO's socket is closed.
+func TestIOCloseLingerShutdownResets(t *testing.T) {
+	lingerEachEnd(t, func(t *testing.T, v *lingerEnv) {
+		uv.UvtMust(t, v.io.SetLinger(time.Hour))
+		v.sendAll(t, lingerData())
+		sockets := openSockets(t)
+		closed := 1 // the IO's socket
+		if _, ok := v.ln.(*uv.Listener); ok {
+			closed++ // and the reactor's listener
+		}
+		uv.UvtMust(t, v.io.Close())
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		ended := make(chan error, 1)
+		go func() { ended <- v.u.Shutdown(ctx) }()
+		err := uv.UvtRecv(t, ended, "Shutdown's return, its context over and the linger time not")
+		if !errors.Is(err, reactor.ErrCloseIncomplete) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "reset: the lingering close of") {
+			t.Errorf("Shutdown = %v, want ErrCloseIncomplete and DeadlineExceeded naming the reset", err)
+		}
+		if err != nil && strings.Contains(err.Error(), "waiting for") {
+			t.Errorf("Shutdown = %v: names as still running what it reset", err)
+		}
+		ds := drops(v.u)
+		if len(ds) != 1 || ds[0].Bytes <= 0 || !ds[0].Reset || !errors.Is(ds[0], uv.ErrDropped) || !errors.Is(ds[0], uv.ErrAborted) {
+			t.Errorf("drop reports when Shutdown returned = %v, want one reset with bytes dropped matching ErrDropped and ErrAborted", ds)
+		}
+		readToReset(t, v.peer)
+		v.stop() // Serve has ended: Shutdown stopped it
+		uv.UvtShutdown(t, v.u, true)
+		if n := openSockets(t); n != sockets-closed {
+			t.Errorf("open sockets after Shutdown = %d, want %d (%d closed by it)", n, sockets-closed, closed)
+		}
 	})
 }

@@ -12,8 +12,12 @@
 // A slow client is dropped: a client that does not read what it is sent
 // is disconnected when its queue reaches the IO's high-water mark (Send
 // refuses with uv.ErrQueueFull, 1 MiB by default), and the others hear
-// "* <name> dropped: too slow". So the server holds at most about 1 MiB per
-// client, and a client that stops reading never holds the others back.
+// "* <name> dropped: too slow". The drop is an Abort, not a Close: a Close
+// would linger, still writing the queue to a client that does not read;
+// Abort resets the connection at once (the client reads ECONNRESET) and
+// the bytes dropped are reported to the reactor's logger. So the server
+// holds at most about 1 MiB per client, and a client that stops reading
+// never holds the others back.
 package main
 
 import (
@@ -68,7 +72,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		for _, c := range slow {
 			name := clients[c]
 			delete(clients, c) // its reads' end says no "left"
-			c.Close()
+			c.Abort()          // reset at once: no lingering close for a client that does not read
 			broadcast(nil, "* %s dropped: too slow\n", name)
 		}
 	}

@@ -59,6 +59,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			var ne net.Error
 			if _, err := c.Write(msg); errors.As(err, &ne) && ne.Timeout() {
 				delete(clients, c) // its serve says no "left"
+				// Reset at once, as the reactor's Abort: what the kernel
+				// still holds for a client that does not read is dropped.
+				if tc, ok := c.(*net.TCPConn); ok {
+					tc.SetLinger(0)
+				}
 				c.Close()
 				slow = append(slow, name)
 			}

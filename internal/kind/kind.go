@@ -77,6 +77,14 @@ type Host interface {
 	// child being terminated, or reaped with its output still open). Safe
 	// from any goroutine; once Close has stopped waiting it does nothing.
 	Linger(what func() string, done <-chan struct{})
+	// LingerReset is Linger for work that can be cut short: a lingering
+	// close of a connection. When Shutdown's context ends first, the
+	// reactor calls reset, with ownership of the loop, for each one not
+	// over yet (it resets the connection and reports the drop; done
+	// closes soon after), names it in Shutdown's error and waits for it.
+	// Safe from any goroutine; once Close has stopped waiting it does
+	// nothing.
+	LingerReset(what func() string, done <-chan struct{}, reset func())
 	// Dropped queues the close of the event whose reference was collected
 	// (eventref.Dropper). Safe from any goroutine.
 	Dropped(id eventref.ID)

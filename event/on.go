@@ -1,6 +1,12 @@
 package event
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"unsafe"
+	"weak"
+)
 
 // Source is an event whose notifications carry a result of type T: every
 // kind of the module is one (a Timer's T is struct{}, a Signal's the
@@ -51,12 +57,56 @@ func On[T any](ev Source[T], fn func(v T, err error), opts ...OnOption) (*Callba
 	for _, x := range opts {
 		o |= x
 	}
-	return Subscribe(ev, func(_ Event, result any, err error) {
+	result := resultOf(ev)
+	return Subscribe(ev, func(e Event, r any, err error) {
 		if o&WithClose == 0 && errors.Is(err, ErrClosed) {
 			return
 		}
-		fn(ev.Result(result), err)
+		fn(result(e, r), err)
 	})
+}
+
+// resultOf returns how On's callback turns a notification of ev into a T
+// without holding ev: a callback that held its event would keep it, and its
+// reactor, from being collected once dropped (a stopped listener whose
+// reference holds the callback that holds the reference).
+//
+// Notifications name the event that their Base's Ops gives. When that is
+// ev itself (a future, a coroutine, a task...), the notification's event is
+// ev. When it is another one (an event reference, such as a Listener, whose
+// notifications name the driver's event behind it), ev is held weakly: its
+// event holds it while it is active, and once it is collected its cleanup
+// has closed the event, whose remaining notification (the close's) carries
+// no result. A result that would be lost that way is a panic, which the
+// loop reports, rather than a zero value.
+func resultOf[T any](ev Source[T]) func(e Event, r any) T {
+	if n := ev.base().ops.Event(); sameEvent(n, ev) {
+		return func(e Event, r any) T { return e.(Source[T]).Result(r) }
+	}
+	rv := reflect.ValueOf(ev)
+	if rv.Kind() != reflect.Pointer || rv.Type().Elem().Size() == 0 {
+		return func(_ Event, r any) T { return ev.Result(r) }
+	}
+	typ := rv.Type().Elem()
+	w := weak.Make((*byte)(rv.UnsafePointer()))
+	return func(_ Event, r any) T {
+		p := w.Value()
+		if p == nil {
+			if r != nil {
+				panic(fmt.Sprintf("event: a result of %v came after the %v was collected", typ, typ))
+			}
+			var zero T
+			return zero
+		}
+		return reflect.NewAt(typ, unsafe.Pointer(p)).Interface().(Source[T]).Result(r)
+	}
+}
+
+// sameEvent reports whether a and b are one event (comparable events only:
+// a kind that is not a pointer is never the same as another value).
+func sameEvent(a, b Event) bool {
+	ta := reflect.TypeOf(a)
+	return ta == reflect.TypeOf(b) && ta != nil && ta.Comparable() && a == b
 }
 
 // OnDone calls fn with the future's value and error when it is done (at

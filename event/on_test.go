@@ -3,6 +3,7 @@ package event_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/uvevent/uvevent/event"
@@ -158,5 +159,54 @@ func TestFutureOnDone(t *testing.T) {
 	}
 	if _, err := (*event.Future[string])(nil).OnDone(record); !errors.Is(err, event.ErrNilEvent) {
 		t.Errorf("OnDone of a nil future = %v, want ErrNilEvent", err)
+	}
+}
+
+// A tickRef stands for a ticks as an event reference does: it embeds the
+// event, so the notifications its callbacks get name the ticks, not it,
+// and its Result is its own (here, offset by its field).
+type tickRef struct {
+	event.Event
+	offset int
+}
+
+func (r *tickRef) Result(res any) int {
+	n, _ := res.(int)
+	return n + r.offset
+}
+
+// TestOnThroughAReference: On over an event whose notifications name
+// another event delivers the results as the event it was given reads them,
+// and its callback does not keep that event from being collected; the
+// close that comes after carries no result.
+func TestOnThroughAReference(t *testing.T) {
+	s := &event.Serial{}
+	tk := newTicks(s)
+	var got []string
+	collected := make(chan struct{})
+	func() {
+		ref := &tickRef{Event: tk, offset: 100}
+		runtime.AddCleanup(ref, func(c chan struct{}) { close(c) }, collected)
+		if _, err := event.On(ref, func(n int, err error) { got = append(got, fmt.Sprint(n, " ", err)) }, event.WithClose); err != nil {
+			t.Fatalf("On: %v", err)
+		}
+		tk.Start()
+		tk.tick(1, nil)
+	}()
+	for i := 0; ; i++ {
+		runtime.GC()
+		select {
+		case <-collected:
+		default:
+			if i == 100 {
+				t.Fatal("the reference was not collected: the callback holds it")
+			}
+			continue
+		}
+		break
+	}
+	tk.Close()
+	if diff := cmpDiff([]string{"101 <nil>", "0 event: closed"}, got); diff != "" {
+		t.Errorf("notifications (-want +got):\n%s", diff)
 	}
 }

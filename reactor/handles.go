@@ -38,6 +38,12 @@ func (h *host) DropHandle(id eventref.ID) {
 	}
 }
 
+// Retired implements kind.Host: id is no longer in the table.
+func (h *host) Retired(id eventref.ID) bool {
+	_, ok := h.handles.Get(id)
+	return !ok
+}
+
 func (h *host) EveryTurn(delta int) { h.everyTurn += delta }
 
 func (h *host) CountHandle(k string, delta int) { h.byKind[k] += delta }

@@ -24,10 +24,8 @@ import (
 // turn is still to be handed over (on the libuv driver, a record whose
 // connection nobody took, released by the loop of the dropped reactor).
 //
-// The listeners are stopped or closed before the drop, and the callback is
-// a Subscribe that does not hold the listener: a reactor with a started
-// event, or with an OnAccept callback (which holds its listener), is not
-// collected (see TestReactorDroppedWithAStartedHandle).
+// The listeners are stopped or closed before the drop: a reactor with a
+// started event is not collected (see TestReactorDroppedWithAStartedHandle).
 func TestReactorDroppedWithAListener(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		var addrs []string
@@ -78,14 +76,58 @@ func dropListeningReactor(t *testing.T, d reactor.Driver, closeInCallback bool, 
 		uv.UvtMust(t, err)
 		defer c.Close()
 	}
-	for accepted == 0 {
+	turnUntil(t, r, func() bool { return accepted > 0 })
+	if !closeInCallback {
+		uv.UvtMust(t, ln.Stop())
+	}
+	return addr
+}
+
+// turnUntil turns r until cond holds. It takes the reactor itself, not a
+// test helper that would hold it, so that the reactor may be collected once
+// the caller drops it.
+func turnUntil(t *testing.T, r *reactor.Reactor, cond func() bool) {
+	t.Helper()
+	for !cond() {
 		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
 		err := r.RunOnce(ctx)
 		cancel()
 		uv.UvtMust(t, err)
 	}
-	if !closeInCallback {
-		uv.UvtMust(t, ln.Stop())
-	}
-	return addr
+}
+
+// TestReactorDroppedWithAnOnAcceptCallback: a reactor dropped with a
+// stopped listener whose callback was added with OnAccept (event.On) is
+// collected as one with a Subscribe callback is: On's callback does not
+// hold the listener, and still delivers the accepted connection (the
+// listener's notifications name the driver's event behind it, not the
+// listener).
+func TestReactorDroppedWithAnOnAcceptCallback(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		collectDropped(t, 4, func(_ int32, collected *atomic.Int32) {
+			r, err := reactor.New(reactor.Options{Driver: d}) // dropped, not closed: no helper may hold it
+			uv.UvtMust(t, err)
+			runtime.AddCleanup(r, func(c *atomic.Int32) { c.Add(1) }, collected)
+			ln, err := uv.Listen(r, "tcp4", "127.0.0.1:0")
+			uv.UvtMust(t, err)
+			accepted := 0
+			_, err = ln.OnAccept(func(c *uv.IO, err error) {
+				if err == nil {
+					if c == nil {
+						t.Error("OnAccept delivered no connection")
+					} else {
+						c.Close()
+					}
+					accepted++
+				}
+			})
+			uv.UvtMust(t, err)
+			uv.UvtMust(t, ln.Start())
+			c, err := net.Dial("tcp4", ln.Addr().String())
+			uv.UvtMust(t, err)
+			defer c.Close()
+			turnUntil(t, r, func() bool { return accepted > 0 })
+			uv.UvtMust(t, ln.Stop())
+		})
+	})
 }

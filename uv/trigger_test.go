@@ -423,3 +423,28 @@ func TestTriggerOnClosedReactor(t *testing.T) {
 		t.Errorf("Serve = %v, want ErrReactorClosed", err)
 	}
 }
+
+// TestFenceRightAfterAClose: a fence taken right after another handle was
+// closed, its close callback still to run, returns once its own send was
+// seen and its own handle freed, and the closed handle is freed by then
+// too (libuv runs the close callbacks pending in one pass). A fence that
+// waited for the count of C handles to fall back to the one it started
+// with returned with a handle still there, or never when both closes ran
+// in the same pass.
+func TestFenceRightAfterAClose(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		before := u.Stats().CHandles
+		tr := uv.UvtNewTrigger(t, u)
+		calls := uv.UvtSubscribe(t, tr, u.Owner().Owned)
+		uv.UvtMust(t, tr.Start())
+		uv.UvtMust(t, tr.Send())
+		tr.Close()
+		uv.UvtFence(t, u)
+		if n := calls.N(); n > 1 {
+			t.Errorf("%d notifications before the close, want at most 1", n)
+		}
+		if got := u.Stats().CHandles; got != before {
+			t.Errorf("C handles after the fence = %d, want %d as before the closed trigger", got, before)
+		}
+	})
+}

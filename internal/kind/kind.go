@@ -43,6 +43,11 @@ type Host interface {
 	// CloseHandle starts closing a C handle; its id is retired when the
 	// close callback has reported.
 	CloseHandle(h uvcgo.Handle)
+	// Retired reports whether id is no longer in the table: its C handle
+	// never came to exist (DropHandle) or its close callback has reported.
+	// What a wait for one handle's close looks at, where the count of C
+	// handles would include others still closing. With ownership.
+	Retired(id eventref.ID) bool
 	// CountHandle adds delta to the live handles of kind k in Stats: a
 	// Go-owned event standing for what is a libuv handle or request on the
 	// other driver (the pure-Go driver's polls, sockets, fs events, phase

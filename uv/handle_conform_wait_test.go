@@ -185,6 +185,20 @@ func waitRows() []waitRow {
 			t.Cleanup(func() { ln.Close() })
 			return func(ctx context.Context) error { return ignore(ln.AcceptIO(ctx)) }
 		}},
+		{"IPC.Receive", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
+			fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { syscall.Close(fds[1]) })
+			p, err := uv.OpenIPC(u.Reactor, fds[0])
+			if err != nil {
+				syscall.Close(fds[0])
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Close() })
+			return func(ctx context.Context) error { return ignore(p.Receive(ctx)) }
+		}},
 		{"OpenFile", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
 			fifo := filepath.Join(t.TempDir(), "fifo") // an open that blocks until a writer comes
 			if err := syscall.Mkfifo(fifo, 0o600); err != nil {

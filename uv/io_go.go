@@ -30,9 +30,8 @@ type goStream struct {
 	event.Base
 	ioEvent
 	keeper
+	goPolled
 	fd       int
-	pl       *goPoller // nil once closed
-	mask     uint32    // the epoll events polled for now
 	rd       bool      // reading is on
 	wq       []goWrite // writes queued, oldest first
 	queued   int       // their bytes not yet written
@@ -41,7 +40,6 @@ type goStream struct {
 	term     *goTerm   // a terminal's mode (io_tty_go.go); nil for sockets
 	noRead   bool      // the descriptor is open for writing only
 	noWrite  bool      // open for reading only, or its writing side shut down
-	busy     bool      // writes or a shutdown wait: counted active
 }
 
 // goWrite is a queued write: a copy of the caller's bytes and how far it
@@ -204,11 +202,7 @@ func (o *goStreamOps) Free(bool) {
 	g.closing()
 	wq := g.wq
 	g.wq, g.queued, g.shutting, g.dialing = nil, 0, false, false
-	g.setBusy(false)
-	if pl := g.pl; pl != nil {
-		pl.ctlMask(g.fd, g.mask, 0)
-		g.pl, g.mask = nil, 0
-		pl.remove(g.fd)
+	if g.leave(g.r.Owner(), g.fd) {
 		g.closeFD(wq) // a lingering close goes on with a duplicate of fd (io_linger.go)
 		if g.term != nil {
 			forgetTTY(g.fd)
@@ -221,39 +215,71 @@ func (o *goStreamOps) Free(bool) {
 	}
 }
 
-// apply polls the descriptor for what is wanted now.
+// apply polls the descriptor for what is wanted now: input while
+// reading, output while writes, a shutdown or a connect wait; the IO is
+// counted active while writes or a shutdown wait.
 func (g *goStream) apply() error {
-	if g.pl == nil {
+	busy := len(g.wq) > 0 || g.shutting
+	return g.poll(g.r.Owner(), g.fd, g.rd, busy || g.dialing, busy)
+}
+
+// goPolled is a descriptor in the reactor's epoll set, as a pure-Go
+// stream (goStream) or IPC (goIPC) polls it: the events polled for now,
+// and whether work in flight counts the event active. Loop-owned.
+type goPolled struct {
+	pl   *goPoller // nil once closed
+	mask uint32    // the epoll events polled for now
+	busy bool      // work in flight: counted active
+}
+
+// poll polls fd for input when in and for output when out, and counts the
+// event active in o while busy. Nothing once closed.
+func (p *goPolled) poll(o event.Owner, fd int, in, out, busy bool) error {
+	if p.pl == nil {
 		return nil
 	}
-	g.setBusy(len(g.wq) > 0 || g.shutting)
+	p.setBusy(o, busy)
 	var m uint32
-	if g.rd {
+	if in {
 		m |= epollIn
 	}
-	if len(g.wq) > 0 || g.shutting || g.dialing {
+	if out {
 		m |= epollOut
 	}
-	if err := g.pl.ctlMask(g.fd, g.mask, m); err != nil {
+	if err := p.pl.ctlMask(fd, p.mask, m); err != nil {
 		return err
 	}
-	g.mask = m
+	p.mask = m
 	return nil
 }
 
-// setBusy counts the IO active while writes or a shutdown wait, as libuv
+// setBusy counts the event active in o while work is in flight, as libuv
 // counts its write and shutdown requests in flight: a Run does not end
 // with bytes still queued (architecture §2, rule 6).
-func (g *goStream) setBusy(b bool) {
-	if b == g.busy {
+func (p *goPolled) setBusy(o event.Owner, b bool) {
+	if b == p.busy {
 		return
 	}
-	g.busy = b
+	p.busy = b
 	if b {
-		eventkind.ActiveDelta(g.r.Owner(), 1)
+		eventkind.ActiveDelta(o, 1)
 	} else {
-		eventkind.ActiveDelta(g.r.Owner(), -1)
+		eventkind.ActiveDelta(o, -1)
 	}
+}
+
+// leave counts the event idle and takes fd out of the epoll set; false if
+// it was out already.
+func (p *goPolled) leave(o event.Owner, fd int) bool {
+	p.setBusy(o, false)
+	pl := p.pl
+	if pl == nil {
+		return false
+	}
+	pl.ctlMask(fd, p.mask, 0)
+	p.pl, p.mask = nil, 0
+	pl.remove(fd)
+	return true
 }
 
 // fired handles what epoll reported, on the loop. A callback it runs may
@@ -451,7 +477,7 @@ func (g *goStream) write(p []byte) error {
 		g.wq[len(g.wq)-1] = goWrite{}
 		g.wq = g.wq[:len(g.wq)-1]
 		g.queued -= len(p)
-		g.setBusy(len(g.wq) > 0 || g.shutting)
+		g.setBusy(g.r.Owner(), len(g.wq) > 0 || g.shutting)
 		return err
 	}
 	return nil

@@ -97,12 +97,10 @@ type ipcEvent struct {
 	t    ipcTransport
 	fd   int // the pipe's descriptor, for Info
 
-	sends   []*ipcSend // passes handed to the transport, oldest first
-	recvCB  *event.Callback
-	queue   []Passed // received while no Receive waited
-	waiters []*ipcRecv
-	held    []Passed // received in the turn a callback stopped the IPC, for the next Start
-	ended   error    // how receiving ended (io.EOF, a reset), told once
+	sends []*ipcSend      // passes handed to the transport, oldest first
+	recvs handoff[Passed] // Receive's side: handles no Receive took yet, the Receives waiting
+	held  []Passed        // received in the turn a callback stopped the IPC, for the next Start
+	ended error           // how receiving ended (io.EOF, a reset), told once
 
 	sent, received, failed atomic.Uint64
 }
@@ -116,12 +114,6 @@ type ipcTransport interface {
 }
 
 type ipcSend struct {
-	err error
-	ch  chan struct{}
-}
-
-type ipcRecv struct {
-	p   Passed
 	err error
 	ch  chan struct{}
 }
@@ -365,27 +357,20 @@ func (e *ipcEvent) onRecv(_ event.Event, res any, err error) {
 	case *Listener:
 		p.Listener = v
 	}
-	if len(e.waiters) == 0 {
+	if e.recvs.idle() {
 		if err == nil {
-			e.queue = append(e.queue, p)
+			e.recvs.queue = append(e.recvs.queue, p)
 		}
 		return // an error nobody waits for is counted in Info; the end is kept in e.ended
 	}
 	if err != nil && isEnd(err) {
-		for _, w := range e.waiters {
-			w.err = err
-			w.ch <- struct{}{}
-		}
-		e.waiters = nil
+		e.recvs.failAll(err)
 		return
 	}
 	if err != nil && isClosed(err) {
 		return // closing tells the waiters
 	}
-	w := e.waiters[0]
-	e.waiters = e.waiters[1:]
-	w.p, w.err = p, err
-	w.ch <- struct{}{}
+	e.recvs.wake(p, err)
 }
 
 // Receive waits for the next handle passed by the other end (or ctx's
@@ -405,63 +390,14 @@ func (p *IPC) Receive(ctx context.Context) (Passed, error) {
 	if e.r.Owner().Owned() {
 		return Passed{}, fmt.Errorf("uv: IPC.Receive: %w", event.ErrOnLoop)
 	}
-	w := &ipcRecv{ch: make(chan struct{}, 1)}
-	var err error
-	if x := e.r.Call(func() {
-		switch {
-		case e.self.Flags().Has(event.Closed):
-			err = ErrClosed
-		case len(e.queue) > 0:
-			w.p = e.queue[0]
-			e.queue = e.queue[1:]
-			w.ch <- struct{}{}
-		case e.ended != nil:
-			w.err = e.ended
-			w.ch <- struct{}{}
-		default:
-			if e.recvCB == nil {
-				e.recvCB = event.NewCallback(e.onRecv)
-				if err = e.self.AddCallback(e.recvCB); err != nil {
-					return
-				}
-				e.recvCB.Release()
-				if err = e.self.Start(); err != nil {
-					return
-				}
-			}
-			e.waiters = append(e.waiters, w)
-		}
-	}); x != nil {
-		err = ErrClosed
+	got, err := e.recvs.wait(ctx, e.r, e.self, e.onRecv, func() error { return e.ended })
+	if err == io.EOF {
+		return Passed{}, io.EOF
 	}
 	if err != nil {
 		return Passed{}, fmt.Errorf("uv: IPC.Receive: %w", err)
 	}
-	select {
-	case <-w.ch:
-	case <-ctx.Done():
-		e.r.Call(func() {
-			for i, x := range e.waiters {
-				if x == w {
-					e.waiters = append(e.waiters[:i], e.waiters[i+1:]...)
-					w.err = ctx.Err()
-					w.ch <- struct{}{}
-					break
-				}
-			}
-		})
-		<-w.ch
-		if w.err != nil && w.err == ctx.Err() {
-			return Passed{}, fmt.Errorf("uv: IPC.Receive: %w", w.err)
-		}
-	}
-	if w.err == io.EOF {
-		return Passed{}, io.EOF
-	}
-	if w.err != nil {
-		return Passed{}, fmt.Errorf("uv: IPC.Receive: %w", w.err)
-	}
-	return w.p, nil
+	return got, nil
 }
 
 // closing fails the passes in flight and the Receives waiting with
@@ -473,15 +409,11 @@ func (e *ipcEvent) closing() {
 		s.ch <- struct{}{}
 	}
 	e.sends = nil
-	for _, w := range e.waiters {
-		w.err = ErrClosed
-		w.ch <- struct{}{}
-	}
-	e.waiters = nil
-	for _, p := range append(e.queue, e.held...) {
+	e.recvs.failAll(ErrClosed)
+	for _, p := range append(e.recvs.queue, e.held...) {
 		p.Close()
 	}
-	e.queue, e.held = nil, nil
+	e.recvs.queue, e.held = nil, nil
 }
 
 // transportOf names the transport of a passed socket: "tcp" for an

@@ -24,11 +24,9 @@ type goIPC struct {
 	event.Base
 	ipcEvent
 	keeper
-	pl   *goPoller // nil once closed
-	mask uint32
+	goPolled
 	rd   bool     // started: reading
 	outq []goPass // passes waiting for room, oldest first
-	busy bool     // passes wait: counted active
 }
 
 // goPass is a pass waiting for room: the duplicate it carries, and its byte.
@@ -94,47 +92,17 @@ func (o *goIPCOps) Free(bool) {
 		unix.Close(p.fd)
 	}
 	g.outq = nil
-	g.setBusy(false)
-	if pl := g.pl; pl != nil {
-		pl.ctlMask(g.fd, g.mask, 0)
-		g.pl, g.mask = nil, 0
-		pl.remove(g.fd)
+	if g.leave(g.r.Owner(), g.fd) {
 		unix.Close(g.fd)
 	}
 }
 
-// apply polls the socket for what is wanted now.
+// apply polls the socket for what is wanted now: input while started,
+// output while passes wait for room; the IPC is counted active while
+// passes wait, as libuv counts its write requests in flight.
 func (g *goIPC) apply() error {
-	if g.pl == nil {
-		return nil
-	}
-	g.setBusy(len(g.outq) > 0)
-	var m uint32
-	if g.rd {
-		m |= epollIn
-	}
-	if len(g.outq) > 0 {
-		m |= epollOut
-	}
-	if err := g.pl.ctlMask(g.fd, g.mask, m); err != nil {
-		return err
-	}
-	g.mask = m
-	return nil
-}
-
-// setBusy counts the IPC active while passes wait, as libuv counts its
-// write requests in flight.
-func (g *goIPC) setBusy(b bool) {
-	if b == g.busy {
-		return
-	}
-	g.busy = b
-	if b {
-		eventkind.ActiveDelta(g.r.Owner(), 1)
-	} else {
-		eventkind.ActiveDelta(g.r.Owner(), -1)
-	}
+	busy := len(g.outq) > 0
+	return g.poll(g.r.Owner(), g.fd, g.rd, busy, busy)
 }
 
 // pass sends fd at once when nothing waits before it and the socket has

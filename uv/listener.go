@@ -70,9 +70,7 @@ type listenEvent struct {
 
 	// Accept's side, loop-owned: connections no Accept took yet, and the
 	// Accepts waiting.
-	acceptCB *event.Callback
-	queue    []*IO
-	waiters  []*acceptOp
+	accepts handoff[*IO]
 	// Connections libuv accepted in the turn a callback stopped the
 	// listener, for the callbacks of the next Start (libuv driver).
 	held []*IO
@@ -93,12 +91,6 @@ const (
 	acceptPauseMin = 5 * time.Millisecond
 	acceptPauseMax = time.Second
 )
-
-type acceptOp struct {
-	c   *IO
-	err error
-	ch  chan struct{}
-}
 
 var _ net.Listener = (*Listener)(nil)
 
@@ -266,15 +258,11 @@ func (e *listenEvent) closing() {
 		os.Remove(e.unlink)
 		e.unlink = ""
 	}
-	for _, w := range e.waiters {
-		w.err = ErrClosed
-		w.ch <- struct{}{}
-	}
-	e.waiters = nil
-	for _, c := range append(e.queue, e.held...) {
+	e.accepts.failAll(ErrClosed)
+	for _, c := range append(e.accepts.queue, e.held...) {
 		c.Close()
 	}
-	e.queue, e.held = nil, nil
+	e.accepts.queue, e.held = nil, nil
 	if e.pauseTimer != nil {
 		e.pauseTimer.Close()
 		e.pauseTimer = nil
@@ -286,19 +274,16 @@ func (e *listenEvent) closing() {
 // waiting, or to the queue.
 func (e *listenEvent) onAccept(_ event.Event, res any, err error) {
 	c, _ := res.(*IO)
-	if len(e.waiters) == 0 {
+	if e.accepts.idle() {
 		if c != nil {
-			e.queue = append(e.queue, c)
+			e.accepts.queue = append(e.accepts.queue, c)
 		}
 		return // an accept error nobody waits for is counted in Info
 	}
 	if c == nil && isClosed(err) {
 		return // closing tells the waiters
 	}
-	w := e.waiters[0]
-	e.waiters = e.waiters[1:]
-	w.c, w.err = c, err
-	w.ch <- struct{}{}
+	e.accepts.wake(c, err)
 }
 
 // AcceptIO waits for the next connection (or ctx's end) and returns it. It
@@ -314,60 +299,14 @@ func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 		// ctx.Done() would take the next connection to nobody.
 		return nil, &net.OpError{Op: "accept", Net: e.network, Addr: e.addr, Err: event.ErrNilContext}
 	}
-	w := &acceptOp{ch: make(chan struct{}, 1)}
-	var err error
 	if e.r.Owner().Owned() {
 		return nil, fmt.Errorf("uv: Accept: %w", event.ErrOnLoop)
 	}
-	if x := e.r.Call(func() {
-		switch {
-		case e.self.Flags().Has(event.Closed):
-			err = ErrClosed
-		case len(e.queue) > 0:
-			w.c = e.queue[0]
-			e.queue = e.queue[1:]
-			w.ch <- struct{}{}
-		default:
-			if e.acceptCB == nil {
-				e.acceptCB = event.NewCallback(e.onAccept)
-				if err = e.self.AddCallback(e.acceptCB); err != nil {
-					return
-				}
-				e.acceptCB.Release()
-				if err = e.self.Start(); err != nil {
-					return
-				}
-			}
-			e.waiters = append(e.waiters, w)
-		}
-	}); x != nil {
-		err = ErrClosed
-	}
+	c, err := e.accepts.wait(ctx, e.r, e.self, e.onAccept, nil)
 	if err != nil {
 		return nil, &net.OpError{Op: "accept", Net: e.network, Addr: e.addr, Err: err}
 	}
-	select {
-	case <-w.ch:
-	case <-ctx.Done():
-		e.r.Call(func() {
-			for i, x := range e.waiters {
-				if x == w {
-					e.waiters = append(e.waiters[:i], e.waiters[i+1:]...)
-					w.err = ctx.Err()
-					w.ch <- struct{}{}
-					break
-				}
-			}
-		})
-		<-w.ch
-		if w.c != nil && w.err != nil {
-			w.c.Close()
-		}
-	}
-	if w.err != nil {
-		return nil, &net.OpError{Op: "accept", Net: e.network, Addr: e.addr, Err: w.err}
-	}
-	return w.c, nil
+	return c, nil
 }
 
 // Accept waits for the next connection: see AcceptIO.

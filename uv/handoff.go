@@ -1,0 +1,110 @@
+package uv
+
+import (
+	"context"
+
+	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
+)
+
+// handoff is the blocking side of an event whose results are taken one at
+// a time by goroutines that wait for them: a Listener's connections
+// (AcceptIO), an IPC's received handles (Receive). It holds the results
+// that came while nobody waited, the waits, oldest first, and the callback
+// the first wait subscribes to the event. Loop-owned.
+type handoff[T any] struct {
+	cb      *event.Callback
+	queue   []T
+	waiters []*handoffWait[T]
+}
+
+// handoffWait is one goroutine's wait: what it was handed, once ch has a
+// value.
+type handoffWait[T any] struct {
+	v   T
+	err error
+	ch  chan struct{}
+}
+
+// idle reports that nobody waits: a result goes to the queue.
+func (h *handoff[T]) idle() bool { return len(h.waiters) == 0 }
+
+// wake hands v and err to the oldest wait. Someone must wait.
+func (h *handoff[T]) wake(v T, err error) {
+	w := h.waiters[0]
+	h.waiters = h.waiters[1:]
+	w.v, w.err = v, err
+	w.ch <- struct{}{}
+}
+
+// failAll ends every wait with err.
+func (h *handoff[T]) failAll(err error) {
+	for _, w := range h.waiters {
+		w.err = err
+		w.ch <- struct{}{}
+	}
+	h.waiters = nil
+}
+
+// wait takes the next result of self: a queued one, or the one the next
+// call of fn hands on, fn being subscribed to self and self started at the
+// first wait; or ErrClosed when self or its reactor r is closed. end, on
+// the loop, tells an error every wait gets at once while nothing is queued
+// (nil: none). When ctx ends first, the wait is withdrawn and ctx's error
+// returned, unless a result came meanwhile; a later result goes to the
+// next wait. Not on the loop goroutine.
+func (h *handoff[T]) wait(ctx context.Context, r *reactor.Reactor, self event.Event, fn event.CallbackFunc, end func() error) (T, error) {
+	w := &handoffWait[T]{ch: make(chan struct{}, 1)}
+	var err error
+	if x := r.Call(func() {
+		if self.Flags().Has(event.Closed) {
+			err = ErrClosed
+			return
+		}
+		if len(h.queue) > 0 {
+			w.v = h.queue[0]
+			h.queue = h.queue[1:]
+			w.ch <- struct{}{}
+			return
+		}
+		if end != nil {
+			if w.err = end(); w.err != nil {
+				w.ch <- struct{}{}
+				return
+			}
+		}
+		if h.cb == nil {
+			h.cb = event.NewCallback(fn)
+			if err = self.AddCallback(h.cb); err != nil {
+				return
+			}
+			h.cb.Release()
+			if err = self.Start(); err != nil {
+				return
+			}
+		}
+		h.waiters = append(h.waiters, w)
+	}); x != nil {
+		err = ErrClosed
+	}
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	select {
+	case <-w.ch:
+	case <-ctx.Done():
+		r.Call(func() {
+			for i, x := range h.waiters {
+				if x == w {
+					h.waiters = append(h.waiters[:i], h.waiters[i+1:]...)
+					w.err = ctx.Err()
+					w.ch <- struct{}{}
+					break
+				}
+			}
+		})
+		<-w.ch
+	}
+	return w.v, w.err
+}

@@ -136,10 +136,22 @@ func TestChatDropsASlowClient(t *testing.T) {
 
 			const lines = 8 << 10
 			line := strings.Repeat("x", 1000)
+			// The sender stays at most window lines (256 KB, a quarter of
+			// the high-water mark) ahead of the client that reads, so that
+			// only the client that never reads can be too slow, however
+			// loaded the machine.
+			const window = 256
+			read := make(chan struct{}, lines)
 			go func() {
 				w := bufio.NewWriter(a)
-				for range lines {
+				for i := range lines {
+					if i >= window {
+						<-read
+					}
 					w.WriteString(line + "\n")
+					if i%16 == 15 {
+						w.Flush()
+					}
 				}
 				w.Flush()
 			}()
@@ -153,6 +165,7 @@ func TestChatDropsASlowClient(t *testing.T) {
 					t.Fatalf("after %d lines: %v", got, err)
 				case l == from:
 					got++
+					read <- struct{}{}
 				case l == dropped:
 					sawDrop = true
 				default:

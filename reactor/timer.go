@@ -22,7 +22,7 @@ import (
 //
 // A one-shot timer that fires becomes Stopped, before its callbacks run,
 // as a fired uv_timer_t does: it leaves the wheel at once, and Start,
-// Reset then Start, or Refresh start it again (from its own callbacks
+// Reset (alone), or Refresh start it again (from its own callbacks
 // too), as time.Timer's Reset restarts a fired timer and as libuv's and
 // Node's timers serve a debounce or an idle timeout. Until it is started
 // again, a wait on it (event.Await, Replay, a late Subscribe's replay)
@@ -74,9 +74,11 @@ func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
 	return t, nil
 }
 
-// Reset changes the timeout and, if the timer is started, restarts it from
-// now with the new timeout (libuv's stop + start). It refuses a negative
-// duration and a closed timer.
+// Reset changes the timeout and starts the timer from now with it, as
+// time.Timer.Reset does: a started timer's deadline moves to the new
+// timeout from now (libuv's stop + start), and a stopped one — a one-shot
+// timer that fired, or one stopped by Stop — is started again. It refuses
+// a negative duration and a closed timer (ErrClosed).
 func (t *Timer) Reset(timeout time.Duration) error {
 	if t == nil {
 		return event.ErrNilEvent
@@ -91,10 +93,7 @@ func (t *Timer) Reset(timeout time.Duration) error {
 			return
 		}
 		t.timeout = timeout
-		if t.where != inNone {
-			t.r.timers.remove(t)
-			t.r.timers.insert(t, t.r.dueAfter(timeout))
-		}
+		err = t.restart()
 	}); e != nil {
 		return e
 	}
@@ -125,19 +124,26 @@ func (t *Timer) Refresh() error {
 	}
 	var err error
 	if e := t.r.Call(func() {
-		switch {
-		case t.Flags().Has(event.Closed):
+		if t.Flags().Has(event.Closed) {
 			err = event.ErrClosed
-		case t.where == inNone && eventkind.LoopRefs(t) == 0:
-			err = t.Start()
-		default:
-			t.r.timers.remove(t)
-			t.r.timers.insert(t, t.r.dueAfter(t.timeout))
+			return
 		}
+		err = t.restart()
 	}); e != nil {
 		return e
 	}
 	return err
+}
+
+// restart starts a stopped timer, or moves a started one's deadline to its
+// timeout from now. On the loop.
+func (t *Timer) restart() error {
+	if t.where == inNone && eventkind.LoopRefs(t) == 0 {
+		return t.Start()
+	}
+	t.r.timers.remove(t)
+	t.r.timers.insert(t, t.r.dueAfter(t.timeout))
+	return nil
 }
 
 // Timeout returns the timeout the timer was created (or last Reset) with.

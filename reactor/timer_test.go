@@ -326,8 +326,8 @@ func TestTimerInfo(t *testing.T) {
 		}
 	}
 	tm := timerTestNew(t, r, 50*ms, 0, nil)
-	if err := tm.Reset(70 * ms); err != nil || tm.Info() != "Timer(timeout=70ms)" || eventkind.LoopRefs(tm) != 0 || r.Stats().Timers != 0 {
-		t.Errorf("Reset(70ms) on a timer never started: err=%v Info=%q loopRefs=%d; want nil, Timer(timeout=70ms), not armed", err, tm.Info(), eventkind.LoopRefs(tm))
+	if err := tm.Reset(70 * ms); err != nil || tm.Info() != "Timer(timeout=70ms)" || eventkind.LoopRefs(tm) != 1 || r.Stats().Timers != 1 {
+		t.Errorf("Reset(70ms) on a timer never started: err=%v Info=%q loopRefs=%d; want nil, Timer(timeout=70ms), armed (Reset starts it, as time.Timer.Reset)", err, tm.Info(), eventkind.LoopRefs(tm))
 	}
 	tm.Close()
 	if err := tm.Reset(ms); !errors.Is(err, event.ErrClosed) {

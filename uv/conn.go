@@ -314,10 +314,9 @@ func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
 			return err
 		}
 		d.t = tm
-	} else if err := d.t.Reset(wait); err != nil {
-		return err
+		return tm.Start()
 	}
-	return d.t.Start()
+	return d.t.Reset(wait) // starts it again if it fired or was stopped
 }
 
 func (d *deadline) close() {

@@ -106,8 +106,7 @@ func (e *goFSPoll) statNow() {
 // next at the next multiple of it), as libuv does.
 func (e *goFSPoll) next() {
 	wait := e.interval - (e.r.Now()-e.began)%e.interval
-	e.timer.Reset(wait)
-	e.timer.Start()
+	e.timer.Reset(wait) // starts it again
 }
 
 // observe compares a stat with the last, as libuv's poll_cb: the first

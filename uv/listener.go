@@ -199,10 +199,10 @@ func (e *listenEvent) startPause() error {
 			return err
 		}
 		e.pauseTimer = tm
-	} else if err := e.pauseTimer.Reset(e.pause); err != nil {
-		return err
-	}
-	if err := e.pauseTimer.Start(); err != nil {
+		if err := tm.Start(); err != nil {
+			return err
+		}
+	} else if err := e.pauseTimer.Reset(e.pause); err != nil { // starts it again
 		return err
 	}
 	e.paused = true

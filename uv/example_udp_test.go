@@ -3,6 +3,7 @@ package uv_test
 import (
 	"context"
 	"fmt"
+	"net"
 
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -39,4 +40,44 @@ func ExampleListenUDP() {
 	// Output:
 	// ping true
 	// pong
+}
+
+// A multicast receiver and sender: the receiver, bound to every address,
+// joins a group on an interface (for one source only with
+// JoinSourceSpecificGroup); the sender picks the interface its multicast
+// goes out of, and how far it goes (SetMulticastTTL). Once joined, the
+// receiver's callbacks or ReadFrom get what is sent to the group and its
+// port, read in batches as every UDP's datagrams are.
+func ExampleUDP_JoinGroup() {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer r.Close()
+	lo, err := net.InterfaceByName("lo")
+	if err != nil {
+		panic(err)
+	}
+	group := net.ParseIP("239.1.2.3")
+
+	recv, err := uv.ListenUDP(r, "udp4", "0.0.0.0:0")
+	if err != nil {
+		panic(err)
+	}
+	defer recv.Close()
+	fmt.Println("join:", recv.JoinGroup(lo, group))
+
+	send, err := uv.ListenUDP(r, "udp4", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer send.Close()
+	fmt.Println("interface:", send.SetMulticastInterface(lo))
+	fmt.Println("ttl:", send.SetMulticastTTL(1))
+	fmt.Println("leave:", recv.LeaveGroup(lo, group))
+	// Output:
+	// join: <nil>
+	// interface: <nil>
+	// ttl: <nil>
+	// leave: <nil>
 }

@@ -1,13 +1,10 @@
 package uv
 
-// What the external tests (package uv_test) need to reach inside the
-// package, in the export_test.go habit of Go's standard library. Every name
-// starts with Uvt so that it cannot clash with the package's own
-// identifiers. The helpers every test shares are in helpers_test.go.
-
 import (
 	"context"
+	"errors"
 	"math/bits"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +14,11 @@ import (
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
+
+// What the external tests (package uv_test) need to reach inside the
+// package, in the export_test.go habit of Go's standard library. Every name
+// starts with Uvt so that it cannot clash with the package's own
+// identifiers. The helpers every test shares are in helpers_test.go.
 
 // The pure-Go driver's lookups.
 
@@ -163,3 +165,61 @@ func UvtSetOutputWait(t testing.TB, d time.Duration) {
 	outputWait = d
 	t.Cleanup(func() { outputWait = old })
 }
+
+// UvtReadDeadline returns the read deadline c's loop holds: zero for none,
+// long ago once it passed.
+func UvtReadDeadline(c *IO) time.Time {
+	var t time.Time
+	c.e.r.Call(func() { t = c.e.dl.read.time() })
+	return t
+}
+
+// IO.
+
+// UvtKept returns the read buffers c keeps and their bytes, read from the
+// loop.
+func UvtKept(c *IO) (chunks, bytes int) {
+	c.e.r.Call(func() { chunks, bytes = len(c.e.chunks), c.e.kept })
+	return chunks, bytes
+}
+
+// Listener: accept failures and their pauses.
+
+// UvtAcceptPause returns the pause that the failed accept err reported
+// began (0: err is no such error).
+func UvtAcceptPause(err error) time.Duration {
+	var p *pausedError
+	if errors.As(err, &p) {
+		return p.pause
+	}
+	return 0
+}
+
+// UvtAcceptCounts returns the connections l accepted and the accepts
+// that failed.
+func UvtAcceptCounts(l *Listener) (accepted, failed uint64) {
+	return l.e.accepted.Load(), l.e.failed.Load()
+}
+
+// UvtFailAccepts makes the next n accept(2) calls of the pure-Go driver's
+// listeners fail with errno, until the test ends. Tests that call it must
+// not run in parallel.
+func UvtFailAccepts(t testing.TB, errno syscall.Errno, n int32) {
+	var left atomic.Int32
+	left.Store(n)
+	old := acceptSocket
+	acceptSocket = func(fd int, nonblock bool) (int, error) {
+		if left.Add(-1) >= 0 {
+			return -1, errno
+		}
+		return old(fd, nonblock)
+	}
+	t.Cleanup(func() { acceptSocket = old })
+}
+
+// Requests.
+
+// UvtCancelable reports whether closing q now would ask libuv to cancel
+// it: its C request is still libuv's, not freed by a completion that the
+// turn has yet to hand to q.
+func UvtCancelable[T any](q *FSRequest[T]) bool { return q.cancelable() }

@@ -4,20 +4,27 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/uvevent/uvevent/event"
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
+	"golang.org/x/sys/unix"
 )
 
 // TestFileWriteRead writes a file through File's requests and reads it
@@ -289,4 +296,468 @@ func TestFSRequestCounted(t *testing.T) {
 		stop()
 		uv.UvtShutdown(t, u, false)
 	})
+}
+
+// TestFileFIFOReadWrite: a FIFO opened as a File reads and writes with
+// Read and Write (at the descriptor's position, as read(2) and write(2)),
+// where positional calls fail with ESPIPE.
+func TestFileFIFOReadWrite(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		u := uv.UvtNewReactorOn(t, d)
+		stop := uv.UvtServe(t, u)
+		defer stop()
+		fifo := filepath.Join(t.TempDir(), "fifo")
+		uv.UvtMust(t, unix.Mkfifo(fifo, 0o600))
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		f, err := uv.OpenFile(ctx, u.Reactor, fifo, os.O_RDWR, 0) // O_RDWR: no wait for a peer
+		uv.UvtMust(t, err)
+		defer f.Close()
+		if n, err := f.Write([]byte("hello")); n != 5 || err != nil {
+			t.Errorf("Write to a FIFO = %d, %v; want 5, nil", n, err)
+		}
+		buf := make([]byte, 16)
+		if n, err := f.Read(buf); string(buf[:n]) != "hello" || err != nil {
+			t.Errorf("Read from a FIFO = %q, %v; want \"hello\", nil", buf[:n], err)
+		}
+	})
+}
+
+func init() { uv.UvtRegisterChild("fifo-sigpipe", fifoSigpipe) }
+
+// fifoSigpipe writes with a File to a FIFO whose reader has gone and
+// prints the error: the process must live to print it.
+func fifoSigpipe() int {
+	d, _ := strconv.Atoi(os.Getenv("UVT_DRIVER"))
+	// A child process has no testing.T for UvtNewReactorOn; it reports by
+	// its output and exit status.
+	r, err := reactor.New(reactor.Options{Driver: reactor.Driver(d)})
+	if err != nil {
+		fmt.Println("reactor.New:", err)
+		return 1
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	go r.Serve(ctx)
+	defer stop()
+	dir, err := os.MkdirTemp("", "uvfifo")
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	rd, err := unix.Open(fifo, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	f, err := uv.OpenFile(ctx, r, fifo, os.O_WRONLY, 0)
+	if err != nil {
+		fmt.Println("OpenFile:", err)
+		return 1
+	}
+	unix.Close(rd)
+	q, err := f.WriteAsync([]byte("nobody reads this"), -1)
+	if err != nil {
+		fmt.Println("WriteAsync:", err)
+		return 1
+	}
+	out, err := event.Await(ctx, event.Any(), q)
+	if err == nil {
+		err = out[0].Err
+	}
+	fmt.Println(errors.Is(err, syscall.EPIPE))
+	return 0
+}
+
+// TestFileFIFOBrokenPipe: a File's write to a FIFO whose reader has gone
+// fails with EPIPE; SIGPIPE does not end the process (on libuv the write
+// runs on a pool thread, which blocks it). In a child process, so that a
+// death fails the test rather than ending the test binary.
+func TestFileFIFOBrokenPipe(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		out := uv.UvtRunChild(t, "fifo-sigpipe", fmt.Sprintf("UVT_DRIVER=%d", int(d)))
+		if out != "true\n" {
+			t.Errorf("the write to a FIFO with no reader: child printed %q, want EPIPE (true)", out)
+		}
+	})
+}
+
+// TestOpenFileAbandonedLeaksNothing: OpenFile calls whose context ends
+// (nil, cancelled before, or a deadline that passes while the open runs) leave
+// no descriptor open, whether the open completes before or after the
+// request's close: counted in /proc/self/fd once the reactor closed.
+func TestOpenFileAbandonedLeaksNothing(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		name := filepath.Join(t.TempDir(), "f")
+		uv.UvtMust(t, os.WriteFile(name, []byte("x"), 0o600))
+		_, base := uv.UvtBaseline(t)
+		u := uv.UvtNewReactorOn(t, d)
+		stop := uv.UvtServe(t, u)
+		var wg sync.WaitGroup
+		for i := range 200 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var ctx context.Context // nil for one in three: refused at once
+				switch i % 3 {
+				case 1:
+					c, cancel := context.WithCancel(context.Background())
+					cancel()
+					ctx = c
+				case 2:
+					c, cancel := context.WithTimeout(context.Background(), time.Duration(i%50)*10*time.Microsecond)
+					defer cancel()
+					ctx = c
+				}
+				if f, err := uv.OpenFile(ctx, u.Reactor, name, os.O_RDONLY, 0); err == nil {
+					f.Close()
+				}
+			}()
+		}
+		wg.Wait()
+		stop()
+		uv.UvtShutdown(t, u, false)
+		fdsBackTo(t, base, "200 abandoned opens and the reactor's Close")
+	})
+}
+
+// TestReactorCloseWithOpensAndDials: the reactor's Close with opens and
+// dials in flight leaves no descriptor open.
+func TestReactorCloseWithOpensAndDials(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		name := filepath.Join(t.TempDir(), "f")
+		uv.UvtMust(t, os.WriteFile(name, []byte("x"), 0o600))
+		_, base := uv.UvtBaseline(t)
+		peer, err := net.Listen("tcp4", "127.0.0.1:0")
+		uv.UvtMust(t, err)
+		defer peer.Close()
+		u := uv.UvtNewReactorOn(t, d)
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		served := make(chan error, 1)
+		go func() { served <- u.Serve(ctx) }() // ends with the reactor's Close, whatever it says
+		var wg sync.WaitGroup
+		for i := range 100 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if i%2 == 0 {
+					if f, err := uv.OpenFile(ctx, u.Reactor, name, os.O_RDONLY, 0); err == nil {
+						f.Close()
+					}
+					return
+				}
+				if c, err := uv.Dial(ctx, u.Reactor, "tcp4", peer.Addr().String()); err == nil {
+					c.Close()
+				}
+			}()
+		}
+		time.Sleep(time.Millisecond) // some in flight; the count must hold wherever Close falls
+		u.Close()
+		wg.Wait()
+		uv.UvtRecv(t, served, "Serve's end")
+		peer.Close()
+		fdsBackTo(t, base, "the reactor's Close with opens and dials in flight")
+	})
+}
+
+// fdsBackTo waits for the open descriptors to come back to base (a pool
+// job that finished after its request closed closes its descriptor a
+// little later) and fails the test if they do not.
+func fdsBackTo(t *testing.T, base int, after string) {
+	t.Helper()
+	deadline := time.Now().Add(uv.UvtSafety)
+	for {
+		got := uv.UvtOpenFDs(t)
+		if got <= base {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%d descriptors open after %s, %d before: %s", got, after, base, fdTargets())
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// fdTargets names what the open descriptors are, for a leak report.
+func fdTargets() string {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	var b strings.Builder
+	for _, e := range ents {
+		target, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+		fmt.Fprintf(&b, "%s=%s ", e.Name(), target)
+	}
+	return b.String()
+}
+
+// TestFileCloseQueuedAtReactorClose: a File's Close whose close(2) still
+// waits in the pool when the reactor closes: the reactor's Close takes the
+// job back (the pool's task and the request both close, in either order),
+// and the descriptor is closed all the same, as libuv's shim closes it
+// when its close request is cancelled. Repeated: the reactor closes what
+// it holds in no fixed order.
+func TestFileCloseQueuedAtReactorClose(t *testing.T) {
+	eachDriverCounted(t, func(t *testing.T, u *uv.UvtReactor, base, fds int) {
+		name := filepath.Join(t.TempDir(), "f")
+		uv.UvtMust(t, os.WriteFile(name, []byte("x"), 0o600))
+		u.Close()
+		for range 16 {
+			u := uv.UvtNewReactorOn(t, u.Driver())
+			stop := uv.UvtServe(t, u)
+			f, err := uv.OpenFile(context.Background(), u.Reactor, name, os.O_RDONLY, 0)
+			uv.UvtMust(t, err)
+			_, _, release := holdPool(t, u)
+			uv.UvtWaitFor(t, "the pool to be held", poolHeld)
+			closed := make(chan error, 1)
+			before := u.Stats().Handles["fs"]
+			go func() { closed <- f.Close() }()
+			uv.UvtWaitFor(t, "the close to be queued", func() bool { return u.Stats().Handles["fs"] > before })
+			stop()
+			// libuv's loop closes only once the blockers are done: the
+			// reactor's Close waits for them, after it took the close back.
+			done := make(chan error, 1)
+			go func() { done <- u.Close() }()
+			// The waiter hears its request closed, or the reactor closed,
+			// whichever it sees first.
+			if err := uv.UvtRecv(t, closed, "File.Close"); !errors.Is(err, event.ErrClosed) && !errors.Is(err, reactor.ErrReactorClosed) {
+				t.Errorf("File.Close cut short by the reactor's Close = %v, want ErrClosed or ErrReactorClosed", err)
+			}
+			release()()
+			uv.UvtMust(t, uv.UvtRecv(t, done, "the reactor's Close"))
+		}
+		uv.UvtNoLeaks(t, base, fds)
+	})
+}
+
+// openatNumbers is openat(2)'s system call number by architecture, as
+// /proc/<pid>/task/<tid>/syscall shows it.
+var openatNumbers = map[string]string{"amd64": "257", "arm64": "56", "riscv64": "56", "386": "295"}
+
+// threadsInFIFOOpen counts this process's threads blocked opening a FIFO:
+// the kernel's wait channel says wait_for_partner, or the thread is in
+// openat (nothing else in a test process opens for long).
+func threadsInFIFOOpen(t testing.TB) int {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, task := range tasks {
+		wchan, _ := os.ReadFile(task + "/wchan")
+		sc, _ := os.ReadFile(task + "/syscall")
+		nr, _, _ := strings.Cut(string(sc), " ")
+		if string(wchan) == "wait_for_partner" || nr != "" && nr == openatNumbers[runtime.GOARCH] {
+			n++
+		}
+	}
+	return n
+}
+
+// Shutdown honours its context on both drivers while a file request is
+// stuck on the pool (an open of a FIFO nobody writes to): it returns the
+// context's error while the open still blocks — before the blocker ends,
+// whatever the time — says what is still running, and the reactor is
+// closed all the same. Once the blocker ends, a second Close waits for the
+// rest and nothing is left.
+func TestShutdownContextBoundsPoolRequest(t *testing.T) {
+	if _, ok := openatNumbers[runtime.GOARCH]; !ok {
+		t.Skipf("no openat number known for %s: cannot tell when the open blocks", runtime.GOARCH)
+	}
+	eachDriverCounted(t, func(t *testing.T, u *uv.UvtReactor, base, fds int) {
+		fifo := filepath.Join(t.TempDir(), "fifo")
+		uv.UvtMust(t, unix.Mkfifo(fifo, 0o600))
+		before := threadsInFIFOOpen(t)
+		q, err := uv.UvtFSOpen(u.Reactor, fifo, unix.O_RDONLY)
+		uv.UvtMust(t, err)
+		uv.UvtWaitFor(t, "the open to block on the pool", func() bool { return threadsInFIFOOpen(t) > before })
+		info := q.Info()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // the bound: nothing may be waited for
+		err = u.Shutdown(ctx)
+		blocked := threadsInFIFOOpen(t) > before // the blocker has not ended
+		if !blocked {
+			t.Fatal("the open ended by itself")
+		}
+		switch {
+		case u.Driver() == reactor.DriverLibuv:
+			// libuv cannot take back a running request: Close would wait.
+			if !errors.Is(err, context.Canceled) || !errors.Is(err, reactor.ErrCloseIncomplete) {
+				t.Errorf("Shutdown = %v, want context.Canceled and ErrCloseIncomplete", err)
+			} else if !strings.Contains(err.Error(), info) {
+				t.Errorf("Shutdown = %q, want it to name %s", err, info)
+			}
+		case err != nil: // the pure-Go driver does not wait for its workers
+			t.Errorf("Shutdown = %v, want nil on the pure-Go driver", err)
+		}
+		if _, err := uv.UvtFSOpen(u.Reactor, fifo, unix.O_RDONLY); !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("a request after Shutdown = %v, want ErrReactorClosed", err)
+		}
+		w, err := unix.Open(fifo, unix.O_RDWR|unix.O_CLOEXEC, 0) // ends the blocker
+		uv.UvtMust(t, err)
+		defer unix.Close(w)
+		uv.UvtShutdown(t, u, false) // waits for the rest; nothing is left
+		unix.Close(w)
+		uv.UvtNoLeaks(t, base, fds)
+	})
+}
+
+// deadlineSoon is a deadline that ends a test's stray wait.
+func deadlineSoon() time.Time { return time.Now().Add(100 * time.Millisecond) }
+
+// TestFileHugeRead: a read request for far more than the file holds (4 GiB
+// and more, 1 TiB) completes with the file's bytes: no 32-bit truncation
+// (libuv's buffer length), no allocation of the size asked for (which ended
+// the process on the pure-Go driver).
+func TestFileHugeRead(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		u := uv.UvtNewReactorOn(t, d)
+		stop := uv.UvtServe(t, u)
+		defer stop()
+		name := filepath.Join(t.TempDir(), "f")
+		want := []byte("hello world")
+		uv.UvtMust(t, os.WriteFile(name, want, 0o600))
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		f, err := uv.OpenFile(ctx, u.Reactor, name, os.O_RDONLY, 0)
+		uv.UvtMust(t, err)
+		defer f.Close()
+		for _, n := range []int{1<<32 + 1, 1 << 40} {
+			q, err := f.ReadAsync(n, 0)
+			if err != nil {
+				t.Errorf("ReadAsync(%d) = %v", n, err)
+				continue
+			}
+			out, err := event.Await(ctx, event.Any(), q)
+			if err == nil {
+				err = out[0].Err
+			}
+			if err != nil || !bytes.Equal(out[0].Result.([]byte), want) {
+				t.Errorf("ReadAsync(%d) of an 11-byte file = %q, %v; want %q", n, out[0].Result, err, want)
+			}
+		}
+	})
+}
+
+// TestIOHugeReadAsync: a stream read request for 1 TiB completes with the
+// bytes there are.
+func TestIOHugeReadAsync(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c, s := v.pair(t)
+		uv.UvtMust(t, s.Send([]byte("hi")))
+		f, err := c.ReadAsync(1 << 40)
+		uv.UvtMust(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		if b, err := event.AwaitValue(ctx, f); string(b) != "hi" || err != nil {
+			t.Errorf("ReadAsync(1<<40) = %q, %v; want \"hi\"", b, err)
+		}
+		v.finish(t, c, s)
+	})
+}
+
+// closeSoon runs f.Close on another goroutine and returns its error, failing
+// the test if it does not return before the safety deadline: a Close
+// waiting for a loop that does not run.
+func closeSoon(t *testing.T, f *uv.File) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f.Close() }()
+	return uv.UvtRecv(t, done, "File.Close")
+}
+
+// fdsOn counts this process's descriptors open on the file at path.
+func fdsOn(t *testing.T, path string) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	uv.UvtMust(t, err)
+	n := 0
+	for _, e := range ents {
+		if target, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); target == path {
+			n++
+		}
+	}
+	return n
+}
+
+// TestFileCloseAfterRun: a deferred Close after Run returned (no loop runs
+// any more) closes the file at once, and a second Close says it is closed,
+// as *os.File's does.
+func TestFileCloseAfterRun(t *testing.T) {
+	eachDriverCounted(t, func(t *testing.T, u *uv.UvtReactor, base, fds int) {
+		name := filepath.Join(t.TempDir(), "f")
+		q, err := uv.OpenAsync(context.Background(), u.Reactor, name, os.O_RDWR|os.O_CREATE, 0o600)
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, u.Run(context.Background()))
+		f, err := q.Await(context.Background())
+		uv.UvtMust(t, err)
+		if err := closeSoon(t, f); err != nil {
+			t.Errorf("Close after Run returned = %v, want nil", err)
+		}
+		if err := closeSoon(t, f); !errors.Is(err, os.ErrClosed) {
+			t.Errorf("second Close = %v, want os.ErrClosed", err)
+		}
+		if n := fdsOn(t, name); n != 0 {
+			t.Errorf("%d descriptors open on the file after Close, want 0", n)
+		}
+		uv.UvtShutdown(t, u, false)
+		uv.UvtNoLeaks(t, base, fds)
+	})
+}
+
+// TestFileCloseLeftToRequest: a Close while no loop runs and a read of the
+// file is still in flight returns at once, and leaves the descriptor open
+// for the read, which reads what comes (not EBADF, nor another file's
+// bytes); the descriptor is closed once the read is done, whether a Run
+// completes it or the reactor's Close does.
+func TestFileCloseLeftToRequest(t *testing.T) {
+	for _, end := range []string{"run", "reactor close"} {
+		t.Run(end, func(t *testing.T) {
+			eachDriverCounted(t, func(t *testing.T, u *uv.UvtReactor, base, fds int) {
+				fifo := filepath.Join(t.TempDir(), "fifo")
+				uv.UvtMust(t, unix.Mkfifo(fifo, 0o600))
+				stop := uv.UvtServe(t, u)
+				f, err := uv.OpenFile(context.Background(), u.Reactor, fifo, os.O_RDWR, 0)
+				uv.UvtMust(t, err)
+				stop()
+				read, err := f.ReadAsync(1, -1) // blocks its worker: nobody wrote yet
+				uv.UvtMust(t, err)
+				if err := closeSoon(t, f); err != nil {
+					t.Errorf("Close with a read in flight = %v, want nil", err)
+				}
+				if err := closeSoon(t, f); !errors.Is(err, os.ErrClosed) {
+					t.Errorf("second Close = %v, want os.ErrClosed", err)
+				}
+				if n := fdsOn(t, fifo); n != 1 {
+					t.Errorf("%d descriptors open on the FIFO after Close, want the read's 1", n)
+				}
+				if _, err := f.ReadAsync(1, -1); !errors.Is(err, os.ErrClosed) {
+					t.Errorf("ReadAsync after Close = %v, want os.ErrClosed", err)
+				}
+				w, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+				uv.UvtMust(t, err)
+				_, err = unix.Write(w, []byte("x"))
+				uv.UvtMust(t, err)
+				unix.Close(w)
+				if end == "run" {
+					uv.UvtMust(t, u.Run(context.Background()))
+					got, err := read.Await(context.Background())
+					if string(got) != "x" || err != nil {
+						t.Errorf("the read = %q, %v, want \"x\", nil", got, err)
+					}
+				} else {
+					uv.UvtShutdown(t, u, false)
+				}
+				uv.UvtWaitFor(t, "the descriptor closed after the read", func() bool { return fdsOn(t, fifo) == 0 })
+				uv.UvtShutdown(t, u, false)
+				uv.UvtNoLeaks(t, base, fds)
+			})
+		})
+	}
 }

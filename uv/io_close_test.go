@@ -4,13 +4,24 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net"
+	"os"
+	"runtime"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	"github.com/uvevent/uvevent/internal/conform"
+	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
+	"golang.org/x/sys/unix"
 )
 
 // TestIOCloseParked: Close from another goroutine while a Read, a
@@ -301,4 +312,773 @@ func TestIOStopOtherInPass(t *testing.T) {
 			})
 		})
 	}
+}
+
+// resetPeer accepts a connection from a plain net.Conn client that will
+// reset it (SO_LINGER 0) when closed: the server's IO and the client.
+func resetPeer(t *testing.T, v *ioEnv) (*uv.IO, *net.TCPConn) {
+	t.Helper()
+	acc := make(chan *uv.IO, 1)
+	go func() {
+		s, err := v.ln.AcceptIO(context.Background())
+		if err != nil {
+			t.Errorf("AcceptIO: %v", err)
+		}
+		acc <- s
+	}()
+	nc, err := net.Dial("tcp4", v.ln.Addr().String())
+	uv.UvtMust(t, err)
+	s := uv.UvtRecv(t, acc, "accepted connection")
+	if s == nil {
+		t.FailNow()
+	}
+	tc := nc.(*net.TCPConn)
+	uv.UvtMust(t, tc.SetLinger(0))
+	return s, tc
+}
+
+// isResetOrPipe reports whether err is what writing to a reset
+// connection gives.
+func isResetOrPipe(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// TestIOResetWithWritesQueued: a peer that resets while a Send, a
+// WriteAsync and a blocking Write wait in the queue: each fails with the
+// reset (ECONNRESET or EPIPE), later writes fail too, the Send's failure
+// reaches the callbacks, and closing then is clean.
+func TestIOResetWithWritesQueued(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		s, nc := resetPeer(t, v)
+		cs := uv.UvtSubscribe(t, s, v.u.Owner().Owned)
+		uv.UvtMust(t, s.Start())
+		uv.UvtMust(t, s.Send(make([]byte, 16<<20))) // the peer never reads
+		wf, err := s.WriteAsync(make([]byte, 1<<20))
+		uv.UvtMust(t, err)
+		q0 := s.Queued()
+		werr := make(chan error, 1)
+		go func() {
+			_, err := s.Write(make([]byte, 1<<20))
+			werr <- err
+		}()
+		uv.UvtWaitFor(t, "the Write to queue", func() bool { return s.Queued() > q0 })
+		uv.UvtMust(t, nc.Close()) // RST
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		if _, err := wf.Await(ctx); !isResetOrPipe(err) {
+			t.Errorf("WriteAsync queued at the reset = %v, want ECONNRESET or EPIPE", err)
+		}
+		if err := uv.UvtRecv(t, werr, "the Write's end"); !isResetOrPipe(err) {
+			t.Errorf("Write queued at the reset = %v, want ECONNRESET or EPIPE", err)
+		}
+		if _, err := s.Write([]byte("x")); !isResetOrPipe(err) {
+			t.Errorf("Write after the reset = %v, want ECONNRESET or EPIPE", err)
+		}
+		// The callbacks heard of the reset twice: the read's error and the
+		// Send's (the other writes had waiters, who heard of it).
+		for range 2 {
+			if call := cs.Next(t); !isResetOrPipe(call.Err) {
+				t.Errorf("notification after the reset: %v, %v; want the reset", call.Result, call.Err)
+			}
+		}
+		uv.UvtMust(t, v.u.Call(func() {})) // a later turn
+		if n := cs.N(); n != 2 {
+			t.Errorf("%d notifications, want 2: %v", n, cs.Calls())
+		}
+		v.finish(t, s)
+	})
+}
+
+// TestIOCloseInWriteFailure: a callback that closes its IO on the
+// first error it hears (the reset, or a queued Send failing) hears
+// nothing more: not the failures of the other Sends queued, not its own
+// close.
+func TestIOCloseInWriteFailure(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		s, nc := resetPeer(t, v)
+		var errs []error // loop-owned
+		closed := make(chan struct{})
+		_, err := event.Subscribe(s, func(ev event.Event, res any, err error) {
+			if err == nil {
+				return
+			}
+			errs = append(errs, err)
+			if len(errs) == 1 {
+				uv.UvtMust(t, ev.Close())
+				close(closed)
+			}
+		})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, s.Start())
+		uv.UvtMust(t, s.SetHighWaterMark(math.MaxInt)) // queue 32 MiB on purpose
+		for range 8 {
+			uv.UvtMust(t, s.Send(make([]byte, 4<<20)))
+		}
+		uv.UvtMust(t, nc.Close())
+		uv.UvtRecv(t, closed, "the first error")
+		uv.UvtMust(t, v.u.Call(func() {
+			if len(errs) != 1 || !isResetOrPipe(errs[0]) {
+				t.Errorf("errors heard: %v; want the one reset that closed", errs)
+			}
+		}))
+		v.finish(t)
+	})
+}
+
+// TestIOBackpressure: writing to a peer that does not read: Queued
+// grows with each Send, a Write waits, and its deadline fails it having
+// written only part; what was queued and the n bytes that Write reports
+// still go out once the peer reads, whole and in order, and nothing more,
+// then the end of the stream after CloseWrite (which waits for the queue).
+func TestIOBackpressure(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c, s := v.pair(t)
+		data := pattern(12 << 20)
+		chunks := [][]byte{data[:8<<20], data[8<<20 : 9<<20], data[9<<20:]}
+		uv.UvtMust(t, c.SetHighWaterMark(math.MaxInt)) // Queued grows past 1 MiB on purpose
+		uv.UvtMust(t, c.Send(chunks[0]))
+		q1 := c.Queued()
+		uv.UvtMust(t, c.Send(chunks[1]))
+		if q2 := c.Queued(); q1 == 0 || q2 != q1+len(chunks[1]) {
+			t.Errorf("Queued = %d then %d after another %d bytes", q1, q2, len(chunks[1]))
+		}
+		uv.UvtMust(t, c.SetWriteDeadline(time.Now().Add(10*time.Millisecond)))
+		n, err := c.Write(chunks[2])
+		checkTimeout(t, "Write to a peer that does not read", err)
+		if n >= len(chunks[2]) {
+			t.Errorf("the timed-out Write reports %d of %d bytes written", n, len(chunks[2]))
+		}
+		uv.UvtMust(t, c.SetWriteDeadline(time.Time{}))
+		shut := make(chan error, 1)
+		go func() { shut <- c.CloseWrite() }()
+		got, err := io.ReadAll(s)
+		want := data[:9<<20+n]
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("the peer read %d bytes (%v), want the %d queued and written, in order", len(got), err, len(want))
+		}
+		uv.UvtMust(t, uv.UvtRecv(t, shut, "CloseWrite"))
+		if q := c.Queued(); q != 0 {
+			t.Errorf("Queued = %d once everything went out", q)
+		}
+		v.finish(t, c, s)
+	})
+}
+
+// resetConn dials addr with the standard library and resets the
+// connection (SO_LINGER 0: the close sends a RST), returning the address
+// it had.
+func resetConn(t *testing.T, network, addr string) string {
+	t.Helper()
+	c, err := net.Dial(network, addr)
+	uv.UvtMust(t, err)
+	local := c.LocalAddr().String()
+	uv.UvtMust(t, c.(*net.TCPConn).SetLinger(0))
+	uv.UvtMust(t, c.Close())
+	return local
+}
+
+// TestRemoteAddrOfResetConnection: an accepted connection keeps its
+// peer's address once the peer has reset it, as package net's do, whether
+// the reset comes before the accept or after it (getpeername(2) then
+// fails with ENOTCONN): RemoteAddr is never nil for an accepted TCP
+// connection, over IPv4 and IPv6.
+func TestRemoteAddrOfResetConnection(t *testing.T) {
+	eachNetwork(t, func(t *testing.T, v *ioEnv) {
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		// Reset before the accept: the connection waits in the backlog.
+		want := resetConn(t, v.network, v.ln.Addr().String())
+		s, err := v.ln.AcceptIO(ctx)
+		uv.UvtMust(t, err)
+		got := ""
+		if a := s.RemoteAddr(); a != nil {
+			got = a.String()
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("RemoteAddr of a connection reset before its accept (-want +got):\n%s", diff)
+		}
+		uv.UvtMust(t, s.Close())
+
+		// Reset after the accept, the address not read before.
+		acc := make(chan *uv.IO, 1)
+		go func() {
+			s, err := v.ln.AcceptIO(ctx)
+			if err != nil {
+				t.Errorf("AcceptIO: %v", err)
+			}
+			acc <- s
+		}()
+		c, err := net.Dial(v.network, v.ln.Addr().String())
+		uv.UvtMust(t, err)
+		s = uv.UvtRecv(t, acc, "the accepted connection")
+		if s == nil {
+			t.FailNow()
+		}
+		want = c.LocalAddr().String()
+		uv.UvtMust(t, c.(*net.TCPConn).SetLinger(0))
+		uv.UvtMust(t, c.Close())
+		if _, err := s.Read(make([]byte, 1)); err == nil {
+			t.Fatal("Read from a reset connection succeeded")
+		}
+		got = ""
+		if a := s.RemoteAddr(); a != nil {
+			got = a.String()
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("RemoteAddr of a connection reset after its accept (-want +got):\n%s", diff)
+		}
+		v.finish(t, s)
+	})
+}
+
+// heldConnect returns the address of a listening socket whose queue is
+// full (one connection, first, waits in it, never accepted): a connect to
+// it stays in flight, the kernel dropping its SYNs until the queue has
+// room. lfd is the socket, for the test to accept from.
+func heldConnect(t *testing.T) (addr string, lfd int, first net.Conn) {
+	t.Helper()
+	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	uv.UvtMust(t, err)
+	t.Cleanup(func() { unix.Close(lfd) })
+	uv.UvtMust(t, unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
+	uv.UvtMust(t, unix.Listen(lfd, 0))
+	sa, err := unix.Getsockname(lfd)
+	uv.UvtMust(t, err)
+	addr = fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
+	first, err = net.Dial("tcp4", addr)
+	uv.UvtMust(t, err)
+	t.Cleanup(func() { first.Close() })
+	return addr, lfd, first
+}
+
+// TestIOReactorCloseInFlight: the reactor closes while connects,
+// an Accept, reads, a write and a shutdown wait: every waiter gets an
+// error matching ErrClosed or ErrReactorClosed, no handle is left, and no
+// goroutine (the pure-Go driver's poller among them) nor descriptor
+// outlives the reactor.
+func TestIOReactorCloseInFlight(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		base, fds := uv.UvtBaseline(t)
+		held, _, _ := heldConnect(t)
+		fds += 2 // the held listener and its queued connection
+		u := uv.UvtNewReactorOn(t, d)
+		served := make(chan error, 1)
+		go func() { served <- u.Serve(context.Background()) }()
+		errs := make(chan error, 8)
+		wait := func(f func() error) { go func() { errs <- f() }() }
+
+		df, err := uv.DialAsync(u.Reactor, "tcp4", held)
+		uv.UvtMust(t, err)
+		wait(func() error { _, err := uv.Dial(context.Background(), u.Reactor, "tcp4", held); return err })
+		ln, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
+		uv.UvtMust(t, err)
+		wait(func() error { _, err := ln.AcceptIO(context.Background()); return err })
+		a, a2, err := uv.Pipe(u.Reactor) // a2 and b2 stay open, silent
+		uv.UvtMust(t, err)
+		b, b2, err := uv.Pipe(u.Reactor)
+		uv.UvtMust(t, err)
+		defer runtime.KeepAlive([]*uv.IO{a2, b2})
+		wait(func() error { _, err := a.Read(make([]byte, 1)); return err })
+		rf, err := a.ReadAsync(1)
+		uv.UvtMust(t, err)
+		wait(func() error { _, err := b.Write(make([]byte, 16<<20)); return err }) // nobody reads it
+		uv.UvtWaitFor(t, "the Write to queue", func() bool { return b.Queued() > 0 })
+		wait(b.CloseWrite)
+		uv.UvtWaitFor(t, "the Accept to start the listener", func() bool { return eventkind.LoopRefs(ln) > 0 })
+
+		uv.UvtMust(t, u.Close())
+		if err := uv.UvtRecv(t, served, "Serve's return"); err != nil && !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("Serve returned %v", err)
+		}
+		check := func(what string, err error) {
+			t.Helper()
+			if !errors.Is(err, net.ErrClosed) && !errors.Is(err, reactor.ErrReactorClosed) {
+				t.Errorf("%s at the reactor's Close = %v, want ErrClosed or ErrReactorClosed", what, err)
+			}
+		}
+		for range 5 {
+			check("a waiting call", uv.UvtRecv(t, errs, "a waiting call's end"))
+		}
+		_, done, err := df.Outcome()
+		if !done {
+			t.Error("DialAsync not completed by the reactor's Close")
+		}
+		check("DialAsync", err)
+		_, done, err = rf.Outcome()
+		if !done {
+			t.Error("ReadAsync not completed by the reactor's Close")
+		}
+		check("ReadAsync", err)
+		uv.UvtShutdown(t, u, false)
+		// A closed reactor refuses new IOs and listeners, leaving nothing.
+		if _, err := uv.Dial(context.Background(), u.Reactor, "tcp4", held); !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("Dial on a closed reactor = %v, want ErrReactorClosed", err)
+		}
+		if _, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0"); !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("Listen on a closed reactor = %v, want ErrReactorClosed", err)
+		}
+		if _, _, err := uv.Pipe(u.Reactor); !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("Pipe on a closed reactor = %v, want ErrReactorClosed", err)
+		}
+		uv.UvtNoLeaks(t, base, fds)
+	})
+}
+
+// TestIODroppedBusy: IOs and Listeners dropped without Close while
+// stopped but holding resources, under GOGC=10: a stopped listener with
+// connections in its queue, one started and stopped again with a dial in
+// flight to it, an IO started and stopped again, a pipe(2) end. (A started
+// one is the reactor's, docs/architecture.md §5, and so is an IO with a write in
+// flight.) Once the dial completes, the collector closes them all:
+// no handle is left, the clients queued read the end of the stream, and
+// once the reactor is closed no goroutine or descriptor outlives it.
+func TestIODroppedBusy(t *testing.T) {
+	defer debugGC(10)()
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		base, fds := uv.UvtBaseline(t)
+		u := uv.UvtNewReactorOn(t, d)
+		start := handlesLeft(u)
+		var clients []net.Conn
+		var pipeW int
+		func() {
+			stopped, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
+			uv.UvtMust(t, err)
+			for range 3 {
+				c, err := net.Dial("tcp4", stopped.Addr().String())
+				uv.UvtMust(t, err)
+				clients = append(clients, c)
+			}
+			started, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
+			uv.UvtMust(t, err)
+			_, err = event.Subscribe(started, func(event.Event, any, error) {})
+			uv.UvtMust(t, err)
+			uv.UvtMust(t, started.Start())
+			uv.UvtMust(t, started.Stop())
+			f, err := uv.DialAsync(u.Reactor, "tcp4", started.Addr().String())
+			uv.UvtMust(t, err)
+			// Its listener may go first (a reset): the error is heard.
+			_, err = event.Subscribe(f, func(event.Event, any, error) {})
+			uv.UvtMust(t, err)
+			a, b, err := uv.Pipe(u.Reactor)
+			uv.UvtMust(t, err)
+			_, err = event.Subscribe(a, func(event.Event, any, error) {})
+			uv.UvtMust(t, err)
+			uv.UvtMust(t, a.Start())
+			uv.UvtMust(t, a.Stop())
+			runtime.KeepAlive(b)
+			var p [2]int
+			uv.UvtMust(t, unix.Pipe2(p[:], unix.O_CLOEXEC))
+			_, err = uv.OpenPipe(u.Reactor, p[0])
+			uv.UvtMust(t, err)
+			pipeW = p[1]
+		}()
+		uv.UvtCollectUntil(t, u, "the dropped IOs' and listeners' handles", func() bool {
+			return handlesLeft(u) == start
+		})
+		for _, c := range clients {
+			if n, err := c.Read(make([]byte, 1)); n != 0 || err == nil {
+				t.Errorf("a client queued at a dropped listener read %d, %v; want its end", n, err)
+			}
+			c.Close()
+		}
+		unix.Close(pipeW)
+		uv.UvtShutdown(t, u, false)
+		uv.UvtNoLeaks(t, base, fds)
+	})
+}
+
+// lingerSize is what the lingering tests send: more than loopback's socket
+// buffers take, so that most of it is still queued in the IO at Close.
+const lingerSize = 24 << 20
+
+// lingerData is lingerSize bytes of a pattern a reader can check.
+func lingerData() []byte {
+	p := make([]byte, lingerSize)
+	for i := range p {
+		p[i] = byte(i % 251)
+	}
+	return p
+}
+
+// lingerEnv is a served reactor and a TCP connection between one of its
+// IOs and a net.Conn peer outside it: the IO is the dialed end or the
+// accepted one.
+type lingerEnv struct {
+	u    *uv.UvtReactor
+	stop func()
+	io   *uv.IO
+	peer net.Conn
+	ln   io.Closer // the listener of the accepted end, or the peer's
+}
+
+// lingerEachEnd runs f on each driver, for an IO that dialed its peer and
+// for one its listener accepted.
+func lingerEachEnd(t *testing.T, f func(t *testing.T, v *lingerEnv)) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		for _, end := range []string{"dialed", "accepted"} {
+			t.Run(end, func(t *testing.T) {
+				u := uv.UvtNewReactorOn(t, d)
+				v := &lingerEnv{u: u, stop: uv.UvtServe(t, u)}
+				ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+				defer cancel()
+				var err error
+				if end == "dialed" {
+					ln, lerr := net.Listen("tcp4", "127.0.0.1:0")
+					uv.UvtMust(t, lerr)
+					defer ln.Close()
+					v.ln = ln
+					acc := make(chan net.Conn, 1)
+					go func() {
+						c, _ := ln.Accept()
+						acc <- c
+					}()
+					v.io, err = uv.Dial(ctx, u.Reactor, "tcp4", ln.Addr().String())
+					uv.UvtMust(t, err)
+					v.peer = uv.UvtRecv(t, acc, "the accepted peer")
+				} else {
+					ln, lerr := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
+					uv.UvtMust(t, lerr)
+					defer ln.Close()
+					v.ln = ln
+					acc := make(chan *uv.IO, 1)
+					go func() {
+						c, _ := ln.AcceptIO(ctx)
+						acc <- c
+					}()
+					v.peer, err = net.Dial("tcp4", ln.Addr().String())
+					uv.UvtMust(t, err)
+					v.io = uv.UvtRecv(t, acc, "the accepted IO")
+				}
+				if v.io == nil || v.peer == nil {
+					t.FailNow()
+				}
+				defer v.peer.Close()
+				f(t, v)
+			})
+		}
+	})
+}
+
+// sendAll queues p on the IO in one Send, and checks that part of it is
+// still queued (the close to come has something to linger for).
+func (v *lingerEnv) sendAll(t *testing.T, p []byte) {
+	t.Helper()
+	uv.UvtMust(t, v.io.SetHighWaterMark(2*len(p)))
+	uv.UvtMust(t, v.io.Send(p))
+	if q := v.io.Queued(); q == 0 {
+		t.Fatalf("Queued after a %d-byte Send to a peer not reading = 0: nothing to linger for", len(p))
+	}
+}
+
+// drops returns the DropErrors reported so far.
+func drops(u *uv.UvtReactor) []*uv.DropError {
+	var ds []*uv.DropError
+	for _, r := range u.Reports() {
+		var d *uv.DropError
+		if errors.As(r.Err, &d) {
+			ds = append(ds, d)
+		}
+	}
+	return ds
+}
+
+// waitDrop waits for the one drop report and checks it: some bytes
+// dropped, a reset, and its cause.
+func waitDrop(t *testing.T, u *uv.UvtReactor, cause error) {
+	t.Helper()
+	uv.UvtWaitFor(t, "the drop report", func() bool { return len(drops(u)) > 0 })
+	ds := drops(u)
+	d := ds[0]
+	if len(ds) != 1 || d.Bytes <= 0 || !d.Reset || !errors.Is(d, uv.ErrDropped) || !errors.Is(d, cause) {
+		t.Errorf("drop reports = %v, want one reset with bytes dropped matching ErrDropped and %v", ds, cause)
+	}
+}
+
+// readToReset reads the peer until it fails, and checks it failed with a
+// reset, not the clean end a loss must never look like.
+func readToReset(t *testing.T, peer net.Conn) {
+	t.Helper()
+	peer.SetReadDeadline(time.Now().Add(uv.UvtSafety))
+	n, err := io.Copy(io.Discard, peer)
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("peer read %d bytes then %v, want ECONNRESET (a reset, not a clean end)", n, err)
+	}
+	if n >= lingerSize {
+		t.Errorf("peer read all %d bytes although the close dropped some", n)
+	}
+}
+
+// TestIOCloseLingers: Close right after a Send of much more than the
+// socket takes, to a peer that reads slowly: Close returns at once, the
+// peer reads every byte in order and then the end of the stream; nothing
+// is reported, and the lingering close keeps Run going until it is over.
+func TestIOCloseLingers(t *testing.T) {
+	lingerEachEnd(t, func(t *testing.T, v *lingerEnv) {
+		want := lingerData()
+		base := v.u.Stats().Active
+		v.sendAll(t, want)
+		uv.UvtMust(t, v.io.Close())
+		if a := v.u.Stats().Active; a <= base {
+			t.Errorf("active while lingering = %d, want above %d: Run would end with bytes queued", a, base)
+		}
+		got := make([]byte, 0, len(want))
+		buf := make([]byte, 32<<10)
+		v.peer.SetReadDeadline(time.Now().Add(uv.UvtSafety))
+		for i := 0; ; i++ {
+			if i%64 == 0 {
+				time.Sleep(time.Millisecond) // a slow reader
+			}
+			n, err := v.peer.Read(buf)
+			got = append(got, buf[:n]...)
+			if err == io.EOF {
+				break
+			}
+			uv.UvtMust(t, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("peer read %d bytes, want the %d sent, in order", len(got), len(want))
+		}
+		uv.UvtWaitFor(t, "the lingering close to end", func() bool { return v.u.Stats().Active == base })
+		if ds := drops(v.u); len(ds) > 0 {
+			t.Errorf("drops reported after a complete linger: %v", ds)
+		}
+		in, out, _ := v.io.Stats()
+		if in != 0 || out != uint64(len(want)) {
+			t.Errorf("Stats = in %d, out %d; want 0, %d", in, out, len(want))
+		}
+		v.stop()
+		uv.UvtShutdown(t, v.u, false)
+	})
+}
+
+// TestIOCloseLingerTimesOut: Close after a Send to a peer that never
+// reads, with a short linger time: the connection is reset, the peer reads
+// ECONNRESET (never a clean end), and the drop is reported with its byte
+// count, matching os.ErrDeadlineExceeded.
+func TestIOCloseLingerTimesOut(t *testing.T) {
+	lingerEachEnd(t, func(t *testing.T, v *lingerEnv) {
+		base := v.u.Stats().Active
+		uv.UvtMust(t, v.io.SetLinger(50*time.Millisecond))
+		v.sendAll(t, lingerData())
+		uv.UvtMust(t, v.io.Close())
+		waitDrop(t, v.u, os.ErrDeadlineExceeded)
+		readToReset(t, v.peer)
+		uv.UvtWaitFor(t, "the lingering close to end", func() bool { return v.u.Stats().Active == base })
+		v.stop()
+		uv.UvtShutdown(t, v.u, true)
+	})
+}
+
+// TestIOAbort: Abort with bytes queued resets the connection at once: the
+// peer reads ECONNRESET, and the drop is reported, matching ErrAborted.
+// Abort after Close cuts a lingering close short the same way, and Close
+// with a linger time of 0 is Abort.
+func TestIOAbort(t *testing.T) {
+	for _, how := range []string{"open", "lingering", "linger0"} {
+		t.Run(how, func(t *testing.T) {
+			lingerEachEnd(t, func(t *testing.T, v *lingerEnv) {
+				if how == "linger0" {
+					uv.UvtMust(t, v.io.SetLinger(0))
+				}
+				v.sendAll(t, lingerData())
+				switch how {
+				case "lingering":
+					uv.UvtMust(t, v.io.Close())
+					if ds := drops(v.u); len(ds) > 0 {
+						t.Fatalf("drops reported by Close within the linger time: %v", ds)
+					}
+					uv.UvtMust(t, v.io.Abort())
+				case "linger0":
+					uv.UvtMust(t, v.io.Close())
+				default:
+					uv.UvtMust(t, v.io.Abort())
+				}
+				waitDrop(t, v.u, uv.ErrAborted)
+				readToReset(t, v.peer)
+				v.stop()
+				uv.UvtShutdown(t, v.u, true)
+			})
+		})
+	}
+}
+
+// TestIOCloseLingerReactorClose: the reactor's Close with a lingering
+// close pending (a peer that never reads) waits for it within its linger
+// time, then resets it and reports the drop.
+func TestIOCloseLingerReactorClose(t *testing.T) {
+	lingerEachEnd(t, func(t *testing.T, v *lingerEnv) {
+		uv.UvtMust(t, v.io.SetLinger(200*time.Millisecond))
+		v.sendAll(t, lingerData())
+		uv.UvtMust(t, v.io.Close())
+		v.stop()
+		uv.UvtShutdown(t, v.u, true)
+		waitDrop(t, v.u, os.ErrDeadlineExceeded)
+		readToReset(t, v.peer)
+	})
+}
+
+// TestIOCloseNothingQueued: Close with nothing queued ends the stream
+// cleanly at once, as before: the peer reads what was sent, then the end
+// of the stream; nothing is reported, nothing lingers. SetLinger after
+// Close fails with ErrClosed.
+func TestIOCloseNothingQueued(t *testing.T) {
+	lingerEachEnd(t, func(t *testing.T, v *lingerEnv) {
+		uv.UvtMust(t, v.io.SetLinger(-1)) // the default again
+		base := v.u.Stats().Active
+		uv.UvtMust(t, v.io.Send([]byte("bye")))
+		uv.UvtWaitFor(t, "the Send to go out", func() bool { return v.io.Queued() == 0 })
+		uv.UvtMust(t, v.io.Close())
+		if a := v.u.Stats().Active; a != base {
+			t.Errorf("active after Close = %d, want %d: nothing lingers", a, base)
+		}
+		v.peer.SetReadDeadline(time.Now().Add(uv.UvtSafety))
+		got, err := io.ReadAll(v.peer)
+		if err != nil || string(got) != "bye" {
+			t.Errorf("peer read %q, %v; want \"bye\", then the end of the stream", got, err)
+		}
+		if err := v.io.SetLinger(time.Second); !errors.Is(err, uv.ErrClosed) {
+			t.Errorf("SetLinger after Close = %v, want ErrClosed", err)
+		}
+		v.stop()
+		uv.UvtShutdown(t, v.u, false)
+	})
+}
+
+// unixLingerPair returns an IO over one end of a Unix socket pair, and the
+// other end as a net.Conn outside the reactor.
+func unixLingerPair(t *testing.T, u *uv.UvtReactor) (*uv.IO, net.Conn) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	uv.UvtMust(t, err)
+	c, err := uv.OpenPipe(u.Reactor, fds[0])
+	if err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		t.Fatalf("OpenPipe: %v", err)
+	}
+	f := os.NewFile(uintptr(fds[1]), "peer")
+	peer, err := net.FileConn(f)
+	f.Close()
+	uv.UvtMust(t, err)
+	t.Cleanup(func() { peer.Close() })
+	return c, peer
+}
+
+// TestIOCloseLingersUnix: on a Unix socket, Close after a big Send lets
+// the peer read every byte, then the end of the stream; a linger time that
+// passes, and Abort, close at once (a Unix socket has no reset: the peer
+// reads the end of the stream) and report the drop, not as a reset.
+func TestIOCloseLingersUnix(t *testing.T) {
+	for _, how := range []string{"complete", "timeout", "abort"} {
+		t.Run(how, func(t *testing.T) {
+			uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+				stop := uv.UvtServe(t, u)
+				c, peer := unixLingerPair(t, u)
+				want := lingerData()
+				v := &lingerEnv{u: u, stop: stop, io: c, peer: peer}
+				if how == "timeout" {
+					uv.UvtMust(t, c.SetLinger(50*time.Millisecond))
+				}
+				v.sendAll(t, want)
+				if how == "abort" {
+					uv.UvtMust(t, c.Abort())
+				} else {
+					uv.UvtMust(t, c.Close())
+				}
+				if how != "complete" {
+					uv.UvtWaitFor(t, "the drop report", func() bool { return len(drops(u)) > 0 })
+				}
+				peer.SetReadDeadline(time.Now().Add(uv.UvtSafety))
+				got, err := io.ReadAll(peer)
+				if err != nil {
+					t.Errorf("peer read %d bytes then %v, want the end of the stream", len(got), err)
+				}
+				ds := drops(u)
+				if how == "complete" {
+					if !bytes.Equal(got, want) || len(ds) > 0 {
+						t.Errorf("peer read %d bytes (equal: %v), drops %v; want all %d, none dropped", len(got), bytes.Equal(got, want), ds, len(want))
+					}
+				} else {
+					cause := os.ErrDeadlineExceeded
+					if how == "abort" {
+						cause = uv.ErrAborted
+					}
+					if len(ds) != 1 || ds[0].Bytes <= 0 || ds[0].Reset || !errors.Is(ds[0], cause) || len(got) >= len(want) {
+						t.Errorf("drops %v, peer read %d of %d; want one drop matching %v, not a reset, and fewer bytes", ds, len(got), len(want), cause)
+					}
+				}
+				stop()
+				uv.UvtShutdown(t, u, how != "complete")
+			})
+		})
+	}
+}
+
+// TestIOCloseLingerKeepsRun: a lingering close keeps Run going: Run,
+// called once the IO is closed with bytes queued, returns only when every
+// byte went to the socket, and the peer reads them all, then the end.
+func TestIOCloseLingerKeepsRun(t *testing.T) {
+	lingerEachEnd(t, func(t *testing.T, v *lingerEnv) {
+		v.stop() // from here on only Run turns the loop
+		v.ln.Close()
+		want := lingerData()
+		v.sendAll(t, want)
+		uv.UvtMust(t, v.io.Close())
+		got := make(chan []byte, 1)
+		go func() {
+			v.peer.SetReadDeadline(time.Now().Add(uv.UvtSafety))
+			b, _ := io.ReadAll(v.peer)
+			got <- b
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		uv.UvtMust(t, v.u.Run(ctx))
+		if _, out, _ := v.io.Stats(); out != uint64(len(want)) {
+			t.Errorf("Run returned with %d of %d bytes written: the lingering close did not keep it going", out, len(want))
+		}
+		if b := uv.UvtRecv(t, got, "the peer's read to the end"); !bytes.Equal(b, want) {
+			t.Errorf("peer read %d bytes, want the %d sent, in order", len(b), len(want))
+		}
+		uv.UvtShutdown(t, v.u, false)
+	})
+}
+
+// TestIOCloseLingerShutdownResets: a Shutdown whose context ends while a
+// lingering close still waits for a peer that never reads resets it then:
+// Shutdown returns (the linger time, an hour, is far from over), its error
+// names the reset, the drop is reported by then, the peer reads
+// ECONNRESET, Serve has ended and the IO's socket is closed.
+func TestIOCloseLingerShutdownResets(t *testing.T) {
+	lingerEachEnd(t, func(t *testing.T, v *lingerEnv) {
+		uv.UvtMust(t, v.io.SetLinger(time.Hour))
+		v.sendAll(t, lingerData())
+		sockets := openSockets(t)
+		closed := 1 // the IO's socket
+		if _, ok := v.ln.(*uv.Listener); ok {
+			closed++ // and the reactor's listener
+		}
+		uv.UvtMust(t, v.io.Close())
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		ended := make(chan error, 1)
+		go func() { ended <- v.u.Shutdown(ctx) }()
+		err := uv.UvtRecv(t, ended, "Shutdown's return, its context over and the linger time not")
+		if !errors.Is(err, reactor.ErrCloseIncomplete) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "reset: the lingering close of") {
+			t.Errorf("Shutdown = %v, want ErrCloseIncomplete and DeadlineExceeded naming the reset", err)
+		}
+		if err != nil && strings.Contains(err.Error(), "waiting for") {
+			t.Errorf("Shutdown = %v: names as still running what it reset", err)
+		}
+		ds := drops(v.u)
+		if len(ds) != 1 || ds[0].Bytes <= 0 || !ds[0].Reset || !errors.Is(ds[0], uv.ErrDropped) || !errors.Is(ds[0], uv.ErrAborted) {
+			t.Errorf("drop reports when Shutdown returned = %v, want one reset with bytes dropped matching ErrDropped and ErrAborted", ds)
+		}
+		readToReset(t, v.peer)
+		v.stop() // Serve has ended: Shutdown stopped it
+		uv.UvtShutdown(t, v.u, true)
+		// At most: tests running in parallel may close sockets of their own.
+		if n := openSockets(t); n > sockets-closed {
+			t.Errorf("open sockets after Shutdown = %d, want at most %d (%d closed by it)", n, sockets-closed, closed)
+		}
+	})
 }

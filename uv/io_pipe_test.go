@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"syscall"
 	"testing"
 
+	"github.com/uvevent/uvevent/eventkind"
+	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
+	"golang.org/x/sys/unix"
 )
 
 // TestPipePair: what one end of a socket pair writes, the other reads, both
@@ -150,6 +154,192 @@ func TestUnixUnnamedAddress(t *testing.T) {
 			uv.UvtMust(t, x.Close())
 		}
 		uv.UvtMust(t, ln.Close())
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}
+
+// TestPipeDirections: OpenPipe on the ends of a pipe(2). As libuv's
+// uv_pipe_open does, the read end refuses writes (EPIPE) and CloseWrite
+// (ENOTCONN), the write end refuses reads (ENOTCONN), at once: nothing
+// waits for readiness that cannot come. The bytes still flow the one way.
+func TestPipeDirections(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		var p [2]int
+		uv.UvtMust(t, unix.Pipe2(p[:], unix.O_CLOEXEC))
+		r, err := uv.OpenPipe(u.Reactor, p[0])
+		uv.UvtMust(t, err)
+		w, err := uv.OpenPipe(u.Reactor, p[1])
+		uv.UvtMust(t, err)
+		if _, err := r.Write([]byte("x")); !errors.Is(err, syscall.EPIPE) {
+			t.Errorf("Write on the read end = %v, want EPIPE", err)
+		}
+		if err := within(t, "CloseWrite on the read end", r.CloseWrite); !errors.Is(err, syscall.ENOTCONN) {
+			t.Errorf("CloseWrite on the read end = %v, want ENOTCONN", err)
+		}
+		read := func() error { _, err := w.Read(make([]byte, 1)); return err }
+		if err := within(t, "Read on the write end", read); !errors.Is(err, syscall.ENOTCONN) {
+			t.Errorf("Read on the write end = %v, want ENOTCONN", err)
+		}
+		if _, err := w.Write([]byte("pipe")); err != nil {
+			t.Fatalf("Write on the write end: %v", err)
+		}
+		b := make([]byte, 4)
+		if n, err := r.Read(b); err != nil || string(b[:n]) != "pipe" {
+			t.Errorf("Read on the read end = %q, %v; want \"pipe\"", b[:n], err)
+		}
+		uv.UvtMust(t, w.Close())
+		if _, err := r.Read(b); err == nil {
+			t.Errorf("Read after the write end closed succeeded, want io.EOF")
+		}
+		uv.UvtMust(t, r.Close())
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}
+
+// within runs call on a goroutine of its own and returns its error; a call
+// still waiting at the safety deadline fails the test instead of hanging it.
+func within(t *testing.T, what string, call func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	return uv.UvtRecv(t, done, what)
+}
+
+// TestPipeCloseWriteTwice: the writing side shuts down once: a second
+// CloseWrite is refused with ENOTCONN (libuv's uv_shutdown), and a write
+// after it fails with EPIPE, on both drivers; reading goes on.
+func TestPipeCloseWriteTwice(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c, s := v.pair(t)
+		uv.UvtMust(t, c.CloseWrite())
+		if err := c.CloseWrite(); !errors.Is(err, syscall.ENOTCONN) {
+			t.Errorf("second CloseWrite = %v, want ENOTCONN", err)
+		}
+		if _, err := c.Write([]byte("x")); !errors.Is(err, syscall.EPIPE) {
+			t.Errorf("Write after CloseWrite = %v, want EPIPE", err)
+		}
+		// On the loop, CloseWrite does not wait; the second is refused all
+		// the same, and so is a Send.
+		var second, send error
+		uv.UvtMust(t, v.u.Call(func() {
+			uv.UvtMust(t, s.CloseWrite())
+			second = s.CloseWrite()
+			send = s.Send([]byte("x"))
+		}))
+		if !errors.Is(second, syscall.ENOTCONN) || !errors.Is(send, syscall.EPIPE) {
+			t.Errorf("on the loop: second CloseWrite = %v, Send = %v; want ENOTCONN, EPIPE", second, send)
+		}
+		for _, x := range []*uv.IO{c, s} {
+			if n, err := x.Read(make([]byte, 1)); n != 0 || err == nil {
+				t.Errorf("Read after both sides shut = %d, %v; want io.EOF", n, err)
+			}
+		}
+		v.finish(t, c, s)
+	})
+}
+
+// TestOpenPipeRefused: OpenPipe refuses what it cannot watch, and
+// leaves the descriptor to its caller: a bad descriptor (EBADF), a
+// regular file (epoll refuses it: EPERM), on the pure-Go driver the same
+// descriptor twice (EEXIST). The reactor goes on and nothing is left.
+func TestOpenPipeRefused(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		if _, err := uv.OpenPipe(u.Reactor, 1<<20); !errors.Is(err, syscall.EBADF) {
+			t.Errorf("OpenPipe(bad descriptor) = %v, want EBADF", err)
+		}
+		f, err := os.CreateTemp(t.TempDir(), "regular")
+		uv.UvtMust(t, err)
+		defer f.Close()
+		if u.Driver() == reactor.DriverGo { // libuv takes a file, and fails its reads
+			if _, err := uv.OpenPipe(u.Reactor, int(f.Fd())); !errors.Is(err, syscall.EPERM) {
+				t.Errorf("OpenPipe(regular file) = %v, want EPERM", err)
+			}
+			a, b, err := uv.Pipe(u.Reactor)
+			uv.UvtMust(t, err)
+			if _, err := uv.OpenPipe(u.Reactor, int(f.Fd())); !errors.Is(err, syscall.EPERM) {
+				t.Errorf("OpenPipe(regular file) with a poller = %v, want EPERM", err)
+			}
+			var fd int
+			sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			uv.UvtMust(t, err)
+			fd = sp[0]
+			x, err := uv.OpenPipe(u.Reactor, fd)
+			uv.UvtMust(t, err)
+			if _, err := uv.OpenPipe(u.Reactor, fd); !errors.Is(err, syscall.EEXIST) {
+				t.Errorf("OpenPipe of a descriptor an IO has = %v, want EEXIST", err)
+			}
+			// The first IO still works.
+			if _, err := unix.Write(sp[1], []byte("y")); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+			defer cancel()
+			fut, err := x.ReadAsync(1)
+			uv.UvtMust(t, err)
+			if got, err := fut.Await(ctx); err != nil || string(got) != "y" {
+				t.Errorf("read on the first IO = %v, %v", got, err)
+			}
+			for _, c := range []*uv.IO{a, b, x} {
+				uv.UvtMust(t, c.Close())
+			}
+			unix.Close(sp[1])
+		}
+		if _, err := f.Stat(); err != nil {
+			t.Errorf("the refused file's descriptor was closed: %v", err)
+		}
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}
+
+// TestPipeAddresses: the ends of a socket pair have no name: their
+// addresses are empty Unix addresses on both drivers (not "@", an abstract
+// name nobody bound).
+func TestPipeAddresses(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		a, b, err := uv.Pipe(u.Reactor)
+		uv.UvtMust(t, err)
+		for _, x := range []*uv.IO{a, b} {
+			for what, addr := range map[string]net.Addr{"local": x.LocalAddr(), "remote": x.RemoteAddr()} {
+				if ua, ok := addr.(*net.UnixAddr); !ok || ua.Name != "" || ua.Net != "unix" {
+					t.Errorf("%s address of a socket pair's end = %#v, want an empty *net.UnixAddr", what, addr)
+				}
+			}
+		}
+		uv.UvtMust(t, a.Close())
+		uv.UvtMust(t, b.Close())
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}
+
+// TestPipeStartWriteEnd: Start on a pipe's write end fails with
+// ENOTCONN (reading it cannot start) and leaves the IO stopped, on both
+// drivers.
+func TestPipeStartWriteEnd(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		var p [2]int
+		uv.UvtMust(t, unix.Pipe2(p[:], unix.O_CLOEXEC))
+		defer unix.Close(p[0])
+		w, err := uv.OpenPipe(u.Reactor, p[1])
+		uv.UvtMust(t, err)
+		cs := uv.UvtSubscribe(t, w, u.Owner().Owned)
+		if err := w.Start(); !errors.Is(err, syscall.ENOTCONN) {
+			t.Errorf("Start on a pipe's write end = %v, want ENOTCONN", err)
+		}
+		if n := eventkind.LoopRefs(w); n != 0 {
+			t.Errorf("the IO whose Start failed has %d loop references, want 0", n)
+		}
+		uv.UvtMust(t, w.Close())
+		if n := len(cs.Calls()); n != 1 {
+			t.Errorf("%d notifications, want only the close's: %v", n, cs.Calls())
+		}
 		stop()
 		uv.UvtShutdown(t, u, false)
 	})

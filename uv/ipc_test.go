@@ -8,17 +8,21 @@ import (
 	"io"
 	"net"
 	"os"
+	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
+	"golang.org/x/sys/unix"
 )
 
 // The IPC tests pass handles to a real child: the test binary re-executed
@@ -450,4 +454,125 @@ func waitFDs(t *testing.T, before map[string]string) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// conformIPC runs an IPC pipe through the table: its peer is the raw other
+// end of a socket pair, which fires it by passing a connection (one end of
+// a new socket pair) as another process would.
+func conformIPC(t *testing.T) conform.Kind {
+	var mu sync.Mutex
+	peers := map[weak.Pointer[uv.IPC]]int{} // weak: the table drops its events
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, fd := range peers {
+			unix.Close(fd)
+		}
+	})
+	pass := func(peer int) error {
+		sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(sp[0])
+		defer unix.Close(sp[1])
+		return unix.Sendmsg(peer, []byte{'c'}, unix.UnixRights(sp[0]), nil, 0)
+	}
+	return conform.Kind{
+		Name: "ipc",
+		New: func(r *reactor.Reactor) (event.Event, error) {
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return nil, err
+			}
+			p, err := uv.OpenIPC(r, fds[0])
+			if err != nil {
+				unix.Close(fds[0])
+				unix.Close(fds[1])
+				return nil, err
+			}
+			mu.Lock()
+			peers[weak.Make(p)] = fds[1]
+			mu.Unlock()
+			return p, nil
+		},
+		Fire: func(ev event.Event) error {
+			mu.Lock()
+			peer := peers[weak.Make(ev.(*uv.IPC))]
+			mu.Unlock()
+			return pass(peer)
+		},
+		Detach: func(ev event.Event) func() error {
+			mu.Lock()
+			peer := peers[weak.Make(ev.(*uv.IPC))]
+			mu.Unlock()
+			return func() error { return pass(peer) }
+		},
+		Info: regexp.MustCompile(`^IPC\(fd=\d+, sent=\d+, received=\d+, failed=\d+\)$`),
+	}
+}
+
+// TestIPCReceiveWaits: a Receive whose context ends while it waits
+// returns the context's error and the handle passed later goes to the
+// next Receive; a Receive waiting while its IPC closes returns ErrClosed;
+// so does a Receive once the reactor is closed.
+func TestIPCReceiveWaits(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		uv.UvtMust(t, err)
+		from, err := uv.OpenIPC(u.Reactor, fds[0])
+		uv.UvtMust(t, err)
+		to, err := uv.OpenIPC(u.Reactor, fds[1])
+		uv.UvtMust(t, err)
+
+		waiting := func(p *uv.IPC) func() bool {
+			return func() bool { return eventkind.LoopRefs(p) > 0 }
+		}
+		receive := func(ctx context.Context) <-chan error {
+			errs := make(chan error, 1)
+			go func() {
+				got, err := to.Receive(ctx)
+				got.Close()
+				errs <- err
+			}()
+			return errs
+		}
+
+		wctx, wcancel := context.WithCancel(ctx)
+		errs := receive(wctx)
+		uv.UvtWaitFor(t, "the Receive to start the IPC", waiting(to))
+		wcancel()
+		if err := uv.UvtRecv(t, errs, "the cancelled Receive"); !errors.Is(err, context.Canceled) {
+			t.Errorf("Receive cancelled while waiting = %v, want context.Canceled", err)
+		}
+
+		a, b, err := uv.Pipe(u.Reactor)
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, from.SendIO(ctx, a))
+		got, err := to.Receive(ctx)
+		uv.UvtMust(t, err)
+		if got.IO == nil {
+			t.Errorf("Receive after the cancel = %+v, want the IO passed", got)
+		}
+		got.Close()
+		a.Close()
+		b.Close()
+
+		// Whether the Close comes before the Receive's wait is queued or
+		// after, the Receive hears ErrClosed.
+		errs = receive(ctx)
+		to.Close()
+		if err := uv.UvtRecv(t, errs, "the Receive its IPC's Close ended"); !errors.Is(err, uv.ErrClosed) {
+			t.Errorf("Receive while the IPC closes = %v, want ErrClosed", err)
+		}
+
+		stop()
+		uv.UvtShutdown(t, u, false)
+		if _, err := from.Receive(ctx); !errors.Is(err, uv.ErrClosed) {
+			t.Errorf("Receive on a closed reactor = %v, want ErrClosed", err)
+		}
+	})
 }

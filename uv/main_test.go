@@ -28,7 +28,7 @@ func UvtRegisterChild(name string, fn func() int) { uvtChildren[name] = fn }
 // the tests otherwise.
 func TestMain(m *testing.M) {
 	if addr := os.Getenv("UVT_MANY_CLIENT"); addr != "" {
-		os.Exit(manyClient(addr)) // io_many_test.go's client process
+		os.Exit(manyClient(addr)) // io_test.go's client process
 	}
 	if name := os.Getenv(uvtChildEnv); name != "" {
 		fn, ok := uvtChildren[name]

@@ -66,7 +66,7 @@ func testPhaseOrderAndIdle(t *testing.T, u *uv.UvtReactor) {
 	uv.UvtShutdown(t, u, false)
 }
 
-// conformPhase is the row of the conformance table (handle_conform_test.go)
+// conformPhase is the row of the conformance table (conform_test.go)
 // for the phase kind that mk makes, whose Info begins with name.
 func conformPhase(name string, mk func(*reactor.Reactor) (*uv.Phase, error)) func(t *testing.T) conform.Kind {
 	return func(t *testing.T) conform.Kind {

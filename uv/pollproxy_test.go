@@ -2,6 +2,7 @@ package uv_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -11,11 +12,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/sys/unix"
-
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
 	"github.com/uvevent/uvevent/uv"
+	"golang.org/x/sys/unix"
 )
 
 func newProxy(t testing.TB, p *uv.Poll, events uv.PollEvents) *uv.PollProxy {
@@ -364,4 +364,231 @@ func TestPollProxySpuriousReadinessDropped(t *testing.T) {
 		}
 		closeAndFinish(t, u, p)
 	})
+}
+
+// Proxies started and stopped from several goroutines, while one proxy
+// stays started, the poll's user starts and stops the event behind the
+// poll with a Stop too many each time, and data keeps the descriptor
+// readable: the extra Stops never take the started proxies' Start away,
+// so once the others have undone their Starts the poll polls for exactly
+// the remaining proxy's events, and for nothing after its Stop.
+func TestPollProxyConcurrentStartStop(t *testing.T) {
+	const rounds = 200
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		a, b := socketpair(t)
+		p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
+		kept := newProxy(t, p, uv.Readable)
+		xs := []*uv.PollProxy{kept, newProxy(t, p, uv.Writable), newProxy(t, p, uv.Readable|uv.Writable)}
+		for _, x := range xs {
+			if _, err := event.Subscribe(x, func(_ event.Event, _ any, err error) {
+				if err != nil && !errors.Is(err, event.ErrClosed) {
+					t.Errorf("proxy told %v", err)
+				}
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		uv.UvtMust(t, kept.Start())
+		stop := uv.UvtServe(t, u)
+		var wg sync.WaitGroup
+		toggle := func(ev event.Event, stops int) {
+			defer wg.Done()
+			for range rounds {
+				if err := ev.Start(); err != nil {
+					t.Errorf("Start of %s: %v", ev.Info(), err)
+					return
+				}
+				for range stops {
+					if err := ev.Stop(); err != nil {
+						t.Errorf("Stop of %s: %v", ev.Info(), err)
+						return
+					}
+				}
+			}
+		}
+		for _, x := range xs[1:] {
+			wg.Add(1)
+			go toggle(x, 1)
+		}
+		wg.Add(2)
+		go toggle(event.Deref(p), 2)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				unix.Write(b, []byte{1})
+			}
+		}()
+		wg.Wait()
+		stop()
+		if got := uv.UvtPolling(p); got != uv.Readable {
+			t.Errorf("one proxy left started: polling for %v, want %v", got, uv.Readable)
+		}
+		uv.UvtMust(t, kept.Stop())
+		if got := uv.UvtPolling(p); got != 0 {
+			t.Errorf("every Start undone: polling for %v, want nothing", got)
+		}
+		closeAndFinish(t, u, p)
+	})
+}
+
+// Proxies started and stopped from several goroutines while another closes
+// the poll: every Start after the close is refused with ErrClosed, nothing
+// panics or aborts, and the poll's handle is gone afterwards.
+func TestPollProxyStartStopRacesPollClose(t *testing.T) {
+	const rounds = 100
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		for range 10 {
+			a, b := socketpair(t)
+			unix.Write(b, []byte{1})
+			p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
+			xs := []*uv.PollProxy{newProxy(t, p, uv.Readable), newProxy(t, p, uv.Writable)}
+			var wg sync.WaitGroup
+			toggle := func(ev event.Event) {
+				defer wg.Done()
+				for range rounds {
+					if err := ev.Start(); err != nil {
+						if !errors.Is(err, event.ErrClosed) {
+							t.Errorf("Start of %s: %v, want nil or ErrClosed", ev.Info(), err)
+						}
+						return
+					}
+					ev.Stop()
+				}
+			}
+			for _, x := range xs {
+				wg.Add(1)
+				go toggle(x)
+			}
+			wg.Add(2)
+			go toggle(event.Deref(p))
+			go func() {
+				defer wg.Done()
+				if err := p.Close(); err != nil {
+					t.Errorf("poll Close: %v", err)
+				}
+			}()
+			wg.Wait()
+			for _, x := range xs {
+				if err := x.Start(); !errors.Is(err, event.ErrClosed) {
+					t.Errorf("proxy Start after the poll's Close = %v, want ErrClosed", err)
+				}
+			}
+		}
+		stop()
+		uv.UvtTurnUntil(t, u, "the close callbacks", func() bool { return u.Stats().CHandles == 0 && uv.UvtPolls(u) == 0 })
+		uv.UvtShutdown(t, u, false)
+	})
+}
+
+// A proxy Start that fails (its wider mask refused: the descriptor was
+// closed behind the poll) takes nothing: the poll's user, stopping the
+// poll they started, stops it — it no longer counts as active, so Run can
+// end, and nothing is polled for — instead of the poll staying started for
+// a proxy that never was.
+func TestPollProxyFailedStartHoldsNothing(t *testing.T) {
+	for _, viaDeref := range []bool{false, true} {
+		name := map[bool]string{false: "Poll.Stop", true: "Stop of the event behind the poll"}[viaDeref]
+		t.Run(name, func(t *testing.T) {
+			uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+				fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+				uv.UvtMust(t, err)
+				defer unix.Close(fds[1])
+				base := u.Stats().Active
+				p := newPoll(t, u, fds[0], uv.Readable, uv.PollOptions{})
+				uv.UvtMust(t, p.Start())
+				uv.UvtMust(t, u.RunNoWait(context.Background()))
+				unix.Close(fds[0])
+				x := newProxy(t, p, uv.Writable)
+				if err := x.Start(); !errors.Is(err, syscall.EBADF) {
+					t.Fatalf("proxy Start over a closed descriptor = %v, want EBADF", err)
+				}
+				if viaDeref {
+					uv.UvtMust(t, event.Deref(p).Stop())
+				} else {
+					uv.UvtMust(t, p.Stop())
+				}
+				if got := u.Stats().Active; got != base {
+					t.Errorf("the poll stopped by its user: %d events active, want %d", got, base)
+				}
+				if got := uv.UvtPolling(p); got != 0 {
+					t.Errorf("the poll stopped by its user: polling for %v, want nothing", got)
+				}
+				uv.UvtMust(t, p.Close())
+				uv.UvtShutdown(t, u, false)
+			})
+		})
+	}
+}
+
+// A started proxy keeps being polled for, and told, whatever Stops the
+// poll's user makes beyond its own Starts: the Start that started proxies
+// hold is theirs. Each way of stopping the poll, then a byte to read: the
+// proxy hears Readable.
+func TestPollStopLeavesStartedProxies(t *testing.T) {
+	stops := []struct {
+		name string
+		stop func(p *uv.Poll) error
+	}{
+		{"Stop never started", func(p *uv.Poll) error { return p.Stop() }},
+		{"Stop twice", func(p *uv.Poll) error { p.Stop(); return p.Stop() }},
+		{"Start then two Stops", func(p *uv.Poll) error {
+			if err := p.Start(); err != nil {
+				return err
+			}
+			p.Stop()
+			return p.Stop()
+		}},
+		{"Stop of the event behind the handle", func(p *uv.Poll) error { return event.Deref(p).Stop() }},
+		{"Stop as an event.Event", func(p *uv.Poll) error { var ev event.Event = p; return ev.Stop() }},
+	}
+	for _, s := range stops {
+		t.Run(s.name, func(t *testing.T) {
+			uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+				a, b := socketpair(t)
+				p := newPoll(t, u, a, uv.Readable, uv.PollOptions{})
+				x := newProxy(t, p, uv.Readable)
+				heard := make(chan uv.PollEvents, 1)
+				if _, err := event.Subscribe(x, func(_ event.Event, res any, err error) {
+					if errors.Is(err, event.ErrClosed) {
+						return // the reactor's Close at the end of the test
+					}
+					if err != nil {
+						t.Errorf("proxy told %v", err)
+						return
+					}
+					select {
+					case heard <- res.(uv.PollEvents):
+					default:
+					}
+				}); err != nil {
+					t.Fatal(err)
+				}
+				uv.UvtMust(t, x.Start())
+				if err := s.stop(p); err != nil {
+					t.Fatalf("the poll's Stop: %v", err)
+				}
+				if got := uv.UvtPolling(p); got != uv.Readable {
+					t.Errorf("after the poll's Stop, polling for %v, want %v", got, uv.Readable)
+				}
+				if _, err := unix.Write(b, []byte{1}); err != nil {
+					t.Fatal(err)
+				}
+				uv.UvtServe(t, u)
+				if got := uv.UvtRecv(t, heard, "proxy notification"); got&uv.Readable == 0 {
+					t.Errorf("the proxy heard %v, want Readable", got)
+				}
+			})
+		})
+	}
+}
+
+// NewPollProxy over a zero Poll (one no constructor made) refuses it with
+// an error matching event.ErrNilEvent, as the zero Poll's own methods do,
+// instead of dereferencing its missing state.
+func TestNewPollProxyRefusesZeroPoll(t *testing.T) {
+	x, err := uv.NewPollProxy(new(uv.Poll), uv.Readable)
+	if x != nil || !errors.Is(err, event.ErrNilEvent) {
+		t.Errorf("NewPollProxy(zero Poll) = %v, %v; want nil and an error matching ErrNilEvent", x, err)
+	}
 }

@@ -210,6 +210,9 @@ func (f *lfRun) op(step int, op, arg byte) {
 			if wasClosed != (err != nil) || wasClosed && !errors.Is(err, event.ErrClosed) {
 				f.t.Errorf("%s: Reset = %v, closed=%v", what, err, wasClosed)
 			}
+			if err == nil && s.starts == 0 { // Reset starts a stopped timer, as time.Timer.Reset
+				s.starts = 1
+			}
 		}
 	case 7: // Await, bounded by a context: its bound decides nothing
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(arg%2)*time.Millisecond)

@@ -4,15 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -445,6 +447,360 @@ func TestFenceRightAfterAClose(t *testing.T) {
 		}
 		if got := u.Stats().CHandles; got != before {
 			t.Errorf("C handles after the fence = %d, want %d as before the closed trigger", got, before)
+		}
+	})
+}
+
+// raceSafety bounds every wait of these attacks: a test that reaches it has
+// hung, and fails instead of hanging.
+const raceSafety = 20 * time.Second
+
+// waitBounded waits for wg, failing the test (with every goroutine's stack)
+// if it does not finish within raceSafety.
+func waitBounded(t *testing.T, what string, wg *sync.WaitGroup) bool {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(raceSafety):
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		t.Errorf("%s: hang after %v\n%s", what, raceSafety, buf[:n])
+		return false
+	}
+}
+
+// Close from one goroutine while others hammer the same triggers with every
+// method, with Serve running. Every call must return (an error is fine), the
+// Serve must end, and no C handle may remain.
+func TestCloseRacesTriggerOperations(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		r := uv.UvtNewReactorOn(t, d).Reactor
+		defer r.Close()
+		const n = 16
+		trs := make([]*uv.Trigger, n)
+		for i := range trs {
+			tr, err := uv.NewTrigger(r)
+			if err != nil {
+				t.Fatalf("NewTrigger: %v", err)
+			}
+			tr.AddCallback(event.NewCallback(func(event.Event, any, error) {}))
+			trs[i] = tr
+		}
+		serveDone := make(chan error, 1)
+		go func() { serveDone <- r.Serve(context.Background()) }()
+
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for w := 0; w < 6; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					tr := trs[(i+w)%n]
+					switch (i + w) % 7 {
+					case 0:
+						tr.Start()
+					case 1:
+						tr.Stop()
+					case 2:
+						tr.Send()
+					case 3:
+						tr.Retain()
+						tr.Dispose()
+					case 4:
+						cb := event.NewCallback(func(event.Event, any, error) {})
+						if tr.AddCallback(cb) == nil {
+							tr.DelCallback(cb)
+						}
+					case 5:
+						ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+						event.Await(ctx, event.Any(), tr)
+						cancel()
+					case 6:
+						_ = tr.Info()
+						_ = tr.Flags()
+					}
+				}
+			}(w)
+		}
+		time.Sleep(50 * time.Millisecond) // let the hammering start; not a decision
+		var cwg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range errs {
+			cwg.Add(1)
+			go func(i int) { defer cwg.Done(); errs[i] = r.Close() }(i)
+		}
+		if !waitBounded(t, "two concurrent Close", &cwg) {
+			close(stop)
+			return
+		}
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("Close #%d = %v, want nil", i, err)
+			}
+		}
+		close(stop)
+		waitBounded(t, "operations after Close", &wg)
+		select {
+		case <-serveDone:
+		case <-time.After(raceSafety):
+			t.Fatalf("Serve did not return after Close")
+		}
+		for i, tr := range trs {
+			if err := tr.Start(); !errors.Is(err, event.ErrClosed) && !errors.Is(err, reactor.ErrReactorClosed) {
+				t.Errorf("trigger %d Start after Close = %v, want ErrClosed", i, err)
+			}
+			if err := tr.Send(); err == nil {
+				t.Errorf("trigger %d Send after reactor Close = nil, want an error", i)
+			}
+		}
+		if s := r.Stats(); s.CHandles != 0 || s.Active != 0 {
+			t.Errorf("after Close: CHandles=%d Active=%d", s.CHandles, s.Active)
+		}
+	})
+}
+
+// Shutdown with contexts that expire at once or very soon, while Serve runs
+// and goroutines keep operating, then a final Close. Shutdown must either
+// succeed or return the context's error leaving the reactor usable for Close.
+func TestShutdownShortContexts(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		for round := 0; round < 20; round++ {
+			r := uv.UvtNewReactorOn(t, d).Reactor
+			tr, err := uv.NewTrigger(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr.AddCallback(event.NewCallback(func(ev event.Event, _ any, _ error) {
+				time.Sleep(100 * time.Microsecond) // a slow callback widens the window
+			}))
+			tr.Start()
+			serveDone := make(chan error, 1)
+			go func() { serveDone <- r.Serve(context.Background()) }()
+			var wg sync.WaitGroup
+			stop := make(chan struct{})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+						tr.Send()
+					}
+				}
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(round)*50*time.Microsecond)
+			serr := r.Shutdown(ctx)
+			cancel()
+			if serr != nil && !errors.Is(serr, context.DeadlineExceeded) {
+				t.Errorf("round %d: Shutdown = %v, want nil or DeadlineExceeded", round, serr)
+			}
+			var cwg sync.WaitGroup
+			cwg.Add(1)
+			var cerr error
+			go func() { defer cwg.Done(); cerr = r.Close() }()
+			if !waitBounded(t, fmt.Sprintf("round %d: Close after Shutdown(%v)", round, serr), &cwg) {
+				close(stop)
+				return
+			}
+			if cerr != nil {
+				t.Errorf("round %d: Close = %v", round, cerr)
+			}
+			close(stop)
+			waitBounded(t, "sender", &wg)
+			select {
+			case <-serveDone:
+			case <-time.After(raceSafety):
+				t.Fatalf("round %d: Serve did not return", round)
+			}
+			if s := r.Stats(); s.CHandles != 0 {
+				t.Errorf("round %d: CHandles=%d after Close", round, s.CHandles)
+			}
+		}
+	})
+}
+
+// Triggers created while Close runs are either refused or closed by it:
+// Close succeeds and no C handle is left.
+func TestCloseWhileTriggersAreCreated(t *testing.T) {
+	uv.UvtNeedsLibuv(t)
+	for round := range 50 {
+		r := uv.UvtNewReactor(t).Reactor
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				for {
+					if _, err := uv.NewTrigger(r); err != nil {
+						if !errors.Is(err, reactor.ErrReactorClosed) {
+							t.Errorf("NewTrigger during Close: %v", err)
+						}
+						return
+					}
+				}
+			}()
+		}
+		close(start)
+		if err := r.Close(); err != nil {
+			t.Fatalf("round %d: Close = %v", round, err)
+		}
+		wg.Wait()
+		if s := r.Stats(); s.CHandles != 0 || len(s.Handles) != 0 {
+			t.Fatalf("round %d: left after Close: %+v", round, s)
+		}
+	}
+}
+
+// Two cooperative coroutines that hand the baton to each other forever do
+// not keep I/O readiness from being served: a trigger sent from another
+// goroutine (libuv's backend descriptor on the libuv driver, the poller's
+// wake-up on the pure-Go driver) fires while they ping-pong, and only its
+// callback stops them. (The deadline only turns a hang into a failure.)
+func TestTriggerServedWhileCoroutinesPingPong(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		r := u.Reactor
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		tr, err := uv.NewTrigger(r)
+		uv.UvtMust(t, err)
+		var fired bool // loop-owned
+		var rounds int
+		event.Subscribe(tr, func(_ event.Event, _ any, err error) {
+			if err == nil {
+				fired = true
+				tr.Close()
+			}
+		})
+		uv.UvtMust(t, tr.Start())
+		inA, inB := event.NewFuture[int](r), event.NewFuture[int](r)
+		a, err := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
+			for {
+				inA = event.NewFuture[int](r)
+				if fired {
+					inB.Resolve(-1)
+					return rounds, nil
+				}
+				if rounds++; rounds == 100 {
+					go tr.Send() // from outside the loop, while they ping-pong
+				}
+				inB.Resolve(rounds)
+				if _, err := inA.Await(ctx); err != nil {
+					return rounds, err
+				}
+			}
+		})
+		uv.UvtMust(t, err)
+		b, err := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
+			for {
+				v, err := inB.Await(ctx)
+				if err != nil || v < 0 {
+					return v, err
+				}
+				inB = event.NewFuture[int](r)
+				inA.Resolve(v)
+			}
+		})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, r.Run(ctx))
+		if !fired {
+			t.Fatal("the trigger did not fire")
+		}
+		for _, c := range []*reactor.Coroutine[int]{a, b} {
+			if _, ok, err := c.Outcome(); !ok || err != nil {
+				t.Errorf("%s: outcome %v, %v: it did not stop by itself", c.Info(), ok, err)
+			}
+		}
+	})
+}
+
+// A trigger whose callback sends to the same trigger: libuv delivers such a
+// send on a later turn (uv_async_send inside the callback wakes the next
+// iteration), so RunOnce returns and timers keep firing. On both drivers a
+// turn must end, ctx must be honoured, and a timer must fire while the
+// trigger re-sends itself forever.
+func TestTriggerSelfSendEndsTheTurn(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		r := uv.UvtNewReactorOn(t, d).Reactor
+		defer r.Close()
+		tr, err := uv.NewTrigger(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fired atomic.Int64
+		sendAgain := atomic.Bool{}
+		sendAgain.Store(true)
+		// The event a callback is given has no Send (it is the target, not
+		// the *Trigger): a callback that re-sends must use the reference.
+		event.Subscribe(tr, func(ev event.Event, _ any, err error) {
+			if err == nil && sendAgain.Load() {
+				fired.Add(1)
+				if err := tr.Send(); err != nil {
+					t.Errorf("Send from the callback: %v", err)
+				}
+			}
+		})
+		tr.Start()
+		tr.Send()
+		done := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			done <- r.RunOnce(ctx)
+		}()
+		select {
+		case <-done:
+			if fired.Load() == 0 {
+				t.Fatalf("the trigger never fired")
+			}
+		case <-time.After(raceSafety):
+			sendAgain.Store(false)
+			t.Fatalf("RunOnce did not return within %v: a self-sending trigger keeps one turn going (%d notifications)", raceSafety, fired.Load())
+		}
+		// Fairness under Run: a timer due in 1 ms fires while the trigger
+		// keeps re-sending.
+		tm, err := r.NewTimer(time.Millisecond, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		timerFired := make(chan struct{})
+		event.Subscribe(tm, func(_ event.Event, _ any, err error) {
+			if err == nil {
+				close(timerFired)
+				r.Stop()
+			}
+		})
+		tm.Start()
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), raceSafety)
+			defer cancel()
+			done <- r.Run(ctx)
+		}()
+		select {
+		case <-timerFired:
+		case <-time.After(raceSafety):
+			t.Errorf("a 1 ms timer never fired while a trigger re-sent itself (%d notifications)", fired.Load())
+		}
+		sendAgain.Store(false)
+		select {
+		case <-done:
+		case <-time.After(raceSafety):
+			t.Fatalf("Run never returned")
+		}
+		if err := closeBounded(t, r); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -1,7 +1,7 @@
 // Package conform is the conformance table every event kind runs through:
 // the rules of the event contract (docs/architecture.md §3) that hold for any kind,
 // checked the same way for each. The table itself lists every kind at a
-// glance, one row a kind (uv/handle_conform_test.go); a row describes its
+// glance, one row a kind (uv/conform_test.go); a row describes its
 // kind:
 //
 //	func conformTrigger(t *testing.T) conform.Kind {

@@ -3,10 +3,14 @@ package uv_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +18,7 @@ import (
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
+	"golang.org/x/sys/unix"
 )
 
 // fault is what a callback or a hook does wrong.
@@ -289,6 +294,192 @@ func TestAwaitOddEvents(t *testing.T) {
 		}
 		if err := closeBounded(t, r); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// A reactor closed while goroutines wait on events of every kind: each
+// wait ends with an error (whether it began before the Close or after), and
+// none hangs.
+func TestFaultCloseWithWaitersOnEveryKind(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		u := uv.UvtNewReactorOn(t, d)
+		r := u.Reactor
+		stop := uv.UvtServe(t, u)
+		defer stop()
+		var evs []event.Event
+		add := func(ev event.Event, err error) {
+			t.Helper()
+			uv.UvtMust(t, err)
+			evs = append(evs, ev)
+		}
+		tm, err := r.NewTimer(time.Hour, 0)
+		add(tm, err)
+		uv.UvtMust(t, tm.Start())
+		tr, err := uv.NewTrigger(r)
+		add(tr, err)
+		uv.UvtMust(t, tr.Start())
+		add(event.NewFuture[int](r.Owner()), nil)
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		uv.UvtMust(t, err)
+		defer unix.Close(fds[1])
+		p, err := uv.NewPoll(r, fds[0], uv.Readable, uv.PollOptions{CloseFD: true})
+		add(p, err)
+		uv.UvtMust(t, p.Start())
+		sig, err := uv.NewSignal(r, syscall.SIGUSR2)
+		add(sig, err)
+		uv.UvtMust(t, sig.Start())
+		proc, err := uv.StartProcess(r, uv.ProcessOptions{Args: []string{"/bin/sleep", "5"}})
+		add(proc, err)
+		defer proc.Kill(syscall.SIGKILL)
+		task, err := uv.QueueTask(r, func(ctx context.Context) (any, error) { <-ctx.Done(); return nil, ctx.Err() })
+		add(task, err)
+		w, err := uv.NewFSEvent(r, t.TempDir(), uv.FSEventOptions{})
+		add(w, err)
+		uv.UvtMust(t, w.Start())
+
+		ln, err := uv.Listen(r, "tcp4", "127.0.0.1:0")
+		uv.UvtMust(t, err)
+		a, b, err := uv.Pipe(r)
+		uv.UvtMust(t, err)
+		udp, err := uv.ListenUDP(r, "udp4", "127.0.0.1:0")
+		uv.UvtMust(t, err)
+
+		errs := make(chan error, len(evs)+3)
+		for _, ev := range evs {
+			go func() {
+				_, err := event.Await(context.Background(), event.Any(), ev)
+				errs <- fmt.Errorf("%T: %w", ev, err)
+			}()
+		}
+		go func() { _, err := ln.AcceptIO(context.Background()); errs <- fmt.Errorf("AcceptIO: %w", err) }()
+		go func() { _, err := a.Read(make([]byte, 8)); errs <- fmt.Errorf("Read: %w", err) }()
+		go func() { _, _, err := udp.ReadFrom(make([]byte, 8)); errs <- fmt.Errorf("ReadFrom: %w", err) }()
+		stop()
+		uv.UvtMust(t, r.Close())
+		for range len(evs) + 3 {
+			err := uv.UvtRecv(t, errs, "a waiter's end")
+			if err == nil || errorsIsNil(err) {
+				t.Errorf("a wait ended without an error: %v", err)
+			}
+		}
+		b.Close()
+	})
+}
+
+// errorsIsNil reports whether err only wraps nil (a wait that succeeded).
+func errorsIsNil(err error) bool {
+	u, ok := err.(interface{ Unwrap() error })
+	return ok && u.Unwrap() == nil
+}
+
+// Descriptor exhaustion: with RLIMIT_NOFILE lowered and every descriptor
+// taken, accept, dial, open and watch each fail with an error matching
+// syscall.EMFILE, and a connection made before keeps being served. It runs
+// in a child process (this test binary again), so that the lowered limit
+// touches nothing else.
+func TestFaultDescriptorExhaustion(t *testing.T) {
+	if inChild(t, "UVEVENT_EMFILE_CHILD") {
+		emfileChild(t)
+	}
+}
+
+func emfileChild(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		u := uv.UvtNewReactorOn(t, d)
+		stop := uv.UvtServe(t, u)
+		defer stop()
+		ln, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
+		uv.UvtMust(t, err)
+		defer ln.Close()
+		// A served connection, made before the descriptors run out: an echo.
+		client, err := net.Dial("tcp4", ln.Addr().String())
+		uv.UvtMust(t, err)
+		defer client.Close()
+		srv, err := ln.AcceptIO(context.Background())
+		uv.UvtMust(t, err)
+		defer srv.Close()
+		echo := func() error {
+			if _, err := client.Write([]byte("ping")); err != nil {
+				return err
+			}
+			b := make([]byte, 4)
+			if _, err := io.ReadFull(srv, b); err != nil {
+				return err
+			}
+			_, err := srv.Write(b)
+			if err == nil {
+				_, err = io.ReadFull(client, b)
+			}
+			return err
+		}
+		uv.UvtMust(t, echo())
+
+		// Take every descriptor left under a low limit.
+		var old syscall.Rlimit
+		uv.UvtMust(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old))
+		lim := old
+		lim.Cur = uint64(uv.UvtOpenFDs(t) + 16)
+		uv.UvtMust(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim))
+		defer syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
+		var hog []int
+		for {
+			fd, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+			if err != nil {
+				break
+			}
+			hog = append(hog, fd)
+		}
+		release := func() {
+			for _, fd := range hog {
+				syscall.Close(fd)
+			}
+			hog = nil
+		}
+		defer release()
+
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		if _, err := uv.Dial(ctx, u.Reactor, "tcp4", ln.Addr().String()); !errors.Is(err, syscall.EMFILE) {
+			t.Errorf("Dial with no descriptor left = %v, want EMFILE", err)
+		}
+		if _, err := uv.OpenFile(ctx, u.Reactor, "/dev/null", os.O_RDONLY, 0); !errors.Is(err, syscall.EMFILE) {
+			t.Errorf("OpenFile with no descriptor left = %v, want EMFILE", err)
+		}
+		if w, err := uv.NewFSEvent(u.Reactor, t.TempDir(), uv.FSEventOptions{}); err == nil {
+			if err := w.Start(); !errors.Is(err, syscall.EMFILE) {
+				t.Errorf("FSEvent Start with no descriptor left = %v, want EMFILE", err)
+			}
+			w.Close()
+		} else if !errors.Is(err, syscall.EMFILE) {
+			t.Errorf("NewFSEvent with no descriptor left = %v, want EMFILE", err)
+		}
+		// A connection from the last descriptor: the server has none left
+		// to accept it with.
+		syscall.Close(hog[len(hog)-1])
+		hog = hog[:len(hog)-1]
+		waiting, err := net.Dial("tcp4", ln.Addr().String())
+		uv.UvtMust(t, err)
+		defer waiting.Close()
+		actx, acancel := context.WithTimeout(ctx, 200e6) // an accept that cannot get its descriptor fails or waits; either way it ends
+		c, err := ln.AcceptIO(actx)
+		acancel()
+		switch {
+		case err == nil:
+			c.Close()
+			t.Errorf("AcceptIO with no descriptor left succeeded")
+		case errors.Is(err, syscall.EMFILE), errors.Is(err, context.DeadlineExceeded):
+			t.Logf("AcceptIO with no descriptor left: %v", err)
+		default:
+			t.Errorf("AcceptIO with no descriptor left = %v, want EMFILE", err)
+		}
+		// The connection made before is still served.
+		if err := echo(); err != nil {
+			t.Errorf("the served connection, out of descriptors: %v", err)
+		}
+		release()
+		if err := echo(); err != nil {
+			t.Errorf("the served connection, descriptors back: %v", err)
 		}
 	})
 }

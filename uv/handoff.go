@@ -74,14 +74,20 @@ func (h *handoff[T]) wait(ctx context.Context, r *reactor.Reactor, self event.Ev
 			}
 		}
 		if h.cb == nil {
-			h.cb = event.NewCallback(fn)
-			if err = self.AddCallback(h.cb); err != nil {
+			// Kept only once subscribed and started: a wait whose
+			// subscription or Start failed leaves the next wait to try
+			// again, instead of waiting on a callback that was never added.
+			cb := event.NewCallback(fn)
+			err = self.AddCallback(cb)
+			cb.Release()
+			if err != nil {
 				return
 			}
-			h.cb.Release()
 			if err = self.Start(); err != nil {
+				self.DelCallback(cb)
 				return
 			}
+			h.cb = cb
 		}
 		h.waiters = append(h.waiters, w)
 	}); x != nil {

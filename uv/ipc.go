@@ -97,10 +97,10 @@ type ipcEvent struct {
 	t    ipcTransport
 	fd   int // the pipe's descriptor, for Info
 
-	sends []*ipcSend      // passes handed to the transport, oldest first
-	recvs handoff[Passed] // Receive's side: handles no Receive took yet, the Receives waiting
-	held  []Passed        // received in the turn a callback stopped the IPC, for the next Start
-	ended error           // how receiving ended (io.EOF, a reset), told once
+	sends []*ipcSend        // passes handed to the transport, oldest first
+	recvs takeQueue[Passed] // Receive's side: handles no Receive took yet, the Receives waiting
+	held  []Passed          // received in the turn a callback stopped the IPC, for the next Start
+	ended error             // how receiving ended (io.EOF, a reset), told once
 
 	sent, received, failed atomic.Uint64
 }

@@ -70,7 +70,7 @@ type listenEvent struct {
 
 	// Accept's side, loop-owned: connections no Accept took yet, and the
 	// Accepts waiting.
-	accepts handoff[*IO]
+	accepts takeQueue[*IO]
 	// Connections libuv accepted in the turn a callback stopped the
 	// listener, for the callbacks of the next Start (libuv driver).
 	held []*IO

@@ -7,30 +7,30 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 )
 
-// handoff is the blocking side of an event whose results are taken one at
+// takeQueue is the blocking side of an event whose results are taken one at
 // a time by goroutines that wait for them: a Listener's connections
 // (AcceptIO), an IPC's received handles (Receive). It holds the results
 // that came while nobody waited, the waits, oldest first, and the callback
 // the first wait subscribes to the event. Loop-owned.
-type handoff[T any] struct {
+type takeQueue[T any] struct {
 	cb      *event.Callback
 	queue   []T
-	waiters []*handoffWait[T]
+	waiters []*takeWait[T]
 }
 
-// handoffWait is one goroutine's wait: what it was handed, once ch has a
+// takeWait is one goroutine's wait: what it was handed, once ch has a
 // value.
-type handoffWait[T any] struct {
+type takeWait[T any] struct {
 	v   T
 	err error
 	ch  chan struct{}
 }
 
 // idle reports that nobody waits: a result goes to the queue.
-func (h *handoff[T]) idle() bool { return len(h.waiters) == 0 }
+func (h *takeQueue[T]) idle() bool { return len(h.waiters) == 0 }
 
 // wake hands v and err to the oldest wait. Someone must wait.
-func (h *handoff[T]) wake(v T, err error) {
+func (h *takeQueue[T]) wake(v T, err error) {
 	w := h.waiters[0]
 	h.waiters = h.waiters[1:]
 	w.v, w.err = v, err
@@ -38,7 +38,7 @@ func (h *handoff[T]) wake(v T, err error) {
 }
 
 // failAll ends every wait with err.
-func (h *handoff[T]) failAll(err error) {
+func (h *takeQueue[T]) failAll(err error) {
 	for _, w := range h.waiters {
 		w.err = err
 		w.ch <- struct{}{}
@@ -53,8 +53,8 @@ func (h *handoff[T]) failAll(err error) {
 // (nil: none). When ctx ends first, the wait is withdrawn and ctx's error
 // returned, unless a result came meanwhile; a later result goes to the
 // next wait. Not on the loop goroutine.
-func (h *handoff[T]) wait(ctx context.Context, r *reactor.Reactor, self event.Event, fn event.CallbackFunc, end func() error) (T, error) {
-	w := &handoffWait[T]{ch: make(chan struct{}, 1)}
+func (h *takeQueue[T]) wait(ctx context.Context, r *reactor.Reactor, self event.Event, fn event.CallbackFunc, end func() error) (T, error) {
+	w := &takeWait[T]{ch: make(chan struct{}, 1)}
 	var err error
 	if x := r.Call(func() {
 		if self.Flags().Has(event.Closed) {

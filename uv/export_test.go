@@ -11,6 +11,7 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -223,3 +224,12 @@ func UvtFailAccepts(t testing.TB, errno syscall.Errno, n int32) {
 // it: its C request is still libuv's, not freed by a completion that the
 // turn has yet to hand to q.
 func UvtCancelable[T any](q *FSRequest[T]) bool { return q.cancelable() }
+
+// UvtLingerOf returns the libuv driver's lingering close of c in progress,
+// or 0 (none, or c is the pure-Go driver's). On the loop.
+func UvtLingerOf(c *IO) uvcgo.Linger {
+	if s, ok := c.e.t.(*uvStream); ok {
+		return s.lg.uv
+	}
+	return 0
+}

@@ -787,9 +787,15 @@ func drops(u *uv.UvtReactor) []*uv.DropError {
 func waitDrop(t *testing.T, u *uv.UvtReactor, cause error) {
 	t.Helper()
 	uv.UvtWaitFor(t, "the drop report", func() bool { return len(drops(u)) > 0 })
+	checkDrop(t, u, cause)
+}
+
+// checkDrop checks the drop reports made so far: one, some bytes dropped,
+// a reset, and its cause.
+func checkDrop(t *testing.T, u *uv.UvtReactor, cause error) {
+	t.Helper()
 	ds := drops(u)
-	d := ds[0]
-	if len(ds) != 1 || d.Bytes <= 0 || !d.Reset || !errors.Is(d, uv.ErrDropped) || !errors.Is(d, cause) {
+	if len(ds) != 1 || ds[0].Bytes <= 0 || !ds[0].Reset || !errors.Is(ds[0], uv.ErrDropped) || !errors.Is(ds[0], cause) {
 		t.Errorf("drop reports = %v, want one reset with bytes dropped matching ErrDropped and %v", ds, cause)
 	}
 }
@@ -904,7 +910,7 @@ func TestIOAbort(t *testing.T) {
 
 // TestIOCloseLingerReactorClose: the reactor's Close with a lingering
 // close pending (a peer that never reads) waits for it within its linger
-// time, then resets it and reports the drop.
+// time, then resets it; the drop is reported by the time Close returns.
 func TestIOCloseLingerReactorClose(t *testing.T) {
 	lingerEachEnd(t, func(t *testing.T, v *lingerEnv) {
 		uv.UvtMust(t, v.io.SetLinger(200*time.Millisecond))
@@ -912,7 +918,7 @@ func TestIOCloseLingerReactorClose(t *testing.T) {
 		uv.UvtMust(t, v.io.Close())
 		v.stop()
 		uv.UvtShutdown(t, v.u, true)
-		waitDrop(t, v.u, os.ErrDeadlineExceeded)
+		checkDrop(t, v.u, os.ErrDeadlineExceeded)
 		readToReset(t, v.peer)
 	})
 }
@@ -1069,10 +1075,7 @@ func TestIOCloseLingerShutdownResets(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "waiting for") {
 			t.Errorf("Shutdown = %v: names as still running what it reset", err)
 		}
-		ds := drops(v.u)
-		if len(ds) != 1 || ds[0].Bytes <= 0 || !ds[0].Reset || !errors.Is(ds[0], uv.ErrDropped) || !errors.Is(ds[0], uv.ErrAborted) {
-			t.Errorf("drop reports when Shutdown returned = %v, want one reset with bytes dropped matching ErrDropped and ErrAborted", ds)
-		}
+		checkDrop(t, v.u, uv.ErrAborted) // reported by the time Shutdown returned
 		readToReset(t, v.peer)
 		v.stop() // Serve has ended: Shutdown stopped it
 		uv.UvtShutdown(t, v.u, true)
@@ -1080,5 +1083,101 @@ func TestIOCloseLingerShutdownResets(t *testing.T) {
 		if n := openSockets(t); n > sockets-closed {
 			t.Errorf("open sockets after Shutdown = %d, want at most %d (%d closed by it)", n, sockets-closed, closed)
 		}
+	})
+}
+
+// TestIOCloseLingerSecondShutdownResets: the reactor's Close, or a
+// Shutdown with a long context, waits for a lingering close with an
+// hour's linger time to a peer that never reads (a blocking Write parked
+// on the full queue when the IO closed); a second Shutdown, whose context
+// ends meanwhile, resets it: that Shutdown returns an error naming the
+// reset, the drop is reported by then, and the first returns too.
+func TestIOCloseLingerSecondShutdownResets(t *testing.T) {
+	for _, first := range []string{"Close", "Shutdown"} {
+		t.Run(first, func(t *testing.T) {
+			lingerEachEnd(t, func(t *testing.T, v *lingerEnv) {
+				uv.UvtMust(t, v.io.SetLinger(time.Hour))
+				v.sendAll(t, lingerData())
+				wrote := make(chan error, 1)
+				go func() {
+					_, err := v.io.Write(make([]byte, 4<<20))
+					wrote <- err
+				}()
+				uv.UvtWaitFor(t, "the Write to park on the full queue", func() bool { return v.io.Queued() > lingerSize })
+				uv.UvtMust(t, v.io.Close())
+				if err := uv.UvtRecv(t, wrote, "the parked Write's return at Close"); !errors.Is(err, uv.ErrClosed) {
+					t.Errorf("Write parked at Close = %v, want ErrClosed", err)
+				}
+				long, cancelLong := context.WithTimeout(context.Background(), uv.UvtSafety)
+				defer cancelLong()
+				ended := make(chan error, 1)
+				go func() {
+					if first == "Close" {
+						ended <- v.u.Close()
+					} else {
+						ended <- v.u.Shutdown(long)
+					}
+				}()
+				// The first has closed the reactor (it waits for the
+				// lingering close from then on) once Post is refused.
+				uv.UvtWaitFor(t, "the first "+first+" to close the reactor", func() bool {
+					return errors.Is(v.u.Post(func() {}), reactor.ErrReactorClosed)
+				})
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				defer cancel()
+				second := make(chan error, 1)
+				go func() { second <- v.u.Shutdown(ctx) }()
+				err := uv.UvtRecv(t, second, "the second Shutdown's return, its context over and the linger time not")
+				if !errors.Is(err, reactor.ErrCloseIncomplete) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "reset: the lingering close of") {
+					t.Errorf("second Shutdown = %v, want ErrCloseIncomplete and DeadlineExceeded naming the reset", err)
+				}
+				checkDrop(t, v.u, uv.ErrAborted) // reported by the time the second Shutdown returned
+				if err := uv.UvtRecv(t, ended, "the first "+first+"'s return once the lingering close was reset"); err != nil {
+					t.Errorf("first %s = %v, want nil", first, err)
+				}
+				readToReset(t, v.peer)
+				v.stop()
+				uv.UvtShutdown(t, v.u, true)
+			})
+		})
+	}
+}
+
+// fireLinger fires the libuv driver's linger timer of c now, on the loop,
+// as if its linger time had passed, and reports whether c was lingering:
+// the stream is reset and the timer's record waits for the next turn. Set
+// in builds with the uvfaults tag (the shim's switch); nil without it.
+var fireLinger func(c *uv.IO) bool
+
+// TestIOCloseLingerTimerAndAbortInOneTurn: the linger time passes (the
+// libuv driver's timer resets the stream) and an Abort comes in the same
+// loop turn, before the timer's record is seen: the drop is reported once,
+// by the Abort, as the timer's (os.ErrDeadlineExceeded, a reset, the
+// bytes the reset dropped), and the record then reports nothing more.
+func TestIOCloseLingerTimerAndAbortInOneTurn(t *testing.T) {
+	lingerEachEnd(t, func(t *testing.T, v *lingerEnv) {
+		if v.u.Driver() != reactor.DriverLibuv {
+			t.Skip("the pure-Go driver's lingering close has no timer record: its linger time and an Abort end the one write it waits in (TestIOCloseLingerTimesOut, TestIOAbort)")
+		}
+		if fireLinger == nil {
+			t.Skip("firing the linger timer needs the shim's fault switch: go test -tags uvfaults")
+		}
+		uv.UvtMust(t, v.io.SetLinger(time.Hour))
+		v.sendAll(t, lingerData())
+		uv.UvtMust(t, v.io.Close())
+		fired := false
+		uv.UvtMust(t, v.u.Call(func() {
+			if fired = fireLinger(v.io); fired {
+				v.io.Abort()
+			}
+		}))
+		if !fired {
+			t.Fatal("the IO was not lingering after Close with bytes queued")
+		}
+		checkDrop(t, v.u, os.ErrDeadlineExceeded) // by the Abort, at once
+		readToReset(t, v.peer)
+		v.stop()
+		uv.UvtShutdown(t, v.u, true) // the timer's record is taken by now
+		checkDrop(t, v.u, os.ErrDeadlineExceeded)
 	})
 }

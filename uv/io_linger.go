@@ -262,8 +262,7 @@ func (s *uvStream) lingered(rec *uvcgo.Completion) {
 	}
 	switch {
 	case rec.Kind == uvcgo.CompletionShutdown && rec.Aux == uvcgo.LingerReset:
-		s.endLinger(false, nil)
-		s.dropped(s, int(rec.N), s.transport == "tcp", os.ErrDeadlineExceeded)
+		s.endLinger(false, nil) // reports the timer's drop
 	case rec.Kind != uvcgo.CompletionWrite:
 	case rec.Status < 0:
 		s.endLinger(false, nil) // the peer is gone: nothing more could reach it
@@ -276,14 +275,21 @@ func (s *uvStream) lingered(rec *uvcgo.Completion) {
 }
 
 // endLinger ends the lingering close: the stream closes (reset when asked),
-// and what it dropped is reported with cause. Once.
+// and what it dropped is reported with cause. Once. When the linger's
+// timer reset the stream already, its drop is reported (with
+// os.ErrDeadlineExceeded) whoever ends the linger: its record, or an
+// Abort or a Shutdown's reset that came in the same turn, before the
+// record was seen (the record then finds the linger over).
 func (s *uvStream) endLinger(reset bool, cause error) {
 	g := s.lg.uv
 	if g == 0 {
 		return
 	}
 	s.lg.uv, s.lg.stop = 0, nil
-	n := s.loop.LingerEnd(g, reset)
+	n, timedOut := s.loop.LingerEnd(g, reset)
+	if timedOut {
+		reset, cause = true, os.ErrDeadlineExceeded
+	}
 	eventkind.ActiveDelta(s.r.Owner(), -1)
 	if cause != nil {
 		s.dropped(s, n, reset && s.transport == "tcp", cause)

@@ -10,6 +10,8 @@ enum { UVEV_FAULT_INIT = 1, UVEV_FAULT_READ_START = 2, UVEV_FAULT_WRITE = 3, UVE
 
 void uvev_fault_arm(int op, int err);
 int uvev__fault(int op);
+/* stream.c: fires a lingering close's timer now. */
+void uvev_fault_linger_fire(uintptr_t g);
 
 /* A macro does not expand inside its own expansion: the inner name is the
  * real function. */

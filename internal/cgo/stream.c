@@ -321,17 +321,20 @@ int64_t uvev_stream_reset(uintptr_t h) { return uvev__reset((uv_stream_t *)h); }
 typedef struct {
   uv_timer_t timer;
   uv_stream_t *s;
-  int closed; /* the stream is closing: the timer reset it, or Go ended it */
+  int closed;      /* the stream is closing: the timer reset it, or Go ended it */
+  int timed_out;   /* the timer reset it */
+  int64_t dropped; /* the bytes the timer's reset dropped */
 } uvev__linger;
 
 static void uvev__on_linger(uv_timer_t *t) {
   uvev__linger *g = (uvev__linger *)t;
   if (g->closed) return;
   g->closed = 1;
+  g->timed_out = 1;
   uint64_t id = uvev__id_of(g->s);
-  int64_t n = uvev__reset(g->s);
+  g->dropped = uvev__reset(g->s);
   uvev_completion *c = uvev__push(uvev__sloop(t), id, UVEV_DONE_SHUTDOWN, UV_ETIMEDOUT);
-  c->n = n;
+  c->n = g->dropped;
   c->aux = UVEV_LINGER_RESET;
 }
 
@@ -351,6 +354,8 @@ int uvev_linger_start(uvev_loop *l, uintptr_t h, uint64_t timeout_ms, uintptr_t 
   }
   g->s = (uv_stream_t *)h;
   g->closed = 0;
+  g->timed_out = 0;
+  g->dropped = 0;
   uv_read_start(g->s, uvev__on_alloc, uvev__on_read);
   uv_timer_start(&g->timer, uvev__on_linger, timeout_ms, 0);
   return 0;
@@ -358,11 +363,14 @@ int uvev_linger_start(uvev_loop *l, uintptr_t h, uint64_t timeout_ms, uintptr_t 
 
 /* Ends the lingering close g, once, from Go: the stream closes (reset when
  * reset is set: an Abort, a failed write) unless the timer reset it first,
- * and the timer closes. Returns the bytes of the stream's queue dropped, or
- * -1 when the timer had reset it (its record told them). */
-int64_t uvev_linger_end(uintptr_t p, int reset) {
+ * and the timer closes. Returns the bytes of the stream's queue dropped;
+ * *timed_out says the timer had reset the stream, and the bytes are those
+ * its reset dropped (its record, which may still be on its way to Go when
+ * an Abort ends the linger in the same turn, tells them too). */
+int64_t uvev_linger_end(uintptr_t p, int reset, int *timed_out) {
   uvev__linger *g = (uvev__linger *)p;
-  int64_t n = -1;
+  int64_t n = g->dropped;
+  *timed_out = g->timed_out;
   if (!g->closed) {
     g->closed = 1;
     if (reset) {
@@ -376,3 +384,13 @@ int64_t uvev_linger_end(uintptr_t p, int reset) {
   uv_close((uv_handle_t *)&g->timer, uvev__on_close);
   return n;
 }
+
+#ifdef UVEV_FAULTS
+/* Fires the lingering close g's timer now, as if its time had passed: the
+ * stream is reset and the record pushed, to be taken by Go's next turn. */
+void uvev_fault_linger_fire(uintptr_t p) {
+  uvev__linger *g = (uvev__linger *)p;
+  uv_timer_stop(&g->timer);
+  uvev__on_linger(&g->timer);
+}
+#endif

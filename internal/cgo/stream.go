@@ -208,13 +208,17 @@ func (l *Loop) LingerStart(h Handle, timeoutMS int64) (Linger, error) {
 
 // LingerEnd ends the lingering close g, once: the stream closes (with a
 // reset, as ResetStream, when reset is set) unless its timer reset it
-// already. It returns the bytes of the queue dropped, or -1 when the timer
-// had reset the stream (its record told the bytes).
-func (l *Loop) LingerEnd(g Linger, reset bool) int {
+// already. It returns the bytes of the queue dropped, and timedOut when the
+// timer had reset the stream: the bytes are then those its reset dropped,
+// which its record tells too (a record still on its way when an Abort in
+// the same turn ends the linger first).
+func (l *Loop) LingerEnd(g Linger, reset bool) (dropped int, timedOut bool) {
 	r := C.int(0)
 	if reset {
 		r = 1
 	}
+	var t C.int
 	l.mut()
-	return int(C.uvev_linger_end(C.uintptr_t(g), r))
+	n := C.uvev_linger_end(C.uintptr_t(g), r, &t)
+	return int(n), t != 0
 }

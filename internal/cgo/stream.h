@@ -33,7 +33,7 @@ size_t uvev_stream_queued(uintptr_t h);
 void uvev_stream_set_id(uintptr_t h, uint64_t id);
 int64_t uvev_stream_reset(uintptr_t h);
 int uvev_linger_start(uvev_loop *l, uintptr_t h, uint64_t timeout_ms, uintptr_t *out);
-int64_t uvev_linger_end(uintptr_t g, int reset);
+int64_t uvev_linger_end(uintptr_t g, int reset, int *timed_out);
 int uvev_listener_new(uvev_loop *l, uint64_t id, int fd, int pipe, uintptr_t *out);
 int uvev_listener_start(uintptr_t h);
 void uvev_listener_stop(uintptr_t h);

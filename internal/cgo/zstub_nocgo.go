@@ -23,6 +23,9 @@ func Version() string { return "" }
 // InjectFault is unavailable without cgo.
 func InjectFault(int, int) {}
 
+// FireLinger is unavailable without cgo.
+func FireLinger(Linger) {}
+
 // FS is unavailable without cgo.
 func (*Loop) FS(uint64, *FSArgs) (Request, error) { return 0, ErrNoLibuv }
 
@@ -192,7 +195,7 @@ func (*Loop) ResetStream(Handle) int { return 0 }
 func (*Loop) LingerStart(Handle, int64) (Linger, error) { return 0, ErrNoLibuv }
 
 // LingerEnd is unavailable without cgo.
-func (*Loop) LingerEnd(Linger, bool) int { return 0 }
+func (*Loop) LingerEnd(Linger, bool) (int, bool) { return 0, false }
 
 // NewTCP is unavailable without cgo.
 func (*Loop) NewTCP(uint64) (Handle, error) { return 0, ErrNoLibuv }

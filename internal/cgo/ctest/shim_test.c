@@ -198,8 +198,9 @@ static void test_poll_fd_closed(void) {
 
 /* A lingering close over a socket pair whose peer never reads: the timer
  * resets (closes: no TCP) the stream and reports the bytes dropped, once;
- * uvev_linger_end then only closes the timer. A second one is ended by Go
- * at once (an Abort): it returns the bytes dropped. Nothing leaks. */
+ * uvev_linger_end then only closes the timer, and tells the same bytes and
+ * that the timer reset it. A second one is ended by Go at once (an
+ * Abort): it returns the bytes dropped. Nothing leaks. */
 static void test_linger(void) {
   for (int abort = 0; abort <= 1; abort++) {
     uvev_loop *l = new_loop();
@@ -216,22 +217,28 @@ static void test_linger(void) {
     CHECK(uvev_linger_start(l, h, abort ? 60000 : 5, &g) == 0);
     CHECK(l->handles == 2);
     if (abort) {
-      CHECK(uvev_linger_end(g, 1) > 0);
+      int timed_out = -1;
+      CHECK(uvev_linger_end(g, 1, &timed_out) > 0);
+      CHECK(timed_out == 0);
     } else {
       int got = 0;
+      int64_t dropped = 0;
       for (int i = 0; i < 1000 && !got; i++) {
-        uvev_turn t;
-        uvev_loop_turn(l, 1, &t);
+        uvev_loop_turn(l, 1);
+        uvev_turn t = l->last;
         for (size_t j = 0; j < t.ndone; j++) {
           uvev_completion *c = &t.done[j];
           if (c->id == 21 && c->kind == UVEV_DONE_SHUTDOWN && c->aux == UVEV_LINGER_RESET) {
             CHECK(c->status == UV_ETIMEDOUT && c->n > 0);
+            dropped = c->n;
             got++;
           }
         }
       }
       CHECK(got == 1);
-      CHECK(uvev_linger_end(g, 0) == -1);
+      int timed_out = 0;
+      CHECK(uvev_linger_end(g, 0, &timed_out) == dropped);
+      CHECK(timed_out == 1);
     }
     for (int i = 0; i < 100 && (l->handles > 0 || l->reqs > 0); i++) turn(l, 0, 0, 0);
     close(sv[1]);

@@ -141,6 +141,9 @@ func (d *Dialer) resolve(ctx context.Context, network, address string) ([]netip.
 	if host == "" {
 		return nil, nil
 	}
+	if err := hostError(host); err != nil {
+		return nil, err // refused as NewAddrInfo refuses it, before any resolver
+	}
 	rs := d.Resolver
 	if rs == nil {
 		rs = net.DefaultResolver

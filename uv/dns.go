@@ -228,11 +228,13 @@ type AddrInfo struct {
 }
 
 // NewAddrInfo starts looking up host and service (either may be empty, not
-// both) on r. Bad hints, a NUL byte, a host no DNS name can be (longer
-// than 253 bytes, a trailing dot aside, or with a label longer than 63), a
+// both) on r. Bad hints, a NUL byte, a host that is neither an address
+// nor a host name in RFC 1123's syntax (labels of letters, digits,
+// hyphens and underscores, 1 to 63 bytes, no hyphen first or last, no
+// empty label as in "a..b", 253 bytes at most, a trailing dot aside), a
 // service longer than 31 or a port number above 65535 are refused at once,
 // on both drivers alike, with an error matching syscall.EINVAL that names
-// them.
+// them; no resolver sees them.
 func NewAddrInfo(r *reactor.Reactor, host, service string, hints AddrInfoHints) (*AddrInfo, error) {
 	network := hints.Network
 	if network == "" {
@@ -267,20 +269,51 @@ const (
 	maxLabel = 63
 )
 
-// badName says why host can be no DNS name, or "" when it may be one: the
-// same refusal on both drivers, before any resolver sees it (glibc's
-// getaddrinfo and Go's resolver answer such names differently, and later).
+// badName says why host can be no host name, or "" when it may be one:
+// empty (no host: the caller decides), an address literal, or a name in
+// RFC 1123's syntax — labels of 1 to 63 letters, digits and hyphens, none
+// beginning or ending with a hyphen, joined by dots, at most 253 bytes (a
+// trailing dot, the root's, aside). An underscore is taken as a letter,
+// as Go's resolver and glibc's take it (names such as _sip._tcp.example
+// or a container's my_app_1). The same refusal on both drivers, before
+// any resolver sees the name (resolvers answer such names differently,
+// and later).
 func badName(host string) string {
+	if host == "" {
+		return ""
+	}
+	if _, ok := parseLiteral(host); ok {
+		return ""
+	}
 	name := strings.TrimSuffix(host, ".")
 	if len(name) > maxName {
-		return fmt.Sprintf("a name of %d bytes (a DNS name has at most %d)", len(name), maxName)
+		return fmt.Sprintf("a name of %d bytes (a host name has at most %d)", len(name), maxName)
 	}
 	for label := range strings.SplitSeq(name, ".") {
-		if len(label) > maxLabel {
-			return fmt.Sprintf("a label of %d bytes (a DNS label has at most %d)", len(label), maxLabel)
+		switch {
+		case label == "":
+			return "an empty label (a host name's labels are separated by one dot)"
+		case len(label) > maxLabel:
+			return fmt.Sprintf("a label of %d bytes (a host name's label has at most %d)", len(label), maxLabel)
+		case label[0] == '-' || label[len(label)-1] == '-':
+			return fmt.Sprintf("the label %q begins or ends with a hyphen", label)
+		}
+		for i := 0; i < len(label); i++ {
+			if c := label[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+				return fmt.Sprintf("the byte %q in the label %q (a host name has letters, digits, hyphens, underscores and dots)", label[i:i+1], label)
+			}
 		}
 	}
 	return ""
+}
+
+// hostError is the error of a host that can be no host name (badName),
+// matching syscall.EINVAL and naming it; nil for one that may be.
+func hostError(host string) error {
+	if why := badName(host); why != "" {
+		return fmt.Errorf("uv: invalid host name %q: %s: %w", host, why, syscall.EINVAL)
+	}
+	return nil
 }
 
 // portInRange refuses a service that is a number too large for a port

@@ -18,6 +18,7 @@ import (
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
+	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 	"golang.org/x/sys/unix"
@@ -174,7 +175,7 @@ func TestAddrInfoErrors(t *testing.T) {
 			{"a service name where a number is required", "127.0.0.1", "http", uv.AddrInfoHints{NumericService: true}, uv.ErrNoName},
 			{"an unknown service", "127.0.0.1", "no-such-service-here", uv.AddrInfoHints{Network: "tcp"}, uv.ErrService},
 			{"a negative port", "127.0.0.1", "-1", uv.AddrInfoHints{}, uv.ErrService},
-			{"a name that is not found", "bad..name", "", uv.AddrInfoHints{}, uv.ErrNoName},
+			{"a name no resolver looks up (RFC 7686)", "no-such-host.onion", "", uv.AddrInfoHints{}, uv.ErrNoName},
 			{"an IPv6 literal for IPv4", "::1", "", uv.AddrInfoHints{Network: "tcp4"}, uv.ErrAddrFamily},
 			{"an IPv4 literal for IPv6", "127.0.0.1", "", uv.AddrInfoHints{Network: "udp6"}, uv.ErrAddrFamily},
 			{"a zone naming no interface", "fe80::1%no-such-if0", "", uv.AddrInfoHints{}, uv.ErrNoName},
@@ -1189,40 +1190,79 @@ func TestDNSCloseLeavesStuckResolvers(t *testing.T) {
 	})
 }
 
-// TestAddrInfoInvalidNameRefused: a host no DNS name can be (longer than
-// 253 bytes, a trailing dot aside, or with a label longer than 63) is
-// refused at once by NewAddrInfo with the same error on both drivers, one
-// matching syscall.EINVAL that names the host; nothing is looked up. (The
-// libuv driver's getaddrinfo said EINVAL later for some, Go's resolver
-// EAI_NONAME for them.) A name at the limits is looked up.
+// TestAddrInfoInvalidNameRefused: a host that is neither an address nor
+// a host name in RFC 1123's syntax (an empty label, a hyphen first or last
+// in a label, a byte other than a letter, a digit, a hyphen or an
+// underscore, a label over 63 bytes, a name over 253, a trailing dot
+// aside) is refused at once by NewAddrInfo, Dial (a Dialer whose resolver
+// fails the test if asked), DialAsync and Listen, with an error matching
+// syscall.EINVAL that names the host; the errors' texts are the same on
+// both drivers, and nothing is looked up. (The libuv driver's getaddrinfo
+// said EINVAL later for some, Go's resolver EAI_NONAME for them.) Names at
+// the limits, with an underscore, and literals are looked up.
 func TestAddrInfoInvalidNameRefused(t *testing.T) {
 	label63 := strings.Repeat("a", 63)
 	name253 := strings.Join([]string{label63, label63, label63, strings.Repeat("b", 61)}, ".") // 253 bytes
+	bad := []string{
+		name253 + "c",                    // 254 bytes
+		name253 + "c.",                   // 254 bytes and the root's dot
+		strings.Repeat("a", 300),         // one label of 300 bytes
+		"x." + label63 + "a.example",     // a label of 64
+		label63 + "a",                    // a label of 64, alone
+		strings.Repeat("a.", 127) + "aa", // 256 bytes of short labels
+		"a..b", ".a", "a.b..", ".", "..", // empty labels
+		"-x", "x-", "a.-b.c", "a.b-.c", "-", // a hyphen first or last
+		"a b", "a/b", "a:b:c:", "bücher.example", "a@b", "x.y*", "%", // bytes no host name has
+	}
+	errs := map[reactor.Driver][]string{}
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
-		for _, host := range []string{
-			name253 + "c",                    // 254 bytes
-			name253 + "c.",                   // 254 bytes and the root's dot
-			strings.Repeat("a", 300),         // one label of 300 bytes
-			"x." + label63 + "a.example",     // a label of 64
-			label63 + "a",                    // a label of 64, alone
-			strings.Repeat("a.", 127) + "aa", // 256 bytes of short labels
-		} {
+		asked := make(chan string, 4*len(bad))
+		d := &uv.Dialer{Reactor: u.Reactor, Resolver: &net.Resolver{PreferGo: true, Dial: func(_ context.Context, _, addr string) (net.Conn, error) {
+			asked <- addr
+			return nil, errors.New("no nameserver here")
+		}}}
+		for _, host := range bad {
 			a, err := uv.NewAddrInfo(u.Reactor, host, "", uv.AddrInfoHints{})
-			if a != nil || !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), host) {
-				t.Errorf("NewAddrInfo(%d bytes) = %v, %v; want EINVAL naming the host", len(host), a, err)
+			if a != nil || !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), fmt.Sprintf("%q", host)) {
+				t.Errorf("NewAddrInfo(%q) = %v, %v; want EINVAL naming the host", host, a, err)
 			}
+			errs[u.Driver()] = append(errs[u.Driver()], fmt.Sprint(err))
+			address := net.JoinHostPort(host, "80")
+			c, err := d.DialIO(waitCtx(t), "tcp", address)
+			if c != nil || !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), fmt.Sprintf("%q", host)) {
+				t.Errorf("Dial(%q) = %v, %v; want EINVAL naming the host", address, c, err)
+			}
+			errs[u.Driver()] = append(errs[u.Driver()], fmt.Sprint(err))
+			f, err := uv.DialAsync(u.Reactor, "tcp", address)
+			if f != nil || !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), fmt.Sprintf("%q", host)) {
+				t.Errorf("DialAsync(%q) = %v, %v; want EINVAL naming the host", address, f, err)
+			}
+			errs[u.Driver()] = append(errs[u.Driver()], fmt.Sprint(err))
+			ln, err := uv.Listen(u.Reactor, "tcp", net.JoinHostPort(host, "0"))
+			if ln != nil || !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), fmt.Sprintf("%q", host)) {
+				t.Errorf("Listen(%q) = %v, %v; want EINVAL naming the host", host, ln, err)
+			}
+			errs[u.Driver()] = append(errs[u.Driver()], fmt.Sprint(err))
+		}
+		if len(asked) > 0 {
+			t.Errorf("the Dialer's resolver was asked %d times (first %q) for names refused", len(asked), <-asked)
 		}
 		if s := u.Stats(); len(s.Handles) != 0 || s.Active != 0 {
 			t.Errorf("refused lookups left %v, active %d", s.Handles, s.Active)
 		}
-		for _, host := range []string{name253, name253 + "."} {
+		for _, host := range []string{name253, name253 + ".", "a-b.c0", "0a", "_sip._tcp.example", "my_app_1", "127.0.0.1", "::1", "127.1", "fe80::1%1"} {
 			a, err := uv.NewAddrInfo(u.Reactor, host, "", uv.AddrInfoHints{})
 			if err != nil {
-				t.Errorf("NewAddrInfo of a %d-byte name = %v, want a lookup", len(host), err)
+				t.Errorf("NewAddrInfo(%q) = %v, want a lookup", host, err)
 				continue
 			}
 			uv.UvtMust(t, a.Close())
 		}
 		uv.UvtShutdown(t, u, false)
 	})
+	if len(errs) == len(conform.Drivers) {
+		if diff := cmp.Diff(errs[reactor.DriverLibuv], errs[reactor.DriverGo]); diff != "" {
+			t.Errorf("refusals differ between the drivers (-libuv +go):\n%s", diff)
+		}
+	}
 }

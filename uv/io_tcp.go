@@ -32,6 +32,11 @@ func resolveTCP(network, address string) (tcpTarget, error) {
 	default:
 		return tcpTarget{}, net.UnknownNetworkError(network)
 	}
+	if host, _, err := net.SplitHostPort(address); err == nil {
+		if err := hostError(host); err != nil {
+			return tcpTarget{}, err // never sent to the resolver
+		}
+	}
 	a, err := net.ResolveTCPAddr(network, address)
 	if err != nil {
 		return tcpTarget{}, err

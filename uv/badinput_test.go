@@ -45,12 +45,14 @@ func TestBadInputRefusedWithEINVAL(t *testing.T) {
 
 // TestListenNegativeBacklog: a negative Backlog asks for the system's
 // maximum, as listen(2) takes it (the kernel bounds it by somaxconn): the
-// listener listens and accepts, on both drivers.
+// listener listens with somaxconn's backlog (read back from the kernel on
+// Linux) and accepts, on both drivers.
 func TestListenNegativeBacklog(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
 		ln, err := uv.ListenConfig{Backlog: -1}.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
 		uv.UvtMust(t, err)
+		checkBacklog(t, ln)
 		c, err := net.Dial("tcp4", ln.Addr().String())
 		uv.UvtMust(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)

@@ -71,7 +71,7 @@ stress:
 	STRESS_SHORT=$(STRESS_SHORT) $(GO) test -tags stress -count=1 -timeout 15m -run '^TestStress(G1EveryKind|ManyReactors)$$' ./uv/
 	STRESS_SHORT=$(STRESS_SHORT) $(GO) test -race -tags stress -count=1 -timeout 15m -run '^TestStress(CloseRacesFiring|UDPClosedInOwnCallback)$$' ./uv/
 	$(GO) test -count=$(STRESS_COUNT) -timeout 15m -run '^(TestSignalStorm|TestProcessBesideOsExec|TestListenerExhaustedPauses)$$' ./uv/
-	$(GO) test -tags uvfaults -count=1 -run '^(TestFaultInjectedLibuvCalls|TestListenerGoesOnAfterFailedAccept)$$' ./uv/
+	$(GO) test -tags uvfaults -count=1 -run '^(TestFaultInjectedLibuvCalls|TestListenerGoesOnAfterFailedAccept|TestIOCloseLingerTimerAndAbortInOneTurn)$$' ./uv/
 
 ## cgocheck: the cgo packages under the strict pointer checks (cgocheck2)
 cgocheck:

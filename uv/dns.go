@@ -231,7 +231,8 @@ type AddrInfo struct {
 // both) on r. Bad hints, a NUL byte, a host that is neither an address
 // nor a host name in RFC 1123's syntax (labels of letters, digits,
 // hyphens and underscores, 1 to 63 bytes, no hyphen first or last, no
-// empty label as in "a..b", 253 bytes at most, a trailing dot aside), a
+// empty label as in "a..b", the last not all digits as in "1.2.3.4.5",
+// 253 bytes at most, a trailing dot aside), a
 // service longer than 31 or a port number above 65535 are refused at once,
 // on both drivers alike, with an error matching syscall.EINVAL that names
 // them; no resolver sees them.
@@ -272,8 +273,8 @@ const (
 // badName says why host can be no host name, or "" when it may be one:
 // empty (no host: the caller decides), an address literal, or a name in
 // RFC 1123's syntax — labels of 1 to 63 letters, digits and hyphens, none
-// beginning or ending with a hyphen, joined by dots, at most 253 bytes (a
-// trailing dot, the root's, aside). An underscore is taken as a letter,
+// beginning or ending with a hyphen, the last not all digits, joined by
+// dots, at most 253 bytes (a trailing dot, the root's, aside). An underscore is taken as a letter,
 // as Go's resolver and glibc's take it (names such as _sip._tcp.example
 // or a container's my_app_1). The same refusal on both drivers, before
 // any resolver sees the name (resolvers answer such names differently,
@@ -303,6 +304,11 @@ func badName(host string) string {
 				return fmt.Sprintf("the byte %q in the label %q (a host name has letters, digits, hyphens, underscores and dots)", label[i:i+1], label)
 			}
 		}
+	}
+	if top := name[strings.LastIndexByte(name, '.')+1:]; strings.Trim(top, "0123456789") == "" {
+		// RFC 1123 2.1: the highest-level label of a host name is never
+		// numeric, so that a dotted-decimal address is never a name.
+		return fmt.Sprintf("the last label %q is all digits and the host is no address", top)
 	}
 	return ""
 }

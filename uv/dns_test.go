@@ -1193,8 +1193,8 @@ func TestDNSCloseLeavesStuckResolvers(t *testing.T) {
 // TestAddrInfoInvalidNameRefused: a host that is neither an address nor
 // a host name in RFC 1123's syntax (an empty label, a hyphen first or last
 // in a label, a byte other than a letter, a digit, a hyphen or an
-// underscore, a label over 63 bytes, a name over 253, a trailing dot
-// aside) is refused at once by NewAddrInfo, Dial (a Dialer whose resolver
+// underscore, a label over 63 bytes, a last label of digits only, a name
+// over 253, a trailing dot aside) is refused at once by NewAddrInfo, Dial (a Dialer whose resolver
 // fails the test if asked), DialAsync and Listen, with an error matching
 // syscall.EINVAL that names the host; the errors' texts are the same on
 // both drivers, and nothing is looked up. (The libuv driver's getaddrinfo
@@ -1213,6 +1213,7 @@ func TestAddrInfoInvalidNameRefused(t *testing.T) {
 		"a..b", ".a", "a.b..", ".", "..", // empty labels
 		"-x", "x-", "a.-b.c", "a.b-.c", "-", // a hyphen first or last
 		"a b", "a/b", "a:b:c:", "bücher.example", "a@b", "x.y*", "%", // bytes no host name has
+		"1.2.3.4.5", "a.123", "127.0.0.256", "0x7f.1.2.3.4", // a numeric last label, and no address
 	}
 	errs := map[reactor.Driver][]string{}
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
@@ -1250,7 +1251,7 @@ func TestAddrInfoInvalidNameRefused(t *testing.T) {
 		if s := u.Stats(); len(s.Handles) != 0 || s.Active != 0 {
 			t.Errorf("refused lookups left %v, active %d", s.Handles, s.Active)
 		}
-		for _, host := range []string{name253, name253 + ".", "a-b.c0", "0a", "_sip._tcp.example", "my_app_1", "127.0.0.1", "::1", "127.1", "fe80::1%1"} {
+		for _, host := range []string{name253, name253 + ".", "a-b.c0", "0a", "_sip._tcp.example", "my_app_1", "123.a", "127.0.0.1", "::1", "127.1", "fe80::1%1"} {
 			a, err := uv.NewAddrInfo(u.Reactor, host, "", uv.AddrInfoHints{})
 			if err != nil {
 				t.Errorf("NewAddrInfo(%q) = %v, want a lookup", host, err)

@@ -96,15 +96,22 @@ func ExampleNewAddrInfo_pureGo() {
 	addrs, err := a.Await(ctx)
 	fmt.Println(addrs, err)
 
-	b, _ := uv.NewAddrInfo(r, "bad..name", "", uv.AddrInfoHints{})
+	// An .onion name is never looked up (RFC 7686): Go's resolver finds no
+	// address for it.
+	b, _ := uv.NewAddrInfo(r, "nowhere.onion", "", uv.AddrInfoHints{})
 	_, err = b.Await(ctx)
 	var dnsErr *uv.DNSError
-	var goErr *net.DNSError
-	fmt.Println(errors.Is(err, uv.ErrNoName), errors.As(err, &dnsErr) && errors.As(dnsErr.Err, &goErr) && goErr.IsNotFound)
+	var goErr *net.AddrError
+	fmt.Println(errors.Is(err, uv.ErrNoName), errors.As(err, &dnsErr) && errors.As(dnsErr.Err, &goErr))
+
+	// A name no host can have is refused at once, as on the libuv driver.
+	_, err = uv.NewAddrInfo(r, "bad..name", "", uv.AddrInfoHints{})
+	fmt.Println(err)
 
 	// Output:
 	// [0.0.0.0:8080 [::]:8080] <nil>
 	// true true
+	// uv: NewAddrInfo("bad..name", "", "ip"): an empty label (a host name's labels are separated by one dot): invalid argument
 }
 
 // exampleServing makes a reactor served by a goroutine, and a context

@@ -29,7 +29,7 @@ func ExampleFile_ReadAsync() {
 		panic(err)
 	}
 	f.Write([]byte("written through a File"))
-	q, _ := f.ReadAsync(7, 0) // a *uv.FSRequest[[]byte]
+	q, _ := f.ReadAsync(context.Background(), 7, 0) // a *uv.FSRequest[[]byte]
 	b, err := q.Await(context.Background())
 	fmt.Printf("%q %v\n", b, err)
 	fmt.Println(q.Info() == "FS(read "+f.Name()+")")

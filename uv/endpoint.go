@@ -110,7 +110,13 @@ func dialOne(ctx context.Context, r *reactor.Reactor, network, address string) (
 				c.Close()
 			}
 		}
-		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+		// The address dialled, as net.Dialer names it: a literal or a
+		// path here, resolved again without a lookup.
+		var addr net.Addr
+		if ep, rerr := resolveEndpoint(network, address); rerr == nil {
+			addr = ep.addr
+		}
+		return nil, &net.OpError{Op: "dial", Net: network, Addr: addr, Err: err}
 	}
 	return c, nil
 }

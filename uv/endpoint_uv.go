@@ -44,7 +44,7 @@ func dialUV(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 		}
 		if err := ep.connect(l, h); err != nil {
 			l.CloseHandle(h)
-			return 0, err
+			return 0, sysError("connect", err)
 		}
 		s.conn = op
 		eventkind.ActiveDelta(r.Owner(), 1)

@@ -67,14 +67,14 @@ func (e *udpEvent) completed(rec *uvcgo.Completion) {
 	if rec.Kind == uvcgo.CompletionUDPSend {
 		e.sending--
 		if rec.Status < 0 && rec.Status != uvcgo.ECANCELED {
-			e.werr = uvcgo.ErrorOf("uv_udp_send", int(rec.Status))
+			e.werr = statusError("sendto", rec.Status)
 		} else {
 			e.out.Add(1)
 		}
 		return
 	}
 	if rec.Status < 0 {
-		e.recvFailed(uvcgo.ErrorOf("recv", int(rec.Status)))
+		e.recvFailed(statusError("recvmmsg", rec.Status))
 		return
 	}
 	p, ip, port, zone, trunc := uvcgo.Datagram(rec)

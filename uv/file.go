@@ -24,8 +24,9 @@ import (
 // A File is a file whose operations run off the loop, on a thread pool:
 // the file side of I/O. Every operation is a one-shot request event (an
 // *FSRequest[[]byte] from ReadAsync, an *FSRequest[int] from WriteAsync), and the goroutine-blocking methods
-// (ReadAt, WriteAt, Read, Write, Close) wait for one; the reactor must be
-// running. Files are not streams: no handle watches them, so a File is no
+// (ReadAt, WriteAt, Read, Write; Close off the loop goroutine) wait for
+// one, the reactor running; Close in a callback starts the close and
+// returns (see Close). Files are not streams: no handle watches them, so a File is no
 // IO; it holds only a descriptor, which Close releases (and the collector,
 // should the File be dropped open). A Close with requests in flight leaves
 // the descriptor open until they are done with it (see Close).

@@ -88,28 +88,29 @@ func netFailures(t *testing.T, f failing) map[string]errSeen {
 
 // TestErrorTextsAcrossDrivers: the common failures give the same error
 // on both drivers, the text package net prints for them (a reset read, a
-// write after the peer closed, a refused dial: "read tcp ADDR->ADDR:
+// write after the peer closed, a refused dial, over "tcp4", which the
+// errors name as net's do: "read tcp4 ADDR->ADDR:
 // read: connection reset by peer", ...) and the same errno; a failed file
 // request, the text docs/kinds.md gives ("open DIR/missing: uv_fs_open:
 // ENOENT (no such file or directory)").
 func TestErrorTextsAcrossDrivers(t *testing.T) {
 	std := netFailures(t, failing{
 		pair: func(t *testing.T) (net.Conn, net.Conn) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			ln, err := net.Listen("tcp4", "127.0.0.1:0")
 			uv.UvtMust(t, err)
 			defer ln.Close()
-			c, err := net.Dial("tcp", ln.Addr().String())
+			c, err := net.Dial("tcp4", ln.Addr().String())
 			uv.UvtMust(t, err)
 			s, err := ln.Accept()
 			uv.UvtMust(t, err)
 			return c, s
 		},
 		abort: func(c net.Conn) error { return c.(*net.TCPConn).SetLinger(0) },
-		dial:  func(addr string) error { _, err := net.Dial("tcp", addr); return err },
+		dial:  func(addr string) error { _, err := net.Dial("tcp4", addr); return err },
 	})
 	seen := map[reactor.Driver]map[string]errSeen{}
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		v := newIOEnv(t, d, "tcp")
+		v := newIOEnv(t, d, "tcp4")
 		got := netFailures(t, failing{
 			pair: func(t *testing.T) (net.Conn, net.Conn) {
 				c, s := v.pair(t)
@@ -117,7 +118,7 @@ func TestErrorTextsAcrossDrivers(t *testing.T) {
 			},
 			abort: func(c net.Conn) error { return c.(*uv.IO).SetLinger(0) },
 			dial: func(addr string) error {
-				_, err := uv.Dial(context.Background(), v.u.Reactor, "tcp", addr)
+				_, err := uv.Dial(context.Background(), v.u.Reactor, "tcp4", addr)
 				return err
 			},
 		})

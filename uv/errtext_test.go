@@ -86,13 +86,50 @@ func netFailures(t *testing.T, f failing) map[string]errSeen {
 	return out
 }
 
+// setupFailures makes what fails as a program sets up on u: a listen and
+// a UDP bind on an address in use (the texts held to package net's), a
+// poll of a descriptor that is not open, a watch and a spawn of missing
+// paths (dir the test's directory).
+func setupFailures(t *testing.T, u *uv.UvtReactor, dir string) map[string]errSeen {
+	out := map[string]errSeen{}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	uv.UvtMust(t, err)
+	defer ln.Close()
+	_, err = uv.Listen(u.Reactor, "tcp4", ln.Addr().String())
+	out["listen in use"] = errSeenOf(err, addrs(ln.Addr())...)
+	_, stdErr := net.Listen("tcp4", ln.Addr().String())
+	if diff := cmp.Diff(errSeenOf(stdErr, addrs(ln.Addr())...), out["listen in use"]); diff != "" {
+		t.Errorf("a listen on an address in use (-net +uv):\n%s", diff)
+	}
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	uv.UvtMust(t, err)
+	defer pc.Close()
+	_, err = uv.ListenUDP(u.Reactor, "udp4", pc.LocalAddr().String())
+	out["udp in use"] = errSeenOf(err, addrs(pc.LocalAddr())...)
+	_, stdErr = net.ListenPacket("udp4", pc.LocalAddr().String())
+	if diff := cmp.Diff(errSeenOf(stdErr, addrs(pc.LocalAddr())...), out["udp in use"]); diff != "" {
+		t.Errorf("a UDP bind on an address in use (-net +uv):\n%s", diff)
+	}
+	_, err = uv.NewPoll(u.Reactor, 1<<30, uv.Readable, uv.PollOptions{}) // no descriptor has it
+	out["poll not open"] = errSeenOf(err)
+	w, err := uv.NewFSEvent(u.Reactor, filepath.Join(dir, "missing"), uv.FSEventOptions{})
+	if err == nil {
+		err = w.Start()
+	}
+	out["watch missing"] = errSeenOf(err, dir, "DIR")
+	_, err = uv.StartProcess(u.Reactor, uv.ProcessOptions{Args: []string{filepath.Join(dir, "missing")}})
+	out["spawn missing"] = errSeenOf(err, dir, "DIR")
+	return out
+}
+
 // TestErrorTextsAcrossDrivers: the common failures give the same error
 // on both drivers, the text package net prints for them (a reset read, a
 // write after the peer closed, a refused dial, over "tcp4", which the
 // errors name as net's do: "read tcp4 ADDR->ADDR:
 // read: connection reset by peer", ...) and the same errno; a failed file
 // request, the text docs/kinds.md gives ("open DIR/missing: uv_fs_open:
-// ENOENT (no such file or directory)").
+// ENOENT (no such file or directory)"). What fails in setting up (a listen,
+// a UDP bind, a poll, a watch, a spawn) says the same on both drivers too.
 func TestErrorTextsAcrossDrivers(t *testing.T) {
 	std := netFailures(t, failing{
 		pair: func(t *testing.T) (net.Conn, net.Conn) {
@@ -131,6 +168,9 @@ func TestErrorTextsAcrossDrivers(t *testing.T) {
 		want := errSeen{"open DIR/missing: uv_fs_open: ENOENT (no such file or directory)", syscall.ENOENT}
 		if diff := cmp.Diff(want, got["open missing"]); diff != "" {
 			t.Errorf("the failed open (-want +got):\n%s", diff)
+		}
+		for name, s := range setupFailures(t, v.u, dir) {
+			got[name] = s
 		}
 		seen[d] = got
 		v.finish(t)

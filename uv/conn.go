@@ -55,7 +55,7 @@ func (c *IO) opError(op string, err error) error {
 		return err
 	}
 	src, dst := c.e.addrs.get(c.e)
-	return &net.OpError{Op: op, Net: c.e.transport, Source: src, Addr: dst, Err: err}
+	return &net.OpError{Op: op, Net: c.e.netName(), Source: src, Addr: dst, Err: err}
 }
 
 // LocalAddr returns the local address (nil when it cannot be known).
@@ -340,4 +340,13 @@ func (e *ioEvent) readTimedOut() {
 // isClosed reports whether err says the IO or its reactor closed.
 func isClosed(err error) bool {
 	return errors.Is(err, net.ErrClosed) || errors.Is(err, event.ErrClosed) || errors.Is(err, reactor.ErrReactorClosed)
+}
+
+// netName is the network errors name: the one dialled or listened on, as
+// net.OpError's Net is for a net.Conn, or the transport.
+func (e *ioEvent) netName() string {
+	if e.network != "" {
+		return e.network
+	}
+	return e.transport
 }

@@ -21,6 +21,7 @@ import (
 // endpoint_uv.go).
 type endpoint struct {
 	transport string   // "tcp" or "unix": the IO's and Listener's transport
+	network   string   // the network asked for ("tcp4", ...), which errors name
 	addr      net.Addr // the address asked for
 	family    int      // the socket's address family
 	sa        unix.Sockaddr
@@ -55,6 +56,7 @@ func DialAsync(r *reactor.Reactor, network, address string) (*event.Future[*IO],
 	if err != nil {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 	}
+	ep.network = network
 	if r == nil {
 		return nil, fmt.Errorf("uv: nil reactor: %w", errInvalid)
 	}
@@ -110,7 +112,13 @@ func dialOne(ctx context.Context, r *reactor.Reactor, network, address string) (
 				c.Close()
 			}
 		}
-		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+		// The address dialled, as net.Dialer names it: a literal or a
+		// path here, resolved again without a lookup.
+		var addr net.Addr
+		if ep, rerr := resolveEndpoint(network, address); rerr == nil {
+			addr = ep.addr
+		}
+		return nil, &net.OpError{Op: "dial", Net: network, Addr: addr, Err: err}
 	}
 	return c, nil
 }

@@ -29,7 +29,7 @@ func ExampleFile_ReadAsync() {
 		panic(err)
 	}
 	f.Write([]byte("written through a File"))
-	q, _ := f.ReadAsync(7, 0) // a *uv.FSRequest[[]byte]
+	q, _ := f.ReadAsync(context.Background(), 7, 0) // a *uv.FSRequest[[]byte]
 	b, err := q.Await(context.Background())
 	fmt.Printf("%q %v\n", b, err)
 	fmt.Println(q.Info() == "FS(read "+f.Name()+")")
@@ -111,4 +111,41 @@ func ExampleFile_StatAsync() {
 	f.Close()
 	// Output:
 	// data 4 -rw------- <nil>
+}
+
+// A file opened, read and closed in callbacks on the loop goroutine, with
+// no goroutine waiting: Close there starts the close and returns at once
+// (CloseAsync gives the close as a request, here subscribed to), and Run
+// returns once the close is done.
+func ExampleFile_CloseAsync() {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer r.Close()
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "uvevent")
+	defer os.RemoveAll(dir)
+	name := filepath.Join(dir, "note")
+	os.WriteFile(name, []byte("hello from a callback"), 0o600)
+
+	open, _ := uv.OpenAsync(ctx, r, name, os.O_RDONLY, 0)
+	open.OnDone(func(f *uv.File, err error) {
+		read, _ := f.ReadAsync(ctx, 5, 0)
+		read.OnDone(func(b []byte, err error) {
+			fmt.Printf("read %q %v\n", b, err)
+			closing, err := f.CloseAsync(ctx)
+			fmt.Println("CloseAsync:", err)
+			closing.OnDone(func(_ struct{}, err error) { fmt.Println("closed:", err) })
+			_, err = f.ReadAsync(ctx, 5, 0)
+			fmt.Println("closed already for its user:", errors.Is(err, os.ErrClosed))
+		})
+	})
+	fmt.Println("Run:", r.Run(ctx))
+	// Output:
+	// read "hello" <nil>
+	// CloseAsync: <nil>
+	// closed already for its user: true
+	// closed: <nil>
+	// Run: <nil>
 }

@@ -133,7 +133,7 @@ func UvtPolls(u *UvtReactor) int {
 // need a running loop to open).
 func UvtFSRead(r *reactor.Reactor, fd uintptr) (*FSRequest[[]byte], error) {
 	f := &File{r: r, name: "fd", fd: int(fd)}
-	return f.ReadAsync(64, 0)
+	return f.ReadAsync(context.Background(), 64, 0)
 }
 
 // UvtSignalLines returns how many signal numbers the process-wide
@@ -157,6 +157,16 @@ func UvtStealChild(p *Process) error {
 // UvtDropFile closes f's descriptor at once, as an abandoned open does,
 // without a request (no loop need run).
 func UvtDropFile(f *File) { f.drop() }
+
+// UvtSwapFD makes fd f's descriptor and returns the one it had: a test
+// gives a File a number no descriptor has, to see its close(2) fail.
+func UvtSwapFD(f *File, fd int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old := f.fd
+	f.fd = fd
+	return old
+}
 
 // UvtSetOutputWait makes d the bound on a child's output after its exit
 // (OutputWait) until the test ends. Tests that change it do not run in

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/gid"
 	"github.com/uvevent/uvevent/reactor"
@@ -23,8 +24,9 @@ import (
 // A File is a file whose operations run off the loop, on a thread pool:
 // the file side of I/O. Every operation is a one-shot request event (an
 // *FSRequest[[]byte] from ReadAsync, an *FSRequest[int] from WriteAsync), and the goroutine-blocking methods
-// (ReadAt, WriteAt, Read, Write, Close) wait for one; the reactor must be
-// running. Files are not streams: no handle watches them, so a File is no
+// (ReadAt, WriteAt, Read, Write; Close off the loop goroutine) wait for
+// one, the reactor running; Close in a callback starts the close and
+// returns (see Close). Files are not streams: no handle watches them, so a File is no
 // IO; it holds only a descriptor, which Close releases (and the collector,
 // should the File be dropped open). A Close with requests in flight leaves
 // the descriptor open until they are done with it (see Close).
@@ -42,10 +44,12 @@ type File struct {
 	clean runtime.Cleanup
 	// busy counts the requests in flight on fd (all but the open and the
 	// close); a Close while there are any leaves the descriptor, as
-	// orphan (orphaned), to the last of them to close.
+	// orphan (orphaned), to the last of them: it closes it, or hands it to
+	// then, the close request waiting for it (CloseAsync).
 	busy     int
 	orphan   int
 	orphaned bool
+	then     func(fd int)
 }
 
 // An FSRequest is one file system request in flight (libuv's uv_fs_*), as
@@ -86,7 +90,8 @@ type FSRequest[T any] struct {
 	// operation, and the registration with the reactor's Close.
 	job     *Task[any]
 	closer  reactorCloser
-	closing int // a close's descriptor
+	closing int  // a close's descriptor
+	counted bool // in the reactor's count of fs requests (Free takes it out)
 
 	// An open's descriptor, between the loop delivering it and a waiter
 	// that gave up (abandon): whichever comes second closes it.
@@ -195,7 +200,7 @@ func submitFS[T any](ctx context.Context, r *reactor.Reactor, f *File, op fsOp) 
 		return nil, q.pathError(ctx.Err())
 	}
 	if r != nil && r.Driver() == reactor.DriverGo {
-		err = q.submitGo(r, op)
+		err = q.submitGo(r, op, false)
 	} else {
 		err = submitReq(r, &q.Base, &q.reqCore, q, op.submit)
 	}
@@ -335,28 +340,32 @@ func (f *File) descriptor() (int, error) {
 // ReadAsync reads up to n bytes at off (-1: at the descriptor's position)
 // and completes with them (an empty []byte at the end of the file). One
 // request reads at most maxFileIO (1 GiB, as package os bounds a read):
-// its buffer is made up front. A closed File is refused with an error
-// matching os.ErrClosed; n < 1 or an offset below -1 with one matching
+// its buffer is made up front. ctx bounds the read as every file system
+// request's (see FSRequest): one whose ctx ends before the pool starts it
+// never reads. A closed File is refused with an error matching
+// os.ErrClosed; n < 1 or an offset below -1 with one matching
 // syscall.EINVAL.
-func (f *File) ReadAsync(n int, off int64) (*FSRequest[[]byte], error) {
+func (f *File) ReadAsync(ctx context.Context, n int, off int64) (*FSRequest[[]byte], error) {
 	if err := f.usable("read", n > 0, off); err != nil {
 		return nil, err
 	}
 	n = min(n, maxFileIO)
-	return submitFS[[]byte](context.Background(), f.r, f, fsOp{uvcgo.FSArgs{Op: "read", N: n, Off: off}})
+	return submitFS[[]byte](ctx, f.r, f, fsOp{uvcgo.FSArgs{Op: "read", N: n, Off: off}})
 }
 
 // WriteAsync writes p at off (-1: at the descriptor's position) and
 // completes with the count written: at most maxFileIO (1 GiB) in one
 // request, as ReadAsync reads (WriteAt and Write go on with the rest). p is
-// copied: reuse it at once. It is refused as ReadAsync is, and an empty p
-// with syscall.EINVAL.
-func (f *File) WriteAsync(p []byte, off int64) (*FSRequest[int], error) {
+// copied: reuse it at once. ctx bounds the write as ReadAsync's bounds the
+// read: one whose ctx ends before the pool starts it writes nothing; one
+// already started may write although it completes with ctx's error. It is
+// refused as ReadAsync is, and an empty p with syscall.EINVAL.
+func (f *File) WriteAsync(ctx context.Context, p []byte, off int64) (*FSRequest[int], error) {
 	if err := f.usable("write", len(p) > 0, off); err != nil {
 		return nil, err
 	}
 	p = p[:min(len(p), maxFileIO)]
-	return submitFS[int](context.Background(), f.r, f, fsOp{uvcgo.FSArgs{Op: "write", P: p, Off: off}})
+	return submitFS[int](ctx, f.r, f, fsOp{uvcgo.FSArgs{Op: "write", P: p, Off: off}})
 }
 
 // maxFileIO bounds the bytes of one read or write request: libuv's
@@ -396,16 +405,21 @@ func (f *File) use() (int, error) {
 }
 
 // release gives back the descriptor a request used: the last one closes
-// it if Close left it to them.
+// it, or hands it to the close request waiting for it, if Close left it to
+// them.
 func (f *File) release() {
 	f.mu.Lock()
 	f.busy--
-	last, fd := f.busy == 0 && f.orphaned, f.orphan
+	last, fd, then := f.busy == 0 && f.orphaned, f.orphan, f.then
 	if last {
-		f.orphaned = false
+		f.orphaned, f.then = false, nil
 	}
 	f.mu.Unlock()
-	if last {
+	switch {
+	case !last:
+	case then != nil:
+		then(fd)
+	default:
 		unix.Close(fd)
 	}
 }
@@ -420,7 +434,7 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	}
 	n := 0
 	for n < len(p) {
-		q, err := f.ReadAsync(len(p)-n, off+int64(n))
+		q, err := f.ReadAsync(context.Background(), len(p)-n, off+int64(n))
 		if err != nil {
 			return n, err
 		}
@@ -444,7 +458,7 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	}
 	n := 0
 	for n < len(p) {
-		q, err := f.WriteAsync(p[n:], off+int64(n))
+		q, err := f.WriteAsync(context.Background(), p[n:], off+int64(n))
 		if err != nil {
 			return n, err
 		}
@@ -467,7 +481,7 @@ func (f *File) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	q, err := f.ReadAsync(len(p), -1)
+	q, err := f.ReadAsync(context.Background(), len(p), -1)
 	if err != nil {
 		return 0, err
 	}
@@ -493,7 +507,7 @@ func (f *File) Write(p []byte) (int, error) {
 	}
 	n := 0
 	for n < len(p) {
-		q, err := f.WriteAsync(p[n:], -1)
+		q, err := f.WriteAsync(context.Background(), p[n:], -1)
 		if err != nil {
 			return n, err
 		}
@@ -510,18 +524,25 @@ func (f *File) Write(p []byte) (int, error) {
 }
 
 // Close closes the descriptor, as *os.File's Close: closing twice returns
-// an error matching os.ErrClosed. It never waits for a loop that does not
-// run, so a deferred Close after Run returned (or after the reactor's
-// Close) closes the file, and it never closes the descriptor under a
-// request that still uses it:
-//   - With requests of the file in flight (a ReadAsync not yet
-//     completed, ...), Close returns nil at once and the last of them
-//     closes the descriptor when it is done with it.
-//   - Otherwise, while a loop runs the reactor, the close is a pool
-//     request (uv_fs_close, or close(2) by a pool goroutine on the pure-Go
-//     driver), as the file's other operations, and Close waits for it
-//     and returns its error. Should that run be stopped first, Close waits
-//     for the next one, or the reactor's Close.
+// an error matching os.ErrClosed. The File is unusable from the moment
+// Close is called: its later requests are refused with os.ErrClosed.
+// Close never waits for the loop on the loop goroutine, nor for a loop
+// that does not run, so a Close in a callback, and a deferred Close after
+// Run returned (or after the reactor's Close), close the file; and it
+// never closes the descriptor under a request that still uses it:
+//   - On the loop goroutine (in a callback), Close starts the close
+//     (CloseAsync) and returns nil; should close(2) fail, the error is
+//     reported as the reactor reports other failures nobody waits for
+//     (reactor.Options.OnReport, or its logger: "File close failed",
+//     with the *fs.PathError).
+//   - Off it, with requests of the file in flight (a ReadAsync not yet
+//     completed, ...), Close returns nil at once and the close runs
+//     when the last of them is done with the descriptor, a failure
+//     reported as on the loop goroutine.
+//   - Otherwise, while a loop runs the reactor, Close waits for the
+//     close (uv_fs_close on libuv's pool, or close(2) by a pool goroutine
+//     on the pure-Go driver) and returns its error. Should that run be
+//     stopped first, Close waits for the next one, or the reactor's Close.
 //   - While no loop runs, Close makes close(2) itself and returns its
 //     error; after the reactor's Close, it returns an error matching
 //     reactor.ErrReactorClosed, the descriptor closed all the same.
@@ -529,45 +550,159 @@ func (f *File) Close() error {
 	if f.zero() { // its fd is 0, which is not its own
 		return &os.PathError{Op: "close", Err: errZero("File")}
 	}
-	f.mu.Lock()
-	fd := f.fd
-	f.fd = -1
-	if fd >= 0 {
-		f.clean.Stop()
-		if f.busy > 0 {
-			f.orphan, f.orphaned = fd, true // release closes it
-			fd = -2
+	if f.r.Owner().Owned() {
+		q, _, err := f.closeAsync(context.Background())
+		if err != nil {
+			return err
 		}
+		f.reportFailure(q)
+		return nil
 	}
-	f.mu.Unlock()
+	if idle, err := loopless(f.r); idle {
+		return f.closeHere(err)
+	}
+	q, later, err := f.closeAsync(context.Background())
+	if err != nil {
+		return err
+	}
+	if later {
+		f.reportFailure(q)
+		return nil
+	}
+	if _, err := q.await(context.Background()); err != nil {
+		return fileError("close", f.name, err)
+	}
+	return nil
+}
+
+// closeHere closes the descriptor on the calling goroutine, no loop
+// running (err: the reactor's Close has been, which runs none either),
+// or leaves it to the requests still using it, as Close says.
+func (f *File) closeHere(err error) error {
+	fd, busy := f.take(nil)
 	switch {
-	case fd == -2:
+	case busy:
 		return nil
 	case fd < 0:
 		return &os.PathError{Op: "close", Path: f.name, Err: os.ErrClosed}
 	}
 	req := &FSRequest[struct{}]{op: "close", path: f.name}
 	op := fsOp{uvcgo.FSArgs{Op: "close", FD: fd}}
-	if idle, err := loopless(f.r); idle {
-		// Nothing else has the descriptor, and no loop would complete a
-		// request: close it here, as the pool would.
-		if _, errno := op.run(); errno != 0 && err == nil {
-			err = req.failure(-int(errno))
-		}
-		if err != nil {
-			return req.pathError(err)
-		}
-		return nil
+	// Nothing else has the descriptor, and no loop would complete a
+	// request: close it here, as the pool would.
+	if _, errno := op.run(); errno != 0 && err == nil {
+		err = req.failure(-int(errno))
 	}
-	q, err := submitFS[struct{}](context.Background(), f.r, f, op)
 	if err != nil {
-		unix.Close(fd) // the reactor is gone: close it here
-		return err
-	}
-	if _, err := q.await(context.Background()); err != nil {
-		return fileError("close", f.name, err)
+		return req.pathError(err)
 	}
 	return nil
+}
+
+// take takes the descriptor from f, which is closed from here on, and
+// returns it (-1 if f was closed already). With requests in flight on it
+// (busy), the last of them gets it (release), to hand it to then, or
+// close it when then is nil.
+func (f *File) take(then func(fd int)) (fd int, busy bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fd, f.fd = f.fd, -1
+	if fd < 0 {
+		return -1, false
+	}
+	f.clean.Stop()
+	if f.busy > 0 {
+		f.orphan, f.orphaned, f.then = fd, true, then
+		return fd, true
+	}
+	return fd, false
+}
+
+// CloseAsync closes the descriptor on the thread pool (uv_fs_close) and
+// returns the request, which completes when the descriptor is closed,
+// with close(2)'s error if it fails. It never blocks, so it serves on the
+// loop goroutine as anywhere: wait for it with Await off the loop, or
+// subscribe with OnDone on it. The File is closed from the call on (its
+// later requests, and a second Close or CloseAsync, are refused with
+// os.ErrClosed); with requests of the file in flight, the close runs once
+// the last of them is done with the descriptor (on DefaultTaskPool, on
+// either driver). ctx bounds the request as every file system request's
+// (see FSRequest), but a close has no undo: a close request closed, or
+// whose ctx ends, before it ran still has the descriptor closed, on the
+// goroutine that cancelled it or on the one giving the descriptor back.
+// A nil or done ctx refuses the call, the File left open.
+func (f *File) CloseAsync(ctx context.Context) (*FSRequest[struct{}], error) {
+	q, _, err := f.closeAsync(ctx)
+	return q, err
+}
+
+// closeAsync is CloseAsync, also telling whether the close waits for
+// requests in flight (later).
+func (f *File) closeAsync(ctx context.Context) (_ *FSRequest[struct{}], later bool, err error) {
+	if f.zero() {
+		return nil, false, &os.PathError{Op: "close", Err: errZero("File")}
+	}
+	switch {
+	case ctx == nil:
+		err = event.ErrNilContext
+	case ctx.Err() != nil:
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, false, &os.PathError{Op: "close", Path: f.name, Err: err}
+	}
+	f.mu.Lock()
+	fd, busy := f.fd, f.busy > 0
+	if fd >= 0 && !busy {
+		f.fd = -1
+		f.clean.Stop()
+	}
+	f.mu.Unlock()
+	switch {
+	case fd < 0:
+		return nil, false, &os.PathError{Op: "close", Path: f.name, Err: os.ErrClosed}
+	case !busy:
+		q, err := submitFS[struct{}](ctx, f.r, f, fsOp{uvcgo.FSArgs{Op: "close", FD: fd}})
+		if err != nil {
+			unix.Close(fd) // the reactor is gone: close it here
+			return nil, false, err
+		}
+		return q, false, nil
+	}
+	// Requests are in flight: the close request is made first, and the
+	// last of them begins it (or this call, should they all be done by
+	// then).
+	q := &FSRequest[struct{}]{op: "close", path: f.name, fs: f, held: -1}
+	if err := q.submitGo(f.r, fsOp{}, true); err != nil {
+		// The reactor is gone: the requests close the descriptor, or
+		// this call if they are done.
+		if fd, busy := f.take(nil); fd >= 0 && !busy {
+			unix.Close(fd)
+		}
+		return nil, false, q.pathError(err)
+	}
+	fd, busy = f.take(q.begin)
+	switch {
+	case fd < 0:
+		q.Close()
+		return nil, false, &os.PathError{Op: "close", Path: f.name, Err: os.ErrClosed}
+	case !busy:
+		q.begin(fd)
+	}
+	if ctx.Done() != nil {
+		q.ctx.watchWith(f.r, &q.reqCore, ctx, q.pathError)
+	}
+	return q, true, nil
+}
+
+// reportFailure reports q's failure, should the close fail, as the
+// reactor reports failures nobody waits for.
+func (f *File) reportFailure(q *FSRequest[struct{}]) {
+	q.OnDone(func(_ struct{}, err error) {
+		if err != nil {
+			eventkind.Report(f.r.Owner(), q, "File close failed", err)
+		}
+	})
 }
 
 // loopless reports whether no goroutine runs r's loop: an operation on it

@@ -11,6 +11,7 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
@@ -37,12 +38,11 @@ import (
 type goFSOps[T any] FSRequest[T]
 
 // submitGo makes q the pure-Go driver's request for op and queues op's job,
-// on the loop; it refuses a closing reactor with ErrReactorClosed.
-func (q *FSRequest[T]) submitGo(r *reactor.Reactor, op fsOp) error {
-	// WriteAsync's caller may reuse p at once (libuv's path copies it into
-	// the request's C memory).
-	op.P = bytes.Clone(op.P)
-	q.closing = op.FD // for a close taken back before it ran (Free)
+// on the loop; it refuses a closing reactor with ErrReactorClosed. With
+// later, it makes the request and queues nothing: a close left to the
+// file's requests in flight, queued by begin when the last is done with
+// the descriptor (on either driver: the job is DefaultTaskPool's).
+func (q *FSRequest[T]) submitGo(r *reactor.Reactor, op fsOp, later bool) error {
 	host := kind.HostOf(r.Owner())
 	q.entry = entry{r: r, host: host, ev: q}
 	q.b = &q.Base
@@ -52,29 +52,64 @@ func (q *FSRequest[T]) submitGo(r *reactor.Reactor, op fsOp) error {
 		if err = onReactorClose(&q.closer, r, q); err != nil {
 			return
 		}
-		q.job, err = QueueTask(r, func(context.Context) (any, error) {
-			res, errno := op.run()
-			q.giveBack()
-			var ferr error
-			if errno != 0 {
-				res, ferr = nil, q.failure(-int(errno))
+		if !later {
+			if err = q.queueJob(op); err != nil {
+				q.closer.forget()
+				return
 			}
-			if host.Queue(func() { q.landed(res, ferr) }) != nil {
-				q.unclaimed(res) // the reactor has closed, and q with it
-			}
-			return nil, nil
-		})
-		if err != nil {
-			q.closer.forget()
-			return
 		}
 		// Counted while in flight, as libuv's request is in the
 		// reactor's table; Free gives the count back.
 		host.CountHandle(q.kindName(), 1)
+		q.counted = true
 	}); x != nil {
 		return x
 	}
 	return err
+}
+
+// queueJob queues the job running op on DefaultTaskPool, on the loop.
+func (q *FSRequest[T]) queueJob(op fsOp) (err error) {
+	// WriteAsync's caller may reuse p at once (libuv's path copies it into
+	// the request's C memory).
+	op.P = bytes.Clone(op.P)
+	q.closing = op.FD // for a close taken back before it ran (Free)
+	host := q.host
+	q.job, err = QueueTask(q.r, func(context.Context) (any, error) {
+		res, errno := op.run()
+		q.giveBack()
+		var ferr error
+		if errno != 0 {
+			res, ferr = nil, q.failure(-int(errno))
+		}
+		if host.Queue(func() { q.landed(res, ferr) }) != nil {
+			q.unclaimed(res) // the reactor has closed, and q with it
+		}
+		return nil, nil
+	})
+	return err
+}
+
+// begin queues the close of fd that q, made by submitGo with later, stood
+// for: from the goroutine of the request that gave the descriptor back
+// last. A q closed meanwhile (its context ended, Close, the reactor's
+// Close) or a job refused leaves fd to be closed here: the descriptor is
+// closed whatever became of its request.
+func (q *FSRequest[T]) begin(fd int) {
+	queued := false
+	q.r.Call(func() {
+		if q.Flags().Has(event.Closed) {
+			return
+		}
+		if err := q.queueJob(fsOp{uvcgo.FSArgs{Op: "close", FD: fd}}); err != nil {
+			q.settle(nil, q.pathError(err))
+			return
+		}
+		queued = true
+	})
+	if !queued {
+		unix.Close(fd)
+	}
 }
 
 // landed delivers the outcome of q's job, on the loop: to q's waiters, or,
@@ -122,6 +157,9 @@ func (o *goFSOps[T]) Free(bool) {
 				unix.Close(o.closing)
 			}
 		}
+	}
+	if o.counted {
+		o.counted = false
 		o.host.CountHandle((*FSRequest[T])(o).kindName(), -1)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -50,7 +51,7 @@ func TestFileWriteRead(t *testing.T) {
 		if err != io.EOF || !bytes.Equal(got[:n], data) {
 			t.Errorf("ReadAt = %d bytes, %v; want the %d written and io.EOF", n, err, len(data))
 		}
-		q, err := f.ReadAsync(4, 4)
+		q, err := f.ReadAsync(context.Background(), 4, 4)
 		uv.UvtMust(t, err)
 		out, err := event.Await(ctx, event.Any(), q)
 		uv.UvtMust(t, err)
@@ -61,7 +62,7 @@ func TestFileWriteRead(t *testing.T) {
 			t.Errorf("Info = %q, want %s", q.Info(), re)
 		}
 		// At the end of the file: an empty read, then io.EOF for Read.
-		q, err = f.ReadAsync(4, int64(len(data)))
+		q, err = f.ReadAsync(context.Background(), 4, int64(len(data)))
 		uv.UvtMust(t, err)
 		out, err = event.Await(ctx, event.Any(), q)
 		if got, ok := out[0].Result.([]byte); err != nil || !ok || len(got) != 0 {
@@ -87,7 +88,7 @@ func TestFileWriteRead(t *testing.T) {
 		if err != nil || !bytes.Equal(all, data) {
 			t.Errorf("ReadAll = %d bytes, %v", len(all), err)
 		}
-		w, err := f.WriteAsync([]byte("TAIL"), -1)
+		w, err := f.WriteAsync(context.Background(), []byte("TAIL"), -1)
 		uv.UvtMust(t, err)
 		if out, err := event.Await(ctx, event.Any(), w); err != nil || out[0].Result != 4 {
 			t.Errorf("WriteAsync at the position = %v, %v; want 4", out[0].Result, err)
@@ -177,25 +178,25 @@ func TestFileErrors(t *testing.T) {
 			}, errShape{PathOp: "open", UvOp: "uv_fs_open", Errno: syscall.EISDIR}},
 			{"write a read-only file", func() error { _, err := ro.Write(one); return err },
 				errShape{PathOp: "write", UvOp: "uv_fs_write", Errno: syscall.EBADF}},
-			{"read a directory", func() error { return awaitErr(d.ReadAsync(1, 0)) },
+			{"read a directory", func() error { return awaitErr(d.ReadAsync(context.Background(), 1, 0)) },
 				errShape{PathOp: "read", UvOp: "uv_fs_read", Errno: syscall.EISDIR}},
 			{"read a bad descriptor", func() error { return awaitErr(uv.UvtFSRead(u.Reactor, 1<<20)) },
 				errShape{PathOp: "read", UvOp: "uv_fs_read", Errno: syscall.EBADF}},
-			{"ReadAsync of 0 bytes", func() error { _, err := ro.ReadAsync(0, 0); return err },
+			{"ReadAsync of 0 bytes", func() error { _, err := ro.ReadAsync(context.Background(), 0, 0); return err },
 				errShape{PathOp: "read", Errno: syscall.EINVAL}},
-			{"ReadAsync at -2", func() error { _, err := ro.ReadAsync(1, -2); return err },
+			{"ReadAsync at -2", func() error { _, err := ro.ReadAsync(context.Background(), 1, -2); return err },
 				errShape{PathOp: "read", Errno: syscall.EINVAL}},
-			{"WriteAsync of nothing", func() error { _, err := ro.WriteAsync(nil, 0); return err },
+			{"WriteAsync of nothing", func() error { _, err := ro.WriteAsync(context.Background(), nil, 0); return err },
 				errShape{PathOp: "write", Errno: syscall.EINVAL}},
-			{"WriteAsync at -5", func() error { _, err := ro.WriteAsync(one, -5); return err },
+			{"WriteAsync at -5", func() error { _, err := ro.WriteAsync(context.Background(), one, -5); return err },
 				errShape{PathOp: "write", Errno: syscall.EINVAL}},
 			{"ReadAt at -1", func() error { _, err := ro.ReadAt(make([]byte, 1), -1); return err },
 				errShape{PathOp: "read", Errno: syscall.EINVAL}},
 			{"WriteAt at -1", func() error { _, err := ro.WriteAt(one, -1); return err },
 				errShape{PathOp: "write", Errno: syscall.EINVAL}},
-			{"ReadAsync of a closed file", func() error { _, err := closed.ReadAsync(1, 0); return err },
+			{"ReadAsync of a closed file", func() error { _, err := closed.ReadAsync(context.Background(), 1, 0); return err },
 				errShape{PathOp: "read", Closed: true}},
-			{"WriteAsync of a closed file", func() error { _, err := closed.WriteAsync(one, 0); return err },
+			{"WriteAsync of a closed file", func() error { _, err := closed.WriteAsync(context.Background(), one, 0); return err },
 				errShape{PathOp: "write", Closed: true}},
 			{"ReadAt of a closed file", func() error { _, err := closed.ReadAt(make([]byte, 1), -1); return err },
 				errShape{PathOp: "read", Closed: true}},
@@ -235,7 +236,7 @@ func TestFileAfterReactorClose(t *testing.T) {
 		stop()
 		uv.UvtShutdown(t, u, false)
 		want := errShape{PathOp: "write", ReactorClosed: true}
-		if _, err := f.WriteAsync([]byte("late"), 0); !cmp.Equal(shapeOf(err), want) {
+		if _, err := f.WriteAsync(context.Background(), []byte("late"), 0); !cmp.Equal(shapeOf(err), want) {
 			t.Errorf("WriteAsync after the reactor's Close = %v, want ErrReactorClosed", err)
 		}
 		if err := f.Close(); !errors.Is(err, reactor.ErrReactorClosed) {
@@ -279,7 +280,7 @@ func TestFSRequestCounted(t *testing.T) {
 		var inFlight map[string]int
 		uv.UvtMust(t, u.Call(func() {
 			// Submitted on the loop: it cannot complete before a later turn.
-			q, err = f.WriteAsync([]byte("x"), 0)
+			q, err = f.WriteAsync(context.Background(), []byte("x"), 0)
 			inFlight = u.Stats().Handles
 		}))
 		uv.UvtMust(t, err)
@@ -361,7 +362,7 @@ func fifoSigpipe() int {
 		return 1
 	}
 	unix.Close(rd)
-	q, err := f.WriteAsync([]byte("nobody reads this"), -1)
+	q, err := f.WriteAsync(context.Background(), []byte("nobody reads this"), -1)
 	if err != nil {
 		fmt.Println("WriteAsync:", err)
 		return 1
@@ -629,7 +630,7 @@ func TestFileHugeRead(t *testing.T) {
 		uv.UvtMust(t, err)
 		defer f.Close()
 		for _, n := range []int{1<<32 + 1, 1 << 40} {
-			q, err := f.ReadAsync(n, 0)
+			q, err := f.ReadAsync(context.Background(), n, 0)
 			if err != nil {
 				t.Errorf("ReadAsync(%d) = %v", n, err)
 				continue
@@ -720,14 +721,7 @@ func TestFileCloseLeftToRequest(t *testing.T) {
 	for _, end := range []string{"run", "reactor close"} {
 		t.Run(end, func(t *testing.T) {
 			eachDriverCounted(t, func(t *testing.T, u *uv.UvtReactor, base, fds int) {
-				fifo := filepath.Join(t.TempDir(), "fifo")
-				uv.UvtMust(t, unix.Mkfifo(fifo, 0o600))
-				stop := uv.UvtServe(t, u)
-				f, err := uv.OpenFile(context.Background(), u.Reactor, fifo, os.O_RDWR, 0)
-				uv.UvtMust(t, err)
-				stop()
-				read, err := f.ReadAsync(1, -1) // blocks its worker: nobody wrote yet
-				uv.UvtMust(t, err)
+				f, read, fifo := fifoRead(t, u)
 				if err := closeSoon(t, f); err != nil {
 					t.Errorf("Close with a read in flight = %v, want nil", err)
 				}
@@ -737,14 +731,10 @@ func TestFileCloseLeftToRequest(t *testing.T) {
 				if n := fdsOn(t, fifo); n != 1 {
 					t.Errorf("%d descriptors open on the FIFO after Close, want the read's 1", n)
 				}
-				if _, err := f.ReadAsync(1, -1); !errors.Is(err, os.ErrClosed) {
+				if _, err := f.ReadAsync(context.Background(), 1, -1); !errors.Is(err, os.ErrClosed) {
 					t.Errorf("ReadAsync after Close = %v, want os.ErrClosed", err)
 				}
-				w, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-				uv.UvtMust(t, err)
-				_, err = unix.Write(w, []byte("x"))
-				uv.UvtMust(t, err)
-				unix.Close(w)
+				writeFIFO(t, fifo)
 				if end == "run" {
 					uv.UvtMust(t, u.Run(context.Background()))
 					got, err := read.Await(context.Background())
@@ -760,4 +750,160 @@ func TestFileCloseLeftToRequest(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestFileCloseOnLoop: a File closed in a callback (on the loop goroutine),
+// by Close or CloseAsync, is closed at once for its user (a request after
+// it, and a second Close, are refused with os.ErrClosed) and its
+// descriptor is closed by the time Run returns, Run waiting for the close;
+// CloseAsync's request completes with close(2)'s outcome. On each driver.
+func TestFileCloseOnLoop(t *testing.T) {
+	for _, how := range []string{"Close", "CloseAsync"} {
+		t.Run(how, func(t *testing.T) {
+			eachDriverCounted(t, func(t *testing.T, u *uv.UvtReactor, base, fds int) {
+				name := filepath.Join(t.TempDir(), "f")
+				open, err := uv.OpenAsync(context.Background(), u.Reactor, name, os.O_RDWR|os.O_CREATE, 0o600)
+				uv.UvtMust(t, err)
+				var heard []string
+				_, err = open.OnDone(func(f *uv.File, err error) {
+					uv.UvtMust(t, err)
+					if how == "Close" {
+						heard = append(heard, fmt.Sprintf("Close: %v", f.Close()))
+					} else {
+						q, err := f.CloseAsync(context.Background())
+						heard = append(heard, fmt.Sprintf("CloseAsync: %v", err))
+						_, err = q.OnDone(func(_ struct{}, err error) { heard = append(heard, fmt.Sprintf("closed: %v", err)) })
+						uv.UvtMust(t, err)
+					}
+					_, err = f.ReadAsync(context.Background(), 1, 0)
+					heard = append(heard, fmt.Sprintf("ReadAsync after it: ErrClosed %v", errors.Is(err, os.ErrClosed)))
+					heard = append(heard, fmt.Sprintf("Close again: ErrClosed %v", errors.Is(f.Close(), os.ErrClosed)))
+				})
+				uv.UvtMust(t, err)
+				uv.UvtMust(t, u.Run(context.Background()))
+				want := []string{"Close: <nil>", "ReadAsync after it: ErrClosed true", "Close again: ErrClosed true"}
+				if how == "CloseAsync" {
+					want = []string{"CloseAsync: <nil>", "ReadAsync after it: ErrClosed true", "Close again: ErrClosed true", "closed: <nil>"}
+				}
+				if diff := cmp.Diff(want, heard); diff != "" {
+					t.Errorf("in the callback (-want +got):\n%s", diff)
+				}
+				if n := fdsOn(t, name); n != 0 {
+					t.Errorf("%d descriptors open on the file once Run returned, want 0", n)
+				}
+				uv.UvtShutdown(t, u, false)
+				uv.UvtNoLeaks(t, base, fds)
+			})
+		})
+	}
+}
+
+// TestFileCloseAsyncWaitsForRequests: CloseAsync on the loop goroutine
+// while a read of the file is in flight leaves the descriptor to the read
+// (which reads what comes) and completes once the read is done with it and
+// it is closed; a CloseAsync whose context ends first completes with the
+// context's error, and the descriptor is closed all the same. On each
+// driver.
+func TestFileCloseAsyncWaitsForRequests(t *testing.T) {
+	for _, end := range []string{"closed", "context ended"} {
+		t.Run(end, func(t *testing.T) {
+			eachDriverCounted(t, func(t *testing.T, u *uv.UvtReactor, base, fds int) {
+				f, read, fifo := fifoRead(t, u)
+				stop := uv.UvtServe(t, u)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				var q *uv.FSRequest[struct{}]
+				var err error
+				uv.UvtMust(t, u.Call(func() {
+					q, err = f.CloseAsync(ctx)
+				}))
+				uv.UvtMust(t, err)
+				if _, ok, _ := q.Outcome(); ok {
+					t.Errorf("the close completed with the read still in flight")
+				}
+				if n := fdsOn(t, fifo); n != 1 {
+					t.Errorf("%d descriptors open on the FIFO after CloseAsync, want the read's 1", n)
+				}
+				if end == "context ended" {
+					cancel()
+					if _, err := q.Await(waitCtx(t)); !errors.Is(err, context.Canceled) {
+						t.Errorf("the close whose context ended = %v, want context.Canceled", err)
+					}
+				}
+				writeFIFO(t, fifo)
+				if got, err := read.Await(waitCtx(t)); string(got) != "x" || err != nil {
+					t.Errorf("the read = %q, %v, want \"x\", nil", got, err)
+				}
+				if end == "closed" {
+					if _, err := q.Await(waitCtx(t)); err != nil {
+						t.Errorf("the close = %v, want nil", err)
+					}
+					if n := fdsOn(t, fifo); n != 0 {
+						t.Errorf("%d descriptors open on the FIFO once the close completed, want 0", n)
+					}
+				}
+				uv.UvtWaitFor(t, "the descriptor closed after the read", func() bool { return fdsOn(t, fifo) == 0 })
+				stop()
+				uv.UvtShutdown(t, u, false)
+				uv.UvtNoLeaks(t, base, fds)
+			})
+		})
+	}
+}
+
+// TestFileCloseFailureReported: a close(2) that fails after Close
+// returned (Close in a callback) is reported, as the reactor reports
+// failures nobody waits for: "File close failed", with the *fs.PathError
+// of the close matching the errno. On each driver.
+func TestFileCloseFailureReported(t *testing.T) {
+	eachDriverCounted(t, func(t *testing.T, u *uv.UvtReactor, base, fds int) {
+		name := filepath.Join(t.TempDir(), "f")
+		stop := uv.UvtServe(t, u)
+		f, err := uv.OpenFile(context.Background(), u.Reactor, name, os.O_RDWR|os.O_CREATE, 0o600)
+		uv.UvtMust(t, err)
+		// A number above any descriptor limit: its close(2) fails with
+		// EBADF, and no other descriptor can have it.
+		unix.Close(uv.UvtSwapFD(f, 1<<30))
+		var closeErr error
+		uv.UvtMust(t, u.Call(func() { closeErr = f.Close() }))
+		if closeErr != nil {
+			t.Errorf("Close on the loop goroutine = %v, want nil", closeErr)
+		}
+		uv.UvtWaitFor(t, "the report", func() bool { return len(u.Reports()) > 0 })
+		stop()
+		reps := u.Reports()
+		var pe *fs.PathError
+		if len(reps) != 1 || reps[0].Msg != "File close failed" || !errors.Is(reps[0].Err, syscall.EBADF) ||
+			!errors.As(reps[0].Err, &pe) || pe.Op != "close" || pe.Path != name {
+			t.Errorf("reports %v, want one \"File close failed\" with the close's PathError matching EBADF", reps)
+		}
+		uv.UvtShutdown(t, u, true)
+		uv.UvtNoLeaks(t, base, fds)
+	})
+}
+
+// fifoRead opens a new FIFO as a File of u (its loop served meanwhile)
+// and starts a read of one byte of it, which blocks its worker until
+// writeFIFO writes to the FIFO.
+func fifoRead(t *testing.T, u *uv.UvtReactor) (f *uv.File, read *uv.FSRequest[[]byte], fifo string) {
+	t.Helper()
+	fifo = filepath.Join(t.TempDir(), "fifo")
+	uv.UvtMust(t, unix.Mkfifo(fifo, 0o600))
+	stop := uv.UvtServe(t, u)
+	f, err := uv.OpenFile(context.Background(), u.Reactor, fifo, os.O_RDWR, 0)
+	uv.UvtMust(t, err)
+	stop()
+	read, err = f.ReadAsync(context.Background(), 1, -1)
+	uv.UvtMust(t, err)
+	return f, read, fifo
+}
+
+// writeFIFO writes "x" to the FIFO fifo, which a reader has open.
+func writeFIFO(t *testing.T, fifo string) {
+	t.Helper()
+	w, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	uv.UvtMust(t, err)
+	defer unix.Close(w)
+	_, err = unix.Write(w, []byte("x"))
+	uv.UvtMust(t, err)
 }

@@ -14,9 +14,8 @@ import (
 
 // The file system requests: libuv's uv_fs_* family, each a function (for
 // a path) or a File method (for a descriptor) that submits one FSRequest
-// and returns it, typed by its result. Every one but File.ReadAsync and
-// File.WriteAsync (which a Close of the request or of the File ends) takes
-// a context that bounds it: when ctx ends before the request completes, it completes with
+// and returns it, typed by its result. Every one takes a context that
+// bounds it: when ctx ends before the request completes, it completes with
 // ctx's error, and if the pool has not started it, it never runs (as
 // closing it does). A nil ctx is refused with an error matching
 // event.ErrNilContext; context.Background bounds nothing. Wait for one

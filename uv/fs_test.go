@@ -396,8 +396,8 @@ func fsFailures(t *testing.T, u *uv.UvtReactor) map[string]fsErrSeen {
 		"open":            fsErr(uv.OpenAsync(ctx, r, at("missing"), os.O_RDONLY, 0)),
 		"open excl":       fsErr(uv.OpenAsync(ctx, r, at("f"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)),
 		"open a dir rw":   fsErr(uv.OpenAsync(ctx, r, at("d"), os.O_RDWR, 0)),
-		"read a dir":      fsErr(dirFile.ReadAsync(1, 0)),
-		"write read-only": fsErr(ro.WriteAsync([]byte("y"), 0)),
+		"read a dir":      fsErr(dirFile.ReadAsync(context.Background(), 1, 0)),
+		"write read-only": fsErr(ro.WriteAsync(context.Background(), []byte("y"), 0)),
 		"ftruncate ro":    fsErr(ro.TruncateAsync(ctx, 0)),
 		"ftruncate -1":    fsErr(ro.TruncateAsync(ctx, -1)),
 		"fstat closed":    fsErr(closed.StatAsync(ctx)),
@@ -661,7 +661,7 @@ func TestFSRequestCloseMidflight(t *testing.T) {
 		uv.UvtMust(t, err)
 		stop()
 		blockers, started, release := holdPool(t, u)
-		w, err := f.WriteAsync([]byte("must not be written"), 0)
+		w, err := f.WriteAsync(context.Background(), []byte("must not be written"), 0)
 		uv.UvtMust(t, err)
 		var heard []string
 		evs := []event.Event{}
@@ -753,9 +753,9 @@ func TestFileDroppedWithoutClose(t *testing.T) {
 		for i := range 20 {
 			f, err := uv.OpenFile(context.Background(), u.Reactor, filepath.Join(dir, fmt.Sprint(i)), os.O_RDWR|os.O_CREATE, 0o600)
 			uv.UvtMust(t, err)
-			_, err = f.WriteAsync(bytes.Repeat([]byte{byte(i)}, 4096), 0)
+			_, err = f.WriteAsync(context.Background(), bytes.Repeat([]byte{byte(i)}, 4096), 0)
 			uv.UvtMust(t, err)
-			_, err = f.ReadAsync(4096, 0)
+			_, err = f.ReadAsync(context.Background(), 4096, 0)
 			uv.UvtMust(t, err)
 		}
 		stop()
@@ -791,7 +791,7 @@ func TestFileConcurrent(t *testing.T) {
 				if n, err := f.ReadAt(got, int64(w*block)); n != block || err != nil || !bytes.Equal(got, data) {
 					t.Errorf("worker %d: ReadAt = %d, %v", w, n, err)
 				}
-				q, err := f.ReadAsync(block, int64(w*block))
+				q, err := f.ReadAsync(context.Background(), block, int64(w*block))
 				if err != nil {
 					t.Errorf("worker %d: ReadAsync: %v", w, err)
 					return
@@ -897,9 +897,9 @@ func TestFSRequestClosedByEarlierCompletion(t *testing.T) {
 		uv.UvtMust(t, err)
 		stop()
 		for round := range 8 {
-			r1, err := f.ReadAsync(1, 0)
+			r1, err := f.ReadAsync(context.Background(), 1, 0)
 			uv.UvtMust(t, err)
-			r2, err := f.ReadAsync(1, 1)
+			r2, err := f.ReadAsync(context.Background(), 1, 1)
 			uv.UvtMust(t, err)
 			// Once every worker is blocked behind the reads, both have
 			// run: their completions wait for the same turn.
@@ -920,7 +920,7 @@ func TestFSRequestClosedByEarlierCompletion(t *testing.T) {
 					if uv.UvtCancelable(other) {
 						t.Errorf("round %d: a request whose completion is in this turn can still be cancelled", round)
 					}
-					w, err = f.WriteAsync([]byte("z"), 6)
+					w, err = f.WriteAsync(context.Background(), []byte("z"), 6)
 					uv.UvtMust(t, err)
 					uv.UvtMust(t, other.Close())
 				})
@@ -971,11 +971,11 @@ func TestFSRequestTypedResults(t *testing.T) {
 		f, err := uv.OpenFile(ctx, u.Reactor, filepath.Join(t.TempDir(), "typed"), os.O_RDWR|os.O_CREATE, 0o600)
 		uv.UvtMust(t, err)
 		var got seen
-		w, err := f.WriteAsync([]byte("hello typed"), 0)
+		w, err := f.WriteAsync(context.Background(), []byte("hello typed"), 0)
 		uv.UvtMust(t, err)
 		got.Written, got.WriteErr = w.Await(ctx)
 		_, got.WrittenOK, _ = w.Outcome()
-		r, err := f.ReadAsync(5, 0)
+		r, err := f.ReadAsync(context.Background(), 5, 0)
 		uv.UvtMust(t, err)
 		var b []byte
 		b, got.ReadErr = r.Await(ctx)
@@ -994,7 +994,7 @@ func TestFSRequestTypedResults(t *testing.T) {
 		<-done
 		var reads []*uv.FSRequest[[]byte]
 		for _, off := range []int64{0, 6} {
-			q, err := f.ReadAsync(5, off)
+			q, err := f.ReadAsync(context.Background(), 5, off)
 			uv.UvtMust(t, err)
 			reads = append(reads, q)
 		}
@@ -1031,7 +1031,7 @@ func TestFSRequestAwaitEndsAndClose(t *testing.T) {
 		f, err := uv.OpenFile(waitCtx(t), u.Reactor, path, os.O_RDWR|os.O_CREATE, 0o600)
 		uv.UvtMust(t, err)
 		blockers, _, release := holdPool(t, u)
-		w, err := f.WriteAsync([]byte("must not be written"), 0)
+		w, err := f.WriteAsync(context.Background(), []byte("must not be written"), 0)
 		uv.UvtMust(t, err)
 		var mu sync.Mutex
 		var heard []string
@@ -1091,7 +1091,7 @@ func blockedFIFORead(t *testing.T, u *uv.UvtReactor) *uv.FSRequest[[]byte] {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := f.ReadAsync(8, -1)
+	q, err := f.ReadAsync(context.Background(), 8, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1110,4 +1110,58 @@ func blockedFIFORead(t *testing.T, u *uv.UvtReactor) *uv.FSRequest[[]byte] {
 		f.Close()
 	})
 	return q
+}
+
+// TestFileRequestContextEndsBeforeRun: a File's read and write whose
+// context ends while the pool has not started them never run (the write
+// writes nothing, the read does not move the descriptor's position), and
+// complete with the context's error in their *fs.PathError; on each
+// driver.
+func TestFileRequestContextEndsBeforeRun(t *testing.T) {
+	eachDriverCounted(t, func(t *testing.T, u *uv.UvtReactor, base, fds int) {
+		stop := uv.UvtServe(t, u)
+		name := filepath.Join(t.TempDir(), "f")
+		uv.UvtMust(t, os.WriteFile(name, []byte("abc"), 0o600))
+		f, err := uv.OpenFile(context.Background(), u.Reactor, name, os.O_RDWR, 0)
+		uv.UvtMust(t, err)
+		blockers, _, release := holdPool(t, u)
+		uv.UvtWaitFor(t, "the pool to be held", poolHeld)
+		ctx, cancel := context.WithCancel(context.Background())
+		w, err := f.WriteAsync(ctx, []byte("zz"), 0)
+		uv.UvtMust(t, err)
+		rd, err := f.ReadAsync(ctx, 1, -1)
+		uv.UvtMust(t, err)
+		cancel()
+		var got []string
+		for _, err := range []error{fsErr(w, nil), fsErr(rd, nil)} {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				got = append(got, fmt.Sprintf("%s %v: canceled %v", pe.Op, pe.Path == name, errors.Is(err, context.Canceled)))
+			} else {
+				got = append(got, fmt.Sprintf("%v", err))
+			}
+		}
+		if diff := cmp.Diff([]string{"write true: canceled true", "read true: canceled true"}, got); diff != "" {
+			t.Errorf("the requests whose context ended (-want +got):\n%s", diff)
+		}
+		letPoolGo(t, blockers, release)
+		for _, q := range blockers {
+			if bf, ok, err := q.Outcome(); ok && err == nil {
+				uv.UvtMust(t, bf.Close())
+			}
+		}
+		// Read at the descriptor's position: still the start.
+		all, err := f.ReadAsync(context.Background(), 8, -1)
+		uv.UvtMust(t, err)
+		if b, err := all.Await(waitCtx(t)); string(b) != "abc" || err != nil {
+			t.Errorf("read after the cancelled ones = %q, %v, want \"abc\", nil", b, err)
+		}
+		uv.UvtMust(t, f.Close())
+		if onDisk, _ := os.ReadFile(name); string(onDisk) != "abc" {
+			t.Errorf("the file holds %q, want \"abc\": the cancelled write ran", onDisk)
+		}
+		stop()
+		uv.UvtShutdown(t, u, false)
+		uv.UvtNoLeaks(t, base, fds)
+	})
 }

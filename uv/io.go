@@ -80,6 +80,7 @@ type ioEvent struct {
 	base      *event.Base // the event's
 	t         streamTransport
 	transport string
+	network   string // the network dialled or listened on ("tcp4", ...) for errors, as net names it; "" for transport
 	ref       weak.Pointer[IO]
 
 	started bool // callbacks get the reads

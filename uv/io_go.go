@@ -123,6 +123,7 @@ func dialGo(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 		if err != nil {
 			return err
 		}
+		g.network = ep.network
 		g.link(c)
 		g.conn = op
 		eventkind.ActiveDelta(r.Owner(), 1)

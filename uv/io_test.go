@@ -947,8 +947,8 @@ func TestZeroValueIOKindsAreRefused(t *testing.T) {
 		"File.WriteAt":        func() error { return errOf(new(uv.File).WriteAt(p, 0)) },
 		"File.Read":           func() error { return errOf(new(uv.File).Read(p)) },
 		"File.Write":          func() error { return errOf(new(uv.File).Write(p)) },
-		"File.ReadAsync":      func() error { return errOf(new(uv.File).ReadAsync(8, 0)) },
-		"File.WriteAsync":     func() error { return errOf(new(uv.File).WriteAsync(p, 0)) },
+		"File.ReadAsync":      func() error { return errOf(new(uv.File).ReadAsync(context.Background(), 8, 0)) },
+		"File.WriteAsync":     func() error { return errOf(new(uv.File).WriteAsync(context.Background(), p, 0)) },
 		"File.Close":          func() error { return new(uv.File).Close() },
 	}
 	for name, fn := range cases {

@@ -1,8 +1,10 @@
 package uv
 
 import (
+	"errors"
 	"io"
 	"net"
+	"os"
 	"syscall"
 
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
@@ -55,7 +57,7 @@ func (s *uvStream) completed(rec *uvcgo.Completion) {
 		if rec.Status < 0 {
 			var err error = io.EOF
 			if rec.Status != uvcgo.EOF {
-				err = uvcgo.ErrorOf("read", int(rec.Status))
+				err = statusError("read", rec.Status)
 			}
 			s.readFailed(err)
 			return
@@ -67,26 +69,47 @@ func (s *uvStream) completed(rec *uvcgo.Completion) {
 	case uvcgo.CompletionWrite:
 		s.wrote(int(rec.N), statusError("write", rec.Status))
 	case uvcgo.CompletionShutdown:
-		s.shutDone(statusError("uv_shutdown", rec.Status))
+		s.shutDone(statusError("shutdown", rec.Status))
 	case uvcgo.CompletionConnect:
 		s.connected(statusError("connect", rec.Status))
 	}
 }
 
-// statusError is the error of a record's status: nil for success.
+// statusError is the error of a record's status: nil for success; else
+// the failed system call op's, as sysError says.
 func statusError(op string, status int32) error {
 	if status < 0 {
-		return uvcgo.ErrorOf(op, int(status))
+		return os.NewSyscallError(op, syscall.Errno(-status))
 	}
 	return nil
 }
 
-func (s *uvStream) open() bool                     { return s.h != 0 }
-func (s *uvStream) readStart() error               { return s.loop.ReadStart(s.h) }
-func (s *uvStream) readStop()                      { s.loop.ReadStop(s.h) }
-func (s *uvStream) tryWrite(p []byte) (int, error) { return s.loop.TryWrite(s.h, p) }
-func (s *uvStream) write(p []byte) error           { return s.loop.Write(s.h, p) }
-func (s *uvStream) flushTries()                    { s.loop.FlushTries() }
+// sysError is err, a libuv error of a stream's operation, as package net
+// and the pure-Go driver give it: an *os.SyscallError naming the system
+// call (read, write, connect, shutdown, ...) with the errno, so that the
+// same failure reads the same on both drivers ("read: connection reset by
+// peer", not "read: ECONNRESET (connection reset by peer)") and matches
+// the same syscall.Errno. Other errors are left as they are.
+func sysError(op string, err error) error {
+	if err == nil {
+		return nil // the hot path: no allocation
+	}
+	var ue *uvcgo.Error
+	if errors.As(err, &ue) {
+		return os.NewSyscallError(op, ue.Unwrap())
+	}
+	return err
+}
+
+func (s *uvStream) open() bool       { return s.h != 0 }
+func (s *uvStream) readStart() error { return sysError("read", s.loop.ReadStart(s.h)) }
+func (s *uvStream) readStop()        { s.loop.ReadStop(s.h) }
+func (s *uvStream) tryWrite(p []byte) (int, error) {
+	n, err := s.loop.TryWrite(s.h, p)
+	return n, sysError("write", err)
+}
+func (s *uvStream) write(p []byte) error { return sysError("write", s.loop.Write(s.h, p)) }
+func (s *uvStream) flushTries()          { s.loop.FlushTries() }
 
 // deferTry defers the try of p to the loop's batch, behind this stream's
 // tries already there.
@@ -104,14 +127,14 @@ func (s *uvStream) deferTry(p []byte) bool {
 }
 
 // Tried implements uvcgo.Tried: the outcome of a deferred try.
-func (s *uvStream) Tried(p []byte, n int, err error) { s.sendTried(p, n, err) }
+func (s *uvStream) Tried(p []byte, n int, err error) { s.sendTried(p, n, sysError("write", err)) }
 func (s *uvStream) queueSize() int                   { return s.loop.WriteQueueSize(s.h) }
-func (s *uvStream) shutdown() error                  { return s.loop.ShutdownStream(s.h) }
+func (s *uvStream) shutdown() error                  { return sysError("shutdown", s.loop.ShutdownStream(s.h)) }
 func (s *uvStream) refusal(shutdown bool) error {
 	if shutdown {
-		return uvcgo.ErrorOf("uv_shutdown", -int(syscall.ENOTCONN))
+		return errnoError("shutdown", syscall.ENOTCONN)
 	}
-	return uvcgo.ErrorOf("uv_write", -int(syscall.EPIPE))
+	return errnoError("write", syscall.EPIPE)
 }
 func (s *uvStream) release(c chunk)       { s.loop.Release(c.data, c.release) }
 func (s *uvStream) noDelay(on bool) error { return s.loop.TCPNoDelay(s.h, on) }

@@ -89,13 +89,13 @@ func (e *uvIPC) completed(rec *uvcgo.Completion) {
 	case uvcgo.CompletionWrite:
 		var err error
 		if rec.Status < 0 {
-			err = uvcgo.ErrorOf("uv_write2", int(rec.Status))
+			err = statusError("sendmsg", rec.Status)
 		}
 		e.sendDone(err)
 	case uvcgo.CompletionRead:
 		err := error(io.EOF)
 		if rec.Status != uvcgo.EOF {
-			err = uvcgo.ErrorOf("read", int(rec.Status))
+			err = statusError("recvmsg", rec.Status)
 		}
 		e.deliver(Passed{}, endWith(err))
 	case uvcgo.CompletionHandle:

@@ -1075,7 +1075,7 @@ func TestFSRequestInFlightKeepsFile(t *testing.T) {
 			f, err := uv.OpenFile(waitCtx(t), u.Reactor, path, os.O_RDONLY, 0)
 			uv.UvtMust(t, err)
 			uv.UvtMust(t, u.Call(func() {
-				q, err = f.ReadAsync(16, 0) // on the loop: it cannot complete before a later turn
+				q, err = f.ReadAsync(context.Background(), 16, 0) // on the loop: it cannot complete before a later turn
 			}))
 			uv.UvtMust(t, err)
 		}()

@@ -118,6 +118,8 @@ func (e *uvListener) completed(rec *uvcgo.Completion) {
 	c, err := adoptIO(e.r, h, e.transport)
 	if err != nil {
 		e.loop.CloseHandle(h)
+	} else {
+		c.e.network = e.network
 	}
 	stopped := eventkind.LoopRefs(e) == 0
 	switch {

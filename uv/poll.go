@@ -2,7 +2,6 @@ package uv
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -251,10 +250,12 @@ func (s *pollState) apply() error {
 	return err
 }
 
-// fdOpen returns an error matching syscall.EBADF when fd is not open.
-func fdOpen(fd int) error {
+// fdOpen returns an error matching syscall.EBADF when fd is not open, in
+// the words libuv's call op (uv_poll_init, uv_poll_start) would say it, so
+// that both drivers say the same.
+func fdOpen(op string, fd int) error {
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
-		return os.NewSyscallError("fcntl", err)
+		return uvcgo.ErrorOf(op, -int(errnoOf(err)))
 	}
 	return nil
 }

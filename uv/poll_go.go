@@ -11,6 +11,7 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
+	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -42,7 +43,7 @@ func newGoPoll(r *reactor.Reactor, s pollState, opts PollOptions) (*Poll, error)
 		}
 		// A descriptor that is not open is refused before the poller is
 		// made: the set's own descriptor could take its number.
-		if err = fdOpen(s.fd); err != nil {
+		if err = fdOpen("uv_poll_init", s.fd); err != nil {
 			return
 		}
 		var st unix.Stat_t
@@ -80,7 +81,7 @@ func (e *goPoll) watch(from, to PollEvents) error {
 		return nil
 	}
 	if to != 0 && from != to && e.fdGone() {
-		return os.NewSyscallError("epoll_ctl", unix.EBADF)
+		return uvcgo.ErrorOf("uv_poll_start", -int(unix.EBADF)) // as the libuv driver says it
 	}
 	return e.pl.ctlMask(e.fd, epollEvents(from), epollEvents(to))
 }

@@ -30,7 +30,7 @@ func (e *pollEvent) watch(_, to PollEvents) error {
 	case to != 0:
 		// libuv aborts the process when epoll refuses the descriptor in
 		// the next turn: one closed behind the poll is refused here.
-		if err := fdOpen(e.fd); err != nil {
+		if err := fdOpen("uv_poll_start", e.fd); err != nil {
 			return err
 		}
 		return e.loop.StartPoll(e.h, int(to))

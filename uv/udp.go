@@ -130,7 +130,7 @@ func ListenUDP(r *reactor.Reactor, network, address string) (*UDP, error) {
 		u, err = listenUvUDP(r, network, t)
 	}
 	if err != nil {
-		return nil, &net.OpError{Op: "listen", Net: network, Err: err}
+		return nil, &net.OpError{Op: "listen", Net: network, Addr: udpAddr(t.ip, t.port, t.zone), Err: err}
 	}
 	u.e.ref = weak.Make(u)
 	return u, nil

@@ -23,14 +23,16 @@ func listenUvUDP(r *reactor.Reactor, network string, t tcpTarget) (*UDP, error) 
 	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
 		h, err := l.NewUDP(id, t.family)
 		if err != nil {
-			return 0, err
+			return 0, sysError("socket", err)
 		}
-		if err = l.BindUDP(h, t.ip, t.port, t.zone, false, t.v6only); err == nil {
+		// The errors name the system calls, as the pure-Go driver's and
+		// package net's do (sysError).
+		if err = sysError("bind", l.BindUDP(h, t.ip, t.port, t.zone, false, t.v6only)); err == nil {
 			var ip []byte
 			var port int
 			var zone uint32
 			ip, port, zone, err = l.UDPAddr(h)
-			e.addr = udpAddr(ip, port, zone)
+			e.addr, err = udpAddr(ip, port, zone), sysError("getsockname", err)
 		}
 		if err != nil {
 			l.CloseHandle(h)
@@ -67,14 +69,14 @@ func (e *udpEvent) completed(rec *uvcgo.Completion) {
 	if rec.Kind == uvcgo.CompletionUDPSend {
 		e.sending--
 		if rec.Status < 0 && rec.Status != uvcgo.ECANCELED {
-			e.werr = uvcgo.ErrorOf("uv_udp_send", int(rec.Status))
+			e.werr = statusError("sendto", rec.Status)
 		} else {
 			e.out.Add(1)
 		}
 		return
 	}
 	if rec.Status < 0 {
-		e.recvFailed(uvcgo.ErrorOf("recv", int(rec.Status)))
+		e.recvFailed(statusError("recvmmsg", rec.Status))
 		return
 	}
 	p, ip, port, zone, trunc := uvcgo.Datagram(rec)
@@ -95,11 +97,11 @@ func (e *udpEvent) send(p []byte, t tcpTarget) error {
 			e.out.Add(1)
 		}
 		if sent || err != nil {
-			return err
+			return sysError("sendto", err)
 		}
 	}
 	if err := e.loop.UDPSend(e.h, p, t.ip, t.port, t.zone); err != nil {
-		return err
+		return sysError("sendto", err)
 	}
 	e.sending++
 	return nil

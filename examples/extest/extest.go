@@ -182,3 +182,35 @@ func (p *Program) ExpectAll(t testing.TB, want ...string) {
 		}
 	}
 }
+
+// Next reads the next n lines and returns them (fewer if the output
+// ends first).
+func (p *Program) Next(t testing.TB, n int) []string {
+	t.Helper()
+	deadline := time.After(Safety)
+	var got []string
+	for len(got) < n {
+		select {
+		case line, ok := <-p.Out:
+			if !ok {
+				return got
+			}
+			got = append(got, line)
+		case <-deadline:
+			t.Fatalf("%d lines of %d before the safety deadline: %q", len(got), n, got)
+		}
+	}
+	return got
+}
+
+// Rest waits for run to return, as Wait does, and returns the lines it
+// printed that were not read yet.
+func (p *Program) Rest(t testing.TB) []string {
+	t.Helper()
+	p.Wait(t)
+	var rest []string
+	for line := range p.Out {
+		rest = append(rest, line)
+	}
+	return rest
+}

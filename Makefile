@@ -84,7 +84,8 @@ cgocheck:
 # (t1@1e4) is a table of its own. E1 runs in 5 shuffled rounds, with
 # per-message counts (system calls from perf when it is installed: apt-get
 # install linux-perf; else strace; else the table says why not) and its
-# targets judged under its table. About 8 minutes on 2 cores.
+# targets judged under its table; U1 in 5 shuffled rounds too, its targets
+# judged under its table. About 10 minutes on 2 cores.
 bench:
 	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md -svg docs \
 	  -gobench 'C1|X1|K1|IOPingPong' -gopkgs './event/ ./reactor/ ./uv/' \
@@ -119,8 +120,6 @@ bench:
 	  'l1-uvevent={go:l1}' \
 	  'u1-uvevent={go:u1}' \
 	  'u1-uvevent-go={go:u1} -driver go' \
-	  'u1-raw-c={c:u1_udp} 1000000 64' \
-	  'u1-net={go:u1net}' \
 	  'l1-uvevent-go={go:l1} -driver go'
 
 ## demo: the tour: the model, the loop interface (echo server, timers, signal), a process and a file watch, the deadlock report, Stats

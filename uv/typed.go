@@ -240,7 +240,8 @@ func (u *UDP) Result(result any) Datagram {
 
 // OnDatagram calls fn on the loop goroutine with each datagram received
 // (the UDP must be started), or the error receiving failed with. d.Data is
-// valid only during the call: copy what must outlive it. The notification
+// valid only during the call: copy what must outlive it. d.Addr is shared
+// by the datagrams in a row from one sender: read it, do not change it. The notification
 // the UDP's Close sends is left out unless opts holds event.WithClose.
 func (u *UDP) OnDatagram(fn func(d Datagram, err error), opts ...event.OnOption) (*event.Callback, error) {
 	return event.On(u, fn, opts...)

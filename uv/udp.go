@@ -1,6 +1,7 @@
 package uv
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"strconv"
@@ -20,7 +21,12 @@ import (
 //   - as an event: Start it and its callbacks get each datagram as a
 //     *Datagram result (OnDatagram and Result give it as a Datagram
 //     value), whose Data is a view of the buffer the datagram was
-//     received into: valid only during the callback;
+//     received into. The *Datagram is the UDP's own, rewritten for every
+//     datagram so that delivering one allocates nothing: both are valid
+//     only during the callback (after it the *Datagram reads as the zero
+//     Datagram), copy the bytes to keep them. Datagrams in a row from one
+//     sender share one *net.UDPAddr as their Addr: read it, do not change
+//     it;
 //   - goroutine-blocking: it is a net.PacketConn (ReadFrom, WriteTo,
 //     deadlines);
 //   - WriteTo never waits: a datagram the socket does not take at once is
@@ -52,7 +58,7 @@ type UDP struct {
 // Datagram is one datagram received.
 type Datagram struct {
 	Data      []byte       // in a callback: a view of the receive buffer, valid during the callback
-	Addr      *net.UDPAddr // the sender
+	Addr      *net.UDPAddr // the sender; shared by the datagrams in a row from one sender: do not change it
 	Truncated bool         // larger than the receive buffer (64 KiB): Data holds its start
 }
 
@@ -73,8 +79,16 @@ type udpState struct {
 	started, receiving, closed bool
 	readers                    []*udpRead
 	kept                       []keptDatagram
-	dl                         deadline
-	werr                       error // a queued send that failed, for the next WriteTo
+	// view is the *Datagram result a datagram reaches the callbacks in
+	// (notifyDatagram), viewing while a notification holds it.
+	view    Datagram
+	viewing bool
+	// from is the last sender's address, given again to the datagrams
+	// that follow from the same sender (sender); fromZone its raw scope.
+	from     *net.UDPAddr
+	fromZone uint32
+	dl       deadline
+	werr     error // a queued send that failed, for the next WriteTo
 
 	in, out, dropped atomic.Uint64
 }
@@ -182,6 +196,39 @@ func (s *udpState) describe() string {
 	return fmt.Sprintf("UDP(%s %s, in=%d, out=%d, dropped=%d)", s.network, s.addr, s.in.Load(), s.out.Load(), s.dropped.Load())
 }
 
+// sender returns the *net.UDPAddr of a datagram's sender, ip (4 or 16
+// bytes, none for an address of no IP family), port and zone as the
+// socket gave them: the last sender's again when it is the same one, so
+// that a run of datagrams from one sender allocates nothing.
+func (s *udpState) sender(ip []byte, port int, zone uint32) *net.UDPAddr {
+	if len(ip) == 0 {
+		return nil
+	}
+	if a := s.from; a != nil && a.Port == port && s.fromZone == zone && bytes.Equal(a.IP, ip) {
+		return a
+	}
+	s.from, s.fromZone = udpAddr(bytes.Clone(ip), port, zone), zone
+	return s.from
+}
+
+// notifyDatagram hands d to the callbacks as a *Datagram: a pointer to the
+// UDP's own view, so that the result goes into the notification's any
+// without an allocation. The view holds d during the notification only and
+// is cleared after it: a result kept past its callback reads as the zero
+// Datagram, never as a buffer the UDP has reused or freed. A datagram
+// notified while another notification holds the view gets a view of its
+// own, as IO.notifyRead does.
+func (s *udpState) notifyDatagram(d *Datagram) {
+	if s.viewing {
+		v := *d
+		s.drv.notify(&v, nil)
+		return
+	}
+	s.view, s.viewing = *d, true
+	s.drv.notify(&s.view, nil)
+	s.view, s.viewing = Datagram{}, false
+}
+
 // received hands a datagram to the first waiting ReadFrom, else to the
 // callbacks while started and nothing is kept, else reports that it must
 // be kept (the driver makes it last and calls keep), else drops it.
@@ -194,7 +241,7 @@ func (s *udpState) received(d *Datagram) (keep bool) {
 		eventkind.ActiveDelta(s.r.Owner(), -1)
 		rd.finish(copy(rd.p, d.Data), d.Addr, nil)
 	case s.started && len(s.kept) == 0:
-		s.drv.notify(d, nil)
+		s.notifyDatagram(d)
 	case len(s.kept) < udpKept:
 		return true
 	default:
@@ -261,7 +308,7 @@ func (s *udpState) flush() {
 	for s.started && !s.closed && len(s.kept) > 0 {
 		k := s.kept[0]
 		s.kept = s.kept[1:]
-		s.drv.notify(&k.d, nil)
+		s.notifyDatagram(&k.d)
 		s.drv.release(&k)
 	}
 	s.update()
@@ -274,7 +321,12 @@ func (s *udpState) takeReaders() []*udpRead {
 	return rs
 }
 
+// finish ends a ReadFrom: its caller gets an address of its own, not one
+// datagrams share (sender).
 func (rd *udpRead) finish(n int, addr *net.UDPAddr, err error) {
+	if addr != nil {
+		addr = &net.UDPAddr{IP: bytes.Clone(addr.IP), Port: addr.Port, Zone: addr.Zone}
+	}
 	rd.n, rd.addr, rd.err = n, addr, err
 	rd.ch <- struct{}{}
 }

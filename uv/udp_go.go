@@ -86,28 +86,31 @@ func (b *udpBatchBufs) recv(fd, n int) (int, error) {
 	}
 }
 
-// datagram is the i-th datagram received: Data a view of its buffer.
-func (b *udpBatchBufs) datagram(i int) Datagram {
+// datagram is the i-th datagram received: Data a view of its buffer, the
+// sender's address s's (udpState.sender).
+func (b *udpBatchBufs) datagram(i int, s *udpState) Datagram {
 	m := &b.msgs[i]
 	n := int(m.n)
-	d := Datagram{Addr: rawUDPAddr(&b.names[i]), Truncated: m.hdr.Flags&unix.MSG_TRUNC != 0 || n > udpBufSize}
+	ip, port, zone := rawSender(&b.names[i])
+	d := Datagram{Addr: s.sender(ip, port, zone), Truncated: m.hdr.Flags&unix.MSG_TRUNC != 0 || n > udpBufSize}
 	if n > 0 { // an empty datagram has no Data, as on libuv
 		d.Data = b.bufs[i][:min(n, udpBufSize)]
 	}
 	return d
 }
 
-// rawUDPAddr is a sender's address as the kernel wrote it.
-func rawUDPAddr(sa *unix.RawSockaddrAny) *net.UDPAddr {
+// rawSender is a sender's address as the kernel wrote it: ip a view of sa
+// (none for a family other than IPv4 and IPv6), the port and the scope.
+func rawSender(sa *unix.RawSockaddrAny) (ip []byte, port int, zone uint32) {
 	switch sa.Addr.Family {
 	case unix.AF_INET:
 		a := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
-		return udpAddr(bytes.Clone(a.Addr[:]), int(binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&a.Port))[:])), 0)
+		return a.Addr[:], int(binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&a.Port))[:])), 0
 	case unix.AF_INET6:
 		a := (*unix.RawSockaddrInet6)(unsafe.Pointer(sa))
-		return udpAddr(bytes.Clone(a.Addr[:]), int(binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&a.Port))[:])), a.Scope_id)
+		return a.Addr[:], int(binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&a.Port))[:])), a.Scope_id
 	}
-	return nil
+	return nil, 0, 0
 }
 
 // goUDP is the pure-Go driver's UDP event. The reactor's poller holds it
@@ -268,7 +271,7 @@ func (e *goUDP) receiveBurst() {
 			if e.gone() {
 				return // closed by a callback: the rest of the batch goes with the socket
 			}
-			d := b.datagram(i)
+			d := b.datagram(i, &e.udpState)
 			if e.received(&d) {
 				d.Data = bytes.Clone(d.Data) // the buffer is reused
 				e.keep(keptDatagram{d: d})

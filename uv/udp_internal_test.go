@@ -39,7 +39,7 @@ func TestUDPReceivesInBatches(t *testing.T) {
 				if got, err := bufs.recv(e.fd, udpBatch); got != udpBatch || err != nil {
 					t.Errorf("one recvmmsg = %d, %v; want %d", got, err, udpBatch)
 				}
-				if d := bufs.datagram(udpBatch - 1); string(d.Data) != "x" || d.Addr.String() != a.LocalAddr().String() {
+				if d := bufs.datagram(udpBatch-1, &e.udpState); string(d.Data) != "x" || d.Addr.String() != a.LocalAddr().String() {
 					t.Errorf("the last datagram = %q from %v", d.Data, d.Addr)
 				}
 			}

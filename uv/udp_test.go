@@ -1,6 +1,7 @@
 package uv_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -20,6 +21,7 @@ import (
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
+	"golang.org/x/sys/unix"
 )
 
 // Every test here runs on both drivers: the UDP's results, errors and
@@ -202,6 +204,103 @@ func udpIn(t *testing.T, u *uv.UDP) int {
 	}
 	n, _ := strconv.Atoi(m[1])
 	return n
+}
+
+// TestUDPDatagramValidDuringCallback: the *Datagram a subscriber receives
+// is the UDP's own, rewritten for every datagram: after its callback it
+// reads as the zero Datagram (never a view of a buffer the UDP reused or
+// freed), while a copy taken during the callback keeps the bytes. Two
+// datagrams in a row from one sender share its *net.UDPAddr; a ReadFrom
+// gets an address of its own.
+func TestUDPDatagramValidDuringCallback(t *testing.T) {
+	eachUDPPair(t, "udp4", func(t *testing.T, u *uv.UvtReactor, a, b *uv.UDP) {
+		var kept []*uv.Datagram
+		var got []receivedDatagram
+		var addrs []*net.UDPAddr
+		arrived := make(chan struct{}, 2)
+		_, err := event.Subscribe(b, func(_ event.Event, res any, _ error) {
+			if d, ok := res.(*uv.Datagram); ok {
+				kept = append(kept, d)
+				got = append(got, receivedDatagram{string(d.Data), d.Addr.String(), d.Truncated})
+				addrs = append(addrs, d.Addr)
+				arrived <- struct{}{}
+			}
+		})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, b.Start())
+		writeTo(t, a, b, "one")
+		writeTo(t, a, b, "two")
+		uv.UvtRecv(t, arrived, "the first datagram")
+		uv.UvtRecv(t, arrived, "the second datagram")
+		from := a.LocalAddr().String()
+		if diff := cmp.Diff([]receivedDatagram{{"one", from, false}, {"two", from, false}}, got); diff != "" {
+			t.Errorf("during the callbacks (-want +got):\n%s", diff)
+		}
+		uv.UvtMust(t, u.Call(func() { // the loop has left the callbacks
+			for i, d := range kept {
+				if diff := cmp.Diff(uv.Datagram{}, *d); diff != "" {
+					t.Errorf("datagram %d after its callback (-want +got):\n%s", i+1, diff)
+				}
+			}
+		}))
+		if addrs[0] != addrs[1] {
+			t.Errorf("two datagrams from %s: Addr %p and %p, want one *net.UDPAddr", from, addrs[0], addrs[1])
+		}
+		uv.UvtMust(t, b.Stop())
+		writeTo(t, a, b, "three")
+		if _, addr, err := b.ReadFrom(make([]byte, 8)); err != nil || addr.String() != from || addr == net.Addr(addrs[1]) {
+			t.Errorf("ReadFrom = %v (%p), %v; want %s, an address of its own", addr, addr, err, from)
+		}
+	})
+}
+
+// TestUDPCallbackPathAllocatesNothing: a datagram delivered to a started
+// UDP's OnDatagram callback allocates nothing, on either driver: it reaches
+// the callbacks as the UDP's own *Datagram (a Datagram would be boxed anew
+// for every one), and the datagrams of one sender share its
+// *net.UDPAddr. A raw socket sends a datagram and the callback sends the
+// next (as the raw socket, whose sendto allocates nothing); one run of the
+// loop (Run, ended by Stop) is k datagrams (judgeCallbackAllocs).
+func TestUDPCallbackPathAllocatesNothing(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		b, err := uv.ListenUDP(u.Reactor, "udp4", "127.0.0.1:0")
+		uv.UvtMust(t, err)
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		uv.UvtMust(t, err)
+		defer unix.Close(fd)
+		to := &unix.SockaddrInet4{Port: b.LocalAddr().(*net.UDPAddr).Port, Addr: [4]byte{127, 0, 0, 1}}
+		one := []byte{1}
+		send := func() {
+			if err := unix.Sendto(fd, one, 0, to); err != nil {
+				t.Errorf("sendto: %v", err)
+			}
+		}
+		n, k := 0, 0 // datagrams left in this run, and per run: loop-owned
+		_, err = b.OnDatagram(func(_ uv.Datagram, err error) {
+			if err != nil {
+				return
+			}
+			if n--; n == 0 {
+				u.Stop() // the run ends after this turn; the next one sends again
+				return
+			}
+			send()
+		})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, b.Start())
+		ctx := context.Background()
+		run := func() {
+			n = k
+			send()
+			uv.UvtMust(t, u.Run(ctx))
+			if n != 0 {
+				t.Fatalf("the run ended with %d datagrams to go", n)
+			}
+		}
+		judgeCallbackAllocs(t, "datagram", func(datagrams int) { k = datagrams }, run)
+		b.Close()
+		udpShutdown(t, u)
+	})
 }
 
 // TestUDPKept: datagrams that come while nobody reads are kept, in order;

@@ -79,8 +79,8 @@ func (e *udpEvent) completed(rec *uvcgo.Completion) {
 		e.recvFailed(statusError("recvmmsg", rec.Status))
 		return
 	}
-	p, ip, port, zone, trunc := uvcgo.Datagram(rec)
-	d := Datagram{Data: p, Addr: udpAddr(ip, port, zone), Truncated: trunc}
+	p, from, trunc := uvcgo.Datagram(rec)
+	d := Datagram{Data: p, Addr: e.sender(from.IP[:from.IPLen], from.Port, from.Zone), Truncated: trunc}
 	if e.received(&d) {
 		data, release := uvcgo.Take(rec)
 		e.keep(keptDatagram{data, release, d})

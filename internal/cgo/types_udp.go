@@ -12,3 +12,13 @@ const (
 // UDPBatch is the most datagrams one batched receive (recvmmsg) reads, on
 // either driver (udp.h's UVEV_MMSG_CHUNKS).
 const UDPBatch = 20
+
+// Sender is a received datagram's sender as the socket gave it: IP[:IPLen]
+// (4 or 16 bytes; 0 when the address was of no IP family), the port and
+// the IPv6 scope. A value, so that reading one allocates nothing.
+type Sender struct {
+	IP    [16]byte
+	IPLen int
+	Port  int
+	Zone  uint32
+}

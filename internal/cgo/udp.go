@@ -1,6 +1,8 @@
 package uvcgo
 
 /*
+#cgo noescape uvev_sockaddr_parse
+#cgo nocallback uvev_sockaddr_parse
 #include <stdlib.h>
 
 #include "udp.h"
@@ -80,23 +82,23 @@ func (l *Loop) UDPAddr(h Handle) (ip []byte, port int, zone uint32, err error) {
 
 // Datagram reads a CompletionUDPRecv record: the datagram (a view of C
 // memory, valid until the next Turn unless taken), its sender, and whether
-// it was truncated to the buffer.
-func Datagram(c *Completion) (payload []byte, ip []byte, port int, zone uint32, truncated bool) {
+// it was truncated to the buffer. It allocates nothing: the address is
+// parsed into a value (uvev_sockaddr_parse keeps no pointer it is given).
+func Datagram(c *Completion) (payload []byte, from Sender, truncated bool) {
 	if c.Data == 0 {
-		return nil, nil, 0, 0, false
+		return nil, Sender{}, false
 	}
 	p := *(*unsafe.Pointer)(unsafe.Pointer(&c.Data)) // C memory, never moved
 	d := (*C.uvev_dgram)(p)
-	var buf [16]byte
 	var n, pt C.int
 	var z C.uint32_t
-	if C.uvev_sockaddr_parse(&d.from, (*C.uint8_t)(unsafe.Pointer(&buf[0])), &n, &pt, &z) == 0 {
-		ip, port, zone = append([]byte(nil), buf[:n]...), int(pt), uint32(z)
+	if C.uvev_sockaddr_parse(&d.from, (*C.uint8_t)(unsafe.Pointer(&from.IP[0])), &n, &pt, &z) == 0 {
+		from.IPLen, from.Port, from.Zone = int(n), int(pt), uint32(z)
 	}
 	if c.N > 0 {
 		payload = unsafe.Slice((*byte)(unsafe.Add(p, C.UVEV_DGRAM_BYTES)), int(c.N))
 	}
-	return payload, ip, port, zone, c.Aux != 0
+	return payload, from, c.Aux != 0
 }
 
 // udpConstants gives the C values of the UDP options types_udp.go

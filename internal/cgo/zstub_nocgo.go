@@ -258,7 +258,7 @@ func (*Loop) UDPSend(Handle, []byte, []byte, int, uint32) error { return ErrNoLi
 func (*Loop) UDPAddr(Handle) ([]byte, int, uint32, error) { return nil, 0, 0, ErrNoLibuv }
 
 // Datagram is unavailable without cgo.
-func Datagram(*Completion) ([]byte, []byte, int, uint32, bool) { return nil, nil, 0, 0, false }
+func Datagram(*Completion) ([]byte, Sender, bool) { return nil, Sender{}, false }
 
 // UDPOption is unavailable without cgo.
 func (*Loop) UDPOption(Handle, int, int) error { return ErrNoLibuv }

@@ -14,7 +14,7 @@
 // comparators are command lines of the same form (see comparators). NAME
 // starts with the workload and a "-" (e1-uvevent): the programs of one
 // workload run one after the other, ours right after its comparators; a
-// workload that runs in rounds (see rounds: E1, S1, D1) runs all its
+// workload that runs in rounds (see rounds: E1, U1, S1, D1) runs all its
 // programs once per round, in an order shuffled each round (seeded by
 // -seed, printed), and its figures are the medians over the rounds, with
 // their spread, the load average at each round's start noted under its

@@ -236,8 +236,8 @@ const oursPrefix = "uvevent"
 // row's (raw-c's, or where there is none the first comparator's). A median
 // of several runs shows its spread, [min–max]. A workload with a raw-c row
 // (one of docs/benchmarks.md's workloads) but no row of ours gets a line saying so under its
-// table, then the workload's notes, each once, and under E1's its targets
-// (e1Targets). The ratios between workloads that a target names
+// table, then the workload's notes, each once, and under E1's and U1's
+// their targets (workloadTargets). The ratios between workloads that a target names
 // (derivedRatios) follow the tables.
 func renderTables(results []Result, notes []Note) string {
 	groups := make(map[string][]Result)
@@ -297,9 +297,7 @@ func renderTables(results []Result, notes []Note) string {
 			fmt.Fprintf(&b, "\nNo %s row in this run.\n", oursPrefix)
 		}
 		b.WriteString(renderNotes(name, notes))
-		if name == "E1" {
-			b.WriteString(renderTargets(results))
-		}
+		b.WriteString(renderTargets(name, results))
 	}
 	b.WriteString(renderDerived(results))
 	return b.String()

@@ -1,4 +1,5 @@
-// The E1 targets (docs/benchmarks.md), judged on the figures of one run.
+// The targets of E1 and U1 (docs/benchmarks.md), judged on the figures of
+// one run: the medians of its shuffled rounds.
 package main
 
 import (
@@ -53,6 +54,32 @@ var e1Targets = []target{
 	{"CPU/msg through net.Conn, pure-Go driver ≤ net's", e1("uvevent-go-conn", e1CPU), e1("go-net", e1CPU), "≤", 1},
 }
 
+// The U1 rows' keys.
+const (
+	u1Rate  = "dgrams_per_s"
+	u1Share = "share"
+)
+
+func u1(impl, key string) ref { return ref{"U1", impl, key} }
+
+// u1Targets are U1's targets: each driver receives at least as many
+// datagrams per second as raw C libuv and as a goroutine on net.UDPConn,
+// and at least as large a share of the burst.
+var u1Targets = []target{
+	{"datagrams/s, libuv driver ≥ raw C", u1("uvevent", u1Rate), u1("raw-c", u1Rate), "≥", 1},
+	{"datagrams/s, libuv driver ≥ net's", u1("uvevent", u1Rate), u1("net", u1Rate), "≥", 1},
+	{"datagrams/s, pure-Go driver ≥ raw C", u1("uvevent-go", u1Rate), u1("raw-c", u1Rate), "≥", 1},
+	{"datagrams/s, pure-Go driver ≥ net's", u1("uvevent-go", u1Rate), u1("net", u1Rate), "≥", 1},
+	{"share received, libuv driver ≥ raw C's", u1("uvevent", u1Share), u1("raw-c", u1Share), "≥", 1},
+	{"share received, libuv driver ≥ net's", u1("uvevent", u1Share), u1("net", u1Share), "≥", 1},
+	{"share received, pure-Go driver ≥ raw C's", u1("uvevent-go", u1Share), u1("raw-c", u1Share), "≥", 1},
+	{"share received, pure-Go driver ≥ net's", u1("uvevent-go", u1Share), u1("net", u1Share), "≥", 1},
+}
+
+// workloadTargets are the targets judged under a workload's table, by
+// workload.
+var workloadTargets = map[string][]target{"E1": e1Targets, "U1": u1Targets}
+
 // find returns the figure r names in results.
 func find(results []Result, r ref) (float64, bool) {
 	for _, res := range results {
@@ -91,11 +118,16 @@ func (t target) judge(results []Result) (figure string, met, measured bool) {
 	return figure, met, true
 }
 
-// renderTargets renders the E1 targets judged on results, as a table.
-func renderTargets(results []Result) string {
+// renderTargets renders workload's targets (workloadTargets) judged on
+// results, as a table; nothing for a workload without targets.
+func renderTargets(workload string, results []Result) string {
+	targets := workloadTargets[workload]
+	if len(targets) == 0 {
+		return ""
+	}
 	var b strings.Builder
-	b.WriteString("\n### E1 targets (medians of this run)\n\n| target | figure | met? |\n|---|---|---|\n")
-	for _, t := range e1Targets {
+	fmt.Fprintf(&b, "\n### %s targets (medians of this run)\n\n| target | figure | met? |\n|---|---|---|\n", workload)
+	for _, t := range targets {
 		figure, met, measured := t.judge(results)
 		verdict := "yes"
 		switch {

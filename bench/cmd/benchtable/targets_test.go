@@ -1,4 +1,5 @@
-// Tests for the E1 targets and for the spread and notes under a table.
+// Tests for the E1 and U1 targets and for the spread and notes under a
+// table.
 package main
 
 import (
@@ -42,8 +43,42 @@ func TestRenderTargets(t *testing.T) {
 		"| CPU/msg through net.Conn, pure-Go driver ≤ net's | - | not measured in this run |",
 		"",
 	}, "\n")
-	if got := renderTargets(rs); got != want {
+	if got := renderTargets("E1", rs); got != want {
 		t.Errorf("renderTargets:\ngot:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestRenderU1Targets judges U1's targets on fixed figures: each driver
+// against raw C and net, for datagrams per second and the share received,
+// met with equality (the bound is ≥), not met, and a row missing; a
+// workload without targets renders none.
+func TestRenderU1Targets(t *testing.T) {
+	rs := mustParse(t,
+		"U1 raw-c dgrams_per_s=100000 share=0.5",
+		"U1 net dgrams_per_s=80000 share=0.6",
+		"U1 uvevent dgrams_per_s=100000 share=0.55",
+	)
+	want := strings.Join([]string{
+		"",
+		"### U1 targets (medians of this run)",
+		"",
+		"| target | figure | met? |",
+		"|---|---|---|",
+		"| datagrams/s, libuv driver ≥ raw C | 1.00× (100000 against 100000) | yes |",
+		"| datagrams/s, libuv driver ≥ net's | 1.25× (100000 against 80000) | yes |",
+		"| datagrams/s, pure-Go driver ≥ raw C | - | not measured in this run |",
+		"| datagrams/s, pure-Go driver ≥ net's | - | not measured in this run |",
+		"| share received, libuv driver ≥ raw C's | 1.10× (0.55 against 0.5) | yes |",
+		"| share received, libuv driver ≥ net's | 0.92× (0.55 against 0.6) | **no** |",
+		"| share received, pure-Go driver ≥ raw C's | - | not measured in this run |",
+		"| share received, pure-Go driver ≥ net's | - | not measured in this run |",
+		"",
+	}, "\n")
+	if got := renderTargets("U1", rs); got != want {
+		t.Errorf("renderTargets:\ngot:\n%s\nwant:\n%s", got, want)
+	}
+	if got := renderTargets("T1", rs); got != "" {
+		t.Errorf("renderTargets of a workload without targets = %q, want nothing", got)
 	}
 }
 

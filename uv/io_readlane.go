@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// This file is an IO's read lane, on the pure-Go driver: a blocking Read
+// This file is an IO's read lane, on both drivers: a blocking Read
 // made off the loop while the loop holds nothing of the reading side does
 // its non-blocking read(2) on the caller's goroutine and, when there is
 // nothing to read, waits in Go's netpoller for the descriptor, as package
@@ -48,11 +48,13 @@ type readLane struct {
 	rc    syscall.RawConn
 }
 
-// readLaner is a transport that can give a read lane its file: the
-// pure-Go driver's socket.
+// readLaner is a transport that can give a read lane its file: a socket
+// (TCP or Unix) of either driver.
 type readLaner interface {
-	// laneFile returns the descriptor as an os.File in Go's netpoller,
-	// from now on the one to close it; nil when it cannot be made.
+	// laneFile returns the descriptor (the pure-Go driver's own, from
+	// now on the file's to close) or a duplicate of it (libuv's, closed
+	// before libuv closes its own) as an os.File in Go's netpoller; nil
+	// when it cannot be made.
 	laneFile() *os.File
 }
 
@@ -78,8 +80,10 @@ func (e *ioEvent) setReadLane() {
 		f.Close()
 		return
 	}
-	f.SetReadDeadline(e.dl.read.time()) // the deadline set before the file was
+	e.dl.lane.Lock() // a setter off the loop sees the lane, or the file gets its deadline here
+	f.SetReadDeadline(e.dl.read.time())
 	e.rlane.Store(&readLane{f: f, rc: rc})
+	e.dl.lane.Unlock()
 	e.updateReading() // reading ahead ends: the lane reads from now on
 	e.openReadLane()
 }
@@ -89,7 +93,8 @@ func (e *ioEvent) setReadLane() {
 func (e *ioEvent) openReadLane() {
 	l := e.rlane.Load()
 	if l == nil || l.state.Load() != rlaneShut || e.closed || !e.t.open() ||
-		e.started || e.reading || len(e.readers) > 0 || len(e.chunks) > 0 || e.rerr != nil || e.dl.read.expired() {
+		e.started || e.reading || len(e.readers) > 0 || len(e.chunks) > 0 || e.rerr != nil || e.dl.read.expired() ||
+		!e.t.readsSettled() {
 		return
 	}
 	l.state.Store(rlaneOpen)

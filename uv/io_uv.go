@@ -3,7 +3,10 @@ package uv
 import (
 	"io"
 	"net"
+	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
@@ -82,6 +85,7 @@ func statusError(op string, status int32) error {
 }
 
 func (s *uvStream) open() bool                     { return s.h != 0 }
+func (s *uvStream) readsSettled() bool             { return !s.host.ReadAhead(s.id) }
 func (s *uvStream) readStart() error               { return s.loop.ReadStart(s.h) }
 func (s *uvStream) readStop()                      { s.loop.ReadStop(s.h) }
 func (s *uvStream) tryWrite(p []byte) (int, error) { return s.loop.TryWrite(s.h, p) }
@@ -140,4 +144,23 @@ func (s *uvStream) laneFD() int {
 		return -1
 	}
 	return fd
+}
+
+// laneFile makes a duplicate of the socket's descriptor an os.File in Go's
+// netpoller, for the read lane (io_readlane.go): libuv keeps its own
+// descriptor in its epoll set, and reads nothing of it while the lane is
+// open. The duplicate is the lane's, closed as the handle closes
+// (closeHandle), before libuv's, so that the socket's end (a FIN or a
+// reset) is not held back by it. nil when no descriptor is left for it
+// (EMFILE): the Reads go through the loop, as before.
+func (s *uvStream) laneFile() *os.File {
+	fd := s.laneFD()
+	if fd < 0 {
+		return nil
+	}
+	d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(d), s.transport)
 }

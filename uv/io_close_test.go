@@ -1082,3 +1082,53 @@ func TestIOCloseLingerShutdownResets(t *testing.T) {
 		}
 	})
 }
+
+// TestIOLaneReadClose: a connection read by blocking Reads (through its
+// read lane: on the libuv driver a duplicate of the descriptor in Go's
+// netpoller) ends as any other: Close wakes a Read waiting in the lane
+// with ErrClosed, the peer reads the end of the stream (the duplicate
+// holds nothing open), Abort resets it, and no descriptor is left.
+func TestIOLaneReadClose(t *testing.T) {
+	for _, how := range []string{"close", "abort"} {
+		t.Run(how, func(t *testing.T) {
+			ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+				before := openFDs(t)
+				c, s := v.pair(t)
+				for i := range 3 { // the first Read makes the lane; the next take it
+					_, err := s.Write([]byte{byte(i)})
+					uv.UvtMust(t, err)
+					if b := readN(t, c, 1); b[0] != byte(i) {
+						t.Fatalf("Read %d = %d, want %d", i, b[0], i)
+					}
+				}
+				waiting := make(chan error, 1)
+				go func() {
+					_, err := c.Read(make([]byte, 1))
+					waiting <- err
+				}()
+				time.Sleep(10 * time.Millisecond) // let the Read wait (either outcome is checked)
+				if how == "abort" {
+					uv.UvtMust(t, c.Abort())
+				} else {
+					uv.UvtMust(t, c.Close())
+				}
+				if err := uv.UvtRecv(t, waiting, "the waiting Read"); !errors.Is(err, uv.ErrClosed) {
+					t.Errorf("Read waiting while the IO closed = %v, want ErrClosed", err)
+				}
+				uv.UvtMust(t, s.SetReadDeadline(time.Now().Add(uv.UvtSafety)))
+				n, err := s.Read(make([]byte, 1))
+				if how == "abort" {
+					if !errors.Is(err, syscall.ECONNRESET) {
+						t.Errorf("peer's Read after Abort = %d, %v; want ECONNRESET", n, err)
+					}
+				} else if n != 0 || err != io.EOF {
+					t.Errorf("peer's Read after Close = %d, %v; want 0, io.EOF", n, err)
+				}
+				v.finish(t, s)
+				if after := openFDs(t); after > before {
+					t.Errorf("%d descriptors open after the reactor closed, %d before the connection", after, before)
+				}
+			})
+		})
+	}
+}

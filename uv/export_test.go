@@ -223,3 +223,13 @@ func UvtFailAccepts(t testing.TB, errno syscall.Errno, n int32) {
 // it: its C request is still libuv's, not freed by a completion that the
 // turn has yet to hand to q.
 func UvtCancelable[T any](q *FSRequest[T]) bool { return q.cancelable() }
+
+// UvtLaneDupBudget makes the libuv driver's read lanes' budget of
+// duplicate descriptors n until the test ends.
+func UvtLaneDupBudget(t testing.TB, n int64) {
+	laneDupBudgetSet.Store(n)
+	t.Cleanup(func() { laneDupBudgetSet.Store(-1) })
+}
+
+// UvtLaneDupBudgetOf is the budget of the process's descriptor limit.
+func UvtLaneDupBudgetOf() int64 { return laneDupBudget() }

@@ -1132,3 +1132,64 @@ func TestIOLaneReadClose(t *testing.T) {
 		})
 	}
 }
+
+// TestIOLaneDescriptorBudget: on the libuv driver a connection's read lane
+// takes a duplicate of its descriptor, but the lanes' duplicates are at
+// most a quarter of the process's descriptor limit; past that budget a
+// connection's Reads go through the loop, and read the same bytes. (The
+// pure-Go driver's lane takes none.)
+func TestIOLaneDescriptorBudget(t *testing.T) {
+	var lim syscall.Rlimit
+	uv.UvtMust(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim))
+	if got, want := uv.UvtLaneDupBudgetOf(), int64(lim.Cur/4); got != want {
+		t.Errorf("lane budget = %d with a limit of %d descriptors, want %d", got, lim.Cur, want)
+	}
+	for _, spent := range []bool{false, true} {
+		t.Run(fmt.Sprintf("spent=%v", spent), func(t *testing.T) {
+			conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+				if spent {
+					uv.UvtLaneDupBudget(t, 0)
+				}
+				v := newIOEnv(t, d, "tcp4")
+				c, s := v.pair(t)
+				if n := duplicatedSockets(t); n != 0 {
+					t.Fatalf("%d sockets open twice before any Read", n)
+				}
+				for i := range 5 {
+					_, err := s.Write([]byte{byte(i)})
+					uv.UvtMust(t, err)
+					if b := readN(t, c, 1); b[0] != byte(i) {
+						t.Fatalf("Read %d = %d, want %d", i, b[0], i)
+					}
+				}
+				want := 0
+				if d == reactor.DriverLibuv && !spent {
+					want = 1 // the lane's duplicate
+				}
+				if got := duplicatedSockets(t); got != want {
+					t.Errorf("%d sockets open twice after the Reads, want %d", got, want)
+				}
+				v.finish(t, c, s)
+			})
+		})
+	}
+}
+
+// duplicatedSockets counts the sockets this process has open under more
+// than one descriptor.
+func duplicatedSockets(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot list descriptors: %v", err)
+	}
+	seen, twice := map[string]int{}, 0
+	for _, e := range ents {
+		if target, _ := os.Readlink("/proc/self/fd/" + e.Name()); strings.HasPrefix(target, "socket:") {
+			if seen[target]++; seen[target] == 2 {
+				twice++
+			}
+		}
+	}
+	return twice
+}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -151,16 +152,47 @@ func (s *uvStream) laneFD() int {
 // descriptor in its epoll set, and reads nothing of it while the lane is
 // open. The duplicate is the lane's, closed as the handle closes
 // (closeHandle), before libuv's, so that the socket's end (a FIN or a
-// reset) is not held back by it. nil when no descriptor is left for it
-// (EMFILE): the Reads go through the loop, as before.
+// reset) is not held back by it. The duplicates the process's lanes hold
+// at once are at most a quarter of its descriptor limit (RLIMIT_NOFILE):
+// past that, nil, and the connection's Reads go through the loop, so that
+// the lanes cannot take the descriptors a server needs for its
+// connections.
 func (s *uvStream) laneFile() *os.File {
 	fd := s.laneFD()
 	if fd < 0 {
 		return nil
 	}
+	if laneDups.Add(1) > laneDupBudget() {
+		laneDups.Add(-1)
+		return nil
+	}
 	d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
+		laneDups.Add(-1)
 		return nil
 	}
 	return os.NewFile(uintptr(d), s.transport)
+}
+
+// laneDups counts the libuv driver's read lanes' duplicate descriptors
+// open, in every reactor.
+var laneDups atomic.Int64
+
+// laneDupBudgetSet, when not negative, stands for laneDupBudget's figure
+// (tests).
+var laneDupBudgetSet atomic.Int64
+
+func init() { laneDupBudgetSet.Store(-1) }
+
+// laneDupBudget is how many duplicates the lanes may hold at once: a
+// quarter of the descriptor limit.
+func laneDupBudget() int64 {
+	if n := laneDupBudgetSet.Load(); n >= 0 {
+		return n
+	}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return 0
+	}
+	return int64(lim.Cur / 4)
 }

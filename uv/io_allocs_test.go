@@ -57,11 +57,20 @@ func TestIOCallbackPathAllocatesNothing(t *testing.T) {
 			run() // warm up: the read buffers' pool, the slices that grow once
 			return testing.AllocsPerRun(20, run)
 		}
-		few, many := perRun(10), perRun(1000)
+		// What other goroutines allocate meanwhile (a reactor an earlier
+		// test left closing, the collector's cleanups) counts too, at
+		// random: the measure is taken again, up to three times, and a
+		// path that allocates does so in every one.
+		var few, many float64
+		for range 3 {
+			if few, many = perRun(10), perRun(1000); many <= few {
+				break
+			}
+		}
 		switch {
 		case buildmode.Instrumented() != "":
 			t.Logf("%.0f allocations per run of 10 round trips, %.0f per run of 1000, not judged: a -%s build changes what allocates", few, many, buildmode.Instrumented())
-		case many != few:
+		case many > few:
 			t.Errorf("%.0f allocations per run of 1000 round trips, %.0f per run of 10: the callback path allocates %.3f per round trip, want 0", many, few, (many-few)/990)
 		}
 		a.Close()

@@ -134,6 +134,18 @@ func (r *Reactor) dispatch(done []uvcgo.Completion) {
 	}
 }
 
+// ReadAhead implements kind.Host: whether a read of the stream of id is
+// among the records of the turn still to dispatch. Looked up only when a
+// stream's read lane would open (uv/io_readlane.go).
+func (h *host) ReadAhead(id eventref.ID) bool {
+	for i := range h.ahead {
+		if c := &h.ahead[i]; c.ID == uint64(id) && c.Kind == uvcgo.CompletionRead {
+			return true
+		}
+	}
+	return false
+}
+
 // Reported implements kind.Host: whether a completion of the request of id
 // is among the records of the turn still to dispatch. Looked up only when
 // a request in flight closes, so dispatch pays nothing for it.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -145,13 +146,9 @@ func (c *IO) setDeadline(t time.Time, read, write bool) error {
 	}
 	err := e.do(func() error {
 		if read {
-			if err := e.dl.read.set(e.r, t, e.readTimedOut); err != nil {
+			if err := e.setReadDeadline(t); err != nil {
 				return err
 			}
-			// The read lane's wait gets the deadline here, in the loop's
-			// order of the calls: set from each caller after its loop
-			// part, two callers at once could leave the earlier call's.
-			e.setLaneReadDeadline(e.dl.read.time())
 			e.openReadLane() // shut while the deadline had passed
 		}
 		if write {
@@ -186,27 +183,24 @@ func (e *ioEvent) deadlineOffLoop(t time.Time, read, write bool) (bool, error) {
 	if t.IsZero() && (!read || e.dl.read.at.Load() == 0) && (!write || e.dl.write.at.Load() == 0) {
 		return true, nil // a closed IO's are closedDeadline: the loop refuses
 	}
-	if write || e.laned() || e.r.Owner().Owned() {
+	if write || e.r.Owner().Owned() {
 		return false, nil
 	}
 	d := &e.dl.read
 	if t.IsZero() {
-		return d.at.CompareAndSwap(pastDeadline, 0), nil
+		e.dl.lane.Lock()
+		defer e.dl.lane.Unlock()
+		if !d.at.CompareAndSwap(pastDeadline, 0) {
+			return false, nil
+		}
+		e.setLaneReadDeadline(time.Time{})
+		return true, nil
 	}
 	if time.Until(t) > 0 {
 		return false, nil // a timer to arm: the loop's
 	}
-	for {
-		at := d.at.Load()
-		switch at {
-		case closedDeadline:
-			return false, nil
-		case pastDeadline:
-			return true, nil // whoever made it pass failed or will fail the parked Reads
-		}
-		if d.at.CompareAndSwap(at, pastDeadline) {
-			break
-		}
+	if !e.passReadDeadline() {
+		return false, nil
 	}
 	if err := e.post(e.readPassed); err != nil {
 		return true, err
@@ -214,11 +208,25 @@ func (e *ioEvent) deadlineOffLoop(t time.Time, read, write bool) (bool, error) {
 	return true, nil
 }
 
-// laned reports whether the transport may have a read lane (the pure-Go
-// driver's): its deadline is the lane's too, set on the loop.
-func (e *ioEvent) laned() bool {
-	_, ok := e.t.(readLaner)
-	return ok
+// passReadDeadline makes the read deadline pass, off the loop, and the
+// read lane's with it; false when the IO closed (the loop refuses).
+func (e *ioEvent) passReadDeadline() bool {
+	e.dl.lane.Lock()
+	defer e.dl.lane.Unlock()
+	d := &e.dl.read
+	for {
+		at := d.at.Load()
+		switch at {
+		case closedDeadline:
+			return false
+		case pastDeadline:
+			return true // whoever made it pass failed or will fail the Reads
+		}
+		if d.at.CompareAndSwap(at, pastDeadline) {
+			e.setLaneReadDeadline(time.Unix(1, 0))
+			return true
+		}
+	}
 }
 
 // readPassed fails the parked Reads of a read deadline set in the past off
@@ -234,7 +242,15 @@ func (e *ioEvent) readPassed() {
 }
 
 // deadlines are an IO's read and write deadlines, each on a reactor timer.
-type deadlines struct{ read, write deadline }
+type deadlines struct {
+	read, write deadline
+	// lane orders the read deadline's changes with the read lane's file's
+	// (io_readlane.go): each change of read.at by a setter, on the loop
+	// or off it, and the lane file's deadline set after it are one step
+	// under lane, so that two setters at once leave the file the deadline
+	// the IO has; the lane is made under it too.
+	lane sync.Mutex
+}
 
 func (d *deadlines) close() {
 	d.read.close()
@@ -325,6 +341,19 @@ func (d *deadline) close() {
 		d.t.Close()
 		d.t = nil
 	}
+}
+
+// setReadDeadline sets the read deadline on the loop, and the read lane's
+// wait gets it in the same step (dl.lane): set from each caller after its
+// loop part, two callers at once could leave the earlier call's.
+func (e *ioEvent) setReadDeadline(t time.Time) error {
+	e.dl.lane.Lock()
+	defer e.dl.lane.Unlock()
+	if err := e.dl.read.set(e.r, t, e.readTimedOut); err != nil {
+		return err
+	}
+	e.setLaneReadDeadline(e.dl.read.time())
+	return nil
 }
 
 // readTimedOut fails the parked reads: the read deadline passed.

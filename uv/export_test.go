@@ -243,3 +243,13 @@ func UvtLingerOf(c *IO) uvcgo.Linger {
 	}
 	return 0
 }
+
+// UvtLaneDupBudget makes the libuv driver's read lanes' budget of
+// duplicate descriptors n until the test ends.
+func UvtLaneDupBudget(t testing.TB, n int64) {
+	laneDupBudgetSet.Store(n)
+	t.Cleanup(func() { laneDupBudgetSet.Store(-1) })
+}
+
+// UvtLaneDupBudgetOf is the budget of the process's descriptor limit.
+func UvtLaneDupBudgetOf() int64 { return laneDupBudget() }

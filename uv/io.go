@@ -36,8 +36,9 @@ import (
 // Bytes read while the IO is not started and no Read waits are kept in the
 // C buffers they were read into (up to readAhead), then reading pauses until
 // they are consumed: a slow reader holds the peer back through TCP's flow
-// control. (On the pure-Go driver a connection reads nothing ahead: a
-// blocking Read reads from its own goroutine, io_readlane.go.) Writes go to
+// control. (A TCP or Unix connection reads nothing ahead once a blocking
+// Read has come, and on the pure-Go driver never: a blocking Read reads
+// from its own goroutine, io_readlane.go.) Writes go to
 // the socket at once where it takes them (uv_try_write, or a blocking
 // Write's own write(2), io_lane.go); the rest is copied into C memory owned
 // by a libuv write request, queued behind earlier writes (Queued tells how
@@ -114,7 +115,7 @@ type ioEvent struct {
 	conn      *ioOp       // a connect in flight
 	dl        deadlines
 	lane      writeLane                // a blocking Write's way around the loop (io_lane.go)
-	rlane     atomic.Pointer[readLane] // a blocking Read's, on the pure-Go driver (io_readlane.go)
+	rlane     atomic.Pointer[readLane] // a blocking Read's (io_readlane.go)
 
 	in, out, reads atomic.Uint64
 	addrs          addrCache
@@ -160,6 +161,14 @@ type streamTransport interface {
 	noDelay(on bool) error
 	// keepAlive sets TCP keep-alive (io_tcp.go's SetKeepAliveConfig).
 	keepAlive(cfg net.KeepAliveConfig) error
+	// readsSettled reports that no read the transport made is still to
+	// be delivered: on libuv, none of the turn's records still to
+	// dispatch is a read of this stream (libuv reads a readable stream up
+	// to 32 times a turn, so a stop comes after reads already recorded),
+	// so that a read lane opened now cannot miss bytes read before it.
+	// Those records reach received, whose bytes are kept; the lane opens
+	// once they are taken.
+	readsSettled() bool
 	// laneFD is the descriptor a blocking Write may write to from its
 	// own goroutine while the loop holds no write (io_lane.go), or -1.
 	laneFD() int

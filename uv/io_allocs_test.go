@@ -73,13 +73,58 @@ func judgeCallbackAllocs(t *testing.T, unit string, setK func(int), run func()) 
 		run() // warm up: the buffers' pools, the slices that grow once
 		return testing.AllocsPerRun(20, run)
 	}
-	few, many := perRun(10), perRun(1000)
+	// What other goroutines allocate meanwhile (a reactor an earlier test
+	// left closing, the collector's cleanups) counts too, at random: the
+	// measure is taken again, up to three times, and a path that
+	// allocates does so in every one.
+	var few, many float64
+	for range 3 {
+		if few, many = perRun(10), perRun(1000); many <= few {
+			break
+		}
+	}
 	switch {
 	case buildmode.Instrumented() != "":
 		t.Logf("%.0f allocations per run of 10 %ss, %.0f per run of 1000, not judged: a -%s build changes what allocates", few, unit, many, buildmode.Instrumented())
-	case many != few:
+	case many > few:
 		t.Errorf("%.0f allocations per run of 1000 %ss, %.0f per run of 10: the callback path allocates %.3f per %s, want 0", many, unit, few, (many-few)/990, unit)
 	}
+}
+
+// TestIOConnReadWriteAllocatesNothing: a blocking Write and a blocking
+// Read of a TCP connection (the net.Conn adapter, E1 through net.Conn)
+// allocate nothing once the read lane is made, on either driver: the
+// Read waits in the netpoller through a function made once with the lane
+// (io_readlane.go), the Write goes out through the write lane. The peer
+// echoes from its callbacks, which allocate nothing either.
+func TestIOConnReadWriteAllocatesNothing(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c, s := v.pair(t)
+		uv.UvtMust(t, v.u.Call(func() {
+			if _, err := s.OnRead(func(p []byte, err error) {
+				if err == nil {
+					s.Send(p)
+				}
+			}); err == nil {
+				err = s.Start()
+			}
+		}))
+		one, got := []byte{1}, make([]byte, 1)
+		k := 100
+		trips := func() {
+			for range k {
+				if _, err := c.Write(one); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.Read(got); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		trips() // the lanes are made; the first Reads go through the loop
+		judgeCallbackAllocs(t, "round trip", func(trips int) { k = trips }, trips)
+		v.finish(t, c, s)
+	})
 }
 
 // TestIOReadResultValidDuringCallback: the *[]byte a subscriber receives is

@@ -1181,3 +1181,114 @@ func TestIOCloseLingerTimerAndAbortInOneTurn(t *testing.T) {
 		checkDrop(t, v.u, os.ErrDeadlineExceeded)
 	})
 }
+
+// TestIOLaneReadClose: a connection read by blocking Reads (through its
+// read lane: on the libuv driver a duplicate of the descriptor in Go's
+// netpoller) ends as any other: Close wakes a Read waiting in the lane
+// with ErrClosed, the peer reads the end of the stream (the duplicate
+// holds nothing open), Abort resets it, and no descriptor is left.
+func TestIOLaneReadClose(t *testing.T) {
+	for _, how := range []string{"close", "abort"} {
+		t.Run(how, func(t *testing.T) {
+			ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+				before := openFDs(t)
+				c, s := v.pair(t)
+				for i := range 3 { // the first Read makes the lane; the next take it
+					_, err := s.Write([]byte{byte(i)})
+					uv.UvtMust(t, err)
+					if b := readN(t, c, 1); b[0] != byte(i) {
+						t.Fatalf("Read %d = %d, want %d", i, b[0], i)
+					}
+				}
+				waiting := make(chan error, 1)
+				go func() {
+					_, err := c.Read(make([]byte, 1))
+					waiting <- err
+				}()
+				time.Sleep(10 * time.Millisecond) // let the Read wait (either outcome is checked)
+				if how == "abort" {
+					uv.UvtMust(t, c.Abort())
+				} else {
+					uv.UvtMust(t, c.Close())
+				}
+				if err := uv.UvtRecv(t, waiting, "the waiting Read"); !errors.Is(err, uv.ErrClosed) {
+					t.Errorf("Read waiting while the IO closed = %v, want ErrClosed", err)
+				}
+				uv.UvtMust(t, s.SetReadDeadline(time.Now().Add(uv.UvtSafety)))
+				n, err := s.Read(make([]byte, 1))
+				if how == "abort" {
+					if !errors.Is(err, syscall.ECONNRESET) {
+						t.Errorf("peer's Read after Abort = %d, %v; want ECONNRESET", n, err)
+					}
+				} else if n != 0 || err != io.EOF {
+					t.Errorf("peer's Read after Close = %d, %v; want 0, io.EOF", n, err)
+				}
+				v.finish(t, s)
+				if after := openFDs(t); after > before {
+					t.Errorf("%d descriptors open after the reactor closed, %d before the connection", after, before)
+				}
+			})
+		})
+	}
+}
+
+// TestIOLaneDescriptorBudget: on the libuv driver a connection's read lane
+// takes a duplicate of its descriptor, but the lanes' duplicates are at
+// most a quarter of the process's descriptor limit; past that budget a
+// connection's Reads go through the loop, and read the same bytes. (The
+// pure-Go driver's lane takes none.)
+func TestIOLaneDescriptorBudget(t *testing.T) {
+	var lim syscall.Rlimit
+	uv.UvtMust(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim))
+	if got, want := uv.UvtLaneDupBudgetOf(), int64(lim.Cur/4); got != want {
+		t.Errorf("lane budget = %d with a limit of %d descriptors, want %d", got, lim.Cur, want)
+	}
+	for _, spent := range []bool{false, true} {
+		t.Run(fmt.Sprintf("spent=%v", spent), func(t *testing.T) {
+			conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+				if spent {
+					uv.UvtLaneDupBudget(t, 0)
+				}
+				v := newIOEnv(t, d, "tcp4")
+				c, s := v.pair(t)
+				if n := duplicatedSockets(t); n != 0 {
+					t.Fatalf("%d sockets open twice before any Read", n)
+				}
+				for i := range 5 {
+					_, err := s.Write([]byte{byte(i)})
+					uv.UvtMust(t, err)
+					if b := readN(t, c, 1); b[0] != byte(i) {
+						t.Fatalf("Read %d = %d, want %d", i, b[0], i)
+					}
+				}
+				want := 0
+				if d == reactor.DriverLibuv && !spent {
+					want = 1 // the lane's duplicate
+				}
+				if got := duplicatedSockets(t); got != want {
+					t.Errorf("%d sockets open twice after the Reads, want %d", got, want)
+				}
+				v.finish(t, c, s)
+			})
+		})
+	}
+}
+
+// duplicatedSockets counts the sockets this process has open under more
+// than one descriptor.
+func duplicatedSockets(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot list descriptors: %v", err)
+	}
+	seen, twice := map[string]int{}, 0
+	for _, e := range ents {
+		if target, _ := os.Readlink("/proc/self/fd/" + e.Name()); strings.HasPrefix(target, "socket:") {
+			if seen[target]++; seen[target] == 2 {
+				twice++
+			}
+		}
+	}
+	return twice
+}

@@ -564,6 +564,9 @@ func socketAddr(fd int, peer bool) net.Addr {
 	return nil
 }
 
+// readsSettled: the pure-Go driver delivers a read as it makes it.
+func (g *goStream) readsSettled() bool { return true }
+
 // laneFD: a socket's descriptor, written to by a blocking Write's own
 // goroutine while the loop holds no write (io_lane.go).
 func (g *goStream) laneFD() int {

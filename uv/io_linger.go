@@ -233,6 +233,10 @@ func lingerWhat(e *ioEvent) func() string {
 // closeHandle closes the stream's handle, as its close asks (the kit's
 // hook, in place of CloseHandle).
 func (s *uvStream) closeHandle(h uvcgo.Handle) {
+	if l := s.rlane.Load(); l != nil {
+		l.f.Close() // the read lane's duplicate first: it would keep the socket open; a Read in the netpoller wakes
+		laneDups.Add(-1)
+	}
 	mode, d := s.closeMode()
 	switch mode {
 	case closePlain:

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// This file is an IO's read lane, on the pure-Go driver: a blocking Read
+// This file is an IO's read lane, on both drivers: a blocking Read
 // made off the loop while the loop holds nothing of the reading side does
 // its non-blocking read(2) on the caller's goroutine and, when there is
 // nothing to read, waits in Go's netpoller for the descriptor, as package
@@ -46,13 +46,34 @@ type readLane struct {
 	state atomic.Int32
 	f     *os.File
 	rc    syscall.RawConn
+	// The read in flight, held by the caller holding the lane (busy):
+	// its buffer, what read(2) gave, and the read as the function the
+	// netpoller's wait calls, made once with the lane, so that a Read
+	// allocates nothing.
+	p      []byte
+	n      int
+	err    error
+	readFn func(fd uintptr) bool
 }
 
-// readLaner is a transport that can give a read lane its file: the
-// pure-Go driver's socket.
+// read is the lane's read(2) into p, for the netpoller's wait: false when
+// there is nothing to read yet.
+func (l *readLane) read(fd uintptr) bool {
+	for {
+		l.n, l.err = unix.Read(int(fd), l.p)
+		if l.err != unix.EINTR {
+			return l.err != unix.EAGAIN
+		}
+	}
+}
+
+// readLaner is a transport that can give a read lane its file: a socket
+// (TCP or Unix) of either driver.
 type readLaner interface {
-	// laneFile returns the descriptor as an os.File in Go's netpoller,
-	// from now on the one to close it; nil when it cannot be made.
+	// laneFile returns the descriptor (the pure-Go driver's own, from
+	// now on the file's to close) or a duplicate of it (libuv's, closed
+	// before libuv closes its own) as an os.File in Go's netpoller; nil
+	// when it cannot be made.
 	laneFile() *os.File
 }
 
@@ -78,8 +99,12 @@ func (e *ioEvent) setReadLane() {
 		f.Close()
 		return
 	}
-	f.SetReadDeadline(e.dl.read.time()) // the deadline set before the file was
-	e.rlane.Store(&readLane{f: f, rc: rc})
+	e.dl.lane.Lock() // a setter off the loop sees the lane, or the file gets its deadline here
+	f.SetReadDeadline(e.dl.read.time())
+	l := &readLane{f: f, rc: rc}
+	l.readFn = l.read
+	e.rlane.Store(l)
+	e.dl.lane.Unlock()
 	e.updateReading() // reading ahead ends: the lane reads from now on
 	e.openReadLane()
 }
@@ -89,7 +114,8 @@ func (e *ioEvent) setReadLane() {
 func (e *ioEvent) openReadLane() {
 	l := e.rlane.Load()
 	if l == nil || l.state.Load() != rlaneShut || e.closed || !e.t.open() ||
-		e.started || e.reading || len(e.readers) > 0 || len(e.chunks) > 0 || e.rerr != nil || e.dl.read.expired() {
+		e.started || e.reading || len(e.readers) > 0 || len(e.chunks) > 0 || e.rerr != nil || e.dl.read.expired() ||
+		!e.t.readsSettled() {
 		return
 	}
 	l.state.Store(rlaneOpen)
@@ -132,15 +158,12 @@ func (e *ioEvent) readDirect(p []byte) (n int, ok bool, err error) {
 	return e.readOnLane(l, p)
 }
 
-// readOnLane is readDirect's read, the lane held: a function of its own, so
-// that the variables its wait's function captures go to the heap only when
-// the lane is taken, not on every Read that goes to the loop.
+// readOnLane is readDirect's read, the lane held.
 func (e *ioEvent) readOnLane(l *readLane, p []byte) (n int, ok bool, err error) {
-	var rerr error
-	werr := l.rc.Read(func(fd uintptr) bool {
-		n, rerr = ignoringEINTR(func() (int, error) { return unix.Read(int(fd), p) })
-		return rerr != unix.EAGAIN
-	})
+	l.p = p
+	werr := l.rc.Read(l.readFn)
+	n, rerr := l.n, l.err
+	l.p, l.n, l.err = nil, 0, nil // the caller's buffer is not kept
 	switch {
 	case werr != nil: // the wait ended: the deadline passed, or the IO closed
 		n, err = 0, ErrClosed
@@ -148,18 +171,7 @@ func (e *ioEvent) readOnLane(l *readLane, p []byte) (n int, ok bool, err error) 
 			err = errTimeout
 		}
 	case rerr != nil:
-		// The stream failed: the loop records it, so that every read
-		// after this one fails alike; the lane stays shut.
-		n, err = 0, os.NewSyscallError("read", rerr)
-		l.state.Store(rlaneShut)
-		e.endReached()
-		e.post(func() {
-			if !e.closed && e.rerr == nil {
-				e.readFailed(err)
-			}
-			e.updateReading()
-		})
-		return n, true, err
+		return 0, true, e.laneReadFailed(l, rerr)
 	case n == 0:
 		err = io.EOF // read(2) says so again to every Read after it
 		e.endReached()
@@ -173,6 +185,23 @@ func (e *ioEvent) readOnLane(l *readLane, p []byte) (n int, ok bool, err error) 
 		e.post(e.updateReading)
 	}
 	return n, true, err
+}
+
+// laneReadFailed shuts the lane for good on a failed read(2): the loop
+// records the failure, so that every read after this one fails alike. (A
+// function of its own: the error its posted function captures goes to the
+// heap only when a read fails.)
+func (e *ioEvent) laneReadFailed(l *readLane, rerr error) error {
+	err := os.NewSyscallError("read", rerr)
+	l.state.Store(rlaneShut)
+	e.endReached()
+	e.post(func() {
+		if !e.closed && e.rerr == nil {
+			e.readFailed(err)
+		}
+		e.updateReading()
+	})
+	return err
 }
 
 // setLaneReadDeadline bounds the read lane's waits in the netpoller by

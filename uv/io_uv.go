@@ -5,7 +5,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
@@ -101,9 +104,10 @@ func sysError(op string, err error) error {
 	return err
 }
 
-func (s *uvStream) open() bool       { return s.h != 0 }
-func (s *uvStream) readStart() error { return sysError("read", s.loop.ReadStart(s.h)) }
-func (s *uvStream) readStop()        { s.loop.ReadStop(s.h) }
+func (s *uvStream) open() bool         { return s.h != 0 }
+func (s *uvStream) readsSettled() bool { return !s.host.ReadAhead(s.id) }
+func (s *uvStream) readStart() error   { return sysError("read", s.loop.ReadStart(s.h)) }
+func (s *uvStream) readStop()          { s.loop.ReadStop(s.h) }
 func (s *uvStream) tryWrite(p []byte) (int, error) {
 	n, err := s.loop.TryWrite(s.h, p)
 	return n, sysError("write", err)
@@ -163,4 +167,54 @@ func (s *uvStream) laneFD() int {
 		return -1
 	}
 	return fd
+}
+
+// laneFile makes a duplicate of the socket's descriptor an os.File in Go's
+// netpoller, for the read lane (io_readlane.go): libuv keeps its own
+// descriptor in its epoll set, and reads nothing of it while the lane is
+// open. The duplicate is the lane's, closed as the handle closes
+// (closeHandle), before libuv's, so that the socket's end (a FIN or a
+// reset) is not held back by it. The duplicates the process's lanes hold
+// at once are at most a quarter of its descriptor limit (RLIMIT_NOFILE):
+// past that, nil, and the connection's Reads go through the loop, so that
+// the lanes cannot take the descriptors a server needs for its
+// connections.
+func (s *uvStream) laneFile() *os.File {
+	fd := s.laneFD()
+	if fd < 0 {
+		return nil
+	}
+	if laneDups.Add(1) > laneDupBudget() {
+		laneDups.Add(-1)
+		return nil
+	}
+	d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		laneDups.Add(-1)
+		return nil
+	}
+	return os.NewFile(uintptr(d), s.transport)
+}
+
+// laneDups counts the libuv driver's read lanes' duplicate descriptors
+// open, in every reactor.
+var laneDups atomic.Int64
+
+// laneDupBudgetSet, when not negative, stands for laneDupBudget's figure
+// (tests).
+var laneDupBudgetSet atomic.Int64
+
+func init() { laneDupBudgetSet.Store(-1) }
+
+// laneDupBudget is how many duplicates the lanes may hold at once: a
+// quarter of the descriptor limit.
+func laneDupBudget() int64 {
+	if n := laneDupBudgetSet.Load(); n >= 0 {
+		return n
+	}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return 0
+	}
+	return int64(lim.Cur / 4)
 }

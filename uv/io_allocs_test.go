@@ -100,8 +100,9 @@ func judgeCallbackAllocs(t *testing.T, unit string, setK func(int), run func()) 
 func TestIOConnReadWriteAllocatesNothing(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c, s := v.pair(t)
+		var err error
 		uv.UvtMust(t, v.u.Call(func() {
-			if _, err := s.OnRead(func(p []byte, err error) {
+			if _, err = s.OnRead(func(p []byte, err error) {
 				if err == nil {
 					s.Send(p)
 				}
@@ -109,6 +110,7 @@ func TestIOConnReadWriteAllocatesNothing(t *testing.T) {
 				err = s.Start()
 			}
 		}))
+		uv.UvtMust(t, err)
 		one, got := []byte{1}, make([]byte, 1)
 		k := 100
 		trips := func() {

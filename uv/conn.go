@@ -202,6 +202,13 @@ func (e *ioEvent) deadlineOffLoop(t time.Time, read, write bool) (bool, error) {
 	if !e.passReadDeadline() {
 		return false, nil
 	}
+	if e.parked.Load() == 0 {
+		// No Read parked on the loop (a Read of the read lane has the
+		// deadline already; one on its way to the loop finds it passed):
+		// the loop need not be woken. A timer armed for a deadline this
+		// one replaced finds, when it fires, nothing to do.
+		return true, nil
+	}
 	if err := e.post(e.readPassed); err != nil {
 		return true, err
 	}

@@ -220,3 +220,36 @@ func TestIOReadDeadlinePastAbortsParkedRead(t *testing.T) {
 		v.finish(t, s)
 	})
 }
+
+// TestIOReadDeadlinePassedOffLoopUnparked: a read deadline made to pass and
+// removed off the loop (as net/http does to end its background Read after
+// each request) while no Read is parked on the loop queues nothing to the
+// loop, on either driver: a Read of the read lane has the deadline in its
+// wait already, and a Read on its way to the loop finds it passed.
+func TestIOReadDeadlinePassedOffLoopUnparked(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		v := newIOEnv(t, d, "tcp4")
+		c, s := v.pair(t)
+		_, err := s.Write([]byte("x"))
+		uv.UvtMust(t, err)
+		readN(t, c, 1) // the read lane is made
+		const rounds = 100
+		before := v.u.Reactor.Stats().Queued
+		for range rounds {
+			uv.UvtMust(t, c.SetReadDeadline(time.Unix(1, 0)))
+			if n, err := c.Read(make([]byte, 1)); n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("Read past the deadline = %d, %v; want a timeout", n, err)
+			}
+			uv.UvtMust(t, c.SetReadDeadline(time.Time{}))
+		}
+		if q := v.u.Reactor.Stats().Queued - before; q >= rounds/10 {
+			t.Errorf("%d operations queued to the loop for %d deadlines passed and removed, want none but the Stats call's", q, rounds)
+		}
+		_, err = s.Write([]byte("y"))
+		uv.UvtMust(t, err)
+		if b := readN(t, c, 1); string(b) != "y" {
+			t.Errorf("read %q after the deadline was removed, want %q", b, "y")
+		}
+		v.finish(t, c, s)
+	})
+}

@@ -99,6 +99,10 @@ type ioEvent struct {
 	kept    int   // bytes in chunks
 	rerr    error // how reading ended (io.EOF, a reset, ...)
 	readers []*ioOp
+	// parked is len(readers), for a read deadline made to pass off the
+	// loop (conn.go's passReadDeadline): with none parked it need not wake
+	// the loop. Raised before a reader parks checks the deadline again.
+	parked  atomic.Int32
 	writes  []*ioOp // write ops not yet complete, oldest first (io_write.go)
 	pending int     // their bytes not yet handed to the transport
 	fed     int     // writes[:fed] are handed to the transport whole (io_write.go)
@@ -520,6 +524,7 @@ func (e *ioEvent) dropReader(op *ioOp) {
 	for i, x := range e.readers {
 		if x == op {
 			e.readers = slices.Delete(e.readers, i, i+1) // the tail is cleared: no stale op holds its IO
+			e.parked.Add(-1)
 			eventkind.ActiveDelta(e.r.Owner(), -1)
 			e.updateReading()
 			return
@@ -531,6 +536,7 @@ func (e *ioEvent) popReader() *ioOp {
 	op := e.readers[0]
 	e.readers[0] = nil
 	e.readers = e.readers[1:]
+	e.parked.Add(-1)
 	eventkind.ActiveDelta(e.r.Owner(), -1)
 	return op
 }
@@ -552,6 +558,14 @@ func (e *ioEvent) read(op *ioOp, park bool) bool {
 	case !park:
 		op.err = fmt.Errorf("uv: IO read with nothing to read: %w", event.ErrOnLoop)
 	default:
+		// Counted before the deadline is looked at again: a deadline made
+		// to pass off the loop meanwhile either sees it parked (and wakes
+		// the loop to fail it) or is seen here.
+		if e.parked.Add(1); e.dl.read.expired() {
+			e.parked.Add(-1)
+			op.err = errTimeout
+			return true
+		}
 		e.readers = append(e.readers, op)
 		eventkind.ActiveDelta(e.r.Owner(), 1)
 		e.updateReading()

@@ -233,3 +233,10 @@ func UvtLingerOf(c *IO) uvcgo.Linger {
 	}
 	return 0
 }
+
+// UvtLane names the state of c's write lane: "shut", "open", "busy" (a
+// caller's write in flight) or "held" (a caller's write went out in part
+// and its rest is due on the loop). From any goroutine.
+func UvtLane(c *IO) string {
+	return [...]string{laneShut: "shut", laneOpen: "open", laneBusy: "busy", laneHeld: "held"}[c.e.lane.state.Load()]
+}

@@ -1020,6 +1020,106 @@ func TestIOCloseLingersUnix(t *testing.T) {
 	}
 }
 
+// TestIOCloseLingersHeldWrite: Close while a blocking Write's direct
+// write(2) (the write lane) went out in part, its rest not yet taken by the
+// loop, and a Send queued behind it: the Write returns what went out and
+// ErrClosed, and the Send's bytes are not lost without a word. The peer
+// reads what the Write wrote, then every byte of the Send, then the end of
+// the stream, or else a reset (TCP) with the drop reported. The loop is
+// held in one callback from the lane's partial write to the Close, so the
+// Write's rest cannot reach it in between.
+func TestIOCloseLingersHeldWrite(t *testing.T) {
+	check := func(t *testing.T, v *lingerEnv) {
+		if _, err := v.io.Write([]byte{1}); err != nil { // makes the lane
+			t.Fatalf("first Write: %v", err)
+		}
+		big := lingerData()
+		tail := bytes.Repeat([]byte("tail"), 1<<10)
+		type wrote struct {
+			n   int
+			err error
+		}
+		done := make(chan wrote, 1)
+		var state string
+		uv.UvtMust(t, v.u.Call(func() {
+			if state = uv.UvtLane(v.io); state != "open" {
+				return
+			}
+			go func() {
+				n, err := v.io.Write(big)
+				done <- wrote{n, err}
+			}()
+			deadline := time.Now().Add(uv.UvtSafety)
+			for state = uv.UvtLane(v.io); state != "held" && time.Now().Before(deadline); state = uv.UvtLane(v.io) {
+				time.Sleep(100 * time.Microsecond)
+			}
+			if state != "held" {
+				return // the Write waits for the loop: it returns once the callback does
+			}
+			if err := v.io.Send(tail); err != nil {
+				state = "Send: " + err.Error()
+				return
+			}
+			if err := v.io.Close(); err != nil {
+				state = "Close: " + err.Error()
+			}
+		}))
+		if state != "held" {
+			v.io.Close()
+			t.Fatalf("write lane %s, want a Write held in part with the peer not reading", state)
+		}
+		w := uv.UvtRecv(t, done, "the held Write's return at Close")
+		if w.n <= 0 || w.n >= len(big) || !errors.Is(w.err, uv.ErrClosed) {
+			t.Fatalf("held Write = %d, %v; want some of its %d bytes and ErrClosed", w.n, w.err, len(big))
+		}
+		want := append(append([]byte{1}, big[:w.n]...), tail...)
+		v.peer.SetReadDeadline(time.Now().Add(uv.UvtSafety))
+		got, err := io.ReadAll(v.peer)
+		switch ds := drops(v.u); {
+		case err == nil:
+			if !bytes.Equal(got, want) || len(ds) > 0 {
+				t.Errorf("peer read %d bytes (as sent: %v) then the end, drops %v; want the %d bytes written and sent, none dropped",
+					len(got), bytes.Equal(got, want), ds, len(want))
+			}
+		case errors.Is(err, syscall.ECONNRESET):
+			uv.UvtWaitFor(t, "the drop report of the reset", func() bool { return len(drops(v.u)) > 0 })
+			checkDrop(t, v.u, os.ErrDeadlineExceeded)
+		default:
+			t.Errorf("peer read %d bytes then %v, want the end of the stream or a reset", len(got), err)
+		}
+		v.stop()
+		uv.UvtShutdown(t, v.u, len(drops(v.u)) > 0)
+	}
+	t.Run("tcp", func(t *testing.T) { lingerEachEnd(t, check) })
+	t.Run("unix", func(t *testing.T) {
+		// A dialed Unix socket: OpenPipe's descriptors have no write lane.
+		uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+			dir, err := os.MkdirTemp("", "uvheld")
+			uv.UvtMust(t, err)
+			defer os.RemoveAll(dir)
+			ln, err := net.Listen("unix", dir+"/s")
+			uv.UvtMust(t, err)
+			defer ln.Close()
+			acc := make(chan net.Conn, 1)
+			go func() {
+				c, _ := ln.Accept()
+				acc <- c
+			}()
+			stop := uv.UvtServe(t, u)
+			ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+			defer cancel()
+			c, err := uv.Dial(ctx, u.Reactor, "unix", dir+"/s")
+			uv.UvtMust(t, err)
+			peer := uv.UvtRecv(t, acc, "the accepted peer")
+			if peer == nil {
+				t.FailNow()
+			}
+			defer peer.Close()
+			check(t, &lingerEnv{u: u, stop: stop, io: c, peer: peer})
+		})
+	})
+}
+
 // TestIOCloseLingerKeepsRun: a lingering close keeps Run going: Run,
 // called once the IO is closed with bytes queued, returns only when every
 // byte went to the socket, and the peer reads them all, then the end.

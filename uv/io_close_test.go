@@ -537,7 +537,7 @@ func TestRemoteAddrOfResetConnection(t *testing.T) {
 // room. lfd is the socket, for the test to accept from.
 func heldConnect(t *testing.T) (addr string, lfd int, first net.Conn) {
 	t.Helper()
-	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	lfd, err := uv.UvtSocket(unix.AF_INET, unix.SOCK_STREAM, 0)
 	uv.UvtMust(t, err)
 	t.Cleanup(func() { unix.Close(lfd) })
 	uv.UvtMust(t, unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
@@ -667,7 +667,7 @@ func TestIODroppedBusy(t *testing.T) {
 			uv.UvtMust(t, a.Stop())
 			runtime.KeepAlive(b)
 			var p [2]int
-			uv.UvtMust(t, unix.Pipe2(p[:], unix.O_CLOEXEC))
+			uv.UvtMust(t, uv.UvtPipe2(p[:], unix.O_CLOEXEC))
 			_, err = uv.OpenPipe(u.Reactor, p[0])
 			uv.UvtMust(t, err)
 			pipeW = p[1]
@@ -954,7 +954,7 @@ func TestIOCloseNothingQueued(t *testing.T) {
 // other end as a net.Conn outside the reactor.
 func unixLingerPair(t *testing.T, u *uv.UvtReactor) (*uv.IO, net.Conn) {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	uv.UvtMust(t, err)
 	c, err := uv.OpenPipe(u.Reactor, fds[0])
 	if err != nil {

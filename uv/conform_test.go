@@ -273,7 +273,7 @@ func conformPipe(t *testing.T) conform.Kind {
 
 // eventfdPoll makes a poll that owns a fresh eventfd.
 func eventfdPoll(r *reactor.Reactor) (*uv.Poll, error) {
-	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	fd, err := uv.UvtEventfd(true)
 	if err != nil {
 		return nil, err
 	}
@@ -938,7 +938,7 @@ func waitRows() []waitRow {
 			return func(ctx context.Context) error { return ignore(ln.AcceptIO(ctx)) }
 		}},
 		{"IPC.Receive", func(t *testing.T, u *uv.UvtReactor) func(context.Context) error {
-			fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+			fds, err := uv.UvtSocketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

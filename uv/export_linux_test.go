@@ -1,5 +1,11 @@
 package uv
 
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
 // inotifyChildWatches counts the child watchers of recursive FSEvents on
 // u's inotify descriptor.
 func inotifyChildWatches(u *UvtReactor) int {
@@ -26,3 +32,33 @@ func uvtPoller(u *UvtReactor) *goPoller {
 	defer goPollers.Unlock()
 	return goPollers.m[u.Reactor]
 }
+
+// The Linux system calls the tests make themselves, each behind a name of
+// its own; off Linux (export_other_test.go) each fails with
+// syscall.ENOSYS, as sys_other.go's do.
+
+// UvtSocket makes a blocking socket, closed on exec.
+func UvtSocket(domain, typ, proto int) (int, error) {
+	return unix.Socket(domain, typ|unix.SOCK_CLOEXEC, proto)
+}
+
+// UvtPipe2 is pipe2(2), with flags of unix.O_CLOEXEC and unix.O_NONBLOCK.
+func UvtPipe2(p []int, flags int) error { return unix.Pipe2(p, flags) }
+
+// UvtEventfd makes an eventfd, closed on exec; non-blocking with nonblock.
+func UvtEventfd(nonblock bool) (int, error) {
+	flags := unix.EFD_CLOEXEC
+	if nonblock {
+		flags |= unix.EFD_NONBLOCK
+	}
+	return unix.Eventfd(0, flags)
+}
+
+// UvtEpollCreate makes an epoll descriptor, closed on exec.
+func UvtEpollCreate() (int, error) { return unix.EpollCreate1(unix.EPOLL_CLOEXEC) }
+
+// UvtDup3 duplicates oldfd as newfd, closed on exec.
+func UvtDup3(oldfd, newfd int) error { return unix.Dup3(oldfd, newfd, unix.O_CLOEXEC) }
+
+// UvtTgkill sends sig to thread tid of process pid.
+func UvtTgkill(pid, tid int, sig syscall.Signal) error { return unix.Tgkill(pid, tid, sig) }

@@ -253,3 +253,26 @@ func UvtLaneDupBudget(t testing.TB, n int64) {
 
 // UvtLaneDupBudgetOf is the budget of the process's descriptor limit.
 func UvtLaneDupBudgetOf() int64 { return laneDupBudget() }
+
+// UvtLane names the state of c's write lane: "shut", "open", "busy" (a
+// caller's write in flight) or "held" (a caller's write went out in part
+// and its rest is due on the loop). From any goroutine.
+func UvtLane(c *IO) string {
+	return [...]string{laneShut: "shut", laneOpen: "open", laneBusy: "busy", laneHeld: "held"}[c.e.lane.state.Load()]
+}
+
+// The system calls the tests make themselves, as the package's own are
+// made (sys_linux.go); export_linux_test.go has the Linux-only ones.
+
+// UvtSocketpair makes a connected pair of blocking sockets, closed on
+// exec (off Linux it fails with ENOSYS, as the package's own).
+func UvtSocketpair(domain, typ, proto int) ([2]int, error) {
+	return socketpairBlocking(domain, typ, proto)
+}
+
+// UvtGettid is the calling thread's id (-1 off Linux).
+func UvtGettid() int { return gettid() }
+
+// UvtSetRlimitCur sets an rlimit's soft limit to n, whatever the system's
+// type of the field (uint64 on Linux and Darwin, int64 on FreeBSD).
+func UvtSetRlimitCur[T int64 | uint64](cur *T, n int) { *cur = T(n) }

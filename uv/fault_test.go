@@ -320,7 +320,7 @@ func TestFaultCloseWithWaitersOnEveryKind(t *testing.T) {
 		add(tr, err)
 		uv.UvtMust(t, tr.Start())
 		add(event.NewFuture[int](r.Owner()), nil)
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		fds, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 		uv.UvtMust(t, err)
 		defer unix.Close(fds[1])
 		p, err := uv.NewPoll(r, fds[0], uv.Readable, uv.PollOptions{CloseFD: true})
@@ -419,7 +419,7 @@ func emfileChild(t *testing.T) {
 		var old syscall.Rlimit
 		uv.UvtMust(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old))
 		lim := old
-		lim.Cur = uint64(uv.UvtOpenFDs(t) + 16)
+		uv.UvtSetRlimitCur(&lim.Cur, uv.UvtOpenFDs(t)+16)
 		uv.UvtMust(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim))
 		defer syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
 		var hog []int

@@ -537,7 +537,7 @@ func TestRemoteAddrOfResetConnection(t *testing.T) {
 // room. lfd is the socket, for the test to accept from.
 func heldConnect(t *testing.T) (addr string, lfd int, first net.Conn) {
 	t.Helper()
-	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	lfd, err := uv.UvtSocket(unix.AF_INET, unix.SOCK_STREAM, 0)
 	uv.UvtMust(t, err)
 	t.Cleanup(func() { unix.Close(lfd) })
 	uv.UvtMust(t, unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
@@ -667,7 +667,7 @@ func TestIODroppedBusy(t *testing.T) {
 			uv.UvtMust(t, a.Stop())
 			runtime.KeepAlive(b)
 			var p [2]int
-			uv.UvtMust(t, unix.Pipe2(p[:], unix.O_CLOEXEC))
+			uv.UvtMust(t, uv.UvtPipe2(p[:], unix.O_CLOEXEC))
 			_, err = uv.OpenPipe(u.Reactor, p[0])
 			uv.UvtMust(t, err)
 			pipeW = p[1]
@@ -954,7 +954,7 @@ func TestIOCloseNothingQueued(t *testing.T) {
 // other end as a net.Conn outside the reactor.
 func unixLingerPair(t *testing.T, u *uv.UvtReactor) (*uv.IO, net.Conn) {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	uv.UvtMust(t, err)
 	c, err := uv.OpenPipe(u.Reactor, fds[0])
 	if err != nil {
@@ -1018,6 +1018,106 @@ func TestIOCloseLingersUnix(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestIOCloseLingersHeldWrite: Close while a blocking Write's direct
+// write(2) (the write lane) went out in part, its rest not yet taken by the
+// loop, and a Send queued behind it: the Write returns what went out and
+// ErrClosed, and the Send's bytes are not lost without a word. The peer
+// reads what the Write wrote, then every byte of the Send, then the end of
+// the stream, or else a reset (TCP) with the drop reported. The loop is
+// held in one callback from the lane's partial write to the Close, so the
+// Write's rest cannot reach it in between.
+func TestIOCloseLingersHeldWrite(t *testing.T) {
+	check := func(t *testing.T, v *lingerEnv) {
+		if _, err := v.io.Write([]byte{1}); err != nil { // makes the lane
+			t.Fatalf("first Write: %v", err)
+		}
+		big := lingerData()
+		tail := bytes.Repeat([]byte("tail"), 1<<10)
+		type wrote struct {
+			n   int
+			err error
+		}
+		done := make(chan wrote, 1)
+		var state string
+		uv.UvtMust(t, v.u.Call(func() {
+			if state = uv.UvtLane(v.io); state != "open" {
+				return
+			}
+			go func() {
+				n, err := v.io.Write(big)
+				done <- wrote{n, err}
+			}()
+			deadline := time.Now().Add(uv.UvtSafety)
+			for state = uv.UvtLane(v.io); state != "held" && time.Now().Before(deadline); state = uv.UvtLane(v.io) {
+				time.Sleep(100 * time.Microsecond)
+			}
+			if state != "held" {
+				return // the Write waits for the loop: it returns once the callback does
+			}
+			if err := v.io.Send(tail); err != nil {
+				state = "Send: " + err.Error()
+				return
+			}
+			if err := v.io.Close(); err != nil {
+				state = "Close: " + err.Error()
+			}
+		}))
+		if state != "held" {
+			v.io.Close()
+			t.Fatalf("write lane %s, want a Write held in part with the peer not reading", state)
+		}
+		w := uv.UvtRecv(t, done, "the held Write's return at Close")
+		if w.n <= 0 || w.n >= len(big) || !errors.Is(w.err, uv.ErrClosed) {
+			t.Fatalf("held Write = %d, %v; want some of its %d bytes and ErrClosed", w.n, w.err, len(big))
+		}
+		want := append(append([]byte{1}, big[:w.n]...), tail...)
+		v.peer.SetReadDeadline(time.Now().Add(uv.UvtSafety))
+		got, err := io.ReadAll(v.peer)
+		switch ds := drops(v.u); {
+		case err == nil:
+			if !bytes.Equal(got, want) || len(ds) > 0 {
+				t.Errorf("peer read %d bytes (as sent: %v) then the end, drops %v; want the %d bytes written and sent, none dropped",
+					len(got), bytes.Equal(got, want), ds, len(want))
+			}
+		case errors.Is(err, syscall.ECONNRESET):
+			uv.UvtWaitFor(t, "the drop report of the reset", func() bool { return len(drops(v.u)) > 0 })
+			checkDrop(t, v.u, os.ErrDeadlineExceeded)
+		default:
+			t.Errorf("peer read %d bytes then %v, want the end of the stream or a reset", len(got), err)
+		}
+		v.stop()
+		uv.UvtShutdown(t, v.u, len(drops(v.u)) > 0)
+	}
+	t.Run("tcp", func(t *testing.T) { lingerEachEnd(t, check) })
+	t.Run("unix", func(t *testing.T) {
+		// A dialed Unix socket: OpenPipe's descriptors have no write lane.
+		uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+			dir, err := os.MkdirTemp("", "uvheld")
+			uv.UvtMust(t, err)
+			defer os.RemoveAll(dir)
+			ln, err := net.Listen("unix", dir+"/s")
+			uv.UvtMust(t, err)
+			defer ln.Close()
+			acc := make(chan net.Conn, 1)
+			go func() {
+				c, _ := ln.Accept()
+				acc <- c
+			}()
+			stop := uv.UvtServe(t, u)
+			ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+			defer cancel()
+			c, err := uv.Dial(ctx, u.Reactor, "unix", dir+"/s")
+			uv.UvtMust(t, err)
+			peer := uv.UvtRecv(t, acc, "the accepted peer")
+			if peer == nil {
+				t.FailNow()
+			}
+			defer peer.Close()
+			check(t, &lingerEnv{u: u, stop: stop, io: c, peer: peer})
+		})
+	})
 }
 
 // TestIOCloseLingerKeepsRun: a lingering close keeps Run going: Run,

@@ -94,6 +94,17 @@ func (e *ioEvent) shutLane() {
 // On the loop.
 func (e *ioEvent) held() bool { return e.lane.on && e.lane.state.Load() == laneHeld }
 
+// releaseHeld takes the lane back from a caller's write cut short, at the
+// close: the rest of it is withdrawn (resume finds the IO closed and the
+// Write reports the bytes that went out through the lane, with ErrClosed),
+// so nothing is due ahead of the writes queued meanwhile, which the
+// lingering close hands over. On the loop, with the IO closing.
+func (e *ioEvent) releaseHeld() {
+	if e.held() {
+		e.lane.state.Store(laneShut)
+	}
+}
+
 // writeDirect writes p from the caller's goroutine when the lane is open.
 // It returns the bytes written and whether the lane is held (p went out
 // in part: the caller must hand the rest to resume). Nothing written (the

@@ -106,9 +106,12 @@ func (e *ioEvent) lingers() bool { return e.transport == "tcp" || e.transport ==
 // accepted for sending (Send, WriteAsync, and what blocking Writes handed
 // over) are handed to the transport, which keeps them past the close; the
 // rest of a blocking Write, which it will report not written, is
-// withdrawn. It records the bytes the transport holds then.
+// withdrawn, that of a Write the write lane took in part too (releaseHeld:
+// the writes queued behind it are handed over all the same). It records
+// the bytes the transport holds then.
 func (e *ioEvent) keepUnsent() {
-	if !e.lingers() || !e.t.open() || e.werr != nil || e.held() {
+	e.releaseHeld()
+	if !e.lingers() || !e.t.open() || e.werr != nil {
 		return
 	}
 	for _, op := range e.writes {

@@ -167,7 +167,7 @@ func TestPipeDirections(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
 		var p [2]int
-		uv.UvtMust(t, unix.Pipe2(p[:], unix.O_CLOEXEC))
+		uv.UvtMust(t, uv.UvtPipe2(p[:], unix.O_CLOEXEC))
 		r, err := uv.OpenPipe(u.Reactor, p[0])
 		uv.UvtMust(t, err)
 		w, err := uv.OpenPipe(u.Reactor, p[1])
@@ -264,7 +264,7 @@ func TestOpenPipeRefused(t *testing.T) {
 				t.Errorf("OpenPipe(regular file) with a poller = %v, want EPERM", err)
 			}
 			var fd int
-			sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			sp, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 			uv.UvtMust(t, err)
 			fd = sp[0]
 			x, err := uv.OpenPipe(u.Reactor, fd)
@@ -325,7 +325,7 @@ func TestPipeStartWriteEnd(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
 		var p [2]int
-		uv.UvtMust(t, unix.Pipe2(p[:], unix.O_CLOEXEC))
+		uv.UvtMust(t, uv.UvtPipe2(p[:], unix.O_CLOEXEC))
 		defer unix.Close(p[0])
 		w, err := uv.OpenPipe(u.Reactor, p[1])
 		uv.UvtMust(t, err)

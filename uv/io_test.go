@@ -837,7 +837,7 @@ func TestIOStaleReadiness(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
 		pair := func() [2]int {
-			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			fds, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 			uv.UvtMust(t, err)
 			return fds
 		}
@@ -866,7 +866,7 @@ func TestIOStaleReadiness(t *testing.T) {
 				fresh := pair()
 				peers = append(peers, fresh[1])
 				if fresh[0] != num { // the lowest number free is usually the one just closed
-					uv.UvtMust(t, unix.Dup3(fresh[0], num, unix.O_CLOEXEC))
+					uv.UvtMust(t, uv.UvtDup3(fresh[0], num))
 					unix.Close(fresh[0])
 				}
 				p, err := uv.NewPoll(u.Reactor, num, uv.Readable, uv.PollOptions{CloseFD: true})

@@ -2,7 +2,6 @@ package uv_test
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"regexp"
@@ -16,33 +15,6 @@ import (
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
-
-// openPTY opens a pseudo-terminal: the controlling side and the terminal.
-func openPTY(t *testing.T) (ptm, pts *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminal to test a TTY on: %v", err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err == nil {
-		err = unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0)
-	}
-	if err != nil {
-		m.Close()
-		t.Skipf("cannot unlock the pseudo-terminal: %v", err)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		m.Close()
-		t.Skipf("cannot open the pseudo-terminal's terminal side: %v", err)
-	}
-	t.Cleanup(func() {
-		s.Close()
-		m.Close()
-	})
-	return m, s
-}
 
 // TestTTY: a terminal as an IO: its window size, its mode, and bytes both
 // ways through the pseudo-terminal.
@@ -60,7 +32,7 @@ func testTTY(t *testing.T, u *uv.UvtReactor) {
 		t.Errorf("WindowSize = %dx%d, %v; want 80x24", w, h, err)
 	}
 	uv.UvtMust(t, tty.SetMode(uv.TTYRaw))
-	tio, err := unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
+	tio, err := ptyTermios(int(pts.Fd()))
 	uv.UvtMust(t, err)
 	if tio.Lflag&(unix.ICANON|unix.ECHO) != 0 {
 		t.Errorf("raw mode left ICANON or ECHO set: lflag %#x", tio.Lflag)
@@ -81,7 +53,7 @@ func testTTY(t *testing.T, u *uv.UvtReactor) {
 		t.Errorf("the terminal's output = %q, %v", got, err)
 	}
 	uv.UvtMust(t, uv.ResetTTYMode())
-	tio, _ = unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
+	tio, _ = ptyTermios(int(pts.Fd()))
 	if tio.Lflag&unix.ICANON == 0 {
 		t.Error("ResetTTYMode did not restore canonical mode")
 	}

@@ -554,7 +554,7 @@ func rawReader(fd int) <-chan []byte {
 // that answers and then runs its loop does not lose the answer.
 func TestIORunFlushesWrites(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
-		sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		sp, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 		uv.UvtMust(t, err)
 		defer unix.Close(sp[1])
 		a, err := uv.OpenPipe(u.Reactor, sp[0])

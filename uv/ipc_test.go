@@ -378,7 +378,7 @@ func TestIPCRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		fds, err := uv.UvtSocketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,7 +395,7 @@ func TestIPCRefusals(t *testing.T) {
 			t.Error("SendIO(zero IO) = nil, want an error")
 		}
 		var pp [2]int
-		if err := syscall.Pipe2(pp[:], syscall.O_CLOEXEC); err != nil {
+		if err := uv.UvtPipe2(pp[:], syscall.O_CLOEXEC); err != nil {
 			t.Fatal(err)
 		}
 		defer syscall.Close(pp[1])
@@ -470,7 +470,7 @@ func conformIPC(t *testing.T) conform.Kind {
 		}
 	})
 	pass := func(peer int) error {
-		sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		sp, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 		if err != nil {
 			return err
 		}
@@ -481,7 +481,7 @@ func conformIPC(t *testing.T) conform.Kind {
 	return conform.Kind{
 		Name: "ipc",
 		New: func(r *reactor.Reactor) (event.Event, error) {
-			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			fds, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 			if err != nil {
 				return nil, err
 			}
@@ -521,7 +521,7 @@ func TestIPCReceiveWaits(t *testing.T) {
 		stop := uv.UvtServe(t, u)
 		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
 		defer cancel()
-		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		fds, err := uv.UvtSocketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 		uv.UvtMust(t, err)
 		from, err := uv.OpenIPC(u.Reactor, fds[0])
 		uv.UvtMust(t, err)

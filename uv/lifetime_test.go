@@ -718,7 +718,7 @@ func hiddenKinds(t *testing.T, r *reactor.Reactor) map[string]hideable {
 	add("udp", u, err)
 	f, err := uv.NewFSEvent(r, t.TempDir(), uv.FSEventOptions{})
 	add("fsevent", f, err)
-	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	fd, err := uv.UvtEventfd(true)
 	uv.UvtMust(t, err)
 	p, err := uv.NewPoll(r, fd, uv.Readable, uv.PollOptions{CloseFD: true})
 	add("poll", p, err)
@@ -837,7 +837,7 @@ func TestHiddenZeroKind(t *testing.T) {
 // with the poll heard meanwhile.
 func TestHiddenAlwaysReadyPollLetsRunEnd(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		fds, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 		uv.UvtMust(t, err)
 		defer unix.Close(fds[0])
 		defer unix.Close(fds[1])

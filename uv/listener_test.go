@@ -144,7 +144,7 @@ func TestListenerEMFILE(t *testing.T) {
 		uv.UvtMust(t, v.ln.Start())
 		// The client's socket exists before the descriptors run out:
 		// connecting it needs none.
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		fd, err := uv.UvtSocket(unix.AF_INET, unix.SOCK_STREAM, 0)
 		uv.UvtMust(t, err)
 		defer unix.Close(fd)
 		var old unix.Rlimit
@@ -989,7 +989,7 @@ func starveDescriptors(t *testing.T) (release func()) {
 	var old syscall.Rlimit
 	uv.UvtMust(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old))
 	lim := old
-	lim.Cur = uint64(uv.UvtOpenFDs(t) + 16)
+	uv.UvtSetRlimitCur(&lim.Cur, uv.UvtOpenFDs(t)+16)
 	uv.UvtMust(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim))
 	var mu sync.Mutex
 	var hog []int

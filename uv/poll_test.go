@@ -27,7 +27,7 @@ import (
 // of the test unless the test closed them itself.
 func socketpair(t testing.TB) (a, b int) {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatalf("socketpair: %v", err)
 	}
@@ -157,7 +157,7 @@ func TestPollDisconnect(t *testing.T) {
 		}
 
 		var pfd [2]int
-		uv.UvtMust(t, unix.Pipe2(pfd[:], unix.O_CLOEXEC))
+		uv.UvtMust(t, uv.UvtPipe2(pfd[:], unix.O_CLOEXEC))
 		defer unix.Close(pfd[1])
 		w := newPoll(t, u, pfd[1], uv.Writable, uv.PollOptions{})
 		wcalls := uv.UvtSubscribe(t, w, u.Owner().Owned)
@@ -347,7 +347,7 @@ func TestPollDroppedWithoutClose(t *testing.T) {
 		for round := range rounds {
 			uv.UvtMust(t, u.Call(func() {
 				for i := range each {
-					pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+					pair, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 					if err != nil {
 						t.Error(err)
 						return
@@ -541,7 +541,7 @@ func TestPollDescriptorClosedBeforeTurn(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 				var fds [2]int
-				uv.UvtMust(t, unix.Pipe2(fds[:], unix.O_CLOEXEC))
+				uv.UvtMust(t, uv.UvtPipe2(fds[:], unix.O_CLOEXEC))
 				defer unix.Close(fds[1])
 				p, err := uv.NewPoll(u.Reactor, fds[0], uv.Readable|uv.Prioritized, uv.PollOptions{})
 				uv.UvtMust(t, err)
@@ -556,7 +556,7 @@ func TestPollDescriptorClosedBeforeTurn(t *testing.T) {
 					defer close(closed)
 					unix.Close(fds[0])
 					if c.reuse {
-						reuseErr = unix.Pipe2(other[:], unix.O_CLOEXEC)
+						reuseErr = uv.UvtPipe2(other[:], unix.O_CLOEXEC)
 					}
 				}()
 				<-closed
@@ -631,7 +631,7 @@ func TestPollStartAfterDescriptorClosed(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
-				fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+				fds, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 				uv.UvtMust(t, err)
 				defer unix.Close(fds[1])
 				p, err := c.run(t, u, fds[0])
@@ -673,13 +673,13 @@ func goesOn(t *testing.T, u *uv.UvtReactor, p *uv.Poll, after string) {
 // on it until the error is taken.
 func refusedUDP(t *testing.T) int {
 	t.Helper()
-	probe, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	probe, err := uv.UvtSocket(unix.AF_INET, unix.SOCK_DGRAM, 0)
 	uv.UvtMust(t, err)
 	uv.UvtMust(t, unix.Bind(probe, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
 	sa, err := unix.Getsockname(probe)
 	uv.UvtMust(t, err)
 	unix.Close(probe) // the port is free now: nothing listens there
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := uv.UvtSocket(unix.AF_INET, unix.SOCK_DGRAM, 0)
 	uv.UvtMust(t, err)
 	uv.UvtMust(t, unix.Connect(fd, sa))
 	_, err = unix.Write(fd, []byte("x"))
@@ -804,17 +804,17 @@ type reuseFD struct {
 }
 
 var reuseKinds = []reuseFD{
-	{"socket", func() (int, error) { return unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0) }},
+	{"socket", func() (int, error) { return uv.UvtSocket(unix.AF_UNIX, unix.SOCK_STREAM, 0) }},
 	{"pipe", func() (int, error) {
 		var p [2]int
-		if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		if err := uv.UvtPipe2(p[:], unix.O_CLOEXEC); err != nil {
 			return -1, err
 		}
 		unix.Close(p[1])
 		return p[0], nil
 	}},
-	{"eventfd", func() (int, error) { return unix.Eventfd(0, unix.EFD_CLOEXEC) }},
-	{"epoll", func() (int, error) { return unix.EpollCreate1(unix.EPOLL_CLOEXEC) }},
+	{"eventfd", func() (int, error) { return uv.UvtEventfd(false) }},
+	{"epoll", func() (int, error) { return uv.UvtEpollCreate() }},
 	{"/dev/null", func() (int, error) { return unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0) }},
 }
 
@@ -842,7 +842,7 @@ func TestPollDescriptorReusedBetweenStartAndTurn(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 				var fds [2]int
-				uv.UvtMust(t, unix.Pipe2(fds[:], unix.O_CLOEXEC))
+				uv.UvtMust(t, uv.UvtPipe2(fds[:], unix.O_CLOEXEC))
 				defer unix.Close(fds[1])
 				p, err := uv.NewPoll(u.Reactor, fds[0], uv.Readable|uv.Prioritized|uv.Disconnect, uv.PollOptions{})
 				uv.UvtMust(t, err)
@@ -915,7 +915,7 @@ func TestPollDescriptorReusedBetweenStartAndTurn(t *testing.T) {
 func TestPollDescriptorClosedThenReactorClose(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		var fds [2]int
-		uv.UvtMust(t, unix.Pipe2(fds[:], unix.O_CLOEXEC))
+		uv.UvtMust(t, uv.UvtPipe2(fds[:], unix.O_CLOEXEC))
 		defer unix.Close(fds[1])
 		p, err := uv.NewPoll(u.Reactor, fds[0], uv.Readable, uv.PollOptions{})
 		uv.UvtMust(t, err)
@@ -940,7 +940,7 @@ func TestPollCloseRacingDescriptorCheck(t *testing.T) {
 		stop := uv.UvtServe(t, u)
 		for range 100 {
 			var fds [2]int
-			uv.UvtMust(t, unix.Pipe2(fds[:], unix.O_CLOEXEC))
+			uv.UvtMust(t, uv.UvtPipe2(fds[:], unix.O_CLOEXEC))
 			p, err := uv.NewPoll(u.Reactor, fds[0], uv.Readable, uv.PollOptions{})
 			uv.UvtMust(t, err)
 			x, err := uv.NewPollProxy(p, uv.Readable)
@@ -954,7 +954,7 @@ func TestPollCloseRacingDescriptorCheck(t *testing.T) {
 				p.Close()
 			}()
 			unix.Close(fds[0])
-			efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+			efd, err := uv.UvtEventfd(false)
 			uv.UvtMust(t, err)
 			<-closed
 			unix.Close(efd)
@@ -1003,7 +1003,7 @@ func TestPollStartAfterDescriptorReused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 				var fds [2]int
-				uv.UvtMust(t, unix.Pipe2(fds[:], unix.O_CLOEXEC))
+				uv.UvtMust(t, uv.UvtPipe2(fds[:], unix.O_CLOEXEC))
 				p, err := uv.NewPoll(u.Reactor, fds[0], uv.Readable|uv.Writable, uv.PollOptions{})
 				uv.UvtMust(t, err)
 				var r *uv.PollProxy
@@ -1018,7 +1018,7 @@ func TestPollStartAfterDescriptorReused(t *testing.T) {
 				unix.Close(fds[0])
 				unix.Close(fds[1])
 				var other [2]int
-				uv.UvtMust(t, unix.Pipe2(other[:], unix.O_CLOEXEC))
+				uv.UvtMust(t, uv.UvtPipe2(other[:], unix.O_CLOEXEC))
 				defer unix.Close(other[0])
 				defer unix.Close(other[1])
 				if other[0] != fds[0] {

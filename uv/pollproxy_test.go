@@ -491,7 +491,7 @@ func TestPollProxyFailedStartHoldsNothing(t *testing.T) {
 		name := map[bool]string{false: "Poll.Stop", true: "Stop of the event behind the poll"}[viaDeref]
 		t.Run(name, func(t *testing.T) {
 			uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
-				fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+				fds, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 				uv.UvtMust(t, err)
 				defer unix.Close(fds[1])
 				base := u.Stats().Active

@@ -64,7 +64,7 @@ func (f *lfRun) newSlot(k int, arg byte) {
 		s.ev = event.NewFuture[int](f.r.Owner())
 	case lfPoll:
 		p := make([]int, 2)
-		if err = unix.Pipe2(p, unix.O_NONBLOCK|unix.O_CLOEXEC); err == nil {
+		if err = uv.UvtPipe2(p, unix.O_NONBLOCK|unix.O_CLOEXEC); err == nil {
 			s.pipe = [2]int{p[0], p[1]}
 			s.ev, err = uv.NewPoll(f.r, p[0], uv.Readable, uv.PollOptions{})
 		}

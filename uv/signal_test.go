@@ -621,7 +621,7 @@ func signalStorm() int {
 		}
 		if i%8 == 0 {
 			if tids := threads(); len(tids) > 0 {
-				unix.Tgkill(pid, tids[rand.IntN(len(tids))], sig)
+				uv.UvtTgkill(pid, tids[rand.IntN(len(tids))], sig)
 				continue
 			}
 		}

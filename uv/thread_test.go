@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -33,18 +31,18 @@ func TestThreadLifecycle(t *testing.T) {
 	u := uv.UvtNewReactor(t)
 	runtime.LockOSThread() // this thread is the test's: the function cannot run on it
 	defer runtime.UnlockOSThread()
-	testTID := unix.Gettid()
+	testTID := uv.UvtGettid()
 	errBoom := errors.New("boom")
 	var th, failed, panicked *uv.Thread[any]
 	var calls *uv.UvtCounter
 	uv.UvtMust(t, u.Call(func() { // nothing completes before the subscriptions
 		th = newThread(t, u, func(context.Context) (any, error) {
-			tid := unix.Gettid()
+			tid := uv.UvtGettid()
 			for range 100 {
 				runtime.Gosched()
 				runtime.GC()
-				if unix.Gettid() != tid {
-					return nil, fmt.Errorf("moved from thread %d to %d", tid, unix.Gettid())
+				if uv.UvtGettid() != tid {
+					return nil, fmt.Errorf("moved from thread %d to %d", tid, uv.UvtGettid())
 				}
 			}
 			return tid, nil

@@ -275,7 +275,7 @@ func TestOnMethodsPerKind(t *testing.T) {
 			// notified: one poll alone, then one with a proxy.
 			for _, proxied := range []bool{false, true} {
 				var fds [2]int
-				uv.UvtMust(t, unix.Pipe2(fds[:], unix.O_NONBLOCK|unix.O_CLOEXEC))
+				uv.UvtMust(t, uv.UvtPipe2(fds[:], unix.O_NONBLOCK|unix.O_CLOEXEC))
 				p, err := uv.NewPoll(r, fds[0], uv.Readable, uv.PollOptions{CloseFD: true})
 				uv.UvtMust(t, err)
 				h := newHeard()

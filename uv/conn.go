@@ -169,12 +169,12 @@ func (c *IO) setDeadline(t time.Time, read, write bool) error {
 // that need no wait for the loop, and reports whether it made this one:
 //   - removing deadlines none of which is set (net/http removes the read
 //     deadline several times per request);
-//   - on a transport without a read lane (the libuv driver), off the loop:
-//     removing a read deadline that passed (its timer has fired or is
-//     stopped: nothing is armed), and setting one in the past, which
-//     publishes the passed deadline at once (a Read from now on fails)
-//     and queues the failing of the parked Reads on the loop without
-//     waiting for it. net/http's abortPendingRead does both per request.
+//   - off the loop: removing a read deadline that passed (its timer has
+//     fired or is stopped: nothing is armed), and setting one in the past,
+//     which publishes the passed deadline at once (a Read from now on
+//     fails, a Read of the read lane too) and, when Reads are parked on
+//     the loop, queues their failing there without waiting for it.
+//     net/http's abortPendingRead does both per request.
 //
 // The loop orders a queued failing before every call made after it; a
 // caller racing another's change to the same deadline gets one of the two
@@ -194,6 +194,9 @@ func (e *ioEvent) deadlineOffLoop(t time.Time, read, write bool) (bool, error) {
 			return false, nil
 		}
 		e.setLaneReadDeadline(time.Time{})
+		if l := e.rlane.Load(); l != nil && l.state.Load() == rlaneShut {
+			e.post(e.openReadLane) // shut while the deadline had passed (rare): the loop opens it
+		}
 		return true, nil
 	}
 	if time.Until(t) > 0 {
@@ -255,7 +258,9 @@ type deadlines struct {
 	// (io_readlane.go): each change of read.at by a setter, on the loop
 	// or off it, and the lane file's deadline set after it are one step
 	// under lane, so that two setters at once leave the file the deadline
-	// the IO has; the lane is made under it too.
+	// the IO has; the lane is made under it too. (The timer's own change,
+	// a deadline T to passed, and the close's are not: the file has T
+	// already, and a closed file takes no deadline.)
 	lane sync.Mutex
 }
 
@@ -353,14 +358,30 @@ func (d *deadline) close() {
 // setReadDeadline sets the read deadline on the loop, and the read lane's
 // wait gets it in the same step (dl.lane): set from each caller after its
 // loop part, two callers at once could leave the earlier call's.
+//
+// A deadline set in the past fails the parked reads after the lock is let
+// go: failing them completes their futures, whose subscribers run now and
+// may set the deadline again.
 func (e *ioEvent) setReadDeadline(t time.Time) error {
-	e.dl.lane.Lock()
-	defer e.dl.lane.Unlock()
-	if err := e.dl.read.set(e.r, t, e.readTimedOut); err != nil {
-		return err
+	inSet, passed := true, false
+	expire := func() {
+		if inSet {
+			passed = true // set in the past: failed below, unlocked
+			return
+		}
+		e.readTimedOut() // the timer's, when it fires
 	}
-	e.setLaneReadDeadline(e.dl.read.time())
-	return nil
+	e.dl.lane.Lock()
+	err := e.dl.read.set(e.r, t, expire)
+	inSet = false
+	if err == nil {
+		e.setLaneReadDeadline(e.dl.read.time())
+	}
+	e.dl.lane.Unlock()
+	if passed {
+		e.readTimedOut()
+	}
+	return err
 }
 
 // readTimedOut fails the parked reads: the read deadline passed.

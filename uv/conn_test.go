@@ -1,12 +1,14 @@
 package uv_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -249,6 +251,81 @@ func TestIOReadDeadlinePassedOffLoopUnparked(t *testing.T) {
 		uv.UvtMust(t, err)
 		if b := readN(t, c, 1); string(b) != "y" {
 			t.Errorf("read %q after the deadline was removed, want %q", b, "y")
+		}
+		v.finish(t, c, s)
+	})
+}
+
+// TestIOReadOnLoopWithLane: a Read on the loop goroutine of a connection
+// whose read lane exists never waits, as on any IO: with nothing to read it
+// fails with event.ErrOnLoop at once, and once bytes are in the kernel it
+// returns them; the loop goes on turning. Both drivers.
+func TestIOReadOnLoopWithLane(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		v := newIOEnv(t, d, "tcp4")
+		c, s := v.pair(t)
+		_, err := s.Write([]byte("x"))
+		uv.UvtMust(t, err)
+		readN(t, c, 1) // the read lane is made
+		var n int
+		uv.UvtMust(t, v.u.Call(func() { n, err = c.Read(make([]byte, 1)) }))
+		if n != 0 || !errors.Is(err, event.ErrOnLoop) {
+			t.Fatalf("Read on the loop with nothing to read = %d, %v; want 0 and ErrOnLoop", n, err)
+		}
+		_, err = s.Write([]byte("y"))
+		uv.UvtMust(t, err)
+		got := make([]byte, 1)
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		for n == 0 && ctx.Err() == nil { // until the byte is in the kernel
+			uv.UvtMust(t, v.u.Call(func() { n, err = c.Read(got) }))
+			if n == 0 && !errors.Is(err, event.ErrOnLoop) {
+				t.Fatalf("Read on the loop = %v, want ErrOnLoop or the byte", err)
+			}
+		}
+		if n != 1 || got[0] != 'y' {
+			t.Fatalf("Read on the loop = %d %q, %v; want \"y\"", n, got[:n], err)
+		}
+		v.finish(t, c, s)
+	})
+}
+
+// TestIOReadDeadlinePassedOnLoopSubscriberSetsAgain: a deadline set in the
+// past fails a parked ReadAsync, whose subscriber sets the read deadline
+// again from its callback: nothing deadlocks (the deadline's lock is let go
+// before the parked reads fail), on both drivers.
+func TestIOReadDeadlinePassedOnLoopSubscriberSetsAgain(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		v := newIOEnv(t, d, "tcp4")
+		c, s := v.pair(t)
+		_, err := s.Write([]byte("x"))
+		uv.UvtMust(t, err)
+		readN(t, c, 1) // the read lane is made
+		failed := make(chan error, 1)
+		uv.UvtMust(t, v.u.Call(func() {
+			f, err := c.ReadAsync(1)
+			if err != nil {
+				failed <- err
+				return
+			}
+			_, err = event.Subscribe(f, func(_ event.Event, _ any, err error) {
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					err = c.SetReadDeadline(time.Time{}) // on the loop, from the reads' failing
+				}
+				failed <- err
+			})
+			if err != nil {
+				failed <- err
+			}
+		}))
+		done := make(chan error, 1)
+		go func() { done <- c.SetDeadline(time.Now().Add(-time.Second)) }()
+		uv.UvtMust(t, uv.UvtRecv(t, done, "SetDeadline in the past"))
+		uv.UvtMust(t, uv.UvtRecv(t, failed, "the parked ReadAsync's subscriber"))
+		_, err = s.Write([]byte("y"))
+		uv.UvtMust(t, err)
+		if b := readN(t, c, 1); string(b) != "y" {
+			t.Errorf("read %q after the subscriber removed the deadline, want %q", b, "y")
 		}
 		v.finish(t, c, s)
 	})

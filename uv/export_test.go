@@ -276,3 +276,6 @@ func UvtGettid() int { return gettid() }
 // UvtSetRlimitCur sets an rlimit's soft limit to n, whatever the system's
 // type of the field (uint64 on Linux and Darwin, int64 on FreeBSD).
 func UvtSetRlimitCur[T int64 | uint64](cur *T, n int) { *cur = T(n) }
+
+// UvtLaneDups is how many read lanes' duplicate descriptors are open.
+func UvtLaneDups() int64 { return laneDups.Load() }

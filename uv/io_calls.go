@@ -25,7 +25,7 @@ func (c *IO) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	e := c.e
-	if n, ok, err := e.readDirect(p); ok {
+	if n, ok, err := e.readDirect(p, !e.r.Owner().Owned()); ok {
 		if err != nil && err != io.EOF {
 			err = c.opError("read", err)
 		}

@@ -1291,7 +1291,7 @@ func TestIOLaneReadClose(t *testing.T) {
 	for _, how := range []string{"close", "abort"} {
 		t.Run(how, func(t *testing.T) {
 			ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
-				before := openFDs(t)
+				before, dups := openFDs(t), uv.UvtLaneDups()
 				c, s := v.pair(t)
 				for i := range 3 { // the first Read makes the lane; the next take it
 					_, err := s.Write([]byte{byte(i)})
@@ -1326,6 +1326,9 @@ func TestIOLaneReadClose(t *testing.T) {
 				v.finish(t, s)
 				if after := openFDs(t); after > before {
 					t.Errorf("%d descriptors open after the reactor closed, %d before the connection", after, before)
+				}
+				if n := uv.UvtLaneDups(); n != dups {
+					t.Errorf("%d read lanes' duplicates counted after the reactor closed, %d before", n, dups)
 				}
 			})
 		})

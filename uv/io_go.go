@@ -578,9 +578,9 @@ func (g *goStream) laneFD() int {
 
 // laneFile makes a socket's descriptor an os.File in Go's netpoller, for
 // the read lane (io_readlane.go); from now on the file closes it.
-func (g *goStream) laneFile() *os.File {
+func (g *goStream) laneFile() (*os.File, func()) {
 	if g.laneFD() < 0 {
-		return nil
+		return nil, nil
 	}
-	return os.NewFile(uintptr(g.fd), g.transport)
+	return os.NewFile(uintptr(g.fd), g.transport), nil
 }

@@ -237,8 +237,7 @@ func lingerWhat(e *ioEvent) func() string {
 // hook, in place of CloseHandle).
 func (s *uvStream) closeHandle(h uvcgo.Handle) {
 	if l := s.rlane.Load(); l != nil {
-		l.f.Close() // the read lane's duplicate first: it would keep the socket open; a Read in the netpoller wakes
-		laneDups.Add(-1)
+		l.release() // the read lane's duplicate first: it would keep the socket open; a Read in the netpoller wakes
 	}
 	mode, d := s.closeMode()
 	switch mode {

@@ -37,6 +37,7 @@ const (
 	rlaneOpen                // idle: a caller may take it
 	rlaneBusy                // a caller reads, or waits in the netpoller to
 	rlaneWanted              // busy, and the loop waits to read
+	rlaneFailed              // a read(2) of the lane failed: the loop owns the reading side for good
 )
 
 // readLane is an IO's read lane: its state and the descriptor's
@@ -54,6 +55,10 @@ type readLane struct {
 	n      int
 	err    error
 	readFn func(fd uintptr) bool
+	tryFn  func(fd uintptr) bool
+	// release closes a duplicate descriptor's file and gives back its
+	// place in the budget (io_uv.go); nil for the descriptor itself.
+	release func()
 }
 
 // read is the lane's read(2) into p, for the netpoller's wait: false when
@@ -67,14 +72,20 @@ func (l *readLane) read(fd uintptr) bool {
 	}
 }
 
+// try is read without the wait: one read(2), whatever it gives.
+func (l *readLane) try(fd uintptr) bool {
+	l.read(fd)
+	return true
+}
+
 // readLaner is a transport that can give a read lane its file: a socket
 // (TCP or Unix) of either driver.
 type readLaner interface {
 	// laneFile returns the descriptor (the pure-Go driver's own, from
-	// now on the file's to close) or a duplicate of it (libuv's, closed
-	// before libuv closes its own) as an os.File in Go's netpoller; nil
-	// when it cannot be made.
-	laneFile() *os.File
+	// now on the file's to close; release nil) or a duplicate of it
+	// (libuv's, which release closes, before libuv closes its own) as an
+	// os.File in Go's netpoller; nil when it cannot be made.
+	laneFile() (f *os.File, release func())
 }
 
 // setReadLane gives the read lane its file, on the loop, when the first
@@ -90,19 +101,18 @@ func (e *ioEvent) setReadLane() {
 	if !ok {
 		return
 	}
-	f := rl.laneFile()
+	f, release := rl.laneFile()
 	if f == nil {
 		return
 	}
 	rc, err := f.SyscallConn()
-	if err != nil {
-		f.Close()
-		return
+	if err != nil { // only for a nil or closed file: never this one
+		panic("uv: the read lane's file: " + err.Error())
 	}
 	e.dl.lane.Lock() // a setter off the loop sees the lane, or the file gets its deadline here
 	f.SetReadDeadline(e.dl.read.time())
-	l := &readLane{f: f, rc: rc}
-	l.readFn = l.read
+	l := &readLane{f: f, rc: rc, release: release}
+	l.readFn, l.tryFn = l.read, l.try
 	e.rlane.Store(l)
 	e.dl.lane.Unlock()
 	e.updateReading() // reading ahead ends: the lane reads from now on
@@ -131,7 +141,7 @@ func (e *ioEvent) shutReadLane() bool {
 	}
 	for {
 		switch l.state.Load() {
-		case rlaneShut:
+		case rlaneShut, rlaneFailed:
 			return true
 		case rlaneOpen:
 			if l.state.CompareAndSwap(rlaneOpen, rlaneShut) {
@@ -148,20 +158,26 @@ func (e *ioEvent) shutReadLane() bool {
 }
 
 // readDirect reads into p on the caller's goroutine when the read lane is
-// open, waiting in the netpoller for bytes; ok is false when it is not
-// (the caller goes to the loop).
-func (e *ioEvent) readDirect(p []byte) (n int, ok bool, err error) {
+// open, waiting in the netpoller for bytes when wait is set; ok is false
+// when it is not open, or when, not waiting, there was nothing to read
+// (the caller goes to the loop). The loop goroutine never waits: a Read
+// there reads what the kernel holds, or fails (event.ErrOnLoop).
+func (e *ioEvent) readDirect(p []byte, wait bool) (n int, ok bool, err error) {
 	l := e.rlane.Load()
 	if l == nil || !l.state.CompareAndSwap(rlaneOpen, rlaneBusy) {
 		return 0, false, nil
 	}
-	return e.readOnLane(l, p)
+	return e.readOnLane(l, p, wait)
 }
 
 // readOnLane is readDirect's read, the lane held.
-func (e *ioEvent) readOnLane(l *readLane, p []byte) (n int, ok bool, err error) {
+func (e *ioEvent) readOnLane(l *readLane, p []byte, wait bool) (n int, ok bool, err error) {
 	l.p = p
-	werr := l.rc.Read(l.readFn)
+	fn := l.readFn
+	if !wait {
+		fn = l.tryFn
+	}
+	werr := l.rc.Read(fn)
 	n, rerr := l.n, l.err
 	l.p, l.n, l.err = nil, 0, nil // the caller's buffer is not kept
 	switch {
@@ -170,6 +186,9 @@ func (e *ioEvent) readOnLane(l *readLane, p []byte) (n int, ok bool, err error) 
 		if errors.Is(werr, os.ErrDeadlineExceeded) {
 			err = errTimeout
 		}
+	case rerr == unix.EAGAIN: // not waiting, and nothing yet
+		e.giveLaneBack(l)
+		return 0, false, nil
 	case rerr != nil:
 		return 0, true, e.laneReadFailed(l, rerr)
 	case n == 0:
@@ -179,12 +198,22 @@ func (e *ioEvent) readOnLane(l *readLane, p []byte) (n int, ok bool, err error) 
 		e.in.Add(uint64(n))
 		e.reads.Add(1)
 	}
+	e.giveLaneBack(l)
+	return n, true, err
+}
+
+// giveLaneBack ends the holder's read: the lane is open again, or, when
+// the loop wants to read, shut and the loop asked to look again.
+func (e *ioEvent) giveLaneBack(l *readLane) {
 	if !l.state.CompareAndSwap(rlaneBusy, rlaneOpen) {
 		// Wanted: the loop waits to read.
 		l.state.Store(rlaneShut)
-		e.post(e.updateReading)
+		if e.r.Owner().Owned() {
+			e.updateReading()
+		} else {
+			e.post(e.updateReading)
+		}
 	}
-	return n, true, err
 }
 
 // laneReadFailed shuts the lane for good on a failed read(2): the loop
@@ -193,7 +222,7 @@ func (e *ioEvent) readOnLane(l *readLane, p []byte) (n int, ok bool, err error) 
 // heap only when a read fails.)
 func (e *ioEvent) laneReadFailed(l *readLane, rerr error) error {
 	err := os.NewSyscallError("read", rerr)
-	l.state.Store(rlaneShut)
+	l.state.Store(rlaneFailed) // never opened again, even before the loop records the failure
 	e.endReached()
 	e.post(func() {
 		if !e.closed && e.rerr == nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 
@@ -179,21 +180,38 @@ func (s *uvStream) laneFD() int {
 // past that, nil, and the connection's Reads go through the loop, so that
 // the lanes cannot take the descriptors a server needs for its
 // connections.
-func (s *uvStream) laneFile() *os.File {
+func (s *uvStream) laneFile() (*os.File, func()) {
 	fd := s.laneFD()
 	if fd < 0 {
-		return nil
+		return nil, nil
 	}
 	if laneDups.Add(1) > laneDupBudget() {
 		laneDups.Add(-1)
-		return nil
+		return nil, nil
 	}
 	d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		laneDups.Add(-1)
-		return nil
+		return nil, nil
 	}
-	return os.NewFile(uintptr(d), s.transport)
+	f := os.NewFile(uintptr(d), s.transport)
+	// The budget is given back once: by release when the handle closes,
+	// or, when it never does (a reactor dropped without Close, whose
+	// handles libuv closes in C), once the file is collected (its own
+	// cleanup closes the duplicate).
+	freed := new(atomic.Bool)
+	runtime.AddCleanup(f, returnLaneDup, freed)
+	return f, func() {
+		f.Close()
+		returnLaneDup(freed)
+	}
+}
+
+// returnLaneDup gives a duplicate's place in the budget back, once.
+func returnLaneDup(freed *atomic.Bool) {
+	if freed.CompareAndSwap(false, true) {
+		laneDups.Add(-1)
+	}
 }
 
 // laneDups counts the libuv driver's read lanes' duplicate descriptors

@@ -152,7 +152,7 @@ func (c *IO) setDeadline(t time.Time, read, write bool) error {
 			e.openReadLane() // shut while the deadline had passed
 		}
 		if write {
-			if err := e.dl.write.set(e.r, t, e.writeTimedOut); err != nil {
+			if err := e.dl.write.set(e.r, e.deadlineTimer(1), t, e.writeTimedOut); err != nil {
 				return err
 			}
 			e.openLane() // shut while the deadline had passed
@@ -245,13 +245,14 @@ func (e *ioEvent) readPassed() {
 	if e.closed {
 		return
 	}
-	if e.dl.read.at.Load() <= 0 && e.dl.read.t != nil {
-		e.dl.read.t.Stop() // armed for the deadline replaced; not for one set since
+	if x := e.rare.Load(); x != nil && x.timers[0] != nil && e.dl.read.at.Load() <= 0 {
+		x.timers[0].Stop() // armed for the deadline replaced; not for one set since
 	}
 	e.readTimedOut()
 }
 
-// deadlines are an IO's read and write deadlines, each on a reactor timer.
+// deadlines are an IO's read and write deadlines, each on a reactor timer
+// kept with the IO's rare state (ioRare.timers): most IOs never set one.
 type deadlines struct {
 	read, write deadline
 	// lane orders the read deadline's changes with the read lane's file's
@@ -264,15 +265,26 @@ type deadlines struct {
 	lane sync.Mutex
 }
 
-func (d *deadlines) close() {
-	d.read.close()
-	d.write.close()
+// deadlineTimer is where the timer of the read (0) or write (1) deadline
+// is kept. On the loop.
+func (e *ioEvent) deadlineTimer(i int) **reactor.Timer { return &e.extra().timers[i] }
+
+// closeDeadlines closes both deadlines and their timers.
+func (e *ioEvent) closeDeadlines() {
+	var tms [2]*reactor.Timer
+	x := e.rare.Load()
+	if x != nil {
+		tms = x.timers
+		x.timers = [2]*reactor.Timer{}
+	}
+	e.dl.read.close(&tms[0])
+	e.dl.write.close(&tms[1])
 }
 
-// deadline is one direction's deadline: a periodic reactor timer (so that
-// it can be restarted) stopped by its own firing. Loop-owned.
+// deadline is one direction's deadline, on a periodic reactor timer (so
+// that it can be restarted) stopped by its own firing, which its owner
+// keeps and hands to set and close. Loop-owned.
 type deadline struct {
-	t *reactor.Timer
 	// at is the deadline in Unix nanoseconds; 0: none; pastDeadline once
 	// it passed; closedDeadline once the IO closed. Written on the loop,
 	// and off it by deadlineOffLoop (from pastDeadline to 0, and from any
@@ -305,10 +317,11 @@ func (d *deadline) time() time.Time {
 	}
 }
 
-// set arms the deadline for t; expire runs on the loop when it passes.
-func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
-	if d.t != nil {
-		d.t.Stop()
+// set arms the deadline for t on the timer *tm (made at the first
+// deadline to arm); expire runs on the loop when it passes.
+func (d *deadline) set(r *reactor.Reactor, tm **reactor.Timer, t time.Time, expire func()) error {
+	if *tm != nil {
+		(*tm).Stop()
 	}
 	d.at.Store(0)
 	if t.IsZero() {
@@ -325,13 +338,13 @@ func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
 		at = max(t.UnixNano(), 1)
 	}
 	d.at.Store(at)
-	if d.t == nil {
-		tm, err := r.NewTimer(wait, time.Hour)
+	if *tm == nil {
+		nt, err := r.NewTimer(wait, time.Hour)
 		if err != nil {
 			return err
 		}
-		tm.SetHidden(true) // bookkeeping: it keeps no Run going
-		if _, err := event.Subscribe(tm, func(ev event.Event, _ any, _ error) {
+		nt.SetHidden(true) // bookkeeping: it keeps no Run going
+		if _, err := event.Subscribe(nt, func(ev event.Event, _ any, _ error) {
 			ev.Stop()
 			// A deadline removed or made to pass off the loop since the
 			// timer was armed leaves it stale (deadlineOffLoop).
@@ -341,17 +354,18 @@ func (d *deadline) set(r *reactor.Reactor, t time.Time, expire func()) error {
 		}); err != nil {
 			return err
 		}
-		d.t = tm
-		return tm.Start()
+		*tm = nt
+		return nt.Start()
 	}
-	return d.t.Reset(wait) // starts it again if it fired or was stopped
+	return (*tm).Reset(wait) // starts it again if it fired or was stopped
 }
 
-func (d *deadline) close() {
+// close closes the deadline and its timer *tm.
+func (d *deadline) close(tm **reactor.Timer) {
 	d.at.Store(closedDeadline) // removing or setting it then goes to the loop, which refuses
-	if d.t != nil {
-		d.t.Close()
-		d.t = nil
+	if *tm != nil {
+		(*tm).Close()
+		*tm = nil
 	}
 }
 
@@ -372,7 +386,7 @@ func (e *ioEvent) setReadDeadline(t time.Time) error {
 		e.readTimedOut() // the timer's, when it fires
 	}
 	e.dl.lane.Lock()
-	err := e.dl.read.set(e.r, t, expire)
+	err := e.dl.read.set(e.r, e.deadlineTimer(0), t, expire)
 	inSet = false
 	if err == nil {
 		e.setLaneReadDeadline(e.dl.read.time())
@@ -402,8 +416,24 @@ func isClosed(err error) bool {
 // netName is the network errors name: the one dialled or listened on, as
 // net.OpError's Net is for a net.Conn, or the transport.
 func (e *ioEvent) netName() string {
-	if e.network != "" {
-		return e.network
+	switch {
+	case e.transport != "tcp":
+	case e.ipv == 4:
+		return "tcp4"
+	case e.ipv == 6:
+		return "tcp6"
 	}
 	return e.transport
+}
+
+// setNetwork records the network dialled or listened on (netName): only
+// tcp4 and tcp6 name more than the transport, in a byte (ioEvent is kept
+// within its size class).
+func (e *ioEvent) setNetwork(network string) {
+	switch network {
+	case "tcp4":
+		e.ipv = 4
+	case "tcp6":
+		e.ipv = 6
+	}
 }

@@ -36,7 +36,7 @@ func addrOf(transport string, l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Add
 // transport whose connect completes op.
 func dialUV(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 	s := newUVStream(r, ep.transport)
-	s.network = ep.network
+	s.setNetwork(ep.network)
 	c.e = &s.ioEvent
 	if err := newCore(r, &s.core, s, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
 		h, err := ep.newHandle(l, id)

@@ -239,7 +239,9 @@ func UvtCancelable[T any](q *FSRequest[T]) bool { return q.cancelable() }
 // or 0 (none, or c is the pure-Go driver's). On the loop.
 func UvtLingerOf(c *IO) uvcgo.Linger {
 	if s, ok := c.e.t.(*uvStream); ok {
-		return s.lg.uv
+		if x := s.rare.Load(); x != nil {
+			return x.lg.uv
+		}
 	}
 	return 0
 }

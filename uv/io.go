@@ -81,55 +81,80 @@ type ioEvent struct {
 	base      *event.Base // the event's
 	t         streamTransport
 	transport string
-	network   string // the network dialled or listened on ("tcp4", ...) for errors, as net names it; "" for transport
 	ref       weak.Pointer[IO]
 
-	started bool // callbacks get the reads
-	reading bool // uv_read_start is in effect
-	closed  bool // closing ran: no record is looked at any more
-	told    bool // the callbacks were told of rerr
-	shutOut bool // the shutdown was handed to the transport
-	wshut   bool // a shutdown was asked for: the write lane never opens again
-	tried   bool // a read lane was asked for (io_readlane.go)
+	started bool  // callbacks get the reads
+	reading bool  // uv_read_start is in effect
+	closed  bool  // closing ran: no record is looked at any more
+	told    bool  // the callbacks were told of rerr
+	shutOut bool  // the shutdown was handed to the transport
+	wshut   bool  // a shutdown was asked for: the write lane never opens again
+	tried   bool  // a read lane was asked for (io_readlane.go)
+	viewing bool  // a notification holds view
+	ipv     uint8 // 4 or 6 when dialled or listened on as tcp4 or tcp6 (netName)
+	// tries: Sends deferred to the loop's batch of tries, outcome not yet
+	// told (io_write.go).
+	tries int32
+	// parked is len(readers), for a read deadline made to pass off the
+	// loop (conn.go's passReadDeadline): with none parked it need not wake
+	// the loop. Raised before a reader parks checks the deadline again.
+	parked atomic.Int32
+	lane   writeLane // a blocking Write's way around the loop (io_lane.go)
 	// view is the *[]byte result a read reaches the callbacks in
-	// (notifyRead), viewing while a notification holds it.
+	// (notifyRead).
 	view    []byte
-	viewing bool
 	chunks  []chunk
 	kept    int   // bytes in chunks
 	rerr    error // how reading ended (io.EOF, a reset, ...)
 	readers []*ioOp
-	// parked is len(readers), for a read deadline made to pass off the
-	// loop (conn.go's passReadDeadline): with none parked it need not wake
-	// the loop. Raised before a reader parks checks the deadline again.
-	parked  atomic.Int32
 	writes  []*ioOp // write ops not yet complete, oldest first (io_write.go)
 	pending int     // their bytes not yet handed to the transport
 	fed     int     // writes[:fed] are handed to the transport whole (io_write.go)
 	// winFlying: blocking Writes' bytes in flight, timed out ones' too;
 	// at most writeWindow (io_write.go).
 	winFlying int
-	tries     int   // Sends deferred to the loop's batch of tries, outcome not yet told (io_write.go)
 	werr      error // a failed write: the stream cannot be written any more
 	shut      *ioOp // a shutdown asked for (handed to the transport once pending is 0)
-	drains    []drainWait
-	hwm       int         // Send refuses at this many bytes queued (io_highwater.go)
-	refused   bool        // a Send was refused: the drain event fires once the queue is below hwm
-	drainEv   *drainEvent // made by the first OnDrain
-	conn      *ioOp       // a connect in flight
+	conn      *ioOp // a connect in flight
 	dl        deadlines
-	lane      writeLane                // a blocking Write's way around the loop (io_lane.go)
 	rlane     atomic.Pointer[readLane] // a blocking Read's (io_readlane.go)
+	// rare holds what few IOs use, made the first time one does (extra):
+	// written on the loop only, read off it by endReached.
+	rare atomic.Pointer[ioRare]
 
 	in, out, reads atomic.Uint64
 	addrs          addrCache
-	lg             lingerState // how the close goes (io_linger.go)
+}
+
+// ioRare is the part of an IO's state that most IOs never use, out of
+// ioEvent so that those do not carry it (an idle connection served by
+// Read and Write is ioEvent's size class): how the close goes, the
+// high-water mark once set, the drain waits and event, the deadlines'
+// timers, a child's output end. Loop-owned but for outEnd.
+type ioRare struct {
+	lg      lingerState       // how the close goes (io_linger.go)
+	drains  []drainWait       // DrainAsync's requests (io_write.go)
+	drainEv *drainEvent       // made by the first OnDrain (io_highwater.go)
+	hwm     int               // Send refuses at this many bytes queued (mark, io_highwater.go)
+	refused bool              // a Send was refused: the drain event fires once the queue is below hwm
+	timers  [2]*reactor.Timer // the read and write deadlines' (conn.go)
 
 	// outEnd, for a child's output read through StdioLoop, is told when
 	// the reader was given the stream's end or the IO closed: the child's
 	// completion comes after it (process_output.go). Set before the IO
-	// is handed out.
+	// is handed out; read from any goroutine.
 	outEnd *childOutput
+}
+
+// extra returns the IO's rare state, made at the first call. On the loop,
+// or before the IO is handed out.
+func (e *ioEvent) extra() *ioRare {
+	x := e.rare.Load()
+	if x == nil {
+		x = &ioRare{hwm: DefaultHighWaterMark}
+		e.rare.Store(x)
+	}
+	return x
 }
 
 // streamTransport is the stream under an IO, as the shared logic drives
@@ -401,8 +426,8 @@ func (e *ioEvent) tellEnd() {
 // endReached tells a child's Process that its output reached its reader's
 // end (see outEnd). Safe from any goroutine.
 func (e *ioEvent) endReached() {
-	if e.outEnd != nil {
-		e.outEnd.ended()
+	if x := e.rare.Load(); x != nil && x.outEnd != nil {
+		x.outEnd.ended()
 	}
 }
 
@@ -605,14 +630,15 @@ func (e *ioEvent) closing() {
 	e.shutReadLane()
 	e.keepUnsent() // what was accepted still goes out (io_linger.go)
 	e.closed = true
-	e.dl.close() // removing a deadline goes to the loop, which refuses
+	e.closeDeadlines() // removing a deadline goes to the loop, which refuses
 	e.reading = false
 	for len(e.readers) > 0 {
 		e.popReader().finish(0, ErrClosed)
 	}
+	lingering := e.unsent() > 0
 	for _, op := range e.writes {
 		n := op.n
-		if e.lg.unsent > 0 && op.windowed() {
+		if lingering && op.windowed() {
 			n = op.handed // its bytes handed over go out all the same
 		}
 		if op.ch != nil || op.fut != nil {

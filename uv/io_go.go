@@ -65,7 +65,6 @@ func newGoStream(r *reactor.Reactor, fd int, transport string) (*goStream, error
 	}
 	g := &goStream{fd: fd}
 	g.r, g.base, g.t, g.transport = r, &g.Base, g, transport
-	g.hwm = DefaultHighWaterMark
 	// As libuv's uv_pipe_open: a descriptor opened for one direction only
 	// (a pipe's end) refuses the other.
 	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
@@ -123,7 +122,7 @@ func dialGo(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 		if err != nil {
 			return err
 		}
-		g.network = ep.network
+		g.setNetwork(ep.network)
 		g.link(c)
 		g.conn = op
 		eventkind.ActiveDelta(r.Owner(), 1)

@@ -29,35 +29,45 @@ func (e *ioEvent) overMark(n int) error {
 		return nil // nothing queued: no call to the transport needed
 	}
 	q := e.queued()
-	if q < e.hwm || q == 0 {
+	mark := e.mark()
+	if q < mark || q == 0 {
 		return nil
 	}
-	e.refused = true
-	return fmt.Errorf("uv: Send of %d bytes with %d queued (high-water mark %d): %w", n, q, e.hwm, ErrQueueFull)
+	e.extra().refused = true
+	return fmt.Errorf("uv: Send of %d bytes with %d queued (high-water mark %d): %w", n, q, mark, ErrQueueFull)
+}
+
+// mark is the IO's high-water mark. On the loop.
+func (e *ioEvent) mark() int {
+	if x := e.rare.Load(); x != nil {
+		return x.hwm
+	}
+	return DefaultHighWaterMark
 }
 
 // checkMark fires the drain event when a refused Send may be made again:
 // the queue fell below the mark, or the stream failed (its error is the
 // notification's). On the loop.
 func (e *ioEvent) checkMark() {
-	if !e.refused || e.closed {
+	x := e.rare.Load()
+	if x == nil || !x.refused || e.closed {
 		return
 	}
 	if e.werr != nil {
-		e.refused = false
+		x.refused = false
 		e.drained(0, e.werr)
 		return
 	}
-	if q := e.queued(); q < e.hwm {
-		e.refused = false
+	if q := e.queued(); q < x.hwm {
+		x.refused = false
 		e.drained(q, nil)
 	}
 }
 
 // drained notifies the drain event's subscribers, if there are any.
 func (e *ioEvent) drained(q int, err error) {
-	if d := e.drainEv; d != nil {
-		eventkind.Notify(&d.Base, q, err)
+	if x := e.rare.Load(); x != nil && x.drainEv != nil {
+		eventkind.Notify(&x.drainEv.Base, q, err)
 	}
 }
 
@@ -78,7 +88,7 @@ func (o *drainOps) Arm() error         { return nil }
 func (o *drainOps) Disarm()            {}
 func (o *drainOps) Free(bool)          {}
 func (o *drainOps) Describe() string {
-	return fmt.Sprintf("Drain(%s, mark=%d)", o.io.transport, o.io.hwm)
+	return fmt.Sprintf("Drain(%s, mark=%d)", o.io.transport, o.io.mark())
 }
 
 // Result returns a notification's result as the bytes still queued.
@@ -86,8 +96,9 @@ func (d *drainEvent) Result(result any) int { return as[int](result) }
 
 // closeDrain closes the drain event with the IO. On the loop.
 func (e *ioEvent) closeDrain() {
-	if d := e.drainEv; d != nil {
-		e.drainEv = nil
+	if x := e.rare.Load(); x != nil && x.drainEv != nil {
+		d := x.drainEv
+		x.drainEv = nil
 		d.Close()
 	}
 }
@@ -108,7 +119,7 @@ func (c *IO) SetHighWaterMark(n int) error {
 	}
 	e := c.e
 	return e.do(func() error {
-		e.hwm = n
+		e.extra().hwm = n
 		e.checkMark() // a raised mark may let a refused sender go on
 		return nil
 	})
@@ -121,7 +132,7 @@ func (c *IO) HighWaterMark() int {
 	}
 	e := c.e
 	n := 0
-	e.exec(func() { n = e.hwm })
+	e.exec(func() { n = e.mark() })
 	return n
 }
 
@@ -139,11 +150,12 @@ func (c *IO) OnDrain(fn func(queued int, err error), opts ...event.OnOption) (*e
 	e := c.e
 	var d *drainEvent
 	if err := e.do(func() error {
-		if e.drainEv == nil {
-			e.drainEv = &drainEvent{io: e}
-			eventkind.Init(&e.drainEv.Base, (*drainOps)(e.drainEv), false, event.GoOwned)
+		x := e.extra()
+		if x.drainEv == nil {
+			x.drainEv = &drainEvent{io: e}
+			eventkind.Init(&x.drainEv.Base, (*drainOps)(x.drainEv), false, event.GoOwned)
 		}
-		d = e.drainEv
+		d = x.drainEv
 		return nil
 	}); err != nil {
 		return nil, err

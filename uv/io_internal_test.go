@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/uvevent/uvevent/event"
@@ -275,4 +276,23 @@ func manyClient(addr string) int {
 	fmt.Println("ok")
 	io.Copy(io.Discard, os.Stdin)
 	return 0
+}
+
+// TestIOEventSizeClass: an IO's event fits in 512 bytes on either driver
+// (uvStream, goStream): the largest of the allocator's size classes whose
+// objects carry no header. At 513 bytes it would take the 704-byte class,
+// 192 bytes more for every connection; what few IOs use is in ioRare,
+// made on first use.
+func TestIOEventSizeClass(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		size uintptr
+	}{
+		{"uvStream", unsafe.Sizeof(uvStream{})},
+		{"goStream", unsafe.Sizeof(goStream{})},
+	} {
+		if c.size > 512 {
+			t.Errorf("%s is %d bytes, want at most 512", c.name, c.size)
+		}
+	}
 }

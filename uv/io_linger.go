@@ -125,25 +125,40 @@ func (e *ioEvent) keepUnsent() {
 	if e.werr != nil {
 		return
 	}
-	e.lg.unsent = e.t.queueSize()
+	unsent, writes := e.t.queueSize(), 0
 	for _, op := range e.writes {
-		e.lg.writes += op.left
+		writes += op.left
 	}
+	if x := e.rare.Load(); x != nil || unsent > 0 || writes > 0 {
+		x = e.extra()
+		x.lg.unsent = unsent
+		x.lg.writes += writes
+	}
+}
+
+// unsent is the bytes the transport held at the close (keepUnsent); 0
+// before it.
+func (e *ioEvent) unsent() int {
+	if x := e.rare.Load(); x != nil {
+		return x.lg.unsent
+	}
+	return 0
 }
 
 // closeMode says how the handle or descriptor closes, and for how long at
 // most a lingering close lingers.
 func (e *ioEvent) closeMode() (int, time.Duration) {
+	x := e.rare.Load()
 	switch {
-	case !e.lingers():
+	case !e.lingers() || x == nil: // nothing queued, no SetLinger, no Abort
 		return closePlain, 0
-	case e.lg.abort || e.lg.linger < 0:
+	case x.lg.abort || x.lg.linger < 0:
 		return closeReset, 0
-	case e.lg.unsent > 0 && e.lg.writes > 0:
-		if e.lg.linger == 0 {
+	case x.lg.unsent > 0 && x.lg.writes > 0:
+		if x.lg.linger == 0 {
 			return closeLinger, DefaultLinger
 		}
-		return closeLinger, e.lg.linger
+		return closeLinger, x.lg.linger
 	}
 	return closePlain, 0
 }
@@ -183,13 +198,14 @@ func (c *IO) SetLinger(d time.Duration) error {
 		if !e.lingers() {
 			return fmt.Errorf("uv: SetLinger on a %s IO: %w", e.transport, errInvalid)
 		}
+		lg := &e.extra().lg
 		switch {
 		case d < 0:
-			e.lg.linger = 0
+			lg.linger = 0
 		case d == 0:
-			e.lg.linger = -1
+			lg.linger = -1
 		default:
-			e.lg.linger = d
+			lg.linger = d
 		}
 		return nil
 	})
@@ -208,9 +224,10 @@ func (c *IO) Abort() error {
 	}
 	e := c.e
 	if x := e.exec(func() {
-		e.lg.abort = true
-		if stop := e.lg.stop; stop != nil {
-			e.lg.stop = nil
+		lg := &e.extra().lg
+		lg.abort = true
+		if stop := lg.stop; stop != nil {
+			lg.stop = nil
 			stop()
 		}
 	}); x != nil {
@@ -246,24 +263,26 @@ func (s *uvStream) closeHandle(h uvcgo.Handle) {
 	case closeReset:
 		s.dropped(s, s.loop.ResetStream(h), s.transport == "tcp", ErrAborted)
 	case closeLinger:
+		lg := &s.extra().lg
 		g, err := s.loop.LingerStart(h, d.Milliseconds())
 		if err != nil {
-			s.dropped(s, s.lg.unsent, false, err) // closed at once
+			s.dropped(s, lg.unsent, false, err) // closed at once
 			return
 		}
-		s.lg.uv = g
-		s.lg.stop = func() { s.endLinger(true, ErrAborted) }
-		s.lg.done = make(chan struct{})
+		lg.uv = g
+		lg.stop = func() { s.endLinger(true, ErrAborted) }
+		lg.done = make(chan struct{})
 		eventkind.ActiveDelta(s.r.Owner(), 1) // Run goes on until it is over
 		// A Shutdown whose context ends resets it, on the loop.
-		kind.HostOf(s.r.Owner()).LingerReset(lingerWhat(&s.ioEvent), s.lg.done, func() { s.endLinger(true, ErrAborted) })
+		kind.HostOf(s.r.Owner()).LingerReset(lingerWhat(&s.ioEvent), lg.done, func() { s.endLinger(true, ErrAborted) })
 	}
 }
 
 // lingered handles a record of a closed stream: the writes of a lingering
 // close, or its timer's reset.
 func (s *uvStream) lingered(rec *uvcgo.Completion) {
-	if s.lg.uv == 0 {
+	x := s.rare.Load()
+	if x == nil || x.lg.uv == 0 {
 		return
 	}
 	switch {
@@ -274,7 +293,7 @@ func (s *uvStream) lingered(rec *uvcgo.Completion) {
 		s.endLinger(false, nil) // the peer is gone: nothing more could reach it
 	default:
 		s.out.Add(uint64(rec.N))
-		if s.lg.writes--; s.lg.writes <= 0 {
+		if x.lg.writes--; x.lg.writes <= 0 {
 			s.endLinger(false, nil)
 		}
 	}
@@ -287,11 +306,12 @@ func (s *uvStream) lingered(rec *uvcgo.Completion) {
 // Abort or a Shutdown's reset that came in the same turn, before the
 // record was seen (the record then finds the linger over).
 func (s *uvStream) endLinger(reset bool, cause error) {
-	g := s.lg.uv
-	if g == 0 {
+	x := s.rare.Load()
+	if x == nil || x.lg.uv == 0 {
 		return
 	}
-	s.lg.uv, s.lg.stop = 0, nil
+	g := x.lg.uv
+	x.lg.uv, x.lg.stop = 0, nil
 	n, timedOut := s.loop.LingerEnd(g, reset)
 	if timedOut {
 		reset, cause = true, os.ErrDeadlineExceeded
@@ -300,7 +320,7 @@ func (s *uvStream) endLinger(reset bool, cause error) {
 	if cause != nil {
 		s.dropped(s, n, reset && s.transport == "tcp", cause)
 	}
-	close(s.lg.done)
+	close(x.lg.done)
 }
 
 // The pure-Go driver's lingering close: the descriptor leaves the loop (a
@@ -323,7 +343,7 @@ func (g *goStream) closeFD(wq []goWrite) {
 	case closeLinger:
 		fd, err := unix.FcntlInt(uintptr(g.fd), unix.F_DUPFD_CLOEXEC, 0)
 		if err != nil {
-			g.dropped(g, g.lg.unsent, false, os.NewSyscallError("fcntl", err))
+			g.dropped(g, g.unsent(), false, os.NewSyscallError("fcntl", err))
 			return
 		}
 		g.lingerOn(os.NewFile(uintptr(fd), g.transport), wq, d)
@@ -347,7 +367,8 @@ func (g *goStream) lingerOn(f *os.File, wq []goWrite, d time.Duration) {
 		aborted.Store(true)
 		f.SetWriteDeadline(time.Unix(1, 0)) // wakes the write
 	}
-	g.lg.stop = stop
+	lg := &g.extra().lg
+	lg.stop = stop
 	done := make(chan struct{})
 	eventkind.ActiveDelta(r.Owner(), 1) // Run goes on until it is over
 	// A Shutdown whose context ends resets it as Abort does.
@@ -397,7 +418,7 @@ func (g *goStream) lingerOn(f *os.File, wq []goWrite, d time.Duration) {
 		// The report is made on the loop, as every other: OnReport may ask
 		// the event for its Info, which the loop answers.
 		if r.Post(func() {
-			g.lg.stop = nil
+			lg.stop = nil
 			if err != nil {
 				g.dropped(ev, left, reset, err)
 			}

@@ -31,7 +31,6 @@ type uvStream struct {
 func newUVStream(r *reactor.Reactor, transport string) *uvStream {
 	s := &uvStream{}
 	s.r, s.base, s.t, s.transport = r, &s.Base, s, transport
-	s.hwm = DefaultHighWaterMark
 	return s
 }
 

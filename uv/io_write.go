@@ -357,7 +357,8 @@ func (e *ioEvent) drain(mark int, fut settler, ref *IO) {
 	case e.werr != nil:
 		fut.settle(nil, e.werr)
 	default:
-		e.drains = append(e.drains, drainWait{mark: mark, fut: fut, ref: ref})
+		x := e.extra()
+		x.drains = append(x.drains, drainWait{mark: mark, fut: fut, ref: ref})
 		eventkind.ActiveDelta(e.r.Owner(), 1)
 	}
 }
@@ -365,7 +366,8 @@ func (e *ioEvent) drain(mark int, fut settler, ref *IO) {
 // checkDrains completes the drain waits the queue now satisfies, and all
 // of them with the stream's error once it failed.
 func (e *ioEvent) checkDrains() {
-	if len(e.drains) == 0 {
+	x := e.rare.Load()
+	if x == nil || len(x.drains) == 0 {
 		return
 	}
 	if e.werr != nil {
@@ -373,9 +375,9 @@ func (e *ioEvent) checkDrains() {
 		return
 	}
 	q := e.queued()
-	kept := e.drains[:0]
+	kept := x.drains[:0]
 	var done []drainWait
-	for _, d := range e.drains {
+	for _, d := range x.drains {
 		if d.fut.closed() {
 			eventkind.ActiveDelta(e.r.Owner(), -1)
 			continue
@@ -386,8 +388,8 @@ func (e *ioEvent) checkDrains() {
 		}
 		kept = append(kept, d)
 	}
-	clear(e.drains[len(kept):])
-	e.drains = kept
+	clear(x.drains[len(kept):])
+	x.drains = kept
 	for _, d := range done {
 		eventkind.ActiveDelta(e.r.Owner(), -1)
 		d.fut.settle(q, nil)
@@ -396,8 +398,12 @@ func (e *ioEvent) checkDrains() {
 
 // failDrains fails every drain wait with err.
 func (e *ioEvent) failDrains(err error) {
-	ds := e.drains
-	e.drains = nil
+	x := e.rare.Load()
+	if x == nil {
+		return
+	}
+	ds := x.drains
+	x.drains = nil
 	for _, d := range ds {
 		eventkind.ActiveDelta(e.r.Owner(), -1)
 		if !d.fut.closed() {

@@ -166,7 +166,7 @@ func (g *goListener) fired(uint32) {
 			g.acceptFailed(err)
 			return
 		}
-		c.e.network = g.network
+		c.e.setNetwork(g.network)
 		g.accept(c, nil)
 	}
 }

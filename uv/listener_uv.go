@@ -119,7 +119,7 @@ func (e *uvListener) completed(rec *uvcgo.Completion) {
 	if err != nil {
 		e.loop.CloseHandle(h)
 	} else {
-		c.e.network = e.network
+		c.e.setNetwork(e.network)
 	}
 	stopped := eventkind.LoopRefs(e) == 0
 	switch {

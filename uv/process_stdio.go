@@ -236,7 +236,7 @@ func (s *stdioSetup) openLoop(r *reactor.Reactor, i int) (uintptr, error) {
 	s.loop[i] = c
 	if i > 0 {
 		out := newChildOutput(i, pipeInode(theirs))
-		c.e.outEnd = out
+		c.e.extra().outEnd = out
 		s.outputs = append(s.outputs, out)
 	}
 	child := os.NewFile(uintptr(theirs), "|child")

@@ -2,6 +2,7 @@ package uv
 
 import (
 	"context"
+	"sync"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
@@ -16,14 +17,26 @@ type takeQueue[T any] struct {
 	cb      *event.Callback
 	queue   []T
 	waiters []*takeWait[T]
+	// spare holds the waits over once their goroutine has its result, so
+	// that a wait (an accept) allocates nothing (any goroutine).
+	spare sync.Pool
 }
 
 // takeWait is one goroutine's wait: what it was handed, once ch has a
-// value.
+// value. The rest is its first step on the loop: the arguments of wait,
+// what it tells (callErr), and join, w.enqueue made once, the function
+// the loop is given.
 type takeWait[T any] struct {
 	v   T
 	err error
 	ch  chan struct{}
+
+	h       *takeQueue[T]
+	self    event.Event
+	fn      event.CallbackFunc
+	end     func() error
+	callErr error
+	join    func()
 }
 
 // idle reports that nobody waits: a result goes to the queue.
@@ -54,46 +67,19 @@ func (h *takeQueue[T]) failAll(err error) {
 // returned, unless a result came meanwhile; a later result goes to the
 // next wait. Not on the loop goroutine.
 func (h *takeQueue[T]) wait(ctx context.Context, r *reactor.Reactor, self event.Event, fn event.CallbackFunc, end func() error) (T, error) {
-	w := &takeWait[T]{ch: make(chan struct{}, 1)}
-	var err error
-	if x := r.Call(func() {
-		if self.Flags().Has(event.Closed) {
-			err = ErrClosed
-			return
-		}
-		if len(h.queue) > 0 {
-			w.v = h.queue[0]
-			h.queue = h.queue[1:]
-			w.ch <- struct{}{}
-			return
-		}
-		if end != nil {
-			if w.err = end(); w.err != nil {
-				w.ch <- struct{}{}
-				return
-			}
-		}
-		if h.cb == nil {
-			// Kept only once subscribed and started: a wait whose
-			// subscription or Start failed leaves the next wait to try
-			// again, instead of waiting on a callback that was never added.
-			cb := event.NewCallback(fn)
-			err = self.AddCallback(cb)
-			cb.Release()
-			if err != nil {
-				return
-			}
-			if err = self.Start(); err != nil {
-				self.DelCallback(cb)
-				return
-			}
-			h.cb = cb
-		}
-		h.waiters = append(h.waiters, w)
-	}); x != nil {
-		err = ErrClosed
+	w, _ := h.spare.Get().(*takeWait[T])
+	if w == nil {
+		w = &takeWait[T]{ch: make(chan struct{}, 1)}
+		w.join = w.enqueue
 	}
-	if err != nil {
+	w.h, w.self, w.fn, w.end = h, self, fn, end
+	if x := r.Call(w.join); x != nil || w.callErr != nil {
+		// Not queued; w is left to the collector (a Call that failed may
+		// not say whether its function ran).
+		err := w.callErr
+		if x != nil {
+			err = ErrClosed
+		}
 		var zero T
 		return zero, err
 	}
@@ -112,5 +98,50 @@ func (h *takeQueue[T]) wait(ctx context.Context, r *reactor.Reactor, self event.
 		})
 		<-w.ch
 	}
-	return w.v, w.err
+	v, err := w.v, w.err
+	*w = takeWait[T]{ch: w.ch, join: w.join} // nobody else holds it any more
+	h.spare.Put(w)
+	return v, err
+}
+
+// enqueue is a wait's first step, on the loop: it takes a queued result,
+// or the end's error, or queues the wait, subscribing the callback and
+// starting the event the first time; callErr tells why it could not.
+func (w *takeWait[T]) enqueue() {
+	h, self := w.h, w.self
+	if self.Flags().Has(event.Closed) {
+		w.callErr = ErrClosed
+		return
+	}
+	if len(h.queue) > 0 {
+		w.v = h.queue[0]
+		h.queue = h.queue[1:]
+		w.ch <- struct{}{}
+		return
+	}
+	if w.end != nil {
+		if w.err = w.end(); w.err != nil {
+			w.ch <- struct{}{}
+			return
+		}
+	}
+	if h.cb == nil {
+		// Kept only once subscribed and started: a wait whose
+		// subscription or Start failed leaves the next wait to try
+		// again, instead of waiting on a callback that was never added.
+		cb := event.NewCallback(w.fn)
+		err := self.AddCallback(cb)
+		cb.Release()
+		if err != nil {
+			w.callErr = err
+			return
+		}
+		if err = self.Start(); err != nil {
+			self.DelCallback(cb)
+			w.callErr = err
+			return
+		}
+		h.cb = cb
+	}
+	h.waiters = append(h.waiters, w)
 }

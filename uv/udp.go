@@ -88,7 +88,8 @@ type udpState struct {
 	from     *net.UDPAddr
 	fromZone uint32
 	dl       deadline
-	werr     error // a queued send that failed, for the next WriteTo
+	dlt      *reactor.Timer // dl's
+	werr     error          // a queued send that failed, for the next WriteTo
 
 	in, out, dropped atomic.Uint64
 }
@@ -345,7 +346,7 @@ func (s *udpState) closing() {
 		s.drv.release(&s.kept[i])
 	}
 	s.kept = nil
-	s.dl.close()
+	s.dl.close(&s.dlt)
 }
 
 // ReadFrom waits for the next datagram, copies it into p (a longer one is
@@ -466,7 +467,7 @@ func (u *UDP) SetReadDeadline(t time.Time) error {
 	err := ErrClosed
 	e.r.Call(func() {
 		if !e.closed {
-			err = e.dl.set(e.r, t, func() {
+			err = e.dl.set(e.r, &e.dlt, t, func() {
 				for _, rd := range e.takeReaders() {
 					rd.finish(0, nil, errTimeout)
 				}

@@ -230,11 +230,7 @@ func TestIOReadDeadlinePastAbortsParkedRead(t *testing.T) {
 // wait already, and a Read on its way to the loop finds it passed.
 func TestIOReadDeadlinePassedOffLoopUnparked(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		v := newIOEnv(t, d, "tcp4")
-		c, s := v.pair(t)
-		_, err := s.Write([]byte("x"))
-		uv.UvtMust(t, err)
-		readN(t, c, 1) // the read lane is made
+		v, c, s := lanePair(t, d)
 		const rounds = 100
 		before := v.u.Reactor.Stats().Queued
 		for range rounds {
@@ -247,7 +243,7 @@ func TestIOReadDeadlinePassedOffLoopUnparked(t *testing.T) {
 		if q := v.u.Reactor.Stats().Queued - before; q >= rounds/10 {
 			t.Errorf("%d operations queued to the loop for %d deadlines passed and removed, want none but the Stats call's", q, rounds)
 		}
-		_, err = s.Write([]byte("y"))
+		_, err := s.Write([]byte("y"))
 		uv.UvtMust(t, err)
 		if b := readN(t, c, 1); string(b) != "y" {
 			t.Errorf("read %q after the deadline was removed, want %q", b, "y")
@@ -262,12 +258,9 @@ func TestIOReadDeadlinePassedOffLoopUnparked(t *testing.T) {
 // returns them; the loop goes on turning. Both drivers.
 func TestIOReadOnLoopWithLane(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		v := newIOEnv(t, d, "tcp4")
-		c, s := v.pair(t)
-		_, err := s.Write([]byte("x"))
-		uv.UvtMust(t, err)
-		readN(t, c, 1) // the read lane is made
+		v, c, s := lanePair(t, d)
 		var n int
+		var err error
 		uv.UvtMust(t, v.u.Call(func() { n, err = c.Read(make([]byte, 1)) }))
 		if n != 0 || !errors.Is(err, event.ErrOnLoop) {
 			t.Fatalf("Read on the loop with nothing to read = %d, %v; want 0 and ErrOnLoop", n, err)
@@ -296,11 +289,7 @@ func TestIOReadOnLoopWithLane(t *testing.T) {
 // before the parked reads fail), on both drivers.
 func TestIOReadDeadlinePassedOnLoopSubscriberSetsAgain(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		v := newIOEnv(t, d, "tcp4")
-		c, s := v.pair(t)
-		_, err := s.Write([]byte("x"))
-		uv.UvtMust(t, err)
-		readN(t, c, 1) // the read lane is made
+		v, c, s := lanePair(t, d)
 		failed := make(chan error, 1)
 		uv.UvtMust(t, v.u.Call(func() {
 			f, err := c.ReadAsync(1)
@@ -322,11 +311,23 @@ func TestIOReadDeadlinePassedOnLoopSubscriberSetsAgain(t *testing.T) {
 		go func() { done <- c.SetDeadline(time.Now().Add(-time.Second)) }()
 		uv.UvtMust(t, uv.UvtRecv(t, done, "SetDeadline in the past"))
 		uv.UvtMust(t, uv.UvtRecv(t, failed, "the parked ReadAsync's subscriber"))
-		_, err = s.Write([]byte("y"))
+		_, err := s.Write([]byte("y"))
 		uv.UvtMust(t, err)
 		if b := readN(t, c, 1); string(b) != "y" {
 			t.Errorf("read %q after the subscriber removed the deadline, want %q", b, "y")
 		}
 		v.finish(t, c, s)
 	})
+}
+
+// lanePair starts a reactor on driver d with a TCP connection whose client
+// end c has made its read lane (a byte from s read by a blocking Read).
+func lanePair(t *testing.T, d reactor.Driver) (v *ioEnv, c, s *uv.IO) {
+	t.Helper()
+	v = newIOEnv(t, d, "tcp4")
+	c, s = v.pair(t)
+	_, err := s.Write([]byte("x"))
+	uv.UvtMust(t, err)
+	readN(t, c, 1)
+	return v, c, s
 }

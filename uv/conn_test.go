@@ -252,37 +252,6 @@ func TestIOReadDeadlinePassedOffLoopUnparked(t *testing.T) {
 	})
 }
 
-// TestIOReadOnLoopWithLane: a Read on the loop goroutine of a connection
-// whose read lane exists never waits, as on any IO: with nothing to read it
-// fails with event.ErrOnLoop at once, and once bytes are in the kernel it
-// returns them; the loop goes on turning. Both drivers.
-func TestIOReadOnLoopWithLane(t *testing.T) {
-	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		v, c, s := lanePair(t, d)
-		var n int
-		var err error
-		uv.UvtMust(t, v.u.Call(func() { n, err = c.Read(make([]byte, 1)) }))
-		if n != 0 || !errors.Is(err, event.ErrOnLoop) {
-			t.Fatalf("Read on the loop with nothing to read = %d, %v; want 0 and ErrOnLoop", n, err)
-		}
-		_, err = s.Write([]byte("y"))
-		uv.UvtMust(t, err)
-		got := make([]byte, 1)
-		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
-		defer cancel()
-		for n == 0 && ctx.Err() == nil { // until the byte is in the kernel
-			uv.UvtMust(t, v.u.Call(func() { n, err = c.Read(got) }))
-			if n == 0 && !errors.Is(err, event.ErrOnLoop) {
-				t.Fatalf("Read on the loop = %v, want ErrOnLoop or the byte", err)
-			}
-		}
-		if n != 1 || got[0] != 'y' {
-			t.Fatalf("Read on the loop = %d %q, %v; want \"y\"", n, got[:n], err)
-		}
-		v.finish(t, c, s)
-	})
-}
-
 // TestIOReadDeadlinePassedOnLoopSubscriberSetsAgain: a deadline set in the
 // past fails a parked ReadAsync, whose subscriber sets the read deadline
 // again from its callback: nothing deadlocks (the deadline's lock is let go

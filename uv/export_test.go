@@ -281,3 +281,15 @@ func UvtSetRlimitCur[T int64 | uint64](cur *T, n int) { *cur = T(n) }
 
 // UvtLaneDups is how many read lanes' duplicate descriptors are open.
 func UvtLaneDups() int64 { return laneDups.Load() }
+
+// UvtReadLane names the state of c's read lane: "none" (not made),
+// "shut", "open", "busy" (a caller reads or waits in the netpoller),
+// "wanted" (busy, and the loop waits to read) or "failed" (its read(2)
+// failed: shut for good). From any goroutine.
+func UvtReadLane(c *IO) string {
+	l := c.e.rlane.Load()
+	if l == nil {
+		return "none"
+	}
+	return [...]string{rlaneShut: "shut", rlaneOpen: "open", rlaneBusy: "busy", rlaneWanted: "wanted", rlaneFailed: "failed"}[l.state.Load()]
+}

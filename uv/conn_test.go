@@ -1,7 +1,6 @@
 package uv_test
 
 import (
-	"context"
 	"errors"
 	"os"
 	"sync"

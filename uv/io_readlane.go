@@ -119,6 +119,19 @@ func (e *ioEvent) setReadLane() {
 	e.openReadLane()
 }
 
+// readyForBlocking makes a connection's read lane and puts its write lane
+// in use before it is handed to AcceptIO: a connection taken by Accept
+// (net.Listener's) is read and written by blocking calls, so its first
+// Read and its first Write go to the socket from the caller's goroutine,
+// with no round trip through the loop (which a connection that makes one
+// request, as net/http's without keep-alive, would pay on each). On the
+// loop.
+func (e *ioEvent) readyForBlocking() {
+	e.setReadLane()
+	e.useLane()
+	e.openLane()
+}
+
 // openReadLane opens the read lane when the loop holds nothing of the
 // reading side. On the loop.
 func (e *ioEvent) openReadLane() {

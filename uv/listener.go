@@ -274,6 +274,9 @@ func (e *listenEvent) closing() {
 // waiting, or to the queue.
 func (e *listenEvent) onAccept(_ event.Event, res any, err error) {
 	c, _ := res.(*IO)
+	if c != nil {
+		c.e.readyForBlocking() // Accept's connections are read and written by blocking calls
+	}
 	if e.accepts.idle() {
 		if c != nil {
 			e.accepts.queue = append(e.accepts.queue, c)

@@ -448,13 +448,16 @@ func TestIOKeepsReadTakenAfterQueueMoved(t *testing.T) {
 	const nTriggers, nListeners = 60, 8
 	eachDriverCounted(t, func(t *testing.T, u *uv.UvtReactor, base, fds int) {
 		stop := uv.UvtServe(t, u)
-		ln, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
+		// A dialed connection: one AcceptIO hands over reads nothing
+		// ahead (its read lane is made), and this test needs the kept bytes.
+		nl, err := net.Listen("tcp4", "127.0.0.1:0")
 		uv.UvtMust(t, err)
-		peer, err := net.Dial("tcp4", ln.Addr().String())
-		uv.UvtMust(t, err)
+		defer nl.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
 		defer cancel()
-		server, err := ln.AcceptIO(ctx)
+		server, err := uv.Dial(ctx, u.Reactor, "tcp4", nl.Addr().String())
+		uv.UvtMust(t, err)
+		peer, err := nl.Accept()
 		uv.UvtMust(t, err)
 		pl := newPendingListeners(t, u, nListeners)
 		trs, _ := newTriggers(t, u, nTriggers, func() {})
@@ -497,7 +500,7 @@ func TestIOKeepsReadTakenAfterQueueMoved(t *testing.T) {
 		}
 		server.Close()
 		peer.Close()
-		ln.Close()
+		nl.Close()
 		stop()
 		uv.UvtShutdown(t, u, false)
 		uv.UvtNoLeaks(t, base, fds)
@@ -1142,5 +1145,32 @@ func TestListenerGoesOnAfterFailedAccept(t *testing.T) {
 				}
 			})
 		}
+	})
+}
+
+// TestAcceptIOReadyForBlocking: a connection taken by AcceptIO (or
+// Accept) has its read lane made and its write lane in use when it is
+// handed over, so its first Read and first Write go to the socket from the
+// caller's goroutine: nothing is queued to the loop for them, on either
+// driver.
+func TestAcceptIOReadyForBlocking(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		v := newIOEnv(t, d, "tcp4")
+		c, s := v.pair(t) // s came from AcceptIO
+		before := v.u.Reactor.Stats().Queued
+		_, err := c.Write([]byte("ping"))
+		uv.UvtMust(t, err)
+		if b := readN(t, s, 4); string(b) != "ping" {
+			t.Fatalf("read %q, want %q", b, "ping")
+		}
+		_, err = s.Write([]byte("pong"))
+		uv.UvtMust(t, err)
+		if q := v.u.Reactor.Stats().Queued - before; q > 2 {
+			t.Errorf("%d operations queued to the loop for an accepted connection's first Read and Write (and the client's first Write), want none but the Stats call's", q)
+		}
+		if b := readN(t, c, 4); string(b) != "pong" {
+			t.Fatalf("read %q, want %q", b, "pong")
+		}
+		v.finish(t, c, s)
 	})
 }

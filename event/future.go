@@ -91,21 +91,31 @@ func (f *Future[T]) Resolve(v T) error { return f.complete(v, nil) }
 
 // Reject completes the future with err. A nil err is refused with an error
 // matching ErrNilError, and the future is left as it was.
-func (f *Future[T]) Reject(err error) error {
-	if err == nil {
-		return fmt.Errorf("event: Future.Reject(nil): %w", ErrNilError)
-	}
-	var zero T
-	return f.complete(zero, err)
-}
+func (f *Future[T]) Reject(err error) error { return reject(f.complete, "Future", err) }
 
 // Settle completes the future with v when err is nil, else with err: the
 // way to hand over what a function returned.
-func (f *Future[T]) Settle(v T, err error) error {
-	if err != nil {
-		return f.Reject(err)
+func (f *Future[T]) Settle(v T, err error) error { return settle(f.complete, v, err) }
+
+// reject gives put the outcome err, with T's zero value: Reject of a
+// Future or a Handoff (kind names it). A nil err is refused with an error
+// matching ErrNilError, and put is not called.
+func reject[T any](put func(T, error) error, kind string, err error) error {
+	if err == nil {
+		return fmt.Errorf("event: %s.Reject(nil): %w", kind, ErrNilError)
 	}
-	return f.Resolve(v)
+	var zero T
+	return put(zero, err)
+}
+
+// settle gives put the outcome v when err is nil, else err with T's zero
+// value: Settle of a Future or a Handoff.
+func settle[T any](put func(T, error) error, v T, err error) error {
+	if err != nil {
+		var zero T
+		return put(zero, err)
+	}
+	return put(v, nil)
 }
 
 func (f *Future[T]) complete(v T, err error) error {

@@ -93,21 +93,10 @@ func (h *Handoff[T]) Resolve(v T) error { return h.put(v, nil) }
 
 // Reject hands err over as the outcome. A nil err is refused with an error
 // matching ErrNilError.
-func (h *Handoff[T]) Reject(err error) error {
-	if err == nil {
-		return fmt.Errorf("event: Handoff.Reject(nil): %w", ErrNilError)
-	}
-	var zero T
-	return h.put(zero, err)
-}
+func (h *Handoff[T]) Reject(err error) error { return reject(h.put, "Handoff", err) }
 
 // Settle hands over v when err is nil, else err: what a function returned.
-func (h *Handoff[T]) Settle(v T, err error) error {
-	if err != nil {
-		return h.Reject(err)
-	}
-	return h.Resolve(v)
-}
+func (h *Handoff[T]) Settle(v T, err error) error { return settle(h.put, v, err) }
 
 func (h *Handoff[T]) put(v T, err error) error {
 	if !h.usable() {

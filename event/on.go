@@ -2,7 +2,7 @@ package event
 
 import (
 	"errors"
-	"fmt"
+	"io"
 	"reflect"
 	"unsafe"
 	"weak"
@@ -43,6 +43,13 @@ const WithClose OnOption = 1
 // ErrClosed. A nil or zero event is refused with ErrNilEvent, a nil fn with
 // ErrNilCallback.
 //
+// Over an event reference (a Listener, an IO...), On does not keep the
+// reference from being collected. A result that comes once it has been
+// (the event behind it started again before the reference's cleanup
+// closed it) is not given to fn, as there is nothing left to read it as a
+// T; one that is an io.Closer (an accepted connection), which the callback
+// would have owned, is closed.
+//
 // For a one-shot event, whose only notification may be the close's (a task
 // its reactor's Close takes back), pass WithClose or wait with AwaitValue
 // instead, or fn may never run.
@@ -62,43 +69,58 @@ func On[T any](ev Source[T], fn func(v T, err error), opts ...OnOption) (*Callba
 		if o&WithClose == 0 && errors.Is(err, ErrClosed) {
 			return
 		}
-		fn(result(e, r), err)
+		v, ok := result(e, r)
+		if !ok {
+			unclaimed(r)
+			return
+		}
+		fn(v, err)
 	})
+}
+
+// unclaimed disposes of a result that no On callback can read: one that is
+// an io.Closer (an accepted connection, a received handle) is owned by the
+// callback it goes to, and with none to take it, it is closed, so that its
+// descriptor does not leak.
+func unclaimed(r any) {
+	if c, ok := r.(io.Closer); ok {
+		c.Close()
+	}
 }
 
 // resultOf returns how On's callback turns a notification of ev into a T
 // without holding ev: a callback that held its event would keep it, and its
 // reactor, from being collected once dropped (a stopped listener whose
-// reference holds the callback that holds the reference).
+// reference holds the callback that holds the reference). ok is false for a
+// result that cannot be read as a T any more: On's callback then leaves fn
+// out and disposes of the result (unclaimed).
 //
 // Notifications name the event that their Base's Ops gives. When that is
 // ev itself (a future, a coroutine, a task...), the notification's event is
 // ev. When it is another one (an event reference, such as a Listener, whose
 // notifications name the driver's event behind it), ev is held weakly: its
 // event holds it while it is active, and once it is collected its cleanup
-// has closed the event, whose remaining notification (the close's) carries
-// no result. A result that would be lost that way is a panic, which the
-// loop reports, rather than a zero value.
-func resultOf[T any](ev Source[T]) func(e Event, r any) T {
+// closes the event, whose remaining notification (the close's) carries no
+// result. A result that comes in between (the event was started again, by
+// whoever held it, before that close ran) has no ev to read it: it is not
+// delivered.
+func resultOf[T any](ev Source[T]) func(e Event, r any) (T, bool) {
 	if n := ev.base().ops.Event(); sameEvent(n, ev) {
-		return func(e Event, r any) T { return e.(Source[T]).Result(r) }
+		return func(e Event, r any) (T, bool) { return e.(Source[T]).Result(r), true }
 	}
 	rv := reflect.ValueOf(ev)
 	if rv.Kind() != reflect.Pointer || rv.Type().Elem().Size() == 0 {
-		return func(_ Event, r any) T { return ev.Result(r) }
+		return func(_ Event, r any) (T, bool) { return ev.Result(r), true }
 	}
 	typ := rv.Type().Elem()
 	w := weak.Make((*byte)(rv.UnsafePointer()))
-	return func(_ Event, r any) T {
+	return func(_ Event, r any) (T, bool) {
+		var zero T
 		p := w.Value()
 		if p == nil {
-			if r != nil {
-				panic(fmt.Sprintf("event: a result of %v came after the %v was collected", typ, typ))
-			}
-			var zero T
-			return zero
+			return zero, r == nil
 		}
-		return reflect.NewAt(typ, unsafe.Pointer(p)).Interface().(Source[T]).Result(r)
+		return reflect.NewAt(typ, unsafe.Pointer(p)).Interface().(Source[T]).Result(r), true
 	}
 }
 

@@ -193,20 +193,63 @@ func TestOnThroughAReference(t *testing.T) {
 		tk.Start()
 		tk.tick(1, nil)
 	}()
-	for i := 0; ; i++ {
-		runtime.GC()
-		select {
-		case <-collected:
-		default:
-			if i == 100 {
-				t.Fatal("the reference was not collected: the callback holds it")
-			}
-			continue
-		}
-		break
-	}
+	awaitCollected(t, collected)
 	tk.Close()
 	if diff := cmpDiff([]string{"101 <nil>", "0 event: closed"}, got); diff != "" {
 		t.Errorf("notifications (-want +got):\n%s", diff)
 	}
+}
+
+// A closer is a result the callback owns, as an accepted connection is.
+type closer struct{ closed int }
+
+func (c *closer) Close() error {
+	c.closed++
+	return nil
+}
+
+// TestOnThroughACollectedReference: a result that comes after On's
+// reference was collected, and before the event behind it is closed, is
+// not delivered and does not panic; one that the callback would have owned
+// (an io.Closer) is closed. Notifications without a result still come.
+func TestOnThroughACollectedReference(t *testing.T) {
+	s := &event.Serial{}
+	tk := newTicks(s)
+	var got []string
+	collected := make(chan struct{})
+	func() {
+		ref := &tickRef{Event: tk}
+		runtime.AddCleanup(ref, func(c chan struct{}) { close(c) }, collected)
+		if _, err := event.On(ref, func(n int, err error) { got = append(got, fmt.Sprint(n, " ", err)) }, event.WithClose); err != nil {
+			t.Fatalf("On: %v", err)
+		}
+	}()
+	awaitCollected(t, collected)
+	tk.Start()
+	owned := &closer{}
+	tk.tick(7, nil)
+	s.Call(func() { eventkind.Notify(&tk.Base, owned, nil) })
+	s.Call(func() { eventkind.Notify(&tk.Base, nil, errors.New("failed")) })
+	tk.Close()
+	if diff := cmpDiff([]string{"0 failed", "0 event: closed"}, got); diff != "" {
+		t.Errorf("notifications (-want +got):\n%s", diff)
+	}
+	if owned.closed != 1 {
+		t.Errorf("the owned result was closed %d times, want once", owned.closed)
+	}
+}
+
+// awaitCollected collects until collected is closed (by the cleanup of the
+// reference given to On), failing if a hundred collections do not take it.
+func awaitCollected(t *testing.T, collected chan struct{}) {
+	t.Helper()
+	for range 100 {
+		runtime.GC()
+		select {
+		case <-collected:
+			return
+		default:
+		}
+	}
+	t.Fatal("the reference was not collected: the callback holds it")
 }

@@ -115,7 +115,7 @@ func (e *goFSEvent) report(name string, events FSEvents, child, self bool) {
 
 // Arm watches, unless the reactor's Close has begun.
 func (o *goFSEventOps) Arm() error {
-	if err := armable(o.r); err != nil {
+	if err := o.startable(o.r); err != nil {
 		return err
 	}
 	return o.holdIfArmed(o.arm())

@@ -150,7 +150,7 @@ func (e *goFSPoll) halt() {
 
 // Arm starts a run with a new baseline: the first stat now.
 func (o *goFSPollOps) Arm() error {
-	if err := armable(o.r); err != nil {
+	if err := o.startable(o.r); err != nil {
 		return err
 	}
 	e := (*goFSPoll)(o)

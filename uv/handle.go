@@ -36,7 +36,9 @@ import (
 // listener, connection or watch set up in a helper function keeps serving,
 // as in libuv and Node. Dropping a reference that is not started without
 // Close is safe: runtime.AddCleanup queues the close of its event on the
-// loop goroutine, and libuv frees the handle on the next loop turn. A
+// loop goroutine, and libuv frees the handle on the next loop turn; until
+// then, a Start of the event by whoever still holds it (Target) is refused
+// with an error matching event.ErrClosed. A
 // callback that captures its own reference keeps it reachable, so it is
 // never collected: in callbacks, use the event they are given.
 //
@@ -338,9 +340,33 @@ type keeper struct {
 	refHeld *handle              // refPtr's object while the event is started
 }
 
-// holdRef holds the reference while the event is active; a reference
-// already collected stays so (its cleanup has queued the close).
+// holdRef holds the reference while the event is active.
 func (k *keeper) holdRef() { k.refHeld = k.refPtr.Value() }
+
+// errCollected refuses the start of an event whose reference the collector
+// took.
+var errCollected = fmt.Errorf("uv: the event's reference was collected, its close is queued: %w", event.ErrClosed)
+
+// collected refuses, with errCollected, to start an event whose reference
+// was collected: its cleanup has queued the close, and whoever still holds
+// the event (its Target) would start it for results that nobody can read
+// through the reference (event.On), such as connections taken from the
+// kernel only to be closed. Loop only, as Arm is.
+func (k *keeper) collected() error {
+	if k.refPtr != (weak.Pointer[handle]{}) && k.refPtr.Value() == nil {
+		return errCollected
+	}
+	return nil
+}
+
+// startable is armable for a Go-driver kind with a reference: it also
+// refuses to start once the reference was collected (collected).
+func (k *keeper) startable(r *reactor.Reactor) error {
+	if err := armable(r); err != nil {
+		return err
+	}
+	return k.collected()
+}
 
 // dropRef gives the reference back to the collector.
 func (k *keeper) dropRef() { k.refHeld = nil }
@@ -374,6 +400,9 @@ func (o *coreOps) HeldStarts() int {
 func (o *coreOps) Arm() error {
 	if o.host.Closing() {
 		return reactor.ErrReactorClosed
+	}
+	if err := o.collected(); err != nil {
+		return err
 	}
 	if err := o.k.arm(); err != nil {
 		return err

@@ -188,7 +188,7 @@ func (o *goStreamOps) Disarm() {
 }
 
 func (o *goStreamOps) Arm() error {
-	if err := armable(o.r); err != nil {
+	if err := o.startable(o.r); err != nil {
 		return err
 	}
 	return o.holdIfArmed(o.arm())

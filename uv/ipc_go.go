@@ -67,7 +67,7 @@ func (o *goIPCOps) Event() event.Event { return (*goIPC)(o) }
 func (o *goIPCOps) Describe() string   { return o.describe() }
 
 func (o *goIPCOps) Arm() error {
-	if err := armable(o.r); err != nil {
+	if err := o.startable(o.r); err != nil {
 		return err
 	}
 	g := (*goIPC)(o)

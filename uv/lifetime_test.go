@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -1545,5 +1546,69 @@ func TestReactorDroppedWithAStartedHandle(t *testing.T) {
 			runtime.GC()
 			return collected.Load() == 1
 		})
+	})
+}
+
+// A listener dropped while stopped, whose event someone still holds (its
+// Target) and starts before the close the listener's cleanup queued has
+// run: the start is refused with an error matching event.ErrClosed, so no
+// connection is taken from the kernel for an OnAccept callback that could
+// not be given it (the listener is gone). The connection waiting is not
+// kept open: the queued close ends it. On both drivers.
+func TestStartAfterTheReferenceWasCollected(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		r, err := reactor.New(reactor.Options{Driver: d})
+		uv.UvtMust(t, err)
+		defer r.Close()
+		var collected atomic.Bool
+		var target event.Event
+		var addr string
+		var got []string
+		func() {
+			ln, err := uv.Listen(r, "tcp4", "127.0.0.1:0")
+			uv.UvtMust(t, err)
+			addr, target = ln.Addr().String(), ln.Target()
+			runtime.AddCleanup(ln, func(c *atomic.Bool) { c.Store(true) }, &collected)
+			_, err = ln.OnAccept(func(c *uv.IO, err error) {
+				got = append(got, fmt.Sprintf("connection=%v err=%v", c != nil, err))
+				if c != nil {
+					c.Close()
+				}
+			})
+			uv.UvtMust(t, err)
+		}()
+		c, err := net.Dial("tcp4", addr) // waits in the backlog
+		uv.UvtMust(t, err)
+		defer c.Close()
+		var startErr error
+		// On the loop, so that the close the cleanup queues waits.
+		uv.UvtMust(t, r.Call(func() {
+			uv.UvtWaitFor(t, "collection of the dropped listener", func() bool { runtime.GC(); return collected.Load() })
+			startErr = target.Start()
+		}))
+		if !errors.Is(startErr, event.ErrClosed) {
+			t.Errorf("Start of the event of a collected listener = %v, want an error matching ErrClosed", startErr)
+		}
+		read := make(chan error, 1)
+		go func() {
+			c.SetReadDeadline(time.Now().Add(uv.UvtSafety))
+			_, err := c.Read(make([]byte, 1))
+			read <- err
+		}()
+		var readErr error
+		turnUntil(t, r, func() bool {
+			select {
+			case readErr = <-read:
+				return true
+			default:
+				return false
+			}
+		})
+		if errors.Is(readErr, os.ErrDeadlineExceeded) {
+			t.Errorf("the connection waiting for the collected listener was kept open: Read = %v", readErr)
+		}
+		if len(got) != 0 {
+			t.Errorf("OnAccept of the collected listener got %q, want nothing", got)
+		}
 	})
 }

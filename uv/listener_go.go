@@ -96,7 +96,7 @@ func (o *goListenerOps) Event() event.Event { return (*goListener)(o) }
 func (o *goListenerOps) Describe() string   { return o.describe() }
 
 func (o *goListenerOps) Arm() error {
-	if err := armable(o.r); err != nil {
+	if err := o.startable(o.r); err != nil {
 		return err
 	}
 	return o.holdIfArmed(o.armAccept())

@@ -68,6 +68,9 @@ func (o *goPhaseOps) Describe() string {
 }
 
 func (o *goPhaseOps) Arm() error {
+	if err := o.collected(); err != nil {
+		return err
+	}
 	if err := onReactorClose(&o.closer, o.r, (*goPhase)(o)); err != nil {
 		return err
 	}

@@ -121,7 +121,7 @@ func (o *goPollOps) Disarm() {
 }
 
 func (o *goPollOps) Arm() error {
-	if err := armable(o.r); err != nil {
+	if err := o.startable(o.r); err != nil {
 		return err
 	}
 	return o.holdIfArmed(o.arm())

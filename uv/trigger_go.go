@@ -99,7 +99,7 @@ func (o *goTriggerOps) Free(bool) {
 	o.forget()
 }
 func (o *goTriggerOps) Arm() error {
-	if err := armable(o.r); err != nil {
+	if err := o.startable(o.r); err != nil {
 		return err
 	}
 	o.armed.Store(true)

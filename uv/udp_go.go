@@ -375,7 +375,7 @@ func (e *goUDP) watch() error {
 // The event's ops, in libuv's order: start, stop, getters, close.
 
 func (o *goUDPOps) Arm() error {
-	if err := armable(o.r); err != nil {
+	if err := o.startable(o.r); err != nil {
 		return err
 	}
 	return o.holdIfArmed(o.arm())

@@ -291,7 +291,10 @@ func (e *listenEvent) onAccept(_ event.Event, res any, err error) {
 
 // AcceptIO waits for the next connection (or ctx's end) and returns it. It
 // starts the listener the first time. Not on the loop goroutine. A nil ctx
-// is refused with an error matching event.ErrNilContext.
+// is refused with an error matching event.ErrNilContext. The connection is
+// made ready for blocking calls: its first Read and Write go to the socket
+// from the caller's goroutine, through its read and write lanes (see
+// docs/io.md), and it reads nothing ahead of its Reads.
 func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 	if l == nil || l.e == nil {
 		return nil, errZero("Listener")

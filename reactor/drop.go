@@ -20,8 +20,25 @@ type dropped struct {
 	mu      sync.Mutex
 	closed  bool // Close freed everything: nothing to do
 	loop    *uvcgo.Loop
-	backend *os.File      // the watcher's descriptor, once it runs
-	rearm   chan struct{} // closed to end the watcher
+	backend *os.File              // the watcher's descriptor, once it runs
+	rearm   chan struct{}         // closed to end the watcher
+	files   map[*os.File]struct{} // closed before the loop is freed (kind.Host.KeepFile)
+}
+
+// KeepFile implements kind.Host.
+func (h *host) KeepFile(f *os.File) (forget func()) {
+	d := h.drop
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.files == nil {
+		d.files = map[*os.File]struct{}{}
+	}
+	d.files[f] = struct{}{}
+	return func() {
+		d.mu.Lock()
+		delete(d.files, f)
+		d.mu.Unlock()
+	}
 }
 
 // trackDrop registers the cleanup; New calls it.
@@ -53,6 +70,10 @@ func (d *dropped) free() {
 		return
 	}
 	d.closed = true
+	for f := range d.files {
+		f.Close() // before libuv closes the descriptors they duplicate: the sockets end now
+	}
+	d.files = nil
 	if d.backend != nil {
 		d.backend.Close()
 		close(d.rearm) // the watcher sees the closed descriptor and ends

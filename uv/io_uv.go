@@ -196,12 +196,14 @@ func (s *uvStream) laneFile() (*os.File, func()) {
 	f := os.NewFile(uintptr(d), s.transport)
 	// The budget is given back once: by release when the handle closes,
 	// or, when it never does (a reactor dropped without Close, whose
-	// handles libuv closes in C), once the file is collected (its own
-	// cleanup closes the duplicate).
+	// handles libuv closes in C, and which closes the duplicate first:
+	// KeepFile), once the file is collected.
 	freed := new(atomic.Bool)
 	runtime.AddCleanup(f, returnLaneDup, freed)
+	forget := s.host.KeepFile(f) // a reactor dropped without Close closes it before libuv's
 	return f, func() {
 		f.Close()
+		forget()
 		returnLaneDup(freed)
 	}
 }

@@ -152,6 +152,7 @@ func TestListenerEMFILE(t *testing.T) {
 		low := old
 		low.Cur = min(old.Cur, 4096)
 		uv.UvtMust(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &low))
+		settleCollections(t)
 		give := useAllFDs(t)
 		restored := false
 		restore := func() {
@@ -212,6 +213,25 @@ func TestListenerEMFILE(t *testing.T) {
 
 // useAllFDs takes every descriptor the current limit allows and returns
 // the function that gives them back.
+// settleCollections runs the collector until the process's open
+// descriptors stop changing: what earlier tests dropped without Close
+// (reactors, their connections' lanes) is closed by cleanups, on their own
+// goroutine, which would free a descriptor in the middle of a test that
+// takes them all.
+func settleCollections(t *testing.T) {
+	t.Helper()
+	prev := -1
+	for range 50 {
+		runtime.GC()
+		time.Sleep(2 * time.Millisecond) // the cleanups' turn to run, not a verdict
+		n := openFDs(t)
+		if n == prev {
+			return
+		}
+		prev = n
+	}
+}
+
 func useAllFDs(t *testing.T) (release func()) {
 	t.Helper()
 	var fds []int

@@ -5,6 +5,7 @@
 package kind
 
 import (
+	"os"
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
@@ -74,6 +75,13 @@ type Host interface {
 	// weak.Pointer) if the event may be dropped without Close. remove
 	// unregisters it; call it when the event closes. Call with ownership.
 	AddCloser(fn func()) (remove func())
+	// KeepFile has f closed before the C loop is freed if the reactor is
+	// dropped without Close (its handles are then closed in C, without
+	// their kinds' close hooks): a duplicate descriptor of a handle's
+	// that would otherwise hold the socket open until its own collection.
+	// forget unregisters it; call it when f is closed. Safe from any
+	// goroutine.
+	KeepFile(f *os.File) (forget func())
 	// Linger makes the reactor's Close wait, once every event is closed,
 	// until done is closed: work that outlives its event (a child being
 	// terminated) is over before Close returns. Shutdown's context bounds

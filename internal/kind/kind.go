@@ -5,10 +5,11 @@
 package kind
 
 import (
+	"os"
+
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
-	"os"
 )
 
 // Handle is the loop-side record of a C-owned event: what the reactor needs

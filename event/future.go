@@ -259,19 +259,24 @@ func (o *futureOps[T]) OwnerClosed(why error) { (*Future[T])(o).close(why) }
 // subscribed holds the future in its owner's Close while it has
 // subscribers (see subscribedOps), and lets it go when it has none or
 // closes (Free).
-func (o *futureOps[T]) subscribed(any bool) {
-	if any == o.held {
+func (o *futureOps[T]) subscribed(any bool) { holdWhileSubscribed(o.owner, o, &o.held, any) }
+
+// holdWhileSubscribed has p held in its owner's Close (waiting.Holder)
+// while it has subscribers, and let go when it has none: held records
+// which, so that each change is made once. A future's and a handoff's.
+func holdWhileSubscribed(owner any, p waiting.Pending, held *bool, any bool) {
+	if any == *held {
 		return
 	}
-	h, ok := o.owner.(waiting.Holder)
+	h, ok := owner.(waiting.Holder)
 	if !ok {
 		return
 	}
-	o.held = any
+	*held = any
 	if any {
-		h.HoldPending(o)
+		h.HoldPending(p)
 	} else {
-		h.UnholdPending(o)
+		h.UnholdPending(p)
 	}
 }
 func (o *futureOps[T]) Stored() (any, error, bool) {

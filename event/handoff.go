@@ -218,19 +218,7 @@ func (o *handoffOps[T]) subscribed(any bool) {
 	if any && o.state.Load() == handoffKept {
 		o.owner.Post((*Handoff[T])(o).deliver) // after the subscription, not inside it
 	}
-	if any == o.held {
-		return
-	}
-	h, ok := o.owner.(waiting.Holder)
-	if !ok {
-		return
-	}
-	o.held = any
-	if any {
-		h.HoldPending(o)
-	} else {
-		h.UnholdPending(o)
-	}
+	holdWhileSubscribed(o.owner, o, &o.held, any)
 }
 
 // Stored is the kept outcome (eventkind.Replayer); holds and take make a

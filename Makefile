@@ -84,8 +84,10 @@ cgocheck:
 # (t1@1e4) is a table of its own. E1 runs in 5 shuffled rounds, with
 # per-message counts (system calls from perf when it is installed: apt-get
 # install linux-perf; else strace; else the table says why not) and its
-# targets judged under its table; U1 in 5 shuffled rounds too, its targets
-# judged under its table. About 10 minutes on 2 cores.
+# targets judged under its table; U1, H1 and H1C in 5 shuffled rounds too,
+# their targets judged under their tables; K1 and X1's idle CPU judged on
+# their benchmarks' alternating rounds (BenchmarkK1Alternating,
+# BenchmarkX1Idle). About 10 minutes on 2 cores.
 bench:
 	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md -svg docs \
 	  -gobench 'C1|X1|K1|IOPingPong' -gopkgs './event/ ./reactor/ ./uv/' \

@@ -50,13 +50,13 @@ var comparators = []string{
 // rounds is how many rounds a workload runs in, by workload (1 if absent):
 // each round runs every program of the workload once, in an order shuffled
 // for the round (roundOrders), and a program's figures are the medians over
-// the rounds, metric by metric. E1 and U1 run in rounds because their
+// the rounds, metric by metric. E1, U1, H1 and H1C run in rounds because their
 // targets are judged on the median of at least 5 shuffled rounds (the load
 // of a shared machine moves within a run, and a program run always first or
 // last would meet it at one end; U1's share received moves with whatever
 // else the 2 cores run); S1 and D1 because a run of theirs lasts under a
 // second or so, where a moment's load would decide a figure.
-var rounds = map[string]int{"e1": 5, "u1": 5, "s1": 3, "d1": 5}
+var rounds = map[string]int{"e1": 5, "u1": 5, "h1": 5, "h1c": 5, "s1": 3, "d1": 5}
 
 // roundOrders returns the order the n programs of a workload run in, for
 // each of its rounds: the given order when there is one round (comparators

@@ -1,5 +1,6 @@
-// The targets of E1 and U1 (docs/benchmarks.md), judged on the figures of
-// one run: the medians of its shuffled rounds.
+// The targets of E1, U1, H1, H1C, K1 and X1's idle CPU (docs/benchmarks.md),
+// judged on the figures of one run: the medians of its shuffled rounds
+// (E1, U1, H1, H1C) or of a benchmark's alternating rounds (K1, X1 idle).
 package main
 
 import (
@@ -76,9 +77,58 @@ var u1Targets = []target{
 	{"share received, pure-Go driver ≥ net's", u1("uvevent-go", u1Share), u1("net", u1Share), "≥", 1},
 }
 
+// The H1 and H1C rows' keys.
+const (
+	h1Reqs = "reqs_per_s"
+	h1CPU  = "server_cpu_us_per_req"
+	h1P99  = "p99_us"
+)
+
+// h1Targets are the targets of net/http over uv.Listener in workload
+// (H1, keep-alive, or H1C, a connection per request), per driver, against
+// net/http over net.Listen: at least its requests per second, at most its
+// CPU per request, a p99 latency at most 1.1× its.
+func h1Targets(workload string) []target {
+	var ts []target
+	for _, d := range []struct{ impl, name string }{{"uvevent", "libuv driver"}, {"uvevent-go", "pure-Go driver"}} {
+		r := func(impl, key string) ref { return ref{workload, impl, key} }
+		ts = append(ts,
+			target{"requests/s, " + d.name + " ≥ net/http's", r(d.impl, h1Reqs), r("go-net", h1Reqs), "≥", 1},
+			target{"CPU/request, " + d.name + " ≤ net/http's", r(d.impl, h1CPU), r("go-net", h1CPU), "≤", 1},
+			target{"p99, " + d.name + " ≤ 1.1× net/http's", r(d.impl, h1P99), r("go-net", h1P99), "≤", 1.1},
+		)
+	}
+	return ts
+}
+
+// The go test benchmarks whose figures a target reads, as benchtable
+// names their rows: the benchmark's name without its -GOMAXPROCS suffix.
+const (
+	k1Bench   = "BenchmarkK1Alternating"
+	idleBench = "BenchmarkX1Idle"
+)
+
+// k1Targets is K1's target: the median of the rounds' ratios of a
+// coroutine switch's round trip to a channel ping-pong's, the two taken in
+// turn in each round.
+var k1Targets = []target{
+	{"coroutine switch ≤ 2× a channel ping-pong (median of alternating rounds)", ref{k1Bench, "reactor", "ratio"}, ref{}, "≤", 2},
+}
+
+// idleTargets is X1's idle target: the process's CPU per second with a
+// serving idle reactor at most the runtime's own baseline, medians of
+// alternating windows.
+var idleTargets = []target{
+	{"an idle serving reactor's CPU ≤ the runtime's idle baseline", ref{idleBench, "reactor", "serving_cpu_us/s"}, ref{idleBench, "reactor", "baseline_cpu_us/s"}, "≤", 1},
+}
+
 // workloadTargets are the targets judged under a workload's table, by
 // workload.
-var workloadTargets = map[string][]target{"E1": e1Targets, "U1": u1Targets}
+var workloadTargets = map[string][]target{
+	"E1": e1Targets, "U1": u1Targets,
+	"H1": h1Targets("H1"), "H1C": h1Targets("H1C"),
+	k1Bench: k1Targets, idleBench: idleTargets,
+}
 
 // find returns the figure r names in results.
 func find(results []Result, r ref) (float64, bool) {

@@ -21,12 +21,7 @@ func TestRenderTargets(t *testing.T) {
 		"BenchmarkIOPingPong/libuv uv ns/op=900 allocs/op=1",
 		"BenchmarkIOPingPong/go uv ns/op=800 allocs/op=0",
 	)
-	want := strings.Join([]string{
-		"",
-		"### E1 targets (medians of this run)",
-		"",
-		"| target | figure | met? |",
-		"|---|---|---|",
+	checkTargets(t, "E1", rs,
 		"| CPU/msg, libuv driver ≤ 1.05× raw C | 1.40× (7 against 5) | **no** |",
 		"| CPU/msg, pure-Go driver ≤ gnet's | 1.00× (5.5 against 5.5) | yes |",
 		"| CPU/msg, libuv driver below nbio's | 1.17× (7 against 6) | **no** |",
@@ -41,11 +36,7 @@ func TestRenderTargets(t *testing.T) {
 		"| 0 allocations on the callback path, pure-Go driver (BenchmarkIOPingPong) | 0 allocs/op | yes |",
 		"| CPU/msg through net.Conn, libuv driver ≤ net's | 0.99× (6.9 against 7) | yes |",
 		"| CPU/msg through net.Conn, pure-Go driver ≤ net's | - | not measured in this run |",
-		"",
-	}, "\n")
-	if got := renderTargets("E1", rs); got != want {
-		t.Errorf("renderTargets:\ngot:\n%s\nwant:\n%s", got, want)
-	}
+	)
 }
 
 // TestRenderU1Targets judges U1's targets on fixed figures: each driver
@@ -58,12 +49,7 @@ func TestRenderU1Targets(t *testing.T) {
 		"U1 net dgrams_per_s=80000 share=0.6",
 		"U1 uvevent dgrams_per_s=100000 share=0.55",
 	)
-	want := strings.Join([]string{
-		"",
-		"### U1 targets (medians of this run)",
-		"",
-		"| target | figure | met? |",
-		"|---|---|---|",
+	checkTargets(t, "U1", rs,
 		"| datagrams/s, libuv driver ≥ raw C | 1.00× (100000 against 100000) | yes |",
 		"| datagrams/s, libuv driver ≥ net's | 1.25× (100000 against 80000) | yes |",
 		"| datagrams/s, pure-Go driver ≥ raw C | - | not measured in this run |",
@@ -72,13 +58,47 @@ func TestRenderU1Targets(t *testing.T) {
 		"| share received, libuv driver ≥ net's | 0.92× (0.55 against 0.6) | **no** |",
 		"| share received, pure-Go driver ≥ raw C's | - | not measured in this run |",
 		"| share received, pure-Go driver ≥ net's | - | not measured in this run |",
-		"",
-	}, "\n")
-	if got := renderTargets("U1", rs); got != want {
-		t.Errorf("renderTargets:\ngot:\n%s\nwant:\n%s", got, want)
-	}
+	)
 	if got := renderTargets("T1", rs); got != "" {
 		t.Errorf("renderTargets of a workload without targets = %q, want nothing", got)
+	}
+}
+
+// TestRenderH1Targets judges H1C's targets on fixed figures: requests per
+// second met with equality, CPU per request not met, p99 within 1.1× and
+// beyond it, a driver's row missing; H1 has the same targets.
+func TestRenderH1Targets(t *testing.T) {
+	rs := mustParse(t,
+		"H1C go-net reqs_per_s=16000 p50_us=900 p99_us=2000 server_cpu_us_per_req=45",
+		"H1C uvevent reqs_per_s=16000 p50_us=950 p99_us=2200 server_cpu_us_per_req=50",
+	)
+	checkTargets(t, "H1C", rs,
+		"| requests/s, libuv driver ≥ net/http's | 1.00× (16000 against 16000) | yes |",
+		"| CPU/request, libuv driver ≤ net/http's | 1.11× (50 against 45) | **no** |",
+		"| p99, libuv driver ≤ 1.1× net/http's | 1.10× (2200 against 2000) | yes |",
+		"| requests/s, pure-Go driver ≥ net/http's | - | not measured in this run |",
+		"| CPU/request, pure-Go driver ≤ net/http's | - | not measured in this run |",
+		"| p99, pure-Go driver ≤ 1.1× net/http's | - | not measured in this run |",
+	)
+	if got := renderTargets("H1", rs); !strings.Contains(got, "### H1 targets") || strings.Count(got, "not measured in this run") != 6 {
+		t.Errorf("renderTargets(H1) on H1C's figures = %q: want H1's six targets, none measured", got)
+	}
+}
+
+// TestRenderBenchTargets judges K1 on BenchmarkK1Alternating's median
+// ratio and X1's idle CPU on BenchmarkX1Idle's two medians, as go test
+// prints them.
+func TestRenderBenchTargets(t *testing.T) {
+	rs := parseBenchOutput([]byte("pkg: github.com/uvevent/uvevent/reactor\n" +
+		"BenchmarkK1Alternating-2   1   1453811675 ns/op   297.7 chan_ns/trip   2.137 ratio   659.9 switch_ns/trip\n" +
+		"BenchmarkX1Idle-2   1   2500000000 ns/op   990 baseline_cpu_us/s   900 serving_cpu_us/s\n"))
+	for _, c := range []struct{ name, want string }{
+		{k1Bench, "| coroutine switch ≤ 2× a channel ping-pong (median of alternating rounds) | 2.137 ratio | **no** |"},
+		{idleBench, "| an idle serving reactor's CPU ≤ the runtime's idle baseline | 0.91× (900 against 990) | yes |"},
+	} {
+		if got := renderTargets(c.name, rs); !strings.Contains(got, c.want) {
+			t.Errorf("renderTargets(%s) = %q, want a row %q", c.name, got, c.want)
+		}
 	}
 }
 
@@ -109,5 +129,15 @@ func TestRenderSpreadAndNotes(t *testing.T) {
 	}, "\n")
 	if got := renderTables(rs, notes); got != want {
 		t.Errorf("renderTables:\ngot:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// checkTargets checks that renderTargets renders workload's targets on rs
+// as a table of rows.
+func checkTargets(t *testing.T, workload string, rs []Result, rows ...string) {
+	t.Helper()
+	want := "\n### " + workload + " targets (medians of this run)\n\n| target | figure | met? |\n|---|---|---|\n" + strings.Join(rows, "\n") + "\n"
+	if got := renderTargets(workload, rs); got != want {
+		t.Errorf("renderTargets:\ngot:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -29,19 +29,8 @@ func TestPostFloodDoesNotStarveTheLoop(t *testing.T) {
 				var ran atomic.Int64
 				switch how {
 				case "other goroutines":
-					for i := 0; i < 4; i++ {
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							for {
-								select {
-								case <-stop:
-									return
-								default:
-								}
-								r.Post(func() { ran.Add(1) })
-							}
-						}()
+					for range 4 {
+						conform.RepeatUntil(&wg, stop, func() { r.Post(func() { ran.Add(1) }) })
 					}
 				default:
 					// An operation that queues another through a helper

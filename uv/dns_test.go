@@ -299,27 +299,9 @@ func TestDNSCloseWhileBusy(t *testing.T) {
 		const n = 50
 		blocked := newBlockingResolver(n)
 		uv.UvtSetResolver(t, blocked)
-		var counters []*uv.UvtCounter
-		for i := range n {
-			var ev event.Event
-			var err error
-			if i%2 == 0 {
-				ev, err = uv.NewAddrInfo(u.Reactor, "localhost", "", uv.AddrInfoHints{})
-			} else {
-				ev, err = uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:22"), uv.NameInfoHints{})
-			}
-			uv.UvtMust(t, err)
-			counters = append(counters, uv.UvtSubscribe(t, ev, u.Owner().Owned))
-		}
-		for range n {
-			uv.UvtRecv(t, blocked.entered, "a lookup reaching the resolver")
-		}
+		counters := startLookups(t, u, n, "localhost", netip.MustParseAddrPort("127.0.0.1:22"), blocked.entered)
 		uv.UvtShutdown(t, u, false)
-		for i, c := range counters {
-			if calls := c.Calls(); len(calls) != 1 || !errors.Is(calls[0].Err, event.ErrClosed) {
-				t.Errorf("lookup %d: %+v, want one ErrClosed", i, calls)
-			}
-		}
+		checkEachClosed(t, counters)
 		for range n {
 			if err := uv.UvtRecv(t, blocked.ended, "a lookup's context ending"); !errors.Is(err, context.Canceled) {
 				t.Errorf("a lookup's context ended with %v, want Canceled", err)
@@ -1158,19 +1140,7 @@ func TestDNSCloseLeavesStuckResolvers(t *testing.T) {
 		const n = 4
 		l := &lingeringResolver{blockingResolver: *newBlockingResolver(n), release: make(chan struct{})}
 		uv.UvtSetResolver(t, l)
-		var counters []*uv.UvtCounter
-		for i := range n {
-			var ev event.Event
-			var err error
-			if i%2 == 0 {
-				ev, err = uv.NewAddrInfo(u.Reactor, "example", "", uv.AddrInfoHints{})
-			} else {
-				ev, err = uv.NewNameInfo(u.Reactor, netip.MustParseAddrPort("127.0.0.1:80"), uv.NameInfoHints{})
-			}
-			uv.UvtMust(t, err)
-			counters = append(counters, uv.UvtSubscribe(t, ev, u.Owner().Owned))
-			uv.UvtRecv(t, l.entered, "a lookup reaching the resolver")
-		}
+		counters := startLookups(t, u, n, "example", netip.MustParseAddrPort("127.0.0.1:80"), l.entered)
 		uv.UvtShutdown(t, u, false)
 		if got := l.returned.Load(); got != 0 {
 			t.Errorf("%d of %d stuck resolvers returned before the reactor's Close did", got, n)
@@ -1182,11 +1152,7 @@ func TestDNSCloseLeavesStuckResolvers(t *testing.T) {
 		}
 		close(l.release)
 		uv.UvtWaitFor(t, "the stuck resolvers to return", func() bool { return l.returned.Load() == n })
-		for i, c := range counters {
-			if calls := c.Calls(); len(calls) != 1 || !errors.Is(calls[0].Err, event.ErrClosed) {
-				t.Errorf("lookup %d: %+v, want one ErrClosed, never the late answer", i, calls)
-			}
-		}
+		checkEachClosed(t, counters) // never the late answer
 	})
 }
 
@@ -1264,6 +1230,39 @@ func TestAddrInfoInvalidNameRefused(t *testing.T) {
 	if len(errs) == len(conform.Drivers) {
 		if diff := cmp.Diff(errs[reactor.DriverLibuv], errs[reactor.DriverGo]); diff != "" {
 			t.Errorf("refusals differ between the drivers (-libuv +go):\n%s", diff)
+		}
+	}
+}
+
+// startLookups starts n lookups on u, an AddrInfo of host and a NameInfo
+// of addr in turn, each counted, and waits until each has reached the
+// resolver (entered).
+func startLookups(t *testing.T, u *uv.UvtReactor, n int, host string, addr netip.AddrPort, entered chan struct{}) []*uv.UvtCounter {
+	t.Helper()
+	var counters []*uv.UvtCounter
+	for i := range n {
+		var ev event.Event
+		var err error
+		if i%2 == 0 {
+			ev, err = uv.NewAddrInfo(u.Reactor, host, "", uv.AddrInfoHints{})
+		} else {
+			ev, err = uv.NewNameInfo(u.Reactor, addr, uv.NameInfoHints{})
+		}
+		uv.UvtMust(t, err)
+		counters = append(counters, uv.UvtSubscribe(t, ev, u.Owner().Owned))
+	}
+	for range n {
+		uv.UvtRecv(t, entered, "a lookup reaching the resolver")
+	}
+	return counters
+}
+
+// checkEachClosed checks that each lookup heard ErrClosed, once.
+func checkEachClosed(t *testing.T, counters []*uv.UvtCounter) {
+	t.Helper()
+	for i, c := range counters {
+		if calls := c.Calls(); len(calls) != 1 || !errors.Is(calls[0].Err, event.ErrClosed) {
+			t.Errorf("lookup %d: %+v, want one ErrClosed", i, calls)
 		}
 	}
 }

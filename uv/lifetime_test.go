@@ -137,17 +137,12 @@ func TestCloseWhileSystemEventsRun(t *testing.T) {
 				if err != nil {
 					t.Fatalf("setup: %v", err)
 				}
-				serveDone := make(chan error, 1)
-				go func() { serveDone <- r.Serve(context.Background()) }()
+				waitServed := serveAside(t, r)
 				time.Sleep(20 * time.Millisecond) // let the work start; not a decision
 				if err := closeBounded(t, r); err != nil {
 					t.Fatalf("Close = %v", err)
 				}
-				select {
-				case <-serveDone:
-				case <-time.After(raceSafety):
-					t.Fatalf("Serve did not return")
-				}
+				waitServed(name)
 				if ev.Flags()&event.Closed == 0 {
 					t.Errorf("%s: not closed after reactor Close (flags %v)", name, ev.Flags())
 				}
@@ -481,41 +476,21 @@ func TestDroppedRefsRaceClose(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		for round := 0; round < 10; round++ {
 			r := uv.UvtNewReactorOn(t, d).Reactor
-			serveDone := make(chan error, 1)
-			go func() { serveDone <- r.Serve(context.Background()) }()
+			waitServed := serveAside(t, r)
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
-			wg.Add(3)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-						runtime.GC()
+			conform.RepeatUntil(&wg, stop, runtime.GC)
+			for range 2 {
+				conform.RepeatUntil(&wg, stop, func() {
+					if tr, err := uv.NewTrigger(r); err == nil {
+						event.Subscribe(tr, func(event.Event, any, error) {})
+						tr.Start()
+						tr.Send()
 					}
-				}
-			}()
-			for w := 0; w < 2; w++ {
-				go func() {
-					defer wg.Done()
-					for i := 0; ; i++ {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						if tr, err := uv.NewTrigger(r); err == nil {
-							event.Subscribe(tr, func(event.Event, any, error) {})
-							tr.Start()
-							tr.Send()
-						}
-						if tm, err := r.NewTimer(0, 0); err == nil {
-							tm.Start()
-						}
+					if tm, err := r.NewTimer(0, 0); err == nil {
+						tm.Start()
 					}
-				}()
+				})
 			}
 			time.Sleep(time.Duration(round) * 3 * time.Millisecond) // vary where Close lands; not a decision
 			if err := closeBounded(t, r); err != nil {
@@ -524,11 +499,7 @@ func TestDroppedRefsRaceClose(t *testing.T) {
 			}
 			close(stop)
 			waitBounded(t, "droppers", &wg)
-			select {
-			case <-serveDone:
-			case <-time.After(raceSafety):
-				t.Fatalf("round %d: Serve did not return", round)
-			}
+			waitServed(fmt.Sprintf("round %d", round))
 			for i := 0; i < 3; i++ {
 				runtime.GC() // cleanups of references dropped before Close run after it
 			}

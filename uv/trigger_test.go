@@ -451,6 +451,22 @@ func TestFenceRightAfterAClose(t *testing.T) {
 	})
 }
 
+// serveAside runs r.Serve on a goroutine of its own; the function it
+// returns waits for Serve to return, failing the test (what says where) if
+// it has not within raceSafety.
+func serveAside(t *testing.T, r *reactor.Reactor) (waitServed func(what string)) {
+	served := make(chan error, 1)
+	go func() { served <- r.Serve(context.Background()) }()
+	return func(what string) {
+		t.Helper()
+		select {
+		case <-served:
+		case <-time.After(raceSafety):
+			t.Fatalf("%s: Serve did not return", what)
+		}
+	}
+}
+
 // raceSafety bounds every wait of these attacks: a test that reaches it has
 // hung, and fails instead of hanging.
 const raceSafety = 20 * time.Second
@@ -489,8 +505,7 @@ func TestCloseRacesTriggerOperations(t *testing.T) {
 			tr.AddCallback(event.NewCallback(func(event.Event, any, error) {}))
 			trs[i] = tr
 		}
-		serveDone := make(chan error, 1)
-		go func() { serveDone <- r.Serve(context.Background()) }()
+		waitServed := serveAside(t, r)
 
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
@@ -549,11 +564,7 @@ func TestCloseRacesTriggerOperations(t *testing.T) {
 		}
 		close(stop)
 		waitBounded(t, "operations after Close", &wg)
-		select {
-		case <-serveDone:
-		case <-time.After(raceSafety):
-			t.Fatalf("Serve did not return after Close")
-		}
+		waitServed("after Close")
 		for i, tr := range trs {
 			if err := tr.Start(); !errors.Is(err, event.ErrClosed) && !errors.Is(err, reactor.ErrReactorClosed) {
 				t.Errorf("trigger %d Start after Close = %v, want ErrClosed", i, err)
@@ -583,22 +594,10 @@ func TestShutdownShortContexts(t *testing.T) {
 				time.Sleep(100 * time.Microsecond) // a slow callback widens the window
 			}))
 			tr.Start()
-			serveDone := make(chan error, 1)
-			go func() { serveDone <- r.Serve(context.Background()) }()
+			waitServed := serveAside(t, r)
 			var wg sync.WaitGroup
 			stop := make(chan struct{})
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-						tr.Send()
-					}
-				}
-			}()
+			conform.RepeatUntil(&wg, stop, func() { tr.Send() })
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(round)*50*time.Microsecond)
 			serr := r.Shutdown(ctx)
 			cancel()
@@ -618,11 +617,7 @@ func TestShutdownShortContexts(t *testing.T) {
 			}
 			close(stop)
 			waitBounded(t, "sender", &wg)
-			select {
-			case <-serveDone:
-			case <-time.After(raceSafety):
-				t.Fatalf("round %d: Serve did not return", round)
-			}
+			waitServed(fmt.Sprintf("round %d", round))
 			if s := r.Stats(); s.CHandles != 0 {
 				t.Errorf("round %d: CHandles=%d after Close", round, s.CHandles)
 			}

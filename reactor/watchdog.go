@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,15 @@ import (
 // misses the other: the watchdog publishes sleeping before it looks at
 // parked once more, and the loop clears parked before it looks at sleeping
 // (both sequentially consistent atomics).
+//
+// The watchdog's ticker runs only while the loop is seen turning. When it
+// starts, or the loop rouses it, the watchdog first looks whether the loop
+// has parked again already (a short turn: the roused goroutine mostly runs
+// once the loop parks) and then goes back to sleep with no ticker armed,
+// unless it did so less than a period ago: a loop woken now and then costs
+// it no timer, not even the one look after the loop's last turn, while a
+// loop woken again and again (calls from other goroutines in a row) keeps
+// it ticking, and so does not rouse it at every wake-up.
 
 // ErrBlocked is the error of a blocked-loop report: it says how long and
 // where, and matches ErrBlocked with errors.Is.
@@ -53,6 +63,10 @@ func (e *BlockedError) Error() string {
 // Is makes a BlockedError match ErrBlocked.
 func (e *BlockedError) Is(target error) bool { return e != nil && target == ErrBlocked }
 
+// settleYields is how many times a started or roused watchdog yields to a
+// loop that has not parked yet before it arms its ticker.
+const settleYields = 3
+
 // defaultBlockedAfter is the threshold when Options.BlockedAfter is 0.
 const defaultBlockedAfter = time.Second
 
@@ -68,6 +82,7 @@ type watchdog struct {
 	sleeping atomic.Bool   // the watchdog sleeps until the loop's park ends
 	rouse    chan struct{} // one slot: the loop wakes a sleeping watchdog
 	looks    atomic.Uint64 // the watchdog's looks at the loop (its ticks)
+	rouses   atomic.Uint64 // the loop's rousings of a sleeping watchdog
 }
 
 // unparked ends a park of the loop: it clears parked and rouses a watchdog
@@ -75,6 +90,7 @@ type watchdog struct {
 func (wd *watchdog) unparked() {
 	wd.parked.Store(false)
 	if wd.sleeping.Load() && wd.sleeping.CompareAndSwap(true, false) {
+		wd.rouses.Add(1)
 		select {
 		case wd.rouse <- struct{}{}:
 		default:
@@ -138,10 +154,34 @@ func (r *Reactor) startWatchdog() (stop func()) {
 func (r *Reactor) watchLoop(limit time.Duration, done chan struct{}) {
 	tick := max(limit/4, time.Millisecond)
 	t := time.NewTicker(tick)
+	t.Stop() // armed below, once the loop is seen turning
 	defer t.Stop()
-	last := r.stats.iterations.Load()
-	var since time.Time // when the loop was first seen stuck in a turn
+	var last uint64
+	var since time.Time  // when the loop was first seen stuck in a turn
+	var napped time.Time // when a rouse last found the loop parked again
+	started, ticking := true, false
 	for {
+		if !ticking {
+			// Started or roused: a loop that is parked again already (its
+			// turn was short) needs no look, and gets none unless it wakes
+			// more often than once a period.
+			for i := 0; i < settleYields && !r.wd.parked.Load(); i++ {
+				runtime.Gosched() // let a turn that is nearly over end
+			}
+			if r.wd.parked.Load() && (started || time.Since(napped) >= tick) {
+				if !started {
+					napped = time.Now()
+				}
+				started = false
+				if !r.wd.sleep(done) {
+					return
+				}
+				continue
+			}
+			started, ticking = false, true
+			t.Reset(tick) // the loop turns: look from now on
+			last, since = r.stats.iterations.Load(), time.Time{}
+		}
 		select {
 		case <-done:
 			return
@@ -149,11 +189,10 @@ func (r *Reactor) watchLoop(limit time.Duration, done chan struct{}) {
 			r.wd.looks.Add(1)
 			if r.wd.parked.Load() {
 				t.Stop()
+				ticking = false
 				if !r.wd.sleep(done) {
 					return
 				}
-				t.Reset(tick) // the loop turns again: look from now on
-				last, since = r.stats.iterations.Load(), time.Time{}
 				continue
 			}
 			it := r.stats.iterations.Load()

@@ -3,6 +3,7 @@ package reactor
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -70,6 +71,93 @@ func TestIdleReactorWakesNothing(t *testing.T) {
 				t.Error("no report of the blocked loop after 30 s: the watchdog did not wake")
 			}
 			close(release)
+		})
+	}
+}
+
+// serveIdle serves a new reactor on driver d until the test ends.
+func serveIdle(t *testing.T, d Driver, blockedAfter time.Duration) *Reactor {
+	t.Helper()
+	r, err := New(Options{Driver: d, BlockedAfter: blockedAfter})
+	if err != nil {
+		t.Skipf("driver %v: %v", d, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- r.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != context.Canceled {
+			t.Errorf("Serve = %v, want context.Canceled", err)
+		}
+		r.Close()
+	})
+	return r
+}
+
+// waitWatchdogAsleep waits until the loop is parked and its watchdog asleep.
+func waitWatchdogAsleep(t *testing.T, r *Reactor) {
+	t.Helper()
+	give := time.Now().Add(30 * time.Second)
+	for !r.wd.sleeping.Load() || !r.wd.parked.Load() {
+		if time.Now().After(give) {
+			t.Fatalf("after 30 s the watchdog is not asleep (sleeping=%v, parked=%v)", r.wd.sleeping.Load(), r.wd.parked.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A lone call from another goroutine to an idle serving reactor costs its
+// watchdog no look: roused by the loop's wake-up, the watchdog finds the
+// loop parked again and goes back to sleep with no ticker armed, so that
+// nothing fires after the loop's last turn. With one processor the roused
+// watchdog runs only once the loop has parked again, the order that a
+// short turn mostly has; the counts decide.
+func TestLoneCallCostsTheWatchdogNoLook(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, d := range []Driver{DriverLibuv, DriverGo} {
+		t.Run(d.String(), func(t *testing.T) {
+			const limit = 4 * time.Millisecond // a period of a millisecond
+			r := serveIdle(t, d, limit)
+			for range 3 {
+				if err := r.Call(func() {}); err != nil {
+					t.Fatal(err)
+				}
+				waitWatchdogAsleep(t, r)
+				time.Sleep(2 * limit / 4) // the call below is the first for more than a period
+				looks, rouses := r.wd.looks.Load(), r.wd.rouses.Load()
+				if err := r.Call(func() {}); err != nil {
+					t.Fatal(err)
+				}
+				waitWatchdogAsleep(t, r)
+				if got := r.wd.rouses.Load() - rouses; got != 1 {
+					t.Errorf("the call roused the watchdog %d times, want 1", got)
+				}
+				if got := r.wd.looks.Load() - looks; got != 0 {
+					t.Errorf("after a lone call the watchdog looked %d times, want 0", got)
+				}
+			}
+		})
+	}
+}
+
+// Calls in a row keep the watchdog ticking rather than rousing it at every
+// wake-up of the loop: over a hundred calls within one of its periods (an
+// hour here) the loop rouses it at most twice (the first call, and the
+// second if the watchdog went back to sleep after the first).
+func TestCallsInARowRouseTheWatchdogAtMostTwice(t *testing.T) {
+	for _, d := range []Driver{DriverLibuv, DriverGo} {
+		t.Run(d.String(), func(t *testing.T) {
+			r := serveIdle(t, d, 4*time.Hour)
+			rouses := r.wd.rouses.Load()
+			for range 100 {
+				if err := r.Call(func() {}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := r.wd.rouses.Load() - rouses; got > 2 {
+				t.Errorf("100 calls in a row roused the watchdog %d times, want at most 2", got)
+			}
 		})
 	}
 }

@@ -3,7 +3,6 @@ package reactor
 import (
 	"context"
 	"errors"
-	"runtime"
 	"testing"
 	"time"
 
@@ -108,34 +107,29 @@ func waitWatchdogAsleep(t *testing.T, r *Reactor) {
 }
 
 // A lone call from another goroutine to an idle serving reactor costs its
-// watchdog no look: roused by the loop's wake-up, the watchdog finds the
-// loop parked again and goes back to sleep with no ticker armed, so that
-// nothing fires after the loop's last turn. With one processor the roused
-// watchdog runs only once the loop has parked again, the order that a
-// short turn mostly has; the counts decide.
+// watchdog no look: roused by the loop's wake-up, the watchdog waits for
+// the loop's next park and goes back to sleep there, so that no timer
+// fires after the loop's last turn; nor does one after the reactor started
+// serving. (Its period is a second here: only a turn that took that long
+// would let it look first.)
 func TestLoneCallCostsTheWatchdogNoLook(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	for _, d := range []Driver{DriverLibuv, DriverGo} {
 		t.Run(d.String(), func(t *testing.T) {
-			const limit = 4 * time.Millisecond // a period of a millisecond
-			r := serveIdle(t, d, limit)
-			for range 3 {
-				if err := r.Call(func() {}); err != nil {
-					t.Fatal(err)
-				}
-				waitWatchdogAsleep(t, r)
-				time.Sleep(2 * limit / 4) // the call below is the first for more than a period
-				looks, rouses := r.wd.looks.Load(), r.wd.rouses.Load()
-				if err := r.Call(func() {}); err != nil {
-					t.Fatal(err)
-				}
-				waitWatchdogAsleep(t, r)
-				if got := r.wd.rouses.Load() - rouses; got != 1 {
-					t.Errorf("the call roused the watchdog %d times, want 1", got)
-				}
-				if got := r.wd.looks.Load() - looks; got != 0 {
-					t.Errorf("after a lone call the watchdog looked %d times, want 0", got)
-				}
+			r := serveIdle(t, d, 4*time.Second)
+			waitWatchdogAsleep(t, r)
+			if got := r.wd.looks.Load(); got != 0 {
+				t.Errorf("after the start the watchdog looked %d times, want 0", got)
+			}
+			rouses := r.wd.rouses.Load()
+			if err := r.Call(func() {}); err != nil {
+				t.Fatal(err)
+			}
+			waitWatchdogAsleep(t, r)
+			if got := r.wd.rouses.Load() - rouses; got != 1 {
+				t.Errorf("the call roused the watchdog %d times, want 1", got)
+			}
+			if got := r.wd.looks.Load(); got != 0 {
+				t.Errorf("after a lone call the watchdog looked %d times, want 0", got)
 			}
 		})
 	}

@@ -108,7 +108,10 @@ func BenchmarkX1Senders(b *testing.B) {
 // that what the machine's load does to one does it to the other; each
 // window starts after a collection and a pause, so that neither pays for
 // the collection of what setting up a reactor allocated; the medians of
-// the rounds are reported.
+// the rounds are reported. The serving window opens some 50 ms after Serve
+// began and serving's Stats call woke the loop: it also counts what a start
+// and a lone call leave behind (the watchdog's look a quarter of
+// BlockedAfter later was one such, TestLoneCallCostsTheWatchdogNoLook).
 func BenchmarkX1Idle(b *testing.B) {
 	const rounds, window, settle = 5, 200 * time.Millisecond, 50 * time.Millisecond
 	cpu := func() int64 {

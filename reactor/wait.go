@@ -209,7 +209,7 @@ func (r *Reactor) sleepKernel(ctx context.Context, d time.Duration) error {
 		r.wokeUp()
 		return ctx.Err()
 	}
-	r.wd.parked.Store(true)
+	r.wd.parking()
 	more := r.kern.Wait(ms)
 	r.wd.unparked()
 	woken := r.wokeUp()
@@ -258,7 +258,7 @@ func (r *Reactor) parkGo(ctx context.Context, d time.Duration) error {
 		}
 		return nil
 	}
-	r.wd.parked.Store(true)
+	r.wd.parking()
 	woken := true
 	if d < 0 {
 		<-r.wake

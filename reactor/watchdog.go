@@ -27,6 +27,15 @@ import (
 // misses the other: the watchdog publishes sleeping before it looks at
 // parked once more, and the loop clears parked before it looks at sleeping
 // (both sequentially consistent atomics).
+//
+// The watchdog's ticker runs only while the loop is seen turning. When it
+// starts, or the loop rouses it, the watchdog asks the loop to tell it of
+// its next park (settling), and goes back to sleep when that park comes
+// before the first look: a loop woken now and then for a short turn costs
+// it no timer, not even a look after the loop's last turn. Roused again
+// less than a period after a rouse last ended this way, it keeps
+// ticking instead, so that a loop woken again and again (calls from other
+// goroutines in a row) does not rouse it, nor tell it, at every wake-up.
 
 // ErrBlocked is the error of a blocked-loop report: it says how long and
 // where, and matches ErrBlocked with errors.Is.
@@ -68,6 +77,34 @@ type watchdog struct {
 	sleeping atomic.Bool   // the watchdog sleeps until the loop's park ends
 	rouse    chan struct{} // one slot: the loop wakes a sleeping watchdog
 	looks    atomic.Uint64 // the watchdog's looks at the loop (its ticks)
+	rouses   atomic.Uint64 // the loop's rousings of a sleeping watchdog
+	settling atomic.Bool   // the watchdog waits for the loop's next park
+	settled  chan struct{} // one slot: the loop tells a settling watchdog it parked
+}
+
+// parking starts a park of the loop: it sets parked and tells a watchdog
+// that waits for the park (settling) that it came.
+func (wd *watchdog) parking() {
+	wd.parked.Store(true)
+	if wd.settling.Load() && wd.settling.CompareAndSwap(true, false) {
+		select {
+		case wd.settled <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// settle has the loop tell the watchdog of its next park. It reports false
+// if the loop is parked already (nothing to wait for).
+func (wd *watchdog) settle() bool {
+	wd.settling.Store(true)
+	if wd.parked.Load() {
+		if !wd.settling.CompareAndSwap(true, false) {
+			<-wd.settled // the loop took it and sends (or has sent) the token
+		}
+		return false
+	}
+	return true
 }
 
 // unparked ends a park of the loop: it clears parked and rouses a watchdog
@@ -75,6 +112,7 @@ type watchdog struct {
 func (wd *watchdog) unparked() {
 	wd.parked.Store(false)
 	if wd.sleeping.Load() && wd.sleeping.CompareAndSwap(true, false) {
+		wd.rouses.Add(1)
 		select {
 		case wd.rouse <- struct{}{}:
 		default:
@@ -121,7 +159,9 @@ func (r *Reactor) startWatchdog() (stop func()) {
 	}
 	r.wd.loopG = caller.Goroutine()
 	r.wd.sleeping.Store(false)
+	r.wd.settling.Store(false)
 	r.wd.rouse = make(chan struct{}, 1) // before the watchdog starts, while the loop owns it
+	r.wd.settled = make(chan struct{}, 1)
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
@@ -138,22 +178,64 @@ func (r *Reactor) startWatchdog() (stop func()) {
 func (r *Reactor) watchLoop(limit time.Duration, done chan struct{}) {
 	tick := max(limit/4, time.Millisecond)
 	t := time.NewTicker(tick)
+	t.Stop() // armed below, once the loop is seen turning
 	defer t.Stop()
-	last := r.stats.iterations.Load()
-	var since time.Time // when the loop was first seen stuck in a turn
+	var last uint64
+	var since time.Time  // when the loop was first seen stuck in a turn
+	var napped time.Time // when a rouse last ended at the loop's next park
+	started, ticking, settling, roused := true, false, false, false
 	for {
+		if !ticking {
+			// Started or roused: unless it was roused less than a period
+			// after it last went back to sleep (the loop is woken again and
+			// again), the watchdog goes back to sleep as soon as the loop
+			// parks (its turn was short), with no look.
+			if started || time.Since(napped) >= tick {
+				roused = !started
+				if !r.wd.settle() {
+					if roused {
+						napped = time.Now()
+					}
+					started = false
+					if !r.wd.sleep(done) {
+						return
+					}
+					continue
+				}
+				settling = true
+			}
+			started, ticking = false, true
+			t.Reset(tick) // the loop turns: look from now on
+			last, since = r.stats.iterations.Load(), time.Time{}
+		}
 		select {
 		case <-done:
 			return
+		case <-r.wd.settled:
+			settling = false
+			if r.wd.parked.Load() {
+				t.Stop()
+				ticking = false
+				if roused {
+					napped = time.Now()
+				}
+				if !r.wd.sleep(done) {
+					return
+				}
+			}
+			continue
 		case now := <-t.C:
 			r.wd.looks.Add(1)
 			if r.wd.parked.Load() {
 				t.Stop()
+				ticking = false
+				if settling && !r.wd.settling.CompareAndSwap(true, false) {
+					<-r.wd.settled // the loop took it and sends (or has sent) the token
+				}
+				settling = false
 				if !r.wd.sleep(done) {
 					return
 				}
-				t.Reset(tick) // the loop turns again: look from now on
-				last, since = r.stats.iterations.Load(), time.Time{}
 				continue
 			}
 			it := r.stats.iterations.Load()

@@ -73,3 +73,85 @@ func TestIdleReactorWakesNothing(t *testing.T) {
 		})
 	}
 }
+
+// serveIdle serves a new reactor on driver d until the test ends.
+func serveIdle(t *testing.T, d Driver, blockedAfter time.Duration) *Reactor {
+	t.Helper()
+	r, err := New(Options{Driver: d, BlockedAfter: blockedAfter})
+	if err != nil {
+		t.Skipf("driver %v: %v", d, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- r.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != context.Canceled {
+			t.Errorf("Serve = %v, want context.Canceled", err)
+		}
+		r.Close()
+	})
+	return r
+}
+
+// waitWatchdogAsleep waits until the loop is parked and its watchdog asleep.
+func waitWatchdogAsleep(t *testing.T, r *Reactor) {
+	t.Helper()
+	give := time.Now().Add(30 * time.Second)
+	for !r.wd.sleeping.Load() || !r.wd.parked.Load() {
+		if time.Now().After(give) {
+			t.Fatalf("after 30 s the watchdog is not asleep (sleeping=%v, parked=%v)", r.wd.sleeping.Load(), r.wd.parked.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A lone call from another goroutine to an idle serving reactor costs its
+// watchdog no look: roused by the loop's wake-up, the watchdog waits for
+// the loop's next park and goes back to sleep there, so that no timer
+// fires after the loop's last turn; nor does one after the reactor started
+// serving. (Its period is a second here: only a turn that took that long
+// would let it look first.)
+func TestLoneCallCostsTheWatchdogNoLook(t *testing.T) {
+	for _, d := range []Driver{DriverLibuv, DriverGo} {
+		t.Run(d.String(), func(t *testing.T) {
+			r := serveIdle(t, d, 4*time.Second)
+			waitWatchdogAsleep(t, r)
+			if got := r.wd.looks.Load(); got != 0 {
+				t.Errorf("after the start the watchdog looked %d times, want 0", got)
+			}
+			rouses := r.wd.rouses.Load()
+			if err := r.Call(func() {}); err != nil {
+				t.Fatal(err)
+			}
+			waitWatchdogAsleep(t, r)
+			if got := r.wd.rouses.Load() - rouses; got != 1 {
+				t.Errorf("the call roused the watchdog %d times, want 1", got)
+			}
+			if got := r.wd.looks.Load(); got != 0 {
+				t.Errorf("after a lone call the watchdog looked %d times, want 0", got)
+			}
+		})
+	}
+}
+
+// Calls in a row keep the watchdog ticking rather than rousing it at every
+// wake-up of the loop: over a hundred calls within one of its periods (an
+// hour here) the loop rouses it at most twice (the first call, and the
+// second if the watchdog went back to sleep after the first).
+func TestCallsInARowRouseTheWatchdogAtMostTwice(t *testing.T) {
+	for _, d := range []Driver{DriverLibuv, DriverGo} {
+		t.Run(d.String(), func(t *testing.T) {
+			r := serveIdle(t, d, 4*time.Hour)
+			rouses := r.wd.rouses.Load()
+			for range 100 {
+				if err := r.Call(func() {}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := r.wd.rouses.Load() - rouses; got > 2 {
+				t.Errorf("100 calls in a row roused the watchdog %d times, want at most 2", got)
+			}
+		})
+	}
+}

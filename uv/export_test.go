@@ -301,3 +301,6 @@ func UvtAcceptsWaiting(l *Listener) int {
 	defer q.mu.Unlock()
 	return len(q.waiters)
 }
+
+// UvtLaneDupAllowed reports that the read lanes may hold n duplicates.
+func UvtLaneDupAllowed(n int64) bool { return laneDupAllowed(n) }

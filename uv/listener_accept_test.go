@@ -20,7 +20,8 @@ import (
 // listener, an Accept queues nothing to the loop, on either driver,
 // whether its connection was queued already or comes while it waits: it
 // takes the connection, or waits for it, as net's Accept does, with no
-// round trip through the loop.
+// round trip through the loop. Nor do the connection's LocalAddr and
+// RemoteAddr, read as it was accepted.
 func TestListenerAcceptOffLoop(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c0, s0 := v.pair(t) // the first Accept subscribes and starts
@@ -50,8 +51,13 @@ func TestListenerAcceptOffLoop(t *testing.T) {
 				got = append(got, s)
 			}
 		}
+		for _, s := range got { // as net/http asks of each connection
+			if s.LocalAddr() == nil || s.RemoteAddr() == nil {
+				t.Errorf("accepted connection's addresses: %v, %v", s.LocalAddr(), s.RemoteAddr())
+			}
+		}
 		if q := v.u.Reactor.Stats().Queued - before; q >= rounds/10 {
-			t.Errorf("%d operations queued to the loop for %d Accepts after the first, want none but the Stats call's", q, rounds)
+			t.Errorf("%d operations queued to the loop for %d Accepts after the first and their addresses, want none but the Stats call's", q, rounds)
 		}
 		closers := []interface{ Close() error }{c0, s0}
 		for _, s := range got {

@@ -88,16 +88,22 @@ type addrCache struct {
 }
 
 func (a *addrCache) get(e *ioEvent) (local, remote net.Addr) {
+	if a.p.Load() == nil {
+		e.exec(func() { a.read(e) })
+	}
 	if v := a.p.Load(); v != nil {
 		return v[0], v[1]
 	}
-	e.exec(func() {
-		if e.t.open() && !e.closed {
-			local, remote = e.t.addresses()
-			a.p.Store(&[2]net.Addr{local, remote})
-		}
-	})
-	return local, remote
+	return nil, nil
+}
+
+// read reads the addresses into the cache while the connection is open.
+// On the loop.
+func (a *addrCache) read(e *ioEvent) {
+	if e.t.open() && !e.closed {
+		local, remote := e.t.addresses()
+		a.p.Store(&[2]net.Addr{local, remote})
+	}
 }
 
 // describe gives "local->remote" for Info, or "" when the transport has

@@ -293,3 +293,14 @@ func UvtReadLane(c *IO) string {
 	}
 	return [...]string{rlaneShut: "shut", rlaneOpen: "open", rlaneBusy: "busy", rlaneWanted: "wanted", rlaneFailed: "failed"}[l.state.Load()]
 }
+
+// UvtAcceptsWaiting returns how many Accepts wait on l now.
+func UvtAcceptsWaiting(l *Listener) int {
+	q := &l.e.accepts
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.waiters)
+}
+
+// UvtLaneDupAllowed reports that the read lanes may hold n duplicates.
+func UvtLaneDupAllowed(n int64) bool { return laneDupAllowed(n) }

@@ -1379,6 +1379,35 @@ func TestIOLaneDescriptorBudget(t *testing.T) {
 	}
 }
 
+// TestIOLaneDescriptorBudgetFollowsLimit: the lanes' budget is read from
+// the descriptor limit once in a while, not at every connection, yet
+// follows it: a limit raised counts at once (a budget read that says no
+// is read again), one lowered within 64 lanes made.
+func TestIOLaneDescriptorBudgetFollowsLimit(t *testing.T) {
+	var old syscall.Rlimit
+	uv.UvtMust(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old))
+	full := int64(old.Cur / 4)
+	if !uv.UvtLaneDupAllowed(full) || uv.UvtLaneDupAllowed(full+1) {
+		t.Fatalf("with a limit of %d descriptors: %d duplicates allowed = %v, %d = %v; want true, false",
+			old.Cur, full, uv.UvtLaneDupAllowed(full), full+1, uv.UvtLaneDupAllowed(full+1))
+	}
+	lim := old
+	uv.UvtSetRlimitCur(&lim.Cur, int(old.Cur/2))
+	uv.UvtMust(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim))
+	defer syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
+	for range 64 {
+		uv.UvtLaneDupAllowed(1)
+	}
+	if half := int64(lim.Cur / 4); !uv.UvtLaneDupAllowed(half) || uv.UvtLaneDupAllowed(half+1) {
+		t.Errorf("the limit lowered to %d descriptors: %d duplicates allowed = %v, %d = %v; want true, false",
+			lim.Cur, half, uv.UvtLaneDupAllowed(half), half+1, uv.UvtLaneDupAllowed(half+1))
+	}
+	uv.UvtMust(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old))
+	if !uv.UvtLaneDupAllowed(full) {
+		t.Errorf("the limit raised back to %d descriptors: %d duplicates refused", old.Cur, full)
+	}
+}
+
 // duplicatedSockets counts the sockets this process has open under more
 // than one descriptor.
 func duplicatedSockets(t *testing.T) int {

@@ -57,22 +57,28 @@ var goReadBufs = sync.Pool{New: func() any { b := make([]byte, goReadSize); retu
 type goStreamOps goStream
 
 // newGoStream makes the event of an IO over fd on r, on the loop: fd joins
-// the reactor's epoll set and is made non-blocking. On error fd is left
-// open.
-func newGoStream(r *reactor.Reactor, fd int, transport string) (*goStream, error) {
+// the reactor's epoll set and is made non-blocking. accepted says fd is a
+// socket accept4 made non-blocking: it reads and writes, and epoll watches
+// it, which are not asked of the kernel then (see joinPollerSocket). On
+// error fd is left open.
+func newGoStream(r *reactor.Reactor, fd int, transport string, accepted bool) (*goStream, error) {
 	if err := armable(r); err != nil {
 		return nil, err
 	}
 	g := &goStream{fd: fd}
 	g.r, g.base, g.t, g.transport = r, &g.Base, g, transport
-	// As libuv's uv_pipe_open: a descriptor opened for one direction only
-	// (a pipe's end) refuses the other.
-	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
-		g.noRead = fl&unix.O_ACCMODE == unix.O_WRONLY
-		g.noWrite = fl&unix.O_ACCMODE == unix.O_RDONLY
+	join := joinPollerSocket
+	if !accepted {
+		join = joinPoller
+		// As libuv's uv_pipe_open: a descriptor opened for one direction
+		// only (a pipe's end) refuses the other.
+		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
+			g.noRead = fl&unix.O_ACCMODE == unix.O_WRONLY
+			g.noWrite = fl&unix.O_ACCMODE == unix.O_RDONLY
+		}
 	}
 	var err error
-	if g.pl, err = joinPoller(r, fd, g); err != nil {
+	if g.pl, err = join(r, fd, g); err != nil {
 		return nil, err
 	}
 	eventkind.Init(&g.Base, (*goStreamOps)(g), true, event.GoOwned)
@@ -86,9 +92,10 @@ func (g *goStream) link(c *IO) {
 	trackGo(c, &c.handle, g.r, g)
 }
 
-// goIO makes the IO of fd on the pure-Go driver, on the loop.
-func goIO(r *reactor.Reactor, fd int, transport string) (*IO, error) {
-	g, err := newGoStream(r, fd, transport)
+// goIO makes the IO of fd on the pure-Go driver, on the loop (accepted:
+// see newGoStream).
+func goIO(r *reactor.Reactor, fd int, transport string, accepted bool) (*IO, error) {
+	g, err := newGoStream(r, fd, transport, accepted)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +114,7 @@ func openGoIO(r *reactor.Reactor, fd int, transport string) (*IO, error) {
 			err = os.NewSyscallError("fcntl", err)
 			return
 		}
-		c, err = goIO(r, fd, transport)
+		c, err = goIO(r, fd, transport, false)
 	}); x != nil {
 		return nil, x
 	}
@@ -118,7 +125,7 @@ func openGoIO(r *reactor.Reactor, fd int, transport string) (*IO, error) {
 // becomes its IO, and op completes when the connect does.
 func dialGo(r *reactor.Reactor, ep endpoint, c *IO, op *ioOp) error {
 	return onLoopWithSocket(r, ep.family, func(fd int) error {
-		g, err := newGoStream(r, fd, ep.transport)
+		g, err := newGoStream(r, fd, ep.transport, false)
 		if err != nil {
 			return err
 		}
@@ -544,20 +551,23 @@ func (g *goStream) addresses() (local, remote net.Addr) {
 // socketAddr reads a stream socket's local address, or its peer's, as
 // package net gives it (nil when it cannot be read).
 func socketAddr(fd int, peer bool) net.Addr {
-	get := unix.Getsockname
+	// syscall's, not x/sys/unix's: for an Internet socket the latter asks
+	// the socket's protocol too (getsockopt SO_PROTOCOL, for L2TP), one
+	// system call more per address.
+	get := syscall.Getsockname
 	if peer {
-		get = unix.Getpeername
+		get = syscall.Getpeername
 	}
 	sa, err := get(fd)
 	if err != nil {
 		return nil
 	}
 	switch a := sa.(type) {
-	case *unix.SockaddrInet4:
+	case *syscall.SockaddrInet4:
 		return tcpAddr(append([]byte(nil), a.Addr[:]...), a.Port, 0)
-	case *unix.SockaddrInet6:
+	case *syscall.SockaddrInet6:
 		return tcpAddr(append([]byte(nil), a.Addr[:]...), a.Port, a.ZoneId)
-	case *unix.SockaddrUnix:
+	case *syscall.SockaddrUnix:
 		return &net.UnixAddr{Name: unixName(a.Name), Net: "unix"}
 	}
 	return nil

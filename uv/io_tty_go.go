@@ -35,7 +35,7 @@ func openGoTTY(r *reactor.Reactor, fd int) (*IO, error) {
 	c := &IO{}
 	if x := r.Call(func() {
 		var g *goStream
-		if g, err = newGoStream(r, own, "tty"); err == nil {
+		if g, err = newGoStream(r, own, "tty", false); err == nil {
 			g.term = &goTerm{}
 			g.link(c)
 		}

@@ -184,7 +184,7 @@ func (s *uvStream) laneFile() (*os.File, func()) {
 	if fd < 0 {
 		return nil, nil
 	}
-	if laneDups.Add(1) > laneDupBudget() {
+	if !laneDupAllowed(laneDups.Add(1)) {
 		laneDups.Add(-1)
 		return nil, nil
 	}
@@ -224,6 +224,25 @@ var laneDups atomic.Int64
 var laneDupBudgetSet atomic.Int64
 
 func init() { laneDupBudgetSet.Store(-1) }
+
+// laneDupBudgetRead is laneDupBudget's figure as last read (0 before the
+// first), and laneDupChecks counts laneDupAllowed's calls: the limit is
+// read again at every 64th, and whenever the figure read says no, so that
+// a connection's lane costs no getrlimit(2) and a limit raised or lowered
+// still counts.
+var laneDupBudgetRead, laneDupChecks atomic.Int64
+
+// laneDupAllowed reports that the lanes may hold n duplicates.
+func laneDupAllowed(n int64) bool {
+	if laneDupChecks.Add(1)%64 != 0 && n <= laneDupBudgetRead.Load() && laneDupBudgetSet.Load() < 0 {
+		return true
+	}
+	b := laneDupBudget()
+	if laneDupBudgetSet.Load() < 0 {
+		laneDupBudgetRead.Store(b)
+	}
+	return n <= b
+}
 
 // laneDupBudget is how many duplicates the lanes may hold at once: a
 // quarter of the descriptor limit.

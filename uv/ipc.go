@@ -318,6 +318,7 @@ func (e *ipcEvent) deliver(p Passed, err error) {
 			return
 		}
 		e.ended = err
+		e.recvs.end(err) // the Receives waiting, and those after the handles queued
 		eventkind.Notify(e.base, nil, err)
 	default:
 		e.failed.Add(1)
@@ -348,7 +349,8 @@ func endWith(err error) error {
 }
 
 // onRecv is Receive's subscription: a handle goes to the first Receive
-// waiting, or to the queue; an error too, the end to every waiter.
+// waiting, or to the queue; an error to the first Receive waiting (the
+// end went to every one from deliver).
 func (e *ipcEvent) onRecv(_ event.Event, res any, err error) {
 	var p Passed
 	switch v := res.(type) {
@@ -357,20 +359,13 @@ func (e *ipcEvent) onRecv(_ event.Event, res any, err error) {
 	case *Listener:
 		p.Listener = v
 	}
-	if e.recvs.idle() {
-		if err == nil {
-			e.recvs.queue = append(e.recvs.queue, p)
-		}
-		return // an error nobody waits for is counted in Info; the end is kept in e.ended
+	if err != nil && (isEnd(err) || isClosed(err)) {
+		return // deliver told the waiters of the end, closing tells them it closed
 	}
-	if err != nil && isEnd(err) {
-		e.recvs.failAll(err)
-		return
+	// An error nobody waits for is counted in Info.
+	if !e.recvs.hand(p, err) {
+		p.Close() // the IPC closed: nobody will take it
 	}
-	if err != nil && isClosed(err) {
-		return // closing tells the waiters
-	}
-	e.recvs.wake(p, err)
 }
 
 // Receive waits for the next handle passed by the other end (or ctx's
@@ -390,7 +385,7 @@ func (p *IPC) Receive(ctx context.Context) (Passed, error) {
 	if e.r.Owner().Owned() {
 		return Passed{}, fmt.Errorf("uv: IPC.Receive: %w", event.ErrOnLoop)
 	}
-	got, err := e.recvs.wait(ctx, e.r, e.self, e.onRecv, func() error { return e.ended })
+	got, err := e.recvs.wait(ctx, e.r, e.self, e.onRecv)
 	if err == io.EOF {
 		return Passed{}, io.EOF
 	}
@@ -409,11 +404,10 @@ func (e *ipcEvent) closing() {
 		s.ch <- struct{}{}
 	}
 	e.sends = nil
-	e.recvs.failAll(ErrClosed)
-	for _, p := range append(e.recvs.queue, e.held...) {
+	for _, p := range append(e.recvs.close(), e.held...) {
 		p.Close()
 	}
-	e.recvs.queue, e.held = nil, nil
+	e.held = nil
 }
 
 // transportOf names the transport of a passed socket: "tcp" for an

@@ -214,7 +214,7 @@ func (g *goIPC) adopt(fd int, tag byte) (Passed, error) {
 		return Passed{}, err
 	}
 	return passedOf(tag, transport,
-		func() (*IO, error) { return goIO(g.r, fd, transport) },
+		func() (*IO, error) { return goIO(g.r, fd, transport, false) },
 		func() (*Listener, error) {
 			ln := &Listener{}
 			_, err := goListenerOn(g.r, ln, fd, transport, endpoint{transport: transport}, 511)

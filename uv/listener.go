@@ -68,8 +68,8 @@ type listenEvent struct {
 	backlog   int
 	unlink    string // the socket file to remove at close
 
-	// Accept's side, loop-owned: connections no Accept took yet, and the
-	// Accepts waiting.
+	// Accept's side: connections no Accept took yet, and the Accepts
+	// waiting (under its lock: an Accept takes or waits without the loop).
 	accepts takeQueue[*IO]
 	// Connections libuv accepted in the turn a callback stopped the
 	// listener, for the callbacks of the next Start (libuv driver).
@@ -258,11 +258,10 @@ func (e *listenEvent) closing() {
 		os.Remove(e.unlink)
 		e.unlink = ""
 	}
-	e.accepts.failAll(ErrClosed)
-	for _, c := range append(e.accepts.queue, e.held...) {
+	for _, c := range append(e.accepts.close(), e.held...) {
 		c.Close()
 	}
-	e.accepts.queue, e.held = nil, nil
+	e.held = nil
 	if e.pauseTimer != nil {
 		e.pauseTimer.Close()
 		e.pauseTimer = nil
@@ -274,19 +273,16 @@ func (e *listenEvent) closing() {
 // waiting, or to the queue.
 func (e *listenEvent) onAccept(_ event.Event, res any, err error) {
 	c, _ := res.(*IO)
-	if c != nil {
-		c.e.readyForBlocking() // Accept's connections are read and written by blocking calls
-	}
-	if e.accepts.idle() {
-		if c != nil {
-			e.accepts.queue = append(e.accepts.queue, c)
-		}
-		return // an accept error nobody waits for is counted in Info
-	}
 	if c == nil && isClosed(err) {
 		return // closing tells the waiters
 	}
-	e.accepts.wake(c, err)
+	if c != nil {
+		c.e.readyForBlocking() // Accept's connections are read and written by blocking calls
+	}
+	// An accept error nobody waits for is counted in Info.
+	if !e.accepts.hand(c, err) && c != nil {
+		c.Close() // the listener closed: nobody will take it
+	}
 }
 
 // AcceptIO waits for the next connection (or ctx's end) and returns it. It
@@ -308,7 +304,7 @@ func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 	if e.r.Owner().Owned() {
 		return nil, fmt.Errorf("uv: Accept: %w", event.ErrOnLoop)
 	}
-	c, err := e.accepts.wait(ctx, e.r, e.self, e.onAccept, nil)
+	c, err := e.accepts.wait(ctx, e.r, e.self, e.onAccept)
 	if err != nil {
 		return nil, &net.OpError{Op: "accept", Net: e.network, Addr: e.addr, Err: err}
 	}

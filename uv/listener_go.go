@@ -160,7 +160,7 @@ func (g *goListener) fired(uint32) {
 			g.acceptFailed(os.NewSyscallError("accept", err))
 			return
 		}
-		c, err := goIO(g.r, fd, g.transport)
+		c, err := goIO(g.r, fd, g.transport, true)
 		if err != nil {
 			unix.Close(fd)
 			g.acceptFailed(err)

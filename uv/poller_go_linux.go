@@ -117,11 +117,25 @@ var goPollers = struct {
 // if r has none; closed again if adding fails), and returns the poller. On
 // the loop.
 func joinPoller(r *reactor.Reactor, fd int, m pollMember) (*goPoller, error) {
+	return joinPollerChecked(r, fd, m, true)
+}
+
+// joinPollerSocket is joinPoller for a socket made non-blocking by this
+// package (accept4 with SOCK_NONBLOCK): epoll watches every socket, so
+// neither the check nor the fcntl(2) is made, two system calls fewer per
+// accepted connection.
+func joinPollerSocket(r *reactor.Reactor, fd int, m pollMember) (*goPoller, error) {
+	return joinPollerChecked(r, fd, m, false)
+}
+
+// joinPollerChecked is joinPoller, which checks fd (add's check) when
+// check is set.
+func joinPollerChecked(r *reactor.Reactor, fd int, m pollMember, check bool) (*goPoller, error) {
 	pl, err := pollerOf(r)
 	if err != nil {
 		return nil, err
 	}
-	if err := pl.add(fd, m); err != nil {
+	if err := pl.add(fd, m, check); err != nil {
 		pl.closeIfIdle()
 		return nil, err
 	}
@@ -165,19 +179,21 @@ func pollerOf(r *reactor.Reactor) (*goPoller, error) {
 }
 
 // add makes fd, the descriptor of m, a member of the poller, not yet
-// polled. It checks that epoll can watch it (adding it to the set and
-// taking it out again, as libuv's uv_poll_init does) and makes it
+// polled. With check, it checks that epoll can watch it (adding it to the
+// set and taking it out again, as libuv's uv_poll_init does) and makes it
 // non-blocking.
-func (pl *goPoller) add(fd int, m pollMember) error {
+func (pl *goPoller) add(fd int, m pollMember, check bool) error {
 	if _, dup := pl.byFD[fd]; dup {
 		return fmt.Errorf("descriptor %d has a poll in this reactor: %w", fd, syscall.EEXIST)
 	}
-	if err := pl.ctl(unix.EPOLL_CTL_ADD, fd, Readable); err != nil {
-		return err
-	}
-	pl.ctl(unix.EPOLL_CTL_DEL, fd, 0)
-	if err := unix.SetNonblock(fd, true); err != nil {
-		return os.NewSyscallError("fcntl", err)
+	if check {
+		if err := pl.ctl(unix.EPOLL_CTL_ADD, fd, Readable); err != nil {
+			return err
+		}
+		pl.ctl(unix.EPOLL_CTL_DEL, fd, 0)
+		if err := unix.SetNonblock(fd, true); err != nil {
+			return os.NewSyscallError("fcntl", err)
+		}
 	}
 	pl.byFD[fd] = m
 	kind.HostOf(pl.r.Owner()).CountHandle(m.kindName(), 1)

@@ -17,6 +17,10 @@ func joinPoller(*reactor.Reactor, int, pollMember) (*goPoller, error) {
 	return nil, unsupported("the pure-Go driver's descriptor polling (epoll)")
 }
 
+func joinPollerSocket(r *reactor.Reactor, fd int, m pollMember) (*goPoller, error) {
+	return joinPoller(r, fd, m)
+}
+
 func (*goPoller) ctlMask(int, uint32, uint32) error { return unsupported("epoll") }
 func (*goPoller) ctl(int, int, PollEvents) error    { return unsupported("epoll") }
 func (*goPoller) remove(int)                        {}

@@ -12,20 +12,35 @@ import (
 // a time by goroutines that wait for them: a Listener's connections
 // (AcceptIO), an IPC's received handles (Receive). It holds the results
 // that came while nobody waited, the waits, oldest first, and the callback
-// the first wait subscribes to the event. Loop-owned.
+// the first wait subscribes to the event.
+//
+// The results and the waits are under mu, which the loop takes to hand a
+// result over and a waiting goroutine takes to take one or to queue
+// itself: once the callback is subscribed and the event started
+// (serving), a wait makes no round trip through the loop, as package
+// net's Accept does not. A result is handed under mu to the oldest wait,
+// which mu takes off the list in the same step, so a wait withdrawn (its
+// context ended) either is off the list before the result comes, which
+// then goes to the next wait or the queue, or has the result.
 type takeQueue[T any] struct {
-	cb      *event.Callback
+	cb *event.Callback // the first wait's subscription; loop-owned
+
+	mu      sync.Mutex
+	serving bool  // cb is subscribed and the event was started: a wait needs no loop
+	closed  bool  // the event closed: every wait gets ErrClosed
+	ended   error // results ended (an IPC's pipe): a wait with nothing queued gets it
 	queue   []T
 	waiters []*takeWait[T]
+
 	// spare holds the waits over once their goroutine has its result, so
 	// that a wait (an accept) allocates nothing (any goroutine).
 	spare sync.Pool
 }
 
 // takeWait is one goroutine's wait: what it was handed, once ch has a
-// value. The rest is its first step on the loop: the arguments of wait,
-// what it tells (callErr), and join, w.enqueue made once, the function
-// the loop is given.
+// value. The rest is for its first step on the loop, when the queue is not
+// serving yet: the arguments of wait, what it tells (callErr), and join,
+// w.subscribe made once, the function the loop is given.
 type takeWait[T any] struct {
 	v   T
 	err error
@@ -34,23 +49,60 @@ type takeWait[T any] struct {
 	h       *takeQueue[T]
 	self    event.Event
 	fn      event.CallbackFunc
-	end     func() error
 	callErr error
 	join    func()
 }
 
-// idle reports that nobody waits: a result goes to the queue.
-func (h *takeQueue[T]) idle() bool { return len(h.waiters) == 0 }
+// hand gives v and err to the oldest wait, or, when nobody waits, queues v
+// (err nil) or drops err (counted by the event's Info). False when the
+// queue is closed: v is the caller's to close. On the loop.
+func (h *takeQueue[T]) hand(v T, err error) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.closed:
+		return false
+	case len(h.waiters) > 0:
+		h.wake(v, err)
+	case err == nil:
+		h.queue = append(h.queue, v)
+	}
+	return true
+}
 
-// wake hands v and err to the oldest wait. Someone must wait.
+// wake hands v and err to the oldest wait. Someone must wait; h.mu held.
 func (h *takeQueue[T]) wake(v T, err error) {
 	w := h.waiters[0]
+	h.waiters[0] = nil
 	h.waiters = h.waiters[1:]
 	w.v, w.err = v, err
 	w.ch <- struct{}{}
 }
 
-// failAll ends every wait with err.
+// end ends the results with err: every wait gets it, and every later one
+// once the queue is empty. On the loop.
+func (h *takeQueue[T]) end(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended == nil {
+		h.ended = err
+	}
+	h.failAll(err)
+}
+
+// close ends every wait, and every later one, with ErrClosed, and returns
+// the results queued, for the caller to close. On the loop.
+func (h *takeQueue[T]) close() []T {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	h.failAll(ErrClosed)
+	q := h.queue
+	h.queue = nil
+	return q
+}
+
+// failAll ends every wait with err; h.mu held.
 func (h *takeQueue[T]) failAll(err error) {
 	for _, w := range h.waiters {
 		w.err = err
@@ -61,42 +113,55 @@ func (h *takeQueue[T]) failAll(err error) {
 
 // wait takes the next result of self: a queued one, or the one the next
 // call of fn hands on, fn being subscribed to self and self started at the
-// first wait; or ErrClosed when self or its reactor r is closed. end, on
-// the loop, tells an error every wait gets at once while nothing is queued
-// (nil: none). When ctx ends first, the wait is withdrawn and ctx's error
+// first wait (on the loop: the only wait that goes there); or ErrClosed
+// when self or its reactor r is closed, or the end's error once nothing is
+// queued. When ctx ends first, the wait is withdrawn and ctx's error
 // returned, unless a result came meanwhile; a later result goes to the
 // next wait. Not on the loop goroutine.
-func (h *takeQueue[T]) wait(ctx context.Context, r *reactor.Reactor, self event.Event, fn event.CallbackFunc, end func() error) (T, error) {
+func (h *takeQueue[T]) wait(ctx context.Context, r *reactor.Reactor, self event.Event, fn event.CallbackFunc) (T, error) {
 	w, _ := h.spare.Get().(*takeWait[T])
 	if w == nil {
 		w = &takeWait[T]{ch: make(chan struct{}, 1)}
-		w.join = w.enqueue
+		w.join = w.subscribe
 	}
-	w.h, w.self, w.fn, w.end = h, self, fn, end
-	if x := r.Call(w.join); x != nil || w.callErr != nil {
-		// Not queued; w is left to the collector (a Call that failed may
-		// not say whether its function ran).
-		err := w.callErr
-		if x != nil {
-			err = ErrClosed
+	h.mu.Lock()
+	serving := h.serving
+	if serving {
+		h.take(w, self)
+	}
+	h.mu.Unlock()
+	if !serving {
+		w.h, w.self, w.fn = h, self, fn
+		if x := r.Call(w.join); x != nil || w.callErr != nil {
+			// Not queued; w is left to the collector (a Call that failed
+			// may not say whether its function ran).
+			err := w.callErr
+			if x != nil {
+				err = ErrClosed
+			}
+			var zero T
+			return zero, err
 		}
-		var zero T
-		return zero, err
 	}
 	select {
 	case <-w.ch:
 	case <-ctx.Done():
-		r.Call(func() {
-			for i, x := range h.waiters {
-				if x == w {
-					h.waiters = append(h.waiters[:i], h.waiters[i+1:]...)
-					w.err = ctx.Err()
-					w.ch <- struct{}{}
-					break
-				}
+		h.mu.Lock()
+		withdrawn := false
+		for i, x := range h.waiters {
+			if x == w {
+				h.waiters = append(h.waiters[:i], h.waiters[i+1:]...)
+				h.waiters[len(h.waiters):cap(h.waiters)][0] = nil // not kept by the array
+				withdrawn = true
+				break
 			}
-		})
-		<-w.ch
+		}
+		h.mu.Unlock()
+		if withdrawn {
+			w.err = ctx.Err()
+		} else {
+			<-w.ch // handed a result (or an error) meanwhile, under mu: ch has it
+		}
 	}
 	v, err := w.v, w.err
 	*w = takeWait[T]{ch: w.ch, join: w.join} // nobody else holds it any more
@@ -104,26 +169,35 @@ func (h *takeQueue[T]) wait(ctx context.Context, r *reactor.Reactor, self event.
 	return v, err
 }
 
-// enqueue is a wait's first step, on the loop: it takes a queued result,
-// or the end's error, or queues the wait, subscribing the callback and
-// starting the event the first time; callErr tells why it could not.
-func (w *takeWait[T]) enqueue() {
+// take is a wait's step once serving: it takes a queued result, or the
+// error of a closed or ended queue, or queues the wait; ch has a value
+// unless the wait is queued. h.mu held.
+func (h *takeQueue[T]) take(w *takeWait[T], self event.Event) {
+	switch {
+	case h.closed || self.Flags().Has(event.Closed):
+		w.err = ErrClosed
+	case len(h.queue) > 0:
+		var zero T
+		w.v = h.queue[0]
+		h.queue[0] = zero
+		h.queue = h.queue[1:]
+	case h.ended != nil:
+		w.err = h.ended
+	default:
+		h.waiters = append(h.waiters, w)
+		return
+	}
+	w.ch <- struct{}{}
+}
+
+// subscribe is the first wait's step, on the loop: it subscribes the
+// callback and starts the event (once), then takes as a serving queue's
+// wait does; callErr tells why it could not.
+func (w *takeWait[T]) subscribe() {
 	h, self := w.h, w.self
 	if self.Flags().Has(event.Closed) {
 		w.callErr = ErrClosed
 		return
-	}
-	if len(h.queue) > 0 {
-		w.v = h.queue[0]
-		h.queue = h.queue[1:]
-		w.ch <- struct{}{}
-		return
-	}
-	if w.end != nil {
-		if w.err = w.end(); w.err != nil {
-			w.ch <- struct{}{}
-			return
-		}
 	}
 	if h.cb == nil {
 		// Kept only once subscribed and started: a wait whose
@@ -143,5 +217,8 @@ func (w *takeWait[T]) enqueue() {
 		}
 		h.cb = cb
 	}
-	h.waiters = append(h.waiters, w)
+	h.mu.Lock()
+	h.serving = true
+	h.take(w, self)
+	h.mu.Unlock()
 }

@@ -1,0 +1,193 @@
+package uv_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/uvevent/uvevent/internal/conform"
+	"github.com/uvevent/uvevent/reactor"
+	"github.com/uvevent/uvevent/uv"
+)
+
+// TestListenerAcceptOffLoop: once the first Accept has started the
+// listener, an Accept queues nothing to the loop, on either driver,
+// whether its connection was queued already or comes while it waits: it
+// takes the connection, or waits for it, as net's Accept does, with no
+// round trip through the loop. Nor do the connection's LocalAddr and
+// RemoteAddr, read as it was accepted.
+func TestListenerAcceptOffLoop(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c0, s0 := v.pair(t) // the first Accept subscribes and starts
+		const rounds = 50
+		var got []*uv.IO
+		before := v.u.Reactor.Stats().Queued
+		// Queued ones: the clients connect before their Accept.
+		dialN(t, v.ln, rounds/2)
+		for range rounds / 2 {
+			s, err := v.ln.AcceptIO(context.Background())
+			uv.UvtMust(t, err)
+			got = append(got, s)
+		}
+		// Awaited ones: the Accept waits before its client connects.
+		for range rounds / 2 {
+			acc := make(chan *uv.IO, 1)
+			go func() {
+				s, err := v.ln.AcceptIO(context.Background())
+				if err != nil {
+					t.Errorf("AcceptIO: %v", err)
+				}
+				acc <- s
+			}()
+			uv.UvtWaitFor(t, "the Accept to wait", func() bool { return uv.UvtAcceptsWaiting(v.ln) == 1 })
+			dialN(t, v.ln, 1)
+			if s := uv.UvtRecv(t, acc, "the awaited connection"); s != nil {
+				got = append(got, s)
+			}
+		}
+		for _, s := range got { // as net/http asks of each connection
+			if s.LocalAddr() == nil || s.RemoteAddr() == nil {
+				t.Errorf("accepted connection's addresses: %v, %v", s.LocalAddr(), s.RemoteAddr())
+			}
+		}
+		if q := v.u.Reactor.Stats().Queued - before; q >= rounds/10 {
+			t.Errorf("%d operations queued to the loop for %d Accepts after the first and their addresses, want none but the Stats call's", q, rounds)
+		}
+		closers := []interface{ Close() error }{c0, s0}
+		for _, s := range got {
+			closers = append(closers, s)
+		}
+		v.finish(t, closers...)
+	})
+}
+
+// TestListenerAcceptRaces: Accepts whose contexts end at random moments,
+// connections arriving, and the listener's Close, all at once, on either
+// driver: every connection is handed to one Accept at most (none twice),
+// and the client of each one taken reads its Accept's byte; the others
+// (queued at Close, or refused after it) read their end, none is left
+// open; every Accept ends, after the Close with ErrClosed; nothing leaks.
+func TestListenerAcceptRaces(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		const clients, acceptors = 60, 4
+		addr := v.ln.Addr().String()
+		var (
+			mu    sync.Mutex
+			taken = map[*uv.IO]bool{}
+			twice int
+		)
+		accepted := make(chan struct{}, clients)
+		var wg sync.WaitGroup
+		endErrs := make(chan error, acceptors)
+		for i := range acceptors {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(uint64(i), 1))
+				for {
+					ctx, cancel := context.WithCancel(context.Background())
+					if rng.IntN(2) == 0 {
+						d := time.Duration(rng.IntN(200)) * time.Microsecond
+						time.AfterFunc(d, cancel)
+					}
+					s, err := v.ln.AcceptIO(ctx)
+					cancel()
+					switch {
+					case err == nil:
+						mu.Lock()
+						if taken[s] {
+							twice++
+						}
+						taken[s] = true
+						mu.Unlock()
+						s.Write([]byte{'k'})
+						s.Close()
+						accepted <- struct{}{}
+					case errors.Is(err, context.Canceled):
+					default:
+						endErrs <- err
+						return
+					}
+				}
+			}()
+		}
+		reads := make(chan string, clients)
+		for range clients {
+			go func() {
+				c, err := net.Dial("tcp4", addr)
+				if err != nil {
+					reads <- "refused" // after Close
+					return
+				}
+				defer c.Close()
+				c.SetReadDeadline(time.Now().Add(uv.UvtSafety)) // a hang fails instead
+				b := make([]byte, 1)
+				n, err := c.Read(b)
+				switch {
+				case n == 1:
+					reads <- string(b)
+				case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
+					reads <- "end"
+				default:
+					reads <- err.Error()
+				}
+			}()
+		}
+		for range clients / 2 {
+			uv.UvtRecv(t, accepted, "a connection accepted")
+		}
+		uv.UvtMust(t, v.ln.Close())
+		for range acceptors {
+			if err := uv.UvtRecv(t, endErrs, "an Accept's end"); !errors.Is(err, net.ErrClosed) {
+				t.Errorf("Accept after the listener's Close = %v, want net.ErrClosed", err)
+			}
+		}
+		wg.Wait()
+		got := map[string]int{}
+		for range clients {
+			got[uv.UvtRecv(t, reads, "a client's read")]++
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		t.Logf("clients read %v", got)
+		if twice > 0 {
+			t.Errorf("%d connections handed to two Accepts", twice)
+		}
+		if got["k"] != len(taken) || got["k"]+got["end"]+got["refused"] != clients {
+			t.Errorf("clients read %v; %d connections accepted of %d: want each accepted one to read its byte, the others their end", got, len(taken), clients)
+		}
+		v.finish(t)
+	})
+}
+
+// TestListenerAcceptReactorClosed: an Accept waiting when its reactor
+// closes (the listener with it) ends with ErrClosed, as does one after,
+// on either driver.
+func TestListenerAcceptReactorClosed(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		v := newIOEnv(t, d, "tcp4")
+		c, s := v.pair(t)
+		c.Close()
+		s.Close()
+		errs := make(chan error, 1)
+		go func() {
+			_, err := v.ln.AcceptIO(context.Background())
+			errs <- err
+		}()
+		uv.UvtWaitFor(t, "the Accept to wait", func() bool { return uv.UvtAcceptsWaiting(v.ln) == 1 })
+		v.stop()
+		uv.UvtShutdown(t, v.u, false)
+		if err := uv.UvtRecv(t, errs, "the waiting Accept's end"); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("Accept waiting at the reactor's Close = %v, want net.ErrClosed", err)
+		}
+		if _, err := v.ln.AcceptIO(context.Background()); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("Accept after the reactor's Close = %v, want net.ErrClosed", err)
+		}
+	})
+}

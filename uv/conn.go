@@ -91,6 +91,13 @@ func (a *addrCache) get(e *ioEvent) (local, remote net.Addr) {
 	if v := a.p.Load(); v != nil {
 		return v[0], v[1]
 	}
+	return a.load(e)
+}
+
+// load reads the addresses on the loop and keeps them: get's first call.
+// (A function of its own: the results its closure sets go to the heap,
+// which get's every later call, an error's, must not pay.)
+func (a *addrCache) load(e *ioEvent) (local, remote net.Addr) {
 	e.exec(func() {
 		if e.t.open() && !e.closed {
 			local, remote = e.t.addresses()

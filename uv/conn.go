@@ -192,20 +192,10 @@ func (e *ioEvent) deadlineOffLoop(t time.Time, read, write bool) (bool, error) {
 	if write || e.r.Owner().Owned() {
 		return false, nil
 	}
-	d := &e.dl.read
 	if t.IsZero() {
-		e.dl.lane.Lock()
-		defer e.dl.lane.Unlock()
-		if !d.at.CompareAndSwap(pastDeadline, 0) {
-			return false, nil
-		}
-		e.setLaneReadDeadline(time.Time{})
-		if l := e.rlane.Load(); l != nil && l.state.Load() == rlaneShut {
-			e.post(e.openReadLane) // shut while the deadline had passed (rare): the loop opens it
-		}
-		return true, nil
+		return e.removePassedReadDeadline(), nil
 	}
-	if time.Until(t) > 0 {
+	if t.After(longAgo) && time.Until(t) > 0 {
 		return false, nil // a timer to arm: the loop's
 	}
 	if !e.passReadDeadline() {
@@ -224,22 +214,49 @@ func (e *ioEvent) deadlineOffLoop(t time.Time, read, write bool) (bool, error) {
 	return true, nil
 }
 
+// longAgo is a deadline that passed on any clock set after the first
+// second of 1970 (net/http's aLongTimeAgo): one at or before it is known
+// to have passed without reading the clock, which a deadline removed
+// costs nothing and one set in the past costs one reading, the lane
+// file's (net's cost).
+var longAgo = time.Unix(1, 0)
+
+// removePassedReadDeadline removes, off the loop, a read deadline that
+// passed (its timer has fired or is stopped: nothing is armed), and the
+// read lane's with it; false when the deadline had not passed (the loop
+// removes it).
+func (e *ioEvent) removePassedReadDeadline() bool {
+	e.dl.lane.Lock()
+	if !e.dl.read.at.CompareAndSwap(pastDeadline, 0) {
+		e.dl.lane.Unlock()
+		return false
+	}
+	l := e.rlane.Load()
+	if l != nil {
+		l.f.SetReadDeadline(time.Time{})
+	}
+	e.dl.lane.Unlock()
+	if l != nil && l.state.Load() == rlaneShut {
+		e.post(e.openReadLane) // shut while the deadline had passed (rare): the loop opens it
+	}
+	return true
+}
+
 // passReadDeadline makes the read deadline pass, off the loop, and the
 // read lane's with it; false when the IO closed (the loop refuses).
 func (e *ioEvent) passReadDeadline() bool {
-	e.dl.lane.Lock()
-	defer e.dl.lane.Unlock()
 	d := &e.dl.read
+	e.dl.lane.Lock()
 	for {
 		at := d.at.Load()
-		switch at {
-		case closedDeadline:
-			return false
-		case pastDeadline:
-			return true // whoever made it pass failed or will fail the Reads
+		if at == closedDeadline || at == pastDeadline {
+			e.dl.lane.Unlock()
+			// Passed: whoever made it pass failed or will fail the Reads.
+			return at == pastDeadline
 		}
 		if d.at.CompareAndSwap(at, pastDeadline) {
-			e.setLaneReadDeadline(time.Unix(1, 0))
+			e.setLaneReadDeadline(longAgo)
+			e.dl.lane.Unlock()
 			return true
 		}
 	}
@@ -317,7 +334,7 @@ func (d *deadline) time() time.Time {
 	case 0, closedDeadline:
 		return time.Time{}
 	case pastDeadline:
-		return time.Unix(1, 0)
+		return longAgo
 	default:
 		return time.Unix(0, at)
 	}

@@ -251,6 +251,51 @@ func TestIOReadDeadlinePassedOffLoopUnparked(t *testing.T) {
 	})
 }
 
+// TestIOReadDeadlineEveryPastTime: a read deadline set anywhere in the
+// past passes at once, whether or not it is as long ago as net/http's
+// (time.Unix(1, 0), known to have passed without reading the clock): a
+// Read of the read lane waiting fails with a timeout, the Reads after it
+// too, and removing the deadline lets the next bytes through, on both
+// drivers.
+func TestIOReadDeadlineEveryPastTime(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		v, c, s := lanePair(t, d)
+		pasts := []time.Time{
+			time.Unix(1, 0),
+			time.Unix(0, 0),
+			time.Unix(1, 1),
+			time.Unix(-1e10, 0),
+			time.Now().Add(-time.Second),
+			time.Now(),
+		}
+		for _, dl := range pasts {
+			waiting := make(chan error, 1)
+			go func() {
+				_, err := c.Read(make([]byte, 1))
+				waiting <- err
+			}()
+			time.Sleep(5 * time.Millisecond) // let the Read wait (either outcome is checked)
+			uv.UvtMust(t, c.SetReadDeadline(dl))
+			if err := uv.UvtRecv(t, waiting, "the waiting Read"); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("deadline %v: the waiting Read = %v, want a timeout", dl, err)
+			}
+			if n, err := c.Read(make([]byte, 1)); n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("deadline %v: Read = %d, %v; want 0 and a timeout", dl, n, err)
+			}
+			if got := uv.UvtReadDeadline(c); !got.Before(time.Now()) {
+				t.Fatalf("deadline %v: the IO holds %v, want a time passed", dl, got)
+			}
+			uv.UvtMust(t, c.SetReadDeadline(time.Time{}))
+			_, err := s.Write([]byte("z"))
+			uv.UvtMust(t, err)
+			if b := readN(t, c, 1); string(b) != "z" {
+				t.Fatalf("deadline %v: read %q after it was removed, want %q", dl, b, "z")
+			}
+		}
+		v.finish(t, c, s)
+	})
+}
+
 // TestIOReadDeadlinePassedOnLoopSubscriberSetsAgain: a deadline set in the
 // past fails a parked ReadAsync, whose subscriber sets the read deadline
 // again from its callback: nothing deadlocks (the deadline's lock is let go

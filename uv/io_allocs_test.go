@@ -2,7 +2,11 @@ package uv_test
 
 import (
 	"context"
+	"errors"
+	"math"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/buildmode"
@@ -157,5 +161,61 @@ func TestIOReadResultValidDuringCallback(t *testing.T) {
 			t.Errorf("during the callback %q; after it the result holds %q, want nothing", copied, *kept)
 		}
 		uv.UvtShutdown(t, u, false)
+	})
+}
+
+// TestIOConnKeepAliveCallsAllocate: the calls net/http's server makes on
+// a keep-alive connection between two requests allocate what package
+// net's do, on either driver: removing a deadline (none set, or one that
+// passed), setting a read deadline in the past, the addresses (read once,
+// then kept) allocate nothing; a Read past its deadline allocates its
+// error only (one *net.OpError, as net's), not the addresses again.
+func TestIOConnKeepAliveCallsAllocate(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c, s := v.pair(t)
+		one := make([]byte, 1)
+		_, err := c.Write(one)
+		uv.UvtMust(t, err)
+		_, err = s.Read(one) // the read lane is made
+		uv.UvtMust(t, err)
+		s.RemoteAddr() // read once, then kept
+		longAgo := time.Unix(1, 0)
+		calls := []struct {
+			name string
+			fn   func()
+			want float64
+		}{
+			{"SetReadDeadline(zero), none set", func() { s.SetReadDeadline(time.Time{}) }, 0},
+			{"SetWriteDeadline(zero), none set", func() { s.SetWriteDeadline(time.Time{}) }, 0},
+			{"SetReadDeadline(past) then SetReadDeadline(zero)", func() {
+				s.SetReadDeadline(longAgo)
+				s.SetReadDeadline(time.Time{})
+			}, 0},
+			{"RemoteAddr and LocalAddr", func() { s.RemoteAddr(); s.LocalAddr() }, 0},
+			{"Read past the read deadline", func() {
+				if _, err := s.Read(one); !errors.Is(err, os.ErrDeadlineExceeded) {
+					t.Fatalf("Read past the deadline: %v, want os.ErrDeadlineExceeded", err)
+				}
+			}, 1},
+		}
+		for _, call := range calls {
+			if call.want == 1 {
+				uv.UvtMust(t, s.SetReadDeadline(longAgo))
+			}
+			// What other goroutines allocate meanwhile counts too, at
+			// random: the least of three measures is judged.
+			got := math.Inf(1)
+			for range 3 {
+				got = min(got, testing.AllocsPerRun(100, call.fn))
+			}
+			switch {
+			case buildmode.Instrumented() != "":
+				t.Logf("%s: %.0f allocations, not judged: a -%s build changes what allocates", call.name, got, buildmode.Instrumented())
+			case got != call.want:
+				t.Errorf("%s: %.2f allocations, want %.0f", call.name, got, call.want)
+			}
+		}
+		uv.UvtMust(t, s.SetReadDeadline(time.Time{}))
+		v.finish(t, c, s)
 	})
 }

@@ -4,8 +4,7 @@ import (
 	"runtime"
 	"slices"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 // This file is an IO's write lane: a blocking Write made off the loop while
@@ -114,7 +113,7 @@ func (e *ioEvent) writeDirect(p []byte) (n int, held bool) {
 	if len(p) == 0 || !e.lane.state.CompareAndSwap(laneOpen, laneBusy) {
 		return 0, false
 	}
-	n, err := ignoringEINTR(func() (int, error) { return unix.Write(int(e.lane.fd1-1), p) })
+	n, err := ignoringEINTR(func() (int, error) { return syscall.Write(int(e.lane.fd1-1), p) })
 	if err != nil || n <= 0 {
 		e.lane.state.Store(laneOpen)
 		return 0, false

@@ -62,10 +62,11 @@ type readLane struct {
 }
 
 // read is the lane's read(2) into p, for the netpoller's wait: false when
-// there is nothing to read yet.
+// there is nothing to read yet. (Package syscall's Read, as net's: x/sys's
+// goes through one more call to reach it.)
 func (l *readLane) read(fd uintptr) bool {
 	for {
-		l.n, l.err = unix.Read(int(fd), l.p)
+		l.n, l.err = syscall.Read(int(fd), l.p)
 		if l.err != unix.EINTR {
 			return l.err != unix.EAGAIN
 		}

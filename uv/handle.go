@@ -285,7 +285,14 @@ func (o *coreOps) Describe() string         { return o.entry.info() }
 // c; create makes the C handle for the id the event gets. It runs on the
 // loop; it refuses a nil reactor (EINVAL) and a closing one.
 func newCore(r *reactor.Reactor, c *core, k kindOps, flags event.Flags, create func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error)) error {
-	return openEntry(r, &c.entry, k, func() kind.Handle {
+	return onLoop(r, func() error { return openCore(r, c, k, flags, create) })
+}
+
+// openCore is newCore's work, on the loop. Its functions are only called,
+// never kept: a caller already on the loop (an accept) calls it directly,
+// and then none of them goes to the heap.
+func openCore(r *reactor.Reactor, c *core, k kindOps, flags event.Flags, create func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error)) error {
+	return c.entry.open(r, k, func() kind.Handle {
 		c.k = k
 		eventkind.Init(&c.Base, (*coreOps)(c), true, flags)
 		return (*coreOps)(c)
@@ -299,22 +306,33 @@ func newCore(r *reactor.Reactor, c *core, k kindOps, flags event.Flags, create f
 // the event and returns its table record; create makes the C side for the
 // id the entry got (if it fails, the entry is dropped).
 func openEntry(r *reactor.Reactor, e *entry, ev entryKind, setup func() kind.Handle, create func(l *uvcgo.Loop, id uint64) error) error {
+	return onLoop(r, func() error { return e.open(r, ev, setup, create) })
+}
+
+// onLoop runs fn on r's loop and returns its error; a nil reactor is
+// EINVAL, a closing one the reactor's error.
+func onLoop(r *reactor.Reactor, fn func() error) error {
 	if r == nil {
 		return fmt.Errorf("uv: nil reactor: %w", syscall.EINVAL)
 	}
 	var err error
-	if x := r.Call(func() {
-		if err = e.enter(r, ev); err != nil {
-			return
-		}
-		e.id = e.host.AddHandle(setup())
-		if err = create(e.loop, uint64(e.id)); err != nil {
-			e.host.DropHandle(e.id)
-		}
-	}); x != nil {
+	if x := r.Call(func() { err = fn() }); x != nil {
 		return x
 	}
 	return err
+}
+
+// open is openEntry's work, on the loop; setup and create are only called.
+func (e *entry) open(r *reactor.Reactor, ev entryKind, setup func() kind.Handle, create func(l *uvcgo.Loop, id uint64) error) error {
+	if err := e.enter(r, ev); err != nil {
+		return err
+	}
+	e.id = e.host.AddHandle(setup())
+	if err := create(e.loop, uint64(e.id)); err != nil {
+		e.host.DropHandle(e.id)
+		return err
+	}
+	return nil
 }
 
 // track makes h the reference for c's event and registers the cleanup that

@@ -45,38 +45,35 @@ const (
 // published, never changed) at the connection's first blocking Read.
 type readLane struct {
 	state atomic.Int32
-	f     *os.File
-	rc    syscall.RawConn
+	// wait: the read in flight waits in the netpoller for bytes.
+	wait bool
+	f    *os.File
+	rc   syscall.RawConn
 	// The read in flight, held by the caller holding the lane (busy):
 	// its buffer, what read(2) gave, and the read as the function the
 	// netpoller's wait calls, made once with the lane, so that a Read
-	// allocates nothing.
+	// allocates nothing. (One function for both kinds of read, wait
+	// telling them apart: a lane is 96 bytes, one allocation less.)
 	p      []byte
 	n      int
 	err    error
 	readFn func(fd uintptr) bool
-	tryFn  func(fd uintptr) bool
 	// release closes a duplicate descriptor's file and gives back its
 	// place in the budget (io_uv.go); nil for the descriptor itself.
 	release func()
 }
 
 // read is the lane's read(2) into p, for the netpoller's wait: false when
-// there is nothing to read yet. (Package syscall's Read, as net's: x/sys's
+// there is nothing to read yet and the read waits (without wait, one
+// read(2), whatever it gives). (Package syscall's Read, as net's: x/sys's
 // goes through one more call to reach it.)
 func (l *readLane) read(fd uintptr) bool {
 	for {
 		l.n, l.err = syscall.Read(int(fd), l.p)
 		if l.err != unix.EINTR {
-			return l.err != unix.EAGAIN
+			return l.err != unix.EAGAIN || !l.wait
 		}
 	}
-}
-
-// try is read without the wait: one read(2), whatever it gives.
-func (l *readLane) try(fd uintptr) bool {
-	l.read(fd)
-	return true
 }
 
 // readLaner is a transport that can give a read lane its file: a socket
@@ -113,7 +110,7 @@ func (e *ioEvent) setReadLane() {
 	e.dl.lane.Lock() // a setter off the loop sees the lane, or the file gets its deadline here
 	f.SetReadDeadline(e.dl.read.time())
 	l := &readLane{f: f, rc: rc, release: release}
-	l.readFn, l.tryFn = l.read, l.try
+	l.readFn = l.read
 	e.rlane.Store(l)
 	e.dl.lane.Unlock()
 	e.updateReading() // reading ahead ends: the lane reads from now on
@@ -189,12 +186,8 @@ func (e *ioEvent) readDirect(p []byte, wait bool) (n int, ok bool, err error) {
 
 // readOnLane is readDirect's read, the lane held.
 func (e *ioEvent) readOnLane(l *readLane, p []byte, wait bool) (n int, ok bool, err error) {
-	l.p = p
-	fn := l.readFn
-	if !wait {
-		fn = l.tryFn
-	}
-	werr := l.rc.Read(fn)
+	l.p, l.wait = p, wait
+	werr := l.rc.Read(l.readFn)
 	n, rerr := l.n, l.err
 	l.p, l.n, l.err = nil, 0, nil // the caller's buffer is not kept
 	switch {

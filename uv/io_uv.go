@@ -37,7 +37,9 @@ func newUVStream(r *reactor.Reactor, transport string) *uvStream {
 // adoptIO makes the IO of an accepted handle, on the loop.
 func adoptIO(r *reactor.Reactor, h uvcgo.Handle, transport string) (*IO, error) {
 	s := newUVStream(r, transport)
-	if err := newCore(r, &s.core, s, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
+	// On the loop already: openCore, not newCore, so that none of the
+	// set-up's functions is garbage left by every connection.
+	if err := openCore(r, &s.core, s, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
 		l.Adopt(h, id)
 		return h, nil
 	}); err != nil {

@@ -23,7 +23,7 @@ func checkBacklog(t *testing.T, ln net.Listener) {
 	uv.UvtMust(t, err)
 	want, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	uv.UvtMust(t, err)
-	got, err := listenBacklog(ln.Addr().(*net.TCPAddr))
+	_, got, err := listenQueues(ln.Addr().(*net.TCPAddr))
 	uv.UvtMust(t, err)
 	if got != want {
 		t.Errorf("backlog of a listener made with a negative Backlog = %d, want somaxconn (%d)", got, want)
@@ -33,12 +33,13 @@ func checkBacklog(t *testing.T, ln net.Listener) {
 // tcpListen is TCP_LISTEN of the kernel's socket states.
 const tcpListen = 10
 
-// listenBacklog asks the kernel's sock_diag, over netlink, for the backlog
-// of the IPv4 TCP socket listening on addr.
-func listenBacklog(addr *net.TCPAddr) (int, error) {
+// listenQueues asks the kernel's sock_diag, over netlink, for the
+// connections waiting to be accepted by the IPv4 TCP socket listening on
+// addr, and for its backlog.
+func listenQueues(addr *net.TCPAddr) (waiting, backlog int, err error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
-		return 0, os.NewSyscallError("socket", err)
+		return 0, 0, os.NewSyscallError("socket", err)
 	}
 	defer unix.Close(fd)
 	// struct nlmsghdr (16 bytes), then struct inet_diag_req_v2 (56): the
@@ -55,36 +56,37 @@ func listenBacklog(addr *net.TCPAddr) (int, error) {
 	req[hdr+1] = unix.IPPROTO_TCP
 	ne.PutUint32(req[hdr+4:], 1<<tcpListen)
 	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return 0, os.NewSyscallError("sendto", err)
+		return 0, 0, os.NewSyscallError("sendto", err)
 	}
 	ip := addr.IP.To4()
 	buf := make([]byte, 64<<10)
 	for {
 		n, _, err := unix.Recvfrom(fd, buf, 0)
 		if err != nil {
-			return 0, os.NewSyscallError("recvfrom", err)
+			return 0, 0, os.NewSyscallError("recvfrom", err)
 		}
 		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		for _, m := range msgs {
 			switch m.Header.Type {
 			case unix.NLMSG_DONE:
-				return 0, os.NewSyscallError("sock_diag", unix.ENOENT)
+				return 0, 0, os.NewSyscallError("sock_diag", unix.ENOENT)
 			case unix.NLMSG_ERROR:
-				return 0, os.NewSyscallError("sock_diag", unix.Errno(-int32(ne.Uint32(m.Data))))
+				return 0, 0, os.NewSyscallError("sock_diag", unix.Errno(-int32(ne.Uint32(m.Data))))
 			}
 			// struct inet_diag_msg: family, state, timer, retrans, then
 			// the socket id (sport and dport big-endian, src and dst 16
-			// bytes each, ...) from byte 4, idiag_wqueue at byte 60.
+			// bytes each, ...) from byte 4, idiag_rqueue at byte 56,
+			// idiag_wqueue at 60.
 			d := m.Data
 			if len(d) < 64 {
 				continue
 			}
 			port := int(binary.BigEndian.Uint16(d[4:]))
 			if port == addr.Port && net.IP(d[8:12]).Equal(ip) {
-				return int(ne.Uint32(d[60:])), nil
+				return int(ne.Uint32(d[56:])), int(ne.Uint32(d[60:])), nil
 			}
 		}
 	}

@@ -302,5 +302,21 @@ func UvtAcceptsWaiting(l *Listener) int {
 	return len(q.waiters)
 }
 
+// UvtAcceptsQueued returns how many connections wait on l for an Accept.
+func UvtAcceptsQueued(l *Listener) int {
+	q := &l.e.accepts
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.queue)
+}
+
+// UvtAcceptStalled reports whether l stopped accepting because its queue
+// for Accept is full (asked on the loop).
+func UvtAcceptStalled(l *Listener) bool {
+	var stalled bool
+	l.e.r.Call(func() { stalled = l.e.stalled })
+	return stalled
+}
+
 // UvtLaneDupAllowed reports that the read lanes may hold n duplicates.
 func UvtLaneDupAllowed(n int64) bool { return laneDupAllowed(n) }

@@ -82,6 +82,9 @@ type listenEvent struct {
 	pause      time.Duration // the last pause; 0 once an accept succeeds
 	paused     bool
 	pauseTimer *reactor.Timer
+	// stalled: the connections queued for Accept reached the backlog, and
+	// the socket is not watched until an Accept takes one (unstall).
+	stalled bool
 
 	accepted, failed atomic.Uint64
 }
@@ -136,6 +139,14 @@ func (lc ListenConfig) Listen(r *reactor.Reactor, network, address string) (*Lis
 func (e *listenEvent) init(r *reactor.Reactor, self event.Event, base *event.Base, network string, ep endpoint, backlog int) {
 	e.r, e.self, e.base = r, self, base
 	e.network, e.transport, e.backlog = network, ep.transport, backlog
+	// Accept's queue holds at most as many connections as the backlog
+	// (the kernel's default, somaxconn's, when it is not positive).
+	e.accepts.limit = backlog
+	if backlog <= 0 {
+		e.accepts.limit = 4096
+	}
+	unstall := e.unstall
+	e.accepts.drained = func() { e.r.Post(unstall) }
 }
 
 func (e *listenEvent) kindName() string { return "listener" }
@@ -161,7 +172,7 @@ func (e *listenEvent) accept(c *IO, err error) {
 // armAccept starts watching the socket, unless accepting is paused: the
 // pause's end starts it.
 func (e *listenEvent) armAccept() error {
-	if e.paused {
+	if e.paused || e.stalled {
 		return nil
 	}
 	return e.watch(true)
@@ -213,7 +224,7 @@ func (e *listenEvent) startPause() error {
 // (a stopped one does at its next Start).
 func (e *listenEvent) resume() {
 	e.paused = false
-	if eventkind.LoopRefs(e.self) == 0 || e.self.Flags().Has(event.Closed) {
+	if e.stalled || eventkind.LoopRefs(e.self) == 0 || e.self.Flags().Has(event.Closed) {
 		return
 	}
 	if err := e.watch(true); err != nil {
@@ -266,7 +277,7 @@ func (e *listenEvent) closing() {
 		e.pauseTimer.Close()
 		e.pauseTimer = nil
 	}
-	e.paused = false
+	e.paused, e.stalled = false, false
 }
 
 // onAccept is Accept's subscription: a connection goes to the first Accept
@@ -282,6 +293,27 @@ func (e *listenEvent) onAccept(_ event.Event, res any, err error) {
 	// An accept error nobody waits for is counted in Info.
 	if !e.accepts.hand(c, err) && c != nil {
 		c.Close() // the listener closed: nobody will take it
+		return
+	}
+	if c != nil && !e.stalled && e.accepts.atLimit() {
+		// As many connections wait for Accept as the backlog lets wait
+		// in the kernel: the next ones wait there, until an Accept
+		// takes one of these.
+		e.stalled = true
+		e.watch(false)
+	}
+}
+
+// unstall watches the socket again once an Accept took a connection from
+// a queue that had reached its bound (takeQueue.drained), unless accepting
+// is paused or the listener stopped or closed meanwhile.
+func (e *listenEvent) unstall() {
+	if !e.stalled {
+		return
+	}
+	e.stalled = false
+	if !e.paused { // else the pause's end watches again
+		e.resume()
 	}
 }
 

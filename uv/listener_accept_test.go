@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -64,6 +65,112 @@ func TestListenerAcceptOffLoop(t *testing.T) {
 			closers = append(closers, s)
 		}
 		v.finish(t, closers...)
+	})
+}
+
+// TestListenerAcceptQueueBounded: connections no Accept takes yet wait in
+// the listener's queue only up to its backlog (and those accepted in the
+// same turn); the next ones wait in the kernel's backlog, the socket
+// unwatched, until an Accept takes one: nobody accepting does not make the
+// queue grow without a bound, on either driver. Then every connection is
+// taken, in full, none lost.
+func TestListenerAcceptQueueBounded(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		const backlog, clients = 2, 10
+		u := uv.UvtNewReactorOn(t, d)
+		stop := uv.UvtServe(t, u)
+		ln, err := uv.ListenConfig{Backlog: backlog}.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
+		uv.UvtMust(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		// The first Accept starts the listener.
+		acc := make(chan *uv.IO, 1)
+		go func() {
+			s, err := ln.AcceptIO(ctx)
+			if err != nil {
+				t.Errorf("AcceptIO: %v", err)
+			}
+			acc <- s
+		}()
+		var cs []net.Conn
+		dial := func(i int) {
+			var dl net.Dialer
+			c, err := dl.DialContext(ctx, "tcp4", ln.Addr().String())
+			uv.UvtMust(t, err)
+			if _, err := c.Write([]byte{byte(i)}); err != nil {
+				t.Fatalf("client %d: %v", i, err)
+			}
+			cs = append(cs, c)
+		}
+		dial(0)
+		got := []*uv.IO{uv.UvtRecv(t, acc, "the first connection")}
+		// The others connect while nobody accepts: the kernel completes
+		// the handshakes of those its backlog holds; the rest wait for
+		// room, retrying.
+		dialed := make(chan struct{})
+		var connected atomic.Int32
+		go func() {
+			defer close(dialed)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			for i := 1; i < clients; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var dl net.Dialer
+					c, err := dl.DialContext(ctx, "tcp4", ln.Addr().String())
+					if err != nil {
+						t.Errorf("client %d: %v", i, err)
+						return
+					}
+					c.Write([]byte{byte(i)})
+					connected.Add(1)
+					mu.Lock()
+					cs = append(cs, c)
+					mu.Unlock()
+				}()
+			}
+			wg.Wait()
+		}()
+		// Until the listener stopped accepting and the kernel's backlog
+		// is full, or every client got in and was accepted (a listener
+		// with no bound).
+		uv.UvtWaitFor(t, "the kernel's backlog to fill, or every client to be queued", func() bool {
+			waiting, _, err := listenQueues(ln.Addr().(*net.TCPAddr))
+			if err != nil {
+				t.Skipf("the kernel's accept queue cannot be read here: %v", err)
+			}
+			return waiting > backlog && uv.UvtAcceptStalled(ln) ||
+				connected.Load() == clients-1 && uv.UvtAcceptsQueued(ln) == clients-1
+		})
+		// At most the backlog, and what the loop accepted in the turn the
+		// queue reached it (the kernel's backlog holds backlog+1).
+		if n := uv.UvtAcceptsQueued(ln); n > 2*backlog+1 {
+			t.Errorf("%d connections queued for Accept with nobody accepting, want at most %d", n, 2*backlog+1)
+		}
+		for len(got) < clients {
+			s, err := ln.AcceptIO(ctx)
+			if err != nil {
+				t.Fatalf("AcceptIO after %d: %v", len(got), err)
+			}
+			got = append(got, s)
+		}
+		<-dialed
+		seen := make(map[byte]bool)
+		for _, s := range got {
+			b := make([]byte, 1)
+			if _, err := io.ReadFull(s, b); err != nil || seen[b[0]] {
+				t.Errorf("a connection read %v, %v (seen already: %v)", b, err, seen[b[0]])
+			}
+			seen[b[0]] = true
+			s.Close()
+		}
+		for _, c := range cs {
+			c.Close()
+		}
+		uv.UvtMust(t, ln.Close())
+		stop()
+		uv.UvtShutdown(t, u, false)
 	})
 }
 

@@ -31,6 +31,13 @@ type takeQueue[T any] struct {
 	ended   error // results ended (an IPC's pipe): a wait with nothing queued gets it
 	queue   []T
 	waiters []*takeWait[T]
+	// limit bounds the results queued while nobody waits (0: no bound).
+	// Once the queue reaches it (full, set by atLimit), the producer
+	// stops; the take that brings the queue below it calls drained,
+	// after mu is released, for the producer to go on.
+	limit   int
+	full    bool
+	drained func()
 
 	// spare holds the waits over once their goroutine has its result, so
 	// that a wait (an accept) allocates nothing (any goroutine).
@@ -68,6 +75,18 @@ func (h *takeQueue[T]) hand(v T, err error) bool {
 		h.queue = append(h.queue, v)
 	}
 	return true
+}
+
+// atLimit reports whether the queue holds limit results or more, and
+// then marks it full: the take that brings it below calls drained. On the
+// loop.
+func (h *takeQueue[T]) atLimit() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.limit > 0 && len(h.queue) >= h.limit {
+		h.full = true
+	}
+	return h.full
 }
 
 // wake hands v and err to the oldest wait. Someone must wait; h.mu held.
@@ -126,10 +145,11 @@ func (h *takeQueue[T]) wait(ctx context.Context, r *reactor.Reactor, self event.
 	}
 	h.mu.Lock()
 	serving := h.serving
-	if serving {
-		h.take(w, self)
-	}
+	resume := serving && h.take(w, self)
 	h.mu.Unlock()
+	if resume {
+		h.drained()
+	}
 	if !serving {
 		w.h, w.self, w.fn = h, self, fn
 		if x := r.Call(w.join); x != nil || w.callErr != nil {
@@ -171,8 +191,10 @@ func (h *takeQueue[T]) wait(ctx context.Context, r *reactor.Reactor, self event.
 
 // take is a wait's step once serving: it takes a queued result, or the
 // error of a closed or ended queue, or queues the wait; ch has a value
-// unless the wait is queued. h.mu held.
-func (h *takeQueue[T]) take(w *takeWait[T], self event.Event) {
+// unless the wait is queued. It reports whether it took a full queue
+// below its limit: the caller then calls drained once h.mu is released.
+// h.mu held.
+func (h *takeQueue[T]) take(w *takeWait[T], self event.Event) (resume bool) {
 	switch {
 	case h.closed || self.Flags().Has(event.Closed):
 		w.err = ErrClosed
@@ -181,13 +203,17 @@ func (h *takeQueue[T]) take(w *takeWait[T], self event.Event) {
 		w.v = h.queue[0]
 		h.queue[0] = zero
 		h.queue = h.queue[1:]
+		if h.full && len(h.queue) < h.limit {
+			h.full, resume = false, true
+		}
 	case h.ended != nil:
 		w.err = h.ended
 	default:
 		h.waiters = append(h.waiters, w)
-		return
+		return false
 	}
 	w.ch <- struct{}{}
+	return resume
 }
 
 // subscribe is the first wait's step, on the loop: it subscribes the
@@ -219,6 +245,9 @@ func (w *takeWait[T]) subscribe() {
 	}
 	h.mu.Lock()
 	h.serving = true
-	h.take(w, self)
+	resume := h.take(w, self)
 	h.mu.Unlock()
+	if resume {
+		h.drained()
+	}
 }

@@ -133,6 +133,14 @@ func (h *Handoff[T]) deliver() {
 		if h.state.Load() != handoffKept || h.has(Closed) || h.cbs.len() == 0 {
 			return // taken already, or kept for a wait, a Replay or a subscriber
 		}
+		if w := h.loneWait(); w != nil && w.claim() {
+			// Handed over: the value stays in the handoff for the wait to
+			// read (claimed), and no notification pass runs: the one
+			// subscriber is a coroutine's fast-path wait, no user code.
+			h.state.Store(handoffClaimed)
+			w.handedOver(&h.Base)
+			return
+		}
 		res, err := h.take(h.blindWait())
 		h.notify(h.ops.Event(), res, err)
 		if !h.again {
@@ -147,6 +155,17 @@ func (h *Handoff[T]) deliver() {
 // value is then claimed rather than boxed.
 func (h *Handoff[T]) blindWait() bool {
 	return h.err == nil && len(h.cbs.s) == 1 && h.cbs.s[0].blind && (h.ext == nil || h.ext.hook == nil)
+}
+
+// loneWait returns the one subscriber when it is a cooperative coroutine's
+// fast-path wait (await_one.go) that reads the value itself and nobody else
+// looks at the outcome: a value then goes to it without a notification
+// pass. The owner is held.
+func (h *Handoff[T]) loneWait() *parked {
+	if !h.blindWait() {
+		return nil
+	}
+	return h.cbs.s[0].park
 }
 
 // take empties the handoff of its kept outcome and returns it as a

@@ -97,7 +97,7 @@ func awaitOne(ctx context.Context, ev Event, blind bool) (result any, notified b
 	w, _ := spare.Take().(*parked)
 	if w == nil {
 		w = &parked{wake: pk.Wake()}
-		w.cb.fn, w.cb.pinned, w.cb.wait = w.on, true, true
+		w.cb.fn, w.cb.pinned, w.cb.wait, w.cb.park = w.on, true, true, w
 	}
 	// Pointers are written only when they change: each write costs a write
 	// barrier while the collector marks, and the collector marks often
@@ -183,6 +183,23 @@ func (w *parked) on(ev Event, result any, err error) {
 		w.result = result
 	}
 	w.finish(true)
+}
+
+// claim ends the wait for a handoff's direct delivery (Handoff.deliver),
+// with the owner held; false when the wait is over already.
+func (w *parked) claim() bool { return w.ended.CompareAndSwap(w.n-1, w.n) }
+
+// handedOver completes a wait that claim ended: b, its event, left it a
+// value to read (noResult), and no notification pass runs. The wait is
+// b's one subscriber and started nothing (a handoff is no loop event): off
+// b, the coroutine made ready. The owner is held.
+func (w *parked) handedOver(b *Base) {
+	w.notified, w.unboxed = true, true
+	b.cbs.remove(0, &b.iter)
+	w.subbed = false
+	if w.armed {
+		w.wake()
+	}
 }
 
 // finish acts on the end of the wait: off its event when the owner is held

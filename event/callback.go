@@ -23,9 +23,10 @@ type CallbackFunc func(ev Event, result any, err error)
 // needs to be.
 type Callback struct {
 	refs    refcount.Count
-	pinned  bool // not counted: its holder outlives every subscription (a wait's own callback)
-	blind   bool // it reads a future's value itself: the future may pass noResult
-	wait    bool // a wait's own: the owner's Close ends the wait itself (no hold, see subscribedOps)
+	pinned  bool    // not counted: its holder outlives every subscription (a wait's own callback)
+	blind   bool    // it reads a future's value itself: the future may pass noResult
+	wait    bool    // a wait's own: the owner's Close ends the wait itself (no hold, see subscribedOps)
+	park    *parked // the fast-path wait (await_one.go) whose callback this is, nil for any other
 	fn      CallbackFunc
 	dispose func()
 }

@@ -44,9 +44,11 @@ type Handoff[T any] struct {
 	// (a Resolve won the slot; only that Resolve moves it on) →
 	// handoffKept (written) → handoffEmpty (delivered, or taken by a
 	// replay) or handoffClaimed (delivered to one wait that reads the
-	// value itself: see claimed) → handoffEmpty. Only Resolve, Reject and
-	// Settle leave handoffEmpty; every other move is the owner's, or the
-	// claiming wait's.
+	// value itself: see claimed) → handoffEmpty. A Resolve on the
+	// owner's goroutine that finds such a wait the lone subscriber moves
+	// handoffWriting → handoffClaimed at once (handOver). Only Resolve,
+	// Reject and Settle leave handoffEmpty; every other move is the
+	// owner's, or the claiming wait's.
 	state atomic.Uint32
 	held  bool // owner-held: its owner's Close holds it (waiting.Holder)
 	value T
@@ -106,11 +108,15 @@ func (h *Handoff[T]) put(v T, err error) error {
 		return ErrCompleted
 	}
 	h.value, h.err = v, err
-	h.state.Store(handoffKept)
 	if h.owner.Owned() {
+		if !h.notifying() && !h.has(Closed) && h.handOver() {
+			return nil // handoffWriting → handoffClaimed: one store, never kept
+		}
+		h.state.Store(handoffKept)
 		h.deliver()
 		return nil
 	}
+	h.state.Store(handoffKept)
 	if perr := h.owner.Post(h.deliver); perr != nil {
 		return perr // kept: the owner's Close ended the waits, a Replay still takes it
 	}
@@ -133,6 +139,9 @@ func (h *Handoff[T]) deliver() {
 		if h.state.Load() != handoffKept || h.has(Closed) || h.cbs.len() == 0 {
 			return // taken already, or kept for a wait, a Replay or a subscriber
 		}
+		if h.handOver() {
+			return
+		}
 		res, err := h.take(h.blindWait())
 		h.notify(h.ops.Event(), res, err)
 		if !h.again {
@@ -147,6 +156,36 @@ func (h *Handoff[T]) deliver() {
 // value is then claimed rather than boxed.
 func (h *Handoff[T]) blindWait() bool {
 	return h.err == nil && len(h.cbs.s) == 1 && h.cbs.s[0].blind && (h.ext == nil || h.ext.hook == nil)
+}
+
+// handOver gives the outcome being delivered straight to the one
+// subscriber when that is a cooperative coroutine's fast-path wait reading
+// the value itself (loneWait): the value stays in the handoff for the wait
+// to read (claimed), and no notification pass runs, as no user code is
+// called. It reports false, having done nothing, otherwise. The owner is
+// held, outside a notification of h, and h is open.
+func (h *Handoff[T]) handOver() bool {
+	if h.cbs.len() == 0 {
+		return false
+	}
+	w := h.loneWait()
+	if w == nil || !w.claim() {
+		return false
+	}
+	h.state.Store(handoffClaimed)
+	w.handedOver(&h.Base)
+	return true
+}
+
+// loneWait returns the one subscriber when it is a cooperative coroutine's
+// fast-path wait (await_one.go) that reads the value itself and nobody else
+// looks at the outcome: a value then goes to it without a notification
+// pass. The owner is held.
+func (h *Handoff[T]) loneWait() *parked {
+	if !h.blindWait() {
+		return nil
+	}
+	return h.cbs.s[0].park
 }
 
 // take empties the handoff of its kept outcome and returns it as a

@@ -443,7 +443,10 @@ func (co *coroutine) abortWait(cause error) {
 // Covers tells Await that the coroutine's own cancellation ends its waits
 // on this reactor's events when the reactor closes: they need no
 // registration of their own.
-func (w *coWaiter) Covers(o event.Owner) bool { return o == w.r.Owner() }
+func (w *coWaiter) Covers(o event.Owner) bool {
+	ow, ok := o.(*owner) // a type check: no interface comparison on Await's fast path
+	return ok && (*Reactor)(ow) == w.r
+}
 
 // closer is the coroutine as the reactor's Close sees it: a wait to end,
 // which cancels the coroutine's context.

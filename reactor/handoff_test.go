@@ -402,3 +402,48 @@ func TestHandoffConcurrentResolvers(t *testing.T) {
 		}
 	})
 }
+
+// A Resolve by the coroutine holding the baton hands its value straight to
+// the other coroutine's wait (no notification pass): until that coroutine
+// has run and read it, the handoff holds it, refusing another outcome, and
+// the waiter gets the first value, once.
+func TestHandoffHandedOverUntilRead(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, r *reactor.Reactor) {
+		ctx := runCtx(t)
+		h := newHandoff[int](t, r)
+		waiter, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
+			return h.Await(ctx) // parks first: the resolver runs after it
+		})
+		var second error
+		var info string
+		resolver, _ := reactor.Spawn(ctx, r, func(ctx context.Context) (int, error) {
+			if err := h.Resolve(1); err != nil {
+				return 0, err
+			}
+			second = h.Resolve(2) // the waiter has not run yet
+			info = h.Info()
+			return 0, nil
+		})
+		if err := r.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := resolver.Outcome(); err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(second, event.ErrCompleted) {
+			t.Errorf("a second Resolve before the waiter read the first = %v, want ErrCompleted", second)
+		}
+		if info != "Handoff(empty)" { // handed over: not kept for a later wait or Replay
+			t.Errorf("Info while handed over = %q, want Handoff(empty)", info)
+		}
+		if v, ok, err := waiter.Outcome(); v != 1 || !ok || err != nil {
+			t.Errorf("waiter = %d, %t, %v; want 1", v, ok, err)
+		}
+		if got := h.Info(); got != "Handoff(empty)" {
+			t.Errorf("Info at the end = %q, want Handoff(empty)", got)
+		}
+		if err := h.Resolve(3); err != nil {
+			t.Errorf("Resolve once the value was read = %v", err)
+		}
+	})
+}

@@ -169,7 +169,7 @@ func TestHandoffSubscribers(t *testing.T) {
 		}
 		var got []heard // loop-owned
 		boom := errors.New("boom")
-		sub, err := event.Subscribe(h, func(_ event.Event, v any, err error) {
+		_, err := event.Subscribe(h, func(_ event.Event, v any, err error) {
 			e := ""
 			if err != nil {
 				e = err.Error()
@@ -184,7 +184,6 @@ func TestHandoffSubscribers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer sub.Release()
 		ctx := runCtx(t)
 		tm, _ := r.NewTimer(0, 0)
 		step := 0

@@ -120,8 +120,8 @@ bench:
 	  'd1-uvevent={go:d1uv}' \
 	  'd1-uvevent-go={go:d1uv} -driver go' \
 	  'l1-uvevent={go:l1}' \
-	  'u1-uvevent={go:u1}' \
-	  'u1-uvevent-go={go:u1} -driver go' \
+	  'u1-uvevent={go:u1} -sender {c:u1_send}' \
+	  'u1-uvevent-go={go:u1} -driver go -sender {c:u1_send}' \
 	  'l1-uvevent-go={go:l1} -driver go'
 
 ## demo: the tour: the model, the loop interface (echo server, timers, signal), a process and a file watch, the deadlock report, Stats

@@ -225,6 +225,7 @@ int uvev_loop_free(uvev_loop *l) {
     next = b->next;
     free(b);
   }
+  free(l->mmsg_block);
   free(l->done);
   free(l);
   return 0;

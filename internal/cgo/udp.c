@@ -9,10 +9,23 @@
  * family AF_INET or AF_INET6 creates the socket now. Receives are batched
  * (UV_UDP_RECVMMSG: one recvmmsg(2) reads up to UVEV_MMSG_CHUNKS datagrams)
  * where the kernel has recvmmsg. */
+/* A UDP handle and what its batched receive keeps between libuv's calls:
+ * got, the datagrams of the batch being delivered; drained, set when a
+ * batch came short of its chunks (the socket had no more), so that the
+ * next allocation of this readiness pass ends the pass (see
+ * uvev__on_udp_alloc) instead of letting libuv call recvmmsg once more
+ * only to find nothing; ended marks that allocation's UV_ENOBUFS, which
+ * is no error. The handle is the first member: the struct is freed as the
+ * handle. */
+typedef struct {
+  uv_udp_t h;
+  int got, drained, ended;
+} uvev__udp;
+
 int uvev_udp_new(uvev_loop *l, uint64_t id, int family, uintptr_t *out) {
-  uv_udp_t *h = malloc(sizeof *h);
-  if (h == NULL) return UV_ENOMEM;
-  return uvev__adopt(l, (uv_handle_t *)h, uv_udp_init_ex(&l->loop, h, (unsigned int)family | UV_UDP_RECVMMSG), id, out);
+  uvev__udp *u = calloc(1, sizeof *u);
+  if (u == NULL) return UV_ENOMEM;
+  return uvev__adopt(l, (uv_handle_t *)&u->h, uv_udp_init_ex(&l->loop, &u->h, (unsigned int)family | UV_UDP_RECVMMSG), id, out);
 }
 
 int uvev_udp_bind(uintptr_t h, const uint8_t *ip, int iplen, int port, uint32_t scope, unsigned int flags) {
@@ -26,16 +39,24 @@ int uvev_udp_bind(uintptr_t h, const uint8_t *ip, int iplen, int port, uint32_t 
  * the room for its sender's address (uvev_dgram). The buffer goes back to
  * the pool in uvev__on_recv when nothing came; otherwise it is the record's
  * payload, given back by the next turn's release (or by Go when it took
- * it). A batched handle instead gets one malloc'd block of
- * UVEV_MMSG_CHUNKS chunks of UV's 64 KiB for a recvmmsg: each datagram is
- * copied out of it into a record of its own (uvev__on_mmsg_chunk), and the
- * block is freed by the call that ends the batch. Loop thread, inside
- * uv_run. */
+ * it). A batched handle instead gets its loop's block of UVEV_MMSG_CHUNKS
+ * chunks of UV's 64 KiB for a recvmmsg (uvev_loop.mmsg_block, malloc'd
+ * once): each datagram is copied out of it into a record of its own
+ * (uvev__on_mmsg_chunk) before libuv's call returns, and the block stays
+ * with the loop. Loop thread, inside uv_run. */
 static void uvev__on_udp_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   (void)suggested;
   if (uv_udp_using_recvmmsg((uv_udp_t *)h)) {
-    char *p = malloc(UVEV_MMSG_CHUNKS * UVEV_BUF_SIZE);
-    *buf = uv_buf_init(p, p == NULL ? 0 : UVEV_MMSG_CHUNKS * UVEV_BUF_SIZE);
+    uvev__udp *u = (uvev__udp *)h;
+    if (u->drained) { /* the last batch emptied the socket: end libuv's pass here */
+      u->drained = 0;
+      u->ended = 1;
+      *buf = uv_buf_init(NULL, 0);
+      return;
+    }
+    uvev_loop *l = uvev__loop_of(h);
+    if (l->mmsg_block == NULL && (l->mmsg_block = malloc(UVEV_MMSG_CHUNKS * UVEV_BUF_SIZE)) != NULL) l->mmsg_blocks++;
+    *buf = uv_buf_init(l->mmsg_block, l->mmsg_block == NULL ? 0 : UVEV_MMSG_CHUNKS * UVEV_BUF_SIZE);
     return;
   }
   char *p = uvev__buf_get(uvev__loop_of(h));
@@ -55,6 +76,7 @@ enum { UVEV_DGRAM_ROOM = UVEV_BUF_SIZE - offsetof(uvev_dgram, bytes) };
  * that the record carries (freed by the release, or by Go once taken). */
 static void uvev__on_mmsg_chunk(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struct sockaddr *addr, unsigned flags) {
   uvev_loop *l = uvev__loop_of((uv_handle_t *)h);
+  ((uvev__udp *)h)->got++;
   size_t n = (size_t)nread < UVEV_DGRAM_ROOM ? (size_t)nread : UVEV_DGRAM_ROOM;
   uvev_dgram *d = malloc(offsetof(uvev_dgram, bytes) + n);
   if (d == NULL) {
@@ -77,8 +99,18 @@ static void uvev__on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const
     return;
   }
   char *base;
-  if (uv_udp_using_recvmmsg(h)) { /* the batch's end, nothing to read, or an error */
-    free(buf->base);
+  if (uv_udp_using_recvmmsg(h)) { /* the batch's end, nothing to read, or an error: the block is the loop's */
+    uvev__udp *u = (uvev__udp *)h;
+    if (flags & UV_UDP_MMSG_FREE) { /* the batch's end: a short one emptied the socket */
+      u->drained = u->got < UVEV_MMSG_CHUNKS;
+      u->got = 0;
+      return;
+    }
+    if (u->ended && nread == UV_ENOBUFS && buf->len == 0) { /* the pass ended by uvev__on_udp_alloc */
+      u->ended = 0;
+      return;
+    }
+    u->got = 0;
     base = NULL;
   } else {
     base = buf->base == NULL ? NULL : buf->base - offsetof(uvev_dgram, bytes);
@@ -104,7 +136,11 @@ static void uvev__on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const
 
 int uvev_udp_batched(uintptr_t h) { return uv_udp_using_recvmmsg((uv_udp_t *)h); }
 
-int uvev_udp_recv_start(uintptr_t h) { return uv_udp_recv_start((uv_udp_t *)h, uvev__on_udp_alloc, uvev__on_recv); }
+int uvev_udp_recv_start(uintptr_t h) {
+  uvev__udp *u = (uvev__udp *)h;
+  u->got = u->drained = u->ended = 0;
+  return uv_udp_recv_start(&u->h, uvev__on_udp_alloc, uvev__on_recv);
+}
 
 int uvev_udp_recv_stop(uintptr_t h) { return uv_udp_recv_stop((uv_udp_t *)h); }
 

@@ -167,6 +167,10 @@ func (l *Loop) UDPMembership(h Handle, group, ifaddr, source string, join bool) 
 	return errorOf(op, int(C.uvev_udp_membership(C.uintptr_t(h), cg, ci, cs, j)))
 }
 
+// udpBlocks is how many recvmmsg blocks l has malloc'd: one at most, the
+// loop's, shared by its batched UDPs (for the tests).
+func (l *Loop) udpBlocks() int64 { return int64(l.p.mmsg_blocks) }
+
 // UDPBatched reports whether h receives in batches (recvmmsg).
 func (l *Loop) UDPBatched(h Handle) bool {
 	l.crossings.Add(1)

@@ -106,6 +106,15 @@ typedef struct {
    * uvev_loop_free. */
   void *bufs;
   int nbufs;
+  /* The block a batched UDP's recvmmsg reads into (udp.c: UVEV_MMSG_CHUNKS
+   * chunks of UVEV_BUF_SIZE), the loop's one, shared by its UDPs: a batch
+   * is read, copied out and done inside one call of libuv's, so no two are
+   * ever in it at once. Malloc'd at the first batch (mmsg_blocks counts
+   * them, for the tests), freed by uvev_loop_free. A block malloc'd and
+   * freed around each recvmmsg cost a malloc and a free of 1.25 MiB per
+   * wake-up. */
+  char *mmsg_block;
+  int64_t mmsg_blocks;
   /* Polls started (or given a new mask) since the last turn, whose
    * descriptor libuv hands to epoll only in the next turn: poll.c checks
    * them before it (uvev__poll_check). A list through the polls. */

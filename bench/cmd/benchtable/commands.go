@@ -43,8 +43,8 @@ var comparators = []string{
 	"d1-go-pure={go:d1resolver} -resolver go",
 	"d1-go-cgo=GODEBUG=netdns=cgo {go:d1resolver} -resolver cgo",
 	"l1-raw-c={c:l1_timers}",
-	"u1-raw-c={c:u1_udp} 1000000 64",
-	"u1-net={go:u1net}",
+	"u1-raw-c={c:u1_udp} {c:u1_send} 1000000 64",
+	"u1-net={go:u1net} -sender {c:u1_send}",
 }
 
 // rounds is how many rounds a workload runs in, by workload (1 if absent):

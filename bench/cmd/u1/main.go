@@ -1,12 +1,16 @@
 // Command u1 is uvevent's side of workload U1 (docs/benchmarks.md): a
 // started uv.UDP on loopback counts, in its callback, the datagrams of an
-// unpaced burst of -n datagrams (bench/internal/udpburst's sender, in a
-// goroutine), and prints
+// unpaced burst of -n datagrams, and prints
 //
 //	U1 uvevent dgrams_per_s=N share=F      (or uvevent-go with -driver go)
 //
 // as bench/c/u1_udp.c does for raw libuv. The UDP reads in batches
-// (recvmmsg) on both drivers.
+// (recvmmsg) on both drivers. The burst comes from U1's common sender, the
+// process -sender (bench/c/u1_send.c built), which u1 starts once the UDP
+// receives (bench/internal/udpburst), as every U1 receiver does: the
+// process holds the receiver alone.
+//
+// Usage: u1 -sender PATH [-driver go] [-n 1000000] [-size 64] [-delay 0]
 package main
 
 import (
@@ -63,7 +67,7 @@ func run(f *udpburst.Flags, driver reactor.Driver) error {
 	if err := u.Start(); err != nil {
 		return err
 	}
-	err = udpburst.Send(f, u.LocalAddr().(*net.UDPAddr), &c)
+	err = udpburst.Burst(f, u.LocalAddr().(*net.UDPAddr), &c)
 	u.Close()
 	if err != nil {
 		return err

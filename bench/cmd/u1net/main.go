@@ -1,9 +1,14 @@
 // Command u1net is workload U1's net.UDPConn comparator (docs/benchmarks.md):
 // a goroutine reading a net.UDPConn on loopback with ReadFromUDP counts the
-// datagrams of an unpaced burst of -n datagrams (bench/internal/udpburst's
-// sender), and prints
+// datagrams of an unpaced burst of -n datagrams, and prints
 //
 //	U1 net dgrams_per_s=N share=F
+//
+// The burst comes from U1's common sender, the process -sender
+// (bench/c/u1_send.c built), started once the goroutine reads
+// (bench/internal/udpburst), as every U1 receiver starts it.
+//
+// Usage: u1net -sender PATH [-n 1000000] [-size 64] [-delay 0]
 package main
 
 import (
@@ -44,7 +49,7 @@ func run(f *udpburst.Flags) error {
 			c.Got()
 		}
 	}()
-	err = udpburst.Send(f, conn.LocalAddr().(*net.UDPAddr), &c)
+	err = udpburst.Burst(f, conn.LocalAddr().(*net.UDPAddr), &c)
 	conn.Close()
 	<-done
 	if err != nil {

@@ -202,32 +202,8 @@ static int uvev__spare(uvev__server *s) {
   return 0;
 }
 
-/* uvev__tcp_open opens an accepted socket, which accept4 made non-blocking,
- * in the handle t. uv_tcp_open would make it non-blocking again
- * (ioctl(FIONBIO), a system call per connection): on libuv 1.44, whose
- * uv_tcp_open is uv__stream_open (libuv's own, hidden from its headers but
- * linked in from the static library) after that ioctl, the handle is opened
- * with uv__stream_open directly, with the flags the first uv_tcp_open gave
- * its handle (learned, not copied from libuv's internal headers). On
- * another libuv version, uv_tcp_open. */
-#if UV_VERSION_MAJOR == 1 && UV_VERSION_MINOR == 44
-int uv__stream_open(uv_stream_t *stream, int fd, int flags);
-static unsigned int uvev__tcp_open_flags; /* 0 until learned; atomic: loops run on many threads */
-
-static int uvev__tcp_open(uv_tcp_t *t, int fd) {
-  unsigned int flags = __atomic_load_n(&uvev__tcp_open_flags, __ATOMIC_RELAXED);
-  if (flags != 0) return uv__stream_open((uv_stream_t *)t, fd, (int)flags);
-  unsigned int before = t->flags;
-  int err = uv_tcp_open(t, fd);
-  if (err == 0 && (t->flags & ~before) != 0) __atomic_store_n(&uvev__tcp_open_flags, t->flags & ~before, __ATOMIC_RELAXED);
-  return err;
-}
-#else
-static int uvev__tcp_open(uv_tcp_t *t, int fd) { return uv_tcp_open(t, fd); }
-#endif
-
 /* uvev__on_listen accepts the connections waiting with accept4(2) and opens
- * each in a handle of the listener's transport (uvev__tcp_open, uv_pipe_open),
+ * each in a handle of the listener's transport (uv_tcp_open, uv_pipe_open),
  * instead of libuv's uv_listen: libuv's own accept loop, once its reserve
  * descriptor is lost at EMFILE, calls back and retries without end inside
  * uv_run. Each connection is a record whose payload is its handle, counted
@@ -264,7 +240,7 @@ static void uvev__on_listen(uv_poll_t *p, int status, int events) {
     }
     uv_stream_t *c = s->spare;
     s->spare = NULL;
-    err = s->pipe ? uv_pipe_open((uv_pipe_t *)c, fd) : uvev__tcp_open((uv_tcp_t *)c, fd);
+    err = s->pipe ? uv_pipe_open((uv_pipe_t *)c, fd) : uv_tcp_open((uv_tcp_t *)c, fd);
     if (err != 0) {
       close(fd);
       uv_close((uv_handle_t *)c, uvev__free_unadopted);

@@ -173,13 +173,20 @@ static void uvev__pause(uvev__server *s, int err) {
  * handle's). */
 typedef struct {
   uv_tcp_t tcp;
-  struct sockaddr_storage peer;
+  union { /* a TCP peer's: IPv4 or IPv6, 28 bytes, not a sockaddr_storage's 128 */
+    struct sockaddr sa;
+    struct sockaddr_in in4;
+    struct sockaddr_in6 in6;
+  } peer;
 } uvev__accepted_tcp;
 
 /* The peer's address of h, a handle the listener accepted into (a TCP
  * listener's only): UV_EAFNOSUPPORT when accept4 gave none. */
 int uvev_tcp_accepted_peer(uintptr_t h, uint8_t *ip, int *iplen, int *port, uint32_t *scope) {
-  return uvev_sockaddr_parse(&((uvev__accepted_tcp *)h)->peer, ip, iplen, port, scope);
+  struct sockaddr_storage ss;
+  memset(&ss, 0, sizeof ss);
+  memcpy(&ss, &((uvev__accepted_tcp *)h)->peer, sizeof ((uvev__accepted_tcp *)h)->peer);
+  return uvev_sockaddr_parse(&ss, ip, iplen, port, scope);
 }
 
 static int uvev__spare(uvev__server *s) {
@@ -227,8 +234,8 @@ static void uvev__on_listen(uv_poll_t *p, int status, int events) {
     socklen_t peerlen = 0;
     if (!s->pipe) {
       uvev__accepted_tcp *t = (uvev__accepted_tcp *)s->spare;
-      t->peer.ss_family = AF_UNSPEC;
-      peer = (struct sockaddr *)&t->peer;
+      t->peer.sa.sa_family = AF_UNSPEC;
+      peer = &t->peer.sa;
       peerlen = sizeof t->peer;
     }
     int fd = accept4(s->fd, peer, &peerlen, SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -97,6 +97,10 @@ func (a *addrCache) get(e *ioEvent) (local, remote net.Addr) {
 	return nil, nil
 }
 
+// set fills the cache with addresses read elsewhere (as a listener
+// accepts the connection).
+func (a *addrCache) set(local, remote net.Addr) { a.p.Store(&[2]net.Addr{local, remote}) }
+
 // read reads the addresses into the cache while the connection is open.
 // On the loop.
 func (a *addrCache) read(e *ioEvent) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
@@ -219,11 +221,11 @@ func UvtFailAccepts(t testing.TB, errno syscall.Errno, n int32) {
 	var left atomic.Int32
 	left.Store(n)
 	old := acceptSocket
-	acceptSocket = func(fd int, nonblock bool) (int, error) {
+	acceptSocket = func(fd int, nonblock bool, peer *unix.RawSockaddrAny) (int, error) {
 		if left.Add(-1) >= 0 {
 			return -1, errno
 		}
-		return old(fd, nonblock)
+		return old(fd, nonblock, peer)
 	}
 	t.Cleanup(func() { acceptSocket = old })
 }

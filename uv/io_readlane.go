@@ -123,11 +123,13 @@ func (e *ioEvent) setReadLane() {
 // Read and its first Write go to the socket from the caller's goroutine,
 // with no round trip through the loop (which a connection that makes one
 // request, as net/http's without keep-alive, would pay on each). Its
-// addresses are read too, as net's Accept reads them: LocalAddr and
-// RemoteAddr (net/http asks both of every connection) then make no round
-// trip either. On the loop.
+// addresses are read too (unless the listener read them as it accepted
+// it), as net's Accept reads them: LocalAddr and RemoteAddr (net/http asks
+// both of every connection) then make no round trip either. On the loop.
 func (e *ioEvent) readyForBlocking() {
-	e.addrs.read(e)
+	if e.addrs.p.Load() == nil {
+		e.addrs.read(e)
+	}
 	e.setReadLane()
 	e.useLane()
 	e.openLane()

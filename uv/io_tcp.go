@@ -222,12 +222,17 @@ func peerName(fd int) net.Addr {
 	if !get(unix.SizeofSockaddrInet4) || rsa.Addr.Family == unix.AF_INET6 && !get(unix.SizeofSockaddrInet6) {
 		return nil
 	}
+	return rawTCPAddr(&rsa)
+}
+
+// rawTCPAddr is rsa's address, an Internet one (nil for another family).
+func rawTCPAddr(rsa *unix.RawSockaddrAny) net.Addr {
 	switch rsa.Addr.Family {
 	case unix.AF_INET:
-		a := (*unix.RawSockaddrInet4)(unsafe.Pointer(&rsa))
+		a := (*unix.RawSockaddrInet4)(unsafe.Pointer(rsa))
 		return tcpAddr(append([]byte(nil), a.Addr[:]...), netPort(&a.Port), 0)
 	case unix.AF_INET6:
-		a := (*unix.RawSockaddrInet6)(unsafe.Pointer(&rsa))
+		a := (*unix.RawSockaddrInet6)(unsafe.Pointer(rsa))
 		return tcpAddr(append([]byte(nil), a.Addr[:]...), netPort(&a.Port), a.Scope_id)
 	}
 	return nil

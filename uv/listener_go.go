@@ -26,6 +26,7 @@ type goListener struct {
 	fd      int
 	pl      *goPoller // nil once closed
 	polling bool
+	peer    unix.RawSockaddrAny // a TCP connection's peer, as accept4 gives it
 }
 
 type goListenerOps goListener
@@ -146,11 +147,15 @@ var acceptSocket = accept
 // pauses accepting; EINTR and ECONNABORTED (a connection reset while in
 // the backlog) are passed over, as package net does.
 func (g *goListener) fired(uint32) {
+	var peer *unix.RawSockaddrAny
+	if g.transport == "tcp" {
+		peer = &g.peer
+	}
 	for range 128 {
 		if g.pl == nil || eventkind.LoopRefs(g) == 0 || g.Flags().Has(event.Closed) {
 			return
 		}
-		fd, err := acceptSocket(g.fd, true)
+		fd, err := acceptSocket(g.fd, true, peer)
 		switch {
 		case err == unix.EINTR, err == unix.ECONNABORTED:
 			continue
@@ -167,6 +172,25 @@ func (g *goListener) fired(uint32) {
 			return
 		}
 		c.e.setNetwork(g.network)
+		if peer != nil {
+			acceptedAddrs(c.e, fd, peer)
+		}
 		g.accept(c, nil)
+	}
+}
+
+// acceptedAddrs reads an accepted TCP connection's addresses as package
+// net does, once, as it is accepted: the local one with getsockname(2),
+// the peer's as accept4(2) gave it. A server's RemoteAddr and LocalAddr
+// (net/http asks both of every connection) then cost no call to the loop
+// and no getpeername(2). Either unread, both are read when first asked for
+// (addrCache). On the loop.
+func acceptedAddrs(e *ioEvent, fd int, peer *unix.RawSockaddrAny) {
+	remote := rawTCPAddr(peer)
+	if remote == nil {
+		return
+	}
+	if local := socketAddr(fd, false); local != nil {
+		e.addrs.set(local, remote)
 	}
 }

@@ -120,6 +120,9 @@ func (e *uvListener) completed(rec *uvcgo.Completion) {
 		e.loop.CloseHandle(h)
 	} else {
 		c.e.setNetwork(e.network)
+		if e.transport == "tcp" {
+			acceptedAddrsUV(c.e, e.loop, h)
+		}
 	}
 	stopped := eventkind.LoopRefs(e) == 0
 	switch {
@@ -129,5 +132,22 @@ func (e *uvListener) completed(rec *uvcgo.Completion) {
 		e.failed.Add(1) // no callback may hear of it now
 	default:
 		e.accept(c, err)
+	}
+}
+
+// acceptedAddrsUV reads an accepted TCP connection's addresses as package
+// net does, once, as it is accepted: the local one with getsockname(2),
+// the peer's as accept4(2) gave it (the shim kept it). A server's
+// RemoteAddr and LocalAddr (net/http asks both of every connection) then
+// cost no call to the loop, and the peer's address is there even once the
+// peer has reset the connection. Either unread, both are read when first
+// asked for (addrCache). On the loop.
+func acceptedAddrsUV(e *ioEvent, l *uvcgo.Loop, h uvcgo.Handle) {
+	ip, port, zone, err := l.TCPAcceptedPeer(h)
+	if err != nil {
+		return
+	}
+	if local, err := tcpAddrOf(l, h, false); err == nil {
+		e.addrs.set(local, tcpAddr(ip, port, zone))
 	}
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "stream.h"
+#include "udp.h"
 
 static uint64_t uvev__id_of(void *h) { return (uint64_t)(uintptr_t)((uv_handle_t *)h)->data; }
 
@@ -165,6 +166,29 @@ static void uvev__pause(uvev__server *s, int err) {
  * for the next try, rather than dropping it. Malloc'd here; freed by
  * uvev__free_unadopted when the listener closes unused, or by uvev__on_close
  * once adopted. */
+/* uvev__accepted_tcp is an accepted TCP connection's handle with the peer's
+ * address as accept4(2) gave it: RemoteAddr needs no getpeername(2), and
+ * still has the address once the peer has reset the connection. The handle
+ * comes first, so that the handle's pointer is the block's (freed as any
+ * handle's). */
+typedef struct {
+  uv_tcp_t tcp;
+  union { /* a TCP peer's: IPv4 or IPv6, 28 bytes, not a sockaddr_storage's 128 */
+    struct sockaddr sa;
+    struct sockaddr_in in4;
+    struct sockaddr_in6 in6;
+  } peer;
+} uvev__accepted_tcp;
+
+/* The peer's address of h, a handle the listener accepted into (a TCP
+ * listener's only): UV_EAFNOSUPPORT when accept4 gave none. */
+int uvev_tcp_accepted_peer(uintptr_t h, uint8_t *ip, int *iplen, int *port, uint32_t *scope) {
+  struct sockaddr_storage ss;
+  memset(&ss, 0, sizeof ss);
+  memcpy(&ss, &((uvev__accepted_tcp *)h)->peer, sizeof ((uvev__accepted_tcp *)h)->peer);
+  return uvev_sockaddr_parse(&ss, ip, iplen, port, scope);
+}
+
 static int uvev__spare(uvev__server *s) {
   uvev_loop *l = uvev__sloop(&s->poll);
   uv_stream_t *c;
@@ -174,7 +198,7 @@ static int uvev__spare(uvev__server *s) {
     c = malloc(sizeof(uv_pipe_t));
     err = c == NULL ? UV_ENOMEM : uv_pipe_init(&l->loop, (uv_pipe_t *)c, 0);
   } else {
-    c = malloc(sizeof(uv_tcp_t));
+    c = malloc(sizeof(uvev__accepted_tcp));
     err = c == NULL ? UV_ENOMEM : uv_tcp_init(&l->loop, (uv_tcp_t *)c);
   }
   if (err != 0) {
@@ -206,7 +230,15 @@ static void uvev__on_listen(uv_poll_t *p, int status, int events) {
       uvev__pause(s, err);
       return;
     }
-    int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    struct sockaddr *peer = NULL;
+    socklen_t peerlen = 0;
+    if (!s->pipe) {
+      uvev__accepted_tcp *t = (uvev__accepted_tcp *)s->spare;
+      t->peer.sa.sa_family = AF_UNSPEC;
+      peer = &t->peer.sa;
+      peerlen = sizeof t->peer;
+    }
+    int fd = accept4(s->fd, peer, &peerlen, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue; /* as Go's net: the next one */
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
@@ -222,7 +254,6 @@ static void uvev__on_listen(uv_poll_t *p, int status, int events) {
       uvev__pause(s, err);
       return;
     }
-    if (!s->pipe) uv_tcp_nodelay((uv_tcp_t *)c, 1); /* as Go's net does */
     c->data = NULL;
     l->handles++;
     uvev_completion *rec = uvev__push(l, uvev__id_of(p), UVEV_DONE_CONNECTION, 0);

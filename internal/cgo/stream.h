@@ -48,6 +48,7 @@ void uvev_listener_close(uintptr_t h);
 int uvev_tcp_new(uvev_loop *l, uint64_t id, uintptr_t *out);
 int uvev_tcp_connect(uvev_loop *l, uintptr_t h, const uint8_t *ip, int iplen, int port, uint32_t scope);
 int uvev_tcp_addr(uintptr_t h, int peer, uint8_t *ip, int *iplen, int *port, uint32_t *scope);
+int uvev_tcp_accepted_peer(uintptr_t h, uint8_t *ip, int *iplen, int *port, uint32_t *scope);
 int uvev_tcp_nodelay(uintptr_t h, int on);
 int uvev_tcp_keepalive(uintptr_t h, int on, unsigned int delay);
 int uvev_fileno(uintptr_t h, int *fd);

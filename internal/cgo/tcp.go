@@ -31,19 +31,27 @@ func (l *Loop) ConnectTCP(h Handle, ip []byte, port int, zone uint32) error {
 // TCPAddr returns h's local address, or its peer's with peer set: the IP
 // (4 or 16 bytes), the port and the IPv6 scope.
 func (l *Loop) TCPAddr(h Handle, peer bool) (ip []byte, port int, zone uint32, err error) {
+	if peer {
+		return l.tcpAddr(h, 1, "uv_tcp_getpeername")
+	}
+	return l.tcpAddr(h, 0, "uv_tcp_getsockname")
+}
+
+// TCPAcceptedPeer is the peer's address of h, a connection a TCP
+// listener accepted (NewListener), as accept4(2) gave it: no system call.
+func (l *Loop) TCPAcceptedPeer(h Handle) (ip []byte, port int, zone uint32, err error) {
+	return l.tcpAddr(h, 2, "accept")
+}
+
+// tcpAddr is uvev_tcp_addr's address of h: which is 0 for the local one,
+// 1 for the peer's (getpeername), 2 for the one accept4 gave; op names the
+// call in an error.
+func (l *Loop) tcpAddr(h Handle, which C.int, op string) (ip []byte, port int, zone uint32, err error) {
 	var buf [16]byte
 	var n, p C.int
 	var z C.uint32_t
-	pe := C.int(0)
-	if peer {
-		pe = 1
-	}
 	l.crossings.Add(1)
-	op := "uv_tcp_getsockname"
-	if peer {
-		op = "uv_tcp_getpeername"
-	}
-	if rc := C.uvev_tcp_addr(C.uintptr_t(h), pe, (*C.uint8_t)(unsafe.Pointer(&buf[0])), &n, &p, &z); rc != 0 {
+	if rc := C.uvev_tcp_addr(C.uintptr_t(h), which, (*C.uint8_t)(unsafe.Pointer(&buf[0])), &n, &p, &z); rc != 0 {
 		return nil, 0, 0, errorOf(op, int(rc))
 	}
 	return append([]byte(nil), buf[:n]...), int(p), uint32(z), nil

@@ -206,6 +206,9 @@ func (*Loop) ConnectTCP(Handle, []byte, int, uint32) error { return ErrNoLibuv }
 // TCPAddr is unavailable without cgo.
 func (*Loop) TCPAddr(Handle, bool) ([]byte, int, uint32, error) { return nil, 0, 0, ErrNoLibuv }
 
+// TCPAcceptedPeer is unavailable without cgo.
+func (*Loop) TCPAcceptedPeer(Handle) ([]byte, int, uint32, error) { return nil, 0, 0, ErrNoLibuv }
+
 // TCPNoDelay is unavailable without cgo.
 func (*Loop) TCPNoDelay(Handle, bool) error { return ErrNoLibuv }
 

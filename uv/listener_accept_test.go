@@ -77,10 +77,7 @@ func TestListenerAcceptOffLoop(t *testing.T) {
 func TestListenerAcceptQueueBounded(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		const backlog, clients = 2, 10
-		u := uv.UvtNewReactorOn(t, d)
-		stop := uv.UvtServe(t, u)
-		ln, err := uv.ListenConfig{Backlog: backlog}.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
-		uv.UvtMust(t, err)
+		u, stop, ln := listenBacklog(t, d, backlog)
 		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
 		defer cancel()
 		// The first Accept starts the listener.

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -179,4 +182,163 @@ func TestListenerAcceptStallStopStartClose(t *testing.T) {
 		stop()
 		uv.UvtShutdown(t, u, false)
 	})
+}
+
+// TestListenerAcceptStallRaces: TestListenerAcceptRaces on a listener
+// whose queue stalls (backlog 2), with Stop and Start from another
+// goroutine at random moments as well, on either driver: Accepts whose
+// contexts end at random, clients connecting (no more at once than the
+// kernel's backlog holds, so that none waits for a SYN retry), Stop and
+// Start, and the Close. Every connection goes to one Accept at most, and
+// its client reads the Accept's byte; the others read their end or are
+// refused; none hangs; every Accept ends with ErrClosed after the Close,
+// no wait is left on the list, and nothing leaks.
+func TestListenerAcceptStallRaces(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		const backlog, clients, acceptors = 2, 80, 4
+		u, stop, ln := listenBacklog(t, d, backlog)
+		addr := ln.Addr().String()
+		var (
+			mu    sync.Mutex
+			taken = map[*uv.IO]bool{}
+			twice int
+		)
+		accepted := make(chan struct{}, clients)
+		var started atomic.Bool // an Accept started the listener
+		endErrs := make(chan error, acceptors)
+		var wg sync.WaitGroup
+		for i := range acceptors {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(uint64(i), 2))
+				for {
+					ctx, cancel := context.WithCancel(context.Background())
+					switch rng.IntN(3) {
+					case 0:
+						cancel()
+					case 1:
+						time.AfterFunc(time.Duration(rng.IntN(200))*time.Microsecond, cancel)
+					}
+					s, err := ln.AcceptIO(ctx)
+					cancel()
+					switch {
+					case err == nil && s != nil:
+						mu.Lock()
+						if taken[s] {
+							twice++
+						}
+						taken[s] = true
+						mu.Unlock()
+						started.Store(true)
+						s.Write([]byte{'k'})
+						s.Close()
+						accepted <- struct{}{}
+					case err == nil:
+						endErrs <- errors.New("AcceptIO returned a nil IO and a nil error")
+						return
+					case errors.Is(err, context.Canceled):
+					default:
+						endErrs <- err
+						return
+					}
+				}
+			}()
+		}
+		// Stop and Start at random until the Close.
+		closed := make(chan struct{})
+		toggled := make(chan struct{})
+		go func() {
+			defer close(toggled)
+			uv.UvtWaitFor(t, "the first Accept to start the listener", started.Load)
+			rng := rand.New(rand.NewPCG(9, 9))
+			for {
+				select {
+				case <-closed:
+					return
+				default:
+				}
+				if ln.Stop() != nil {
+					return // closed
+				}
+				time.Sleep(time.Duration(rng.IntN(300)) * time.Microsecond)
+				if ln.Start() != nil {
+					return
+				}
+				time.Sleep(time.Duration(rng.IntN(300)) * time.Microsecond)
+			}
+		}()
+		reads := make(chan string, clients)
+		// The clients connected and not answered yet: no more than the
+		// kernel's backlog holds.
+		room := make(chan struct{}, backlog+1)
+		for range clients {
+			go func() {
+				room <- struct{}{}
+				defer func() { <-room }()
+				reads <- dialRead(addr)
+			}()
+		}
+		for range clients / 2 {
+			uv.UvtRecv(t, accepted, "a connection accepted")
+		}
+		close(closed)
+		uv.UvtMust(t, ln.Close())
+		uv.UvtRecv(t, toggled, "the end of Stop and Start")
+		for range acceptors {
+			if err := uv.UvtRecv(t, endErrs, "an Accept's end"); !errors.Is(err, net.ErrClosed) {
+				t.Errorf("Accept after the listener's Close = %v, want net.ErrClosed", err)
+			}
+		}
+		wg.Wait()
+		if n := uv.UvtAcceptsWaiting(ln); n != 0 {
+			t.Errorf("%d waits left on the list after the Close", n)
+		}
+		mu.Lock()
+		n, tw := len(taken), twice
+		mu.Unlock()
+		checkClientReads(t, reads, clients, n, tw)
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}
+
+// dialRead connects to addr and reads a byte: what it read, "end" (EOF or
+// a reset), "refused" (no listener), or the error. A hang fails at the
+// safety deadline.
+func dialRead(addr string) string {
+	c, err := net.Dial("tcp4", addr)
+	if err != nil {
+		return "refused"
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(uv.UvtSafety))
+	b := make([]byte, 1)
+	n, err := c.Read(b)
+	switch {
+	case n == 1:
+		return string(b)
+	case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
+		return "end"
+	}
+	return err.Error()
+}
+
+// checkClientReads gathers what each of the clients read (dialRead) and
+// checks that the taken connections accepted, none handed twice, were
+// those whose client read the Accept's byte, and that the others read
+// their end or were refused.
+func checkClientReads(t *testing.T, reads <-chan string, clients, taken, twice int) {
+	t.Helper()
+	got := map[string]int{}
+	for range clients {
+		got[uv.UvtRecv(t, reads, "a client's read")]++
+	}
+	t.Logf("clients read %v", got)
+	if twice > 0 {
+		t.Errorf("%d connections handed to two Accepts", twice)
+	}
+	if got["k"] != taken || got["k"]+got["end"]+got["refused"] != clients {
+		t.Errorf("clients read %v; %d connections accepted of %d: want each accepted one to read its byte, the others their end", got, taken, clients)
+	}
 }

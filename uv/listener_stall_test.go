@@ -213,13 +213,7 @@ func TestListenerAcceptStallRaces(t *testing.T) {
 				defer wg.Done()
 				rng := rand.New(rand.NewPCG(uint64(i), 2))
 				for {
-					ctx, cancel := context.WithCancel(context.Background())
-					switch rng.IntN(3) {
-					case 0:
-						cancel()
-					case 1:
-						time.AfterFunc(time.Duration(rng.IntN(200))*time.Microsecond, cancel)
-					}
+					ctx, cancel := randomCtx(context.Background(), rng)
 					s, err := ln.AcceptIO(ctx)
 					cancel()
 					switch {
@@ -341,4 +335,17 @@ func checkClientReads(t *testing.T, reads <-chan string, clients, taken, twice i
 	if got["k"] != taken || got["k"]+got["end"]+got["refused"] != clients {
 		t.Errorf("clients read %v; %d connections accepted of %d: want each accepted one to read its byte, the others their end", got, taken, clients)
 	}
+}
+
+// randomCtx is parent with a cancel that rng decides comes at once, after
+// up to 200µs, or never (but by the function returned).
+func randomCtx(parent context.Context, rng *rand.Rand) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	switch rng.IntN(3) {
+	case 0:
+		cancel()
+	case 1:
+		time.AfterFunc(time.Duration(rng.IntN(200))*time.Microsecond, cancel)
+	}
+	return ctx, cancel
 }

@@ -521,12 +521,7 @@ func TestIPCReceiveWaits(t *testing.T) {
 		stop := uv.UvtServe(t, u)
 		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
 		defer cancel()
-		fds, err := uv.UvtSocketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-		uv.UvtMust(t, err)
-		from, err := uv.OpenIPC(u.Reactor, fds[0])
-		uv.UvtMust(t, err)
-		to, err := uv.OpenIPC(u.Reactor, fds[1])
-		uv.UvtMust(t, err)
+		from, to := ipcPair(t, u)
 
 		waiting := func(p *uv.IPC) func() bool {
 			return func() bool { return eventkind.LoopRefs(p) > 0 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -77,10 +76,7 @@ func TestListenerAcceptOffLoop(t *testing.T) {
 func TestListenerAcceptQueueBounded(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		const backlog, clients = 2, 10
-		u := uv.UvtNewReactorOn(t, d)
-		stop := uv.UvtServe(t, u)
-		ln, err := uv.ListenConfig{Backlog: backlog}.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
-		uv.UvtMust(t, err)
+		u, stop, ln := listenBacklog(t, d, backlog)
 		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
 		defer cancel()
 		// The first Accept starts the listener.
@@ -227,23 +223,7 @@ func TestListenerAcceptRaces(t *testing.T) {
 		reads := make(chan string, clients)
 		for range clients {
 			go func() {
-				c, err := net.Dial("tcp4", addr)
-				if err != nil {
-					reads <- "refused" // after Close
-					return
-				}
-				defer c.Close()
-				c.SetReadDeadline(time.Now().Add(uv.UvtSafety)) // a hang fails instead
-				b := make([]byte, 1)
-				n, err := c.Read(b)
-				switch {
-				case n == 1:
-					reads <- string(b)
-				case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
-					reads <- "end"
-				default:
-					reads <- err.Error()
-				}
+				reads <- dialRead(addr)
 			}()
 		}
 		for range clients / 2 {
@@ -256,19 +236,10 @@ func TestListenerAcceptRaces(t *testing.T) {
 			}
 		}
 		wg.Wait()
-		got := map[string]int{}
-		for range clients {
-			got[uv.UvtRecv(t, reads, "a client's read")]++
-		}
 		mu.Lock()
-		defer mu.Unlock()
-		t.Logf("clients read %v", got)
-		if twice > 0 {
-			t.Errorf("%d connections handed to two Accepts", twice)
-		}
-		if got["k"] != len(taken) || got["k"]+got["end"]+got["refused"] != clients {
-			t.Errorf("clients read %v; %d connections accepted of %d: want each accepted one to read its byte, the others their end", got, len(taken), clients)
-		}
+		n, tw := len(taken), twice
+		mu.Unlock()
+		checkClientReads(t, reads, clients, n, tw)
 		v.finish(t)
 	})
 }

@@ -139,10 +139,16 @@ func TestListenerAcceptQueueBounded(t *testing.T) {
 			return waiting > backlog && uv.UvtAcceptStalled(ln) ||
 				connected.Load() == clients-1 && uv.UvtAcceptsQueued(ln) == clients-1
 		})
-		// At most the backlog, and what the loop accepted in the turn the
-		// queue reached it (the kernel's backlog holds backlog+1).
-		if n := uv.UvtAcceptsQueued(ln); n > 2*backlog+1 {
-			t.Errorf("%d connections queued for Accept with nobody accepting, want at most %d", n, 2*backlog+1)
+		// At most the backlog; on the libuv driver also what the shim
+		// accepted in the batch of the turn the queue reached it (the
+		// kernel's backlog holds backlog+1), where the pure-Go driver
+		// stops accepting at the bound.
+		limit := 2*backlog + 1
+		if d == reactor.DriverGo {
+			limit = backlog
+		}
+		if n := uv.UvtAcceptsQueued(ln); n > limit {
+			t.Errorf("%d connections queued for Accept with nobody accepting, want at most %d", n, limit)
 		}
 		for len(got) < clients {
 			s, err := ln.AcceptIO(ctx)

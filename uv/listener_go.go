@@ -143,7 +143,8 @@ func (g *goListener) watchSocket(on bool) error {
 var acceptSocket = accept
 
 // fired accepts the connections waiting, on the loop, while the listener
-// is started and open (a callback may stop or close it). A failed accept
+// is started and open (a callback may stop or close it) and Accept's queue
+// has room (not stalled: the rest wait in the kernel's backlog). A failed accept
 // pauses accepting; EINTR and ECONNABORTED (a connection reset while in
 // the backlog) are passed over, as package net does.
 func (g *goListener) fired(uint32) {
@@ -152,7 +153,7 @@ func (g *goListener) fired(uint32) {
 		peer = &g.peer
 	}
 	for range 128 {
-		if g.pl == nil || eventkind.LoopRefs(g) == 0 || g.Flags().Has(event.Closed) {
+		if g.pl == nil || g.stalled || eventkind.LoopRefs(g) == 0 || g.Flags().Has(event.Closed) {
 			return
 		}
 		fd, err := acceptSocket(g.fd, true, peer)

@@ -615,12 +615,12 @@ func TestIOCloseWakesRead(t *testing.T) {
 			got <- err
 		}()
 		time.Sleep(10 * time.Millisecond) // the Read waits first (the outcome holds either way)
-		before := uv.UvtOpenFDs(t)
+		before := uv.UvtOpenSockets(t)
 		uv.UvtMust(t, c.Close())
 		if err := uv.UvtRecv(t, got, "the Read's end"); !errors.Is(err, uv.ErrClosed) {
 			t.Errorf("Read waiting at Close = %v, want ErrClosed", err)
 		}
-		uv.UvtWaitFor(t, "the descriptor closed", func() bool { return uv.UvtOpenFDs(t) < before })
+		uv.UvtWaitFor(t, "the socket closed", func() bool { return uv.UvtOpenSockets(t) < before })
 		v.finish(t, s)
 	})
 }

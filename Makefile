@@ -87,9 +87,10 @@ cgocheck:
 # per-message counts (system calls from perf when it is installed: apt-get
 # install linux-perf; else strace; else the table says why not) and its
 # targets judged under its table; U1, H1 and H1C in 5 shuffled rounds too,
-# their targets judged under their tables; K1 and X1's idle CPU judged on
-# their benchmarks' alternating rounds (BenchmarkK1Alternating,
-# BenchmarkX1Idle). About 10 minutes on 2 cores.
+# their targets judged under their tables; K1, X1's round trip and X1's
+# idle CPU judged on their benchmarks' alternating rounds
+# (BenchmarkK1Alternating, BenchmarkX1Alternating, BenchmarkX1Idle). About
+# 10 minutes on 2 cores.
 bench:
 	$(GO) run ./bench/cmd/benchtable -out docs/benchmarks-latest.md -svg docs \
 	  -gobench 'C1|X1|K1|IOPingPong' -gopkgs './event/ ./reactor/ ./uv/' \

@@ -24,6 +24,13 @@ func serving(b *testing.B) (*reactor.Reactor, func()) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return r, serveBench(b, r)
+}
+
+// serveBench runs r in a goroutine of its own until the returned function
+// stops it and closes r.
+func serveBench(b *testing.B, r *reactor.Reactor) func() {
+	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -33,7 +40,7 @@ func serving(b *testing.B) (*reactor.Reactor, func()) {
 	for !r.Stats().Running {
 		time.Sleep(time.Millisecond)
 	}
-	return r, func() {
+	return func() {
 		cancel()
 		<-done
 		r.Close()
@@ -54,6 +61,40 @@ func BenchmarkX1RoundTrip(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "rtt_ns")
+}
+
+// BenchmarkX1Alternating is X1's round-trip target, judged as K1's is:
+// the round trip of BenchmarkX1RoundTrip (another goroutine's Call to the
+// parked loop, which resolves a future) over a Go channel ping-pong
+// between two goroutines, taken in rounds that run the two in turn for the
+// same number of round trips, on each driver; the median of the rounds'
+// ratios is reported (ratio), beside the medians of each one's ns per
+// round trip.
+func BenchmarkX1Alternating(b *testing.B) {
+	for _, d := range []struct {
+		name   string
+		driver reactor.Driver
+	}{{"libuv", reactor.DriverLibuv}, {"go", reactor.DriverGo}} {
+		b.Run(d.name, func(b *testing.B) {
+			r, err := reactor.New(reactor.Options{Driver: d.driver})
+			if err != nil {
+				b.Skipf("no %s driver in this build: %v", d.name, err)
+			}
+			stop := serveBench(b, r)
+			defer stop()
+			alternating(b, 100_000, "call_ns/trip", func(n int) float64 {
+				start := time.Now()
+				for range n {
+					f := event.NewFuture[any](r)
+					r.Call(func() { f.Resolve(1) })
+					if _, ok, _ := f.Outcome(); !ok {
+						b.Fatal("future not resolved after the round trip")
+					}
+				}
+				return float64(time.Since(start).Nanoseconds()) / float64(n)
+			})
+		})
+	}
 }
 
 // BenchmarkX1Await: the same through the waker: the goroutine subscribes with

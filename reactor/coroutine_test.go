@@ -447,21 +447,31 @@ func BenchmarkK1CoroutineSwitch(b *testing.B) {
 // other; the median of the rounds' ratios is reported (ratio), beside the
 // medians of each one's ns per round trip.
 func BenchmarkK1Alternating(b *testing.B) {
-	const rounds, trips = 7, 200_000
-	var ratio, sw, ch []float64
+	alternating(b, 200_000, "switch_ns/trip", func(n int) float64 {
+		var start time.Time
+		k1(b, n, handoffLanes(b), func() { start = time.Now() })
+		return float64(time.Since(start).Nanoseconds()) / float64(n)
+	})
+}
+
+// alternating runs 7 rounds, each a channel ping-pong of trips round
+// trips and then run(trips), which returns its ns per round trip, and
+// reports the median of the rounds' ratios of the two (ratio), and the
+// medians of each one's ns per round trip (key for run's).
+func alternating(b *testing.B, trips int, key string, run func(trips int) float64) {
+	const rounds = 7
+	var ratio, own, ch []float64
 	for b.Loop() {
 		for range rounds {
 			start := time.Now()
 			chanPingPong(trips)
-			c := float64(time.Since(start).Nanoseconds()) / trips
-			start = time.Now()
-			k1(b, trips, handoffLanes(b), func() { start = time.Now() })
-			s := float64(time.Since(start).Nanoseconds()) / trips
-			ratio, sw, ch = append(ratio, s/c), append(sw, s), append(ch, c)
+			c := float64(time.Since(start).Nanoseconds()) / float64(trips)
+			x := run(trips)
+			ratio, own, ch = append(ratio, x/c), append(own, x), append(ch, c)
 		}
 	}
 	b.ReportMetric(median(ratio), "ratio")
-	b.ReportMetric(median(sw), "switch_ns/trip")
+	b.ReportMetric(median(own), key)
 	b.ReportMetric(median(ch), "chan_ns/trip")
 }
 

@@ -1,6 +1,6 @@
-// The targets of E1, U1, H1, H1C, K1 and X1's idle CPU (docs/benchmarks.md),
+// The targets of E1, U1, H1, H1C, K1 and X1's round trip and idle CPU (docs/benchmarks.md),
 // judged on the figures of one run: the medians of its shuffled rounds
-// (E1, U1, H1, H1C) or of a benchmark's alternating rounds (K1, X1 idle).
+// (E1, U1, H1, H1C) or of a benchmark's alternating rounds (K1, X1).
 package main
 
 import (
@@ -104,8 +104,10 @@ func h1Targets(workload string) []target {
 // The go test benchmarks whose figures a target reads, as benchtable
 // names their rows: the benchmark's name without its -GOMAXPROCS suffix.
 const (
-	k1Bench   = "BenchmarkK1Alternating"
-	idleBench = "BenchmarkX1Idle"
+	k1Bench      = "BenchmarkK1Alternating"
+	idleBench    = "BenchmarkX1Idle"
+	x1LibuvBench = "BenchmarkX1Alternating/libuv"
+	x1GoBench    = "BenchmarkX1Alternating/go"
 )
 
 // k1Targets is K1's target: the median of the rounds' ratios of a
@@ -122,12 +124,27 @@ var idleTargets = []target{
 	{"an idle serving reactor's CPU ≤ the runtime's idle baseline", ref{idleBench, "reactor", "serving_cpu_us/s"}, ref{idleBench, "reactor", "baseline_cpu_us/s"}, "≤", 1},
 }
 
+// x1Targets is X1's round-trip target on a driver's sub-benchmark of
+// BenchmarkX1Alternating: the median of the rounds' ratios of another
+// goroutine's Call to the loop and back to a channel ping-pong's, the two
+// taken in turn in each round.
+func x1Targets(driver string) []target {
+	bench := x1LibuvBench
+	if driver == "pure-Go" {
+		bench = x1GoBench
+	}
+	return []target{
+		{"round trip another goroutine → loop → back ≤ 3× a channel ping-pong, " + driver + " driver (median of alternating rounds)", ref{bench, "reactor", "ratio"}, ref{}, "≤", 3},
+	}
+}
+
 // workloadTargets are the targets judged under a workload's table, by
 // workload.
 var workloadTargets = map[string][]target{
 	"E1": e1Targets, "U1": u1Targets,
 	"H1": h1Targets("H1"), "H1C": h1Targets("H1C"),
 	k1Bench: k1Targets, idleBench: idleTargets,
+	x1LibuvBench: x1Targets("libuv"), x1GoBench: x1Targets("pure-Go"),
 }
 
 // find returns the figure r names in results.

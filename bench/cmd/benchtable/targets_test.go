@@ -86,15 +86,19 @@ func TestRenderH1Targets(t *testing.T) {
 }
 
 // TestRenderBenchTargets judges K1 on BenchmarkK1Alternating's median
-// ratio and X1's idle CPU on BenchmarkX1Idle's two medians, as go test
-// prints them.
+// ratio, X1's round trip on each driver's BenchmarkX1Alternating and X1's
+// idle CPU on BenchmarkX1Idle's two medians, as go test prints them.
 func TestRenderBenchTargets(t *testing.T) {
 	rs := parseBenchOutput([]byte("pkg: github.com/uvevent/uvevent/reactor\n" +
 		"BenchmarkK1Alternating-2   1   1453811675 ns/op   297.7 chan_ns/trip   2.137 ratio   659.9 switch_ns/trip\n" +
-		"BenchmarkX1Idle-2   1   2500000000 ns/op   990 baseline_cpu_us/s   900 serving_cpu_us/s\n"))
+		"BenchmarkX1Idle-2   1   2500000000 ns/op   990 baseline_cpu_us/s   900 serving_cpu_us/s\n" +
+		"BenchmarkX1Alternating/libuv-2   2   837991954 ns/op   847.6 call_ns/trip   347.5 chan_ns/trip   2.463 ratio\n" +
+		"BenchmarkX1Alternating/go-2   2   796480426 ns/op   1092.3 call_ns/trip   327.7 chan_ns/trip   3.333 ratio\n"))
 	for _, c := range []struct{ name, want string }{
 		{k1Bench, "| coroutine switch ≤ 2× a channel ping-pong (median of alternating rounds) | 2.137 ratio | **no** |"},
 		{idleBench, "| an idle serving reactor's CPU ≤ the runtime's idle baseline | 0.91× (900 against 990) | yes |"},
+		{x1LibuvBench, "| round trip another goroutine → loop → back ≤ 3× a channel ping-pong, libuv driver (median of alternating rounds) | 2.463 ratio | yes |"},
+		{x1GoBench, "| round trip another goroutine → loop → back ≤ 3× a channel ping-pong, pure-Go driver (median of alternating rounds) | 3.333 ratio | **no** |"},
 	} {
 		if got := renderTargets(c.name, rs); !strings.Contains(got, c.want) {
 			t.Errorf("renderTargets(%s) = %q, want a row %q", c.name, got, c.want)

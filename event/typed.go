@@ -39,8 +39,11 @@ func awaitValue[T any](ctx context.Context, ev Typed[T]) (T, error) {
 		}
 	}
 	if _, none := result.(noValue); none { // a future or a handoff that left its value unboxed
-		if h, ok := ev.(*Handoff[T]); ok { // a type check, not an interface's lookup
-			return h.claimed(), nil // the handoff's value is this wait's: taken even as the wait ends
+		// The handoff found through the event's Base, as awaitOne found
+		// it, so that a type embedding a *Handoff[T] reads its value too;
+		// a type check on the ops, not an interface's lookup.
+		if h, ok := ev.base().ops.(*handoffOps[T]); ok {
+			return (*Handoff[T])(h).claimed(), nil // the handoff's value is this wait's: taken even as the wait ends
 		}
 		if err == nil {
 			v, _, _ := ev.Outcome()

@@ -71,8 +71,13 @@ uvev_loop *uvev_loop_new(int *err) {
   /* One turn now, so that the keeper's descriptor is in libuv's epoll set
    * before anyone waits on the backend descriptor: libuv hands it to epoll
    * only inside uv_run. */
-  uv_run(&l->loop, UV_RUN_NOWAIT);
+  uvev__run(l, UV_RUN_NOWAIT);
   return l;
+}
+
+void uvev__run(uvev_loop *l, uv_run_mode mode) {
+  l->runs++;
+  uv_run(&l->loop, mode);
 }
 
 /* A pooled buffer's header, just before the bytes handed out. */
@@ -153,7 +158,7 @@ void uvev__release_all(uvev_loop *l) {
 void uvev_loop_turn(uvev_loop *l, int block) {
   uvev__release_turn(l);
   uvev__poll_check(l);
-  uv_run(&l->loop, block ? UV_RUN_ONCE : UV_RUN_NOWAIT);
+  uvev__run(l, block ? UV_RUN_ONCE : UV_RUN_NOWAIT);
   l->last.done = l->done;
   l->last.ndone = l->ndone;
   l->last.timeout = uv_backend_timeout(&l->loop);
@@ -174,7 +179,7 @@ void uvev_loop_wait(uvev_loop *l, int64_t timeout_ms) {
     uv_update_time(&l->loop); /* the timer counts from now, not from the last turn */
     uv_timer_start(&l->due, uvev__on_due, (uint64_t)timeout_ms, 0);
   }
-  uv_run(&l->loop, UV_RUN_ONCE);
+  uvev__run(l, UV_RUN_ONCE);
   uv_timer_stop(&l->due); /* it must not shorten a later turn's timeout */
   l->last.done = l->done;
   l->last.ndone = l->ndone;
@@ -217,7 +222,7 @@ void uvev_loop_shutdown(uvev_loop *l) {
 int uvev_loop_free(uvev_loop *l) {
   uvev_loop_shutdown(l);
   uvev__poll_check(l); /* the list must not outlive a uv_run that frees polls */
-  uv_run(&l->loop, UV_RUN_NOWAIT); /* the keeper's close, if still pending */
+  uvev__run(l, UV_RUN_NOWAIT); /* the keeper's close, if still pending */
   int err = uv_loop_close(&l->loop);
   if (err != 0) return err;
   uvev__release(l, l->ndone);

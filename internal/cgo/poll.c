@@ -103,7 +103,7 @@ int uvev_poll_start(uvev_loop *l, uintptr_t h, int events) {
   int err = uv_poll_start(&p->h, events, uvev__on_poll);
   if (err != 0) return err;
   uvev__poll_check(l);
-  uv_run(&l->loop, UV_RUN_NOWAIT);
+  uvev__run(l, UV_RUN_NOWAIT);
   if (!p->pending) {
     p->pending = 1;
     p->next = l->polls_pending;

@@ -10,16 +10,18 @@
  * (UV_UDP_RECVMMSG: one recvmmsg(2) reads up to UVEV_MMSG_CHUNKS datagrams)
  * where the kernel has recvmmsg. */
 /* A UDP handle and what its batched receive keeps between libuv's calls:
- * got, the datagrams of the batch being delivered; drained, set when a
- * batch came short of its chunks (the socket had no more), so that the
- * next allocation of this readiness pass ends the pass (see
+ * got, the datagrams of the batch being delivered; drained, the loop's
+ * run in which a batch came short of its chunks (the socket had no more),
+ * so that the next allocation of this readiness pass ends the pass (see
  * uvev__on_udp_alloc) instead of letting libuv call recvmmsg once more
- * only to find nothing; ended marks that allocation's UV_ENOBUFS, which
- * is no error. The handle is the first member: the struct is freed as the
+ * only to find nothing; a pass libuv ended itself (after its budget of 32
+ * datagrams) leaves a mark of an earlier run, which the next pass ignores;
+ * ended marks that allocation's UV_ENOBUFS, which is no error. The handle is the first member: the struct is freed as the
  * handle. */
 typedef struct {
   uv_udp_t h;
-  int got, drained, ended;
+  int got, ended;
+  uint64_t drained; /* the loop's run (uvev_loop.runs) a short batch was read in; 0: none */
 } uvev__udp;
 
 int uvev_udp_new(uvev_loop *l, uint64_t id, int family, uintptr_t *out) {
@@ -48,13 +50,14 @@ static void uvev__on_udp_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) 
   (void)suggested;
   if (uv_udp_using_recvmmsg((uv_udp_t *)h)) {
     uvev__udp *u = (uvev__udp *)h;
-    if (u->drained) { /* the last batch emptied the socket: end libuv's pass here */
+    uvev_loop *l = uvev__loop_of(h);
+    if (u->drained == l->runs) { /* a batch of this run emptied the socket: end libuv's pass here */
       u->drained = 0;
       u->ended = 1;
       *buf = uv_buf_init(NULL, 0);
       return;
     }
-    uvev_loop *l = uvev__loop_of(h);
+    u->drained = 0; /* left by a pass libuv ended itself (its budget of datagrams): not this one's */
     if (l->mmsg_block == NULL && (l->mmsg_block = malloc(UVEV_MMSG_CHUNKS * UVEV_BUF_SIZE)) != NULL) l->mmsg_blocks++;
     *buf = uv_buf_init(l->mmsg_block, l->mmsg_block == NULL ? 0 : UVEV_MMSG_CHUNKS * UVEV_BUF_SIZE);
     return;
@@ -102,7 +105,7 @@ static void uvev__on_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const
   if (uv_udp_using_recvmmsg(h)) { /* the batch's end, nothing to read, or an error: the block is the loop's */
     uvev__udp *u = (uvev__udp *)h;
     if (flags & UV_UDP_MMSG_FREE) { /* the batch's end: a short one emptied the socket */
-      u->drained = u->got < UVEV_MMSG_CHUNKS;
+      u->drained = u->got < UVEV_MMSG_CHUNKS ? uvev__loop_of((uv_handle_t *)h)->runs : 0;
       u->got = 0;
       return;
     }

@@ -115,6 +115,11 @@ typedef struct {
    * wake-up. */
   char *mmsg_block;
   int64_t mmsg_blocks;
+  /* The calls of uv_run so far (uvev__run): a mark a handle leaves for
+   * the rest of one readiness pass (udp.c's drained) names the run it was
+   * left in, so that a pass libuv ended by itself does not leave it to
+   * the next. */
+  uint64_t runs;
   /* Polls started (or given a new mask) since the last turn, whose
    * descriptor libuv hands to epoll only in the next turn: poll.c checks
    * them before it (uvev__poll_check). A list through the polls. */
@@ -145,6 +150,9 @@ void uvev_close(uvev_loop *l, uintptr_t h);
 /* For the kind files: the loop a handle belongs to, the record queue, the
  * clock refresh before a call that reads it, and the request count. */
 uvev_loop *uvev__loop_of(uv_handle_t *h);
+/* uvev__run is uv_run on l's loop, counted in l->runs: every uv_run of the
+ * shim goes through it. */
+void uvev__run(uvev_loop *l, uv_run_mode mode);
 /* uvev__push returns the new record to fill in; the pointer is valid only
  * until the next push (the array may be realloc'd): fill it at once. */
 uvev_completion *uvev__push(uvev_loop *l, uint64_t id, int32_t kind, int32_t status);

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -77,11 +78,40 @@ func zoneIndex(zone string) uint32 {
 
 // tcpAddr makes a *net.TCPAddr of libuv's answer.
 func tcpAddr(ip []byte, port int, zone uint32) *net.TCPAddr {
-	a := &net.TCPAddr{IP: net.IP(ip), Port: port}
-	if zone != 0 {
-		a.Zone = strconv.Itoa(int(zone))
+	return &net.TCPAddr{IP: net.IP(ip), Port: port, Zone: zoneName(zone)}
+}
+
+// zones names interfaces by index for zoneName, read again when a name is
+// asked more than a minute after the last reading, as package net's own
+// cache is.
+var zones struct {
+	sync.Mutex
+	names map[uint32]string
+	read  time.Time
+}
+
+// zoneName is an IPv6 zone as package net gives it in an address: the
+// interface's name ("eth0"), or its index when no interface has it ("" for
+// none).
+func zoneName(zone uint32) string {
+	if zone == 0 {
+		return ""
 	}
-	return a
+	zones.Lock()
+	defer zones.Unlock()
+	if zones.names == nil || time.Since(zones.read) > time.Minute {
+		if ifs, err := net.Interfaces(); err == nil {
+			zones.names = make(map[uint32]string, len(ifs))
+			for _, i := range ifs {
+				zones.names[uint32(i.Index)] = i.Name
+			}
+			zones.read = time.Now()
+		}
+	}
+	if name, ok := zones.names[zone]; ok {
+		return name
+	}
+	return strconv.FormatUint(uint64(zone), 10)
 }
 
 // tcpEndpoint is a TCP address as an endpoint to listen on or dial.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"strconv"
 	"sync/atomic"
 	"time"
 	"weak"
@@ -164,15 +163,6 @@ func resolveUDP(network, address string) (tcpTarget, error) {
 // udpAddr makes a *net.UDPAddr of an address as the socket gave it.
 func udpAddr(ip []byte, port int, zone uint32) *net.UDPAddr {
 	return &net.UDPAddr{IP: net.IP(ip), Port: port, Zone: zoneName(zone)}
-}
-
-// zoneName is an IPv6 zone as an address gives it: the interface index
-// ("" for none).
-func zoneName(zone uint32) string {
-	if zone == 0 {
-		return ""
-	}
-	return strconv.FormatUint(uint64(zone), 10)
 }
 
 // UDPOf returns the UDP whose event ev is (as callbacks receive it), or

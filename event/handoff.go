@@ -165,9 +165,6 @@ func (h *Handoff[T]) blindWait() bool {
 // called. It reports false, having done nothing, otherwise. The owner is
 // held, outside a notification of h, and h is open.
 func (h *Handoff[T]) handOver() bool {
-	if h.cbs.len() == 0 {
-		return false
-	}
 	w := h.loneWait()
 	if w == nil || !w.claim() {
 		return false

@@ -101,10 +101,11 @@ func (a *addrCache) get(e *ioEvent) (local, remote net.Addr) {
 // accepts the connection).
 func (a *addrCache) set(local, remote net.Addr) { a.p.Store(&[2]net.Addr{local, remote}) }
 
-// read reads the addresses into the cache while the connection is open.
-// On the loop.
+// read reads the addresses into the cache while the connection is open,
+// unless they are there already (a listener set them as it accepted the
+// connection). On the loop.
 func (a *addrCache) read(e *ioEvent) {
-	if e.t.open() && !e.closed {
+	if a.p.Load() == nil && e.t.open() && !e.closed {
 		local, remote := e.t.addresses()
 		a.p.Store(&[2]net.Addr{local, remote})
 	}

@@ -127,9 +127,7 @@ func (e *ioEvent) setReadLane() {
 // it), as net's Accept reads them: LocalAddr and RemoteAddr (net/http asks
 // both of every connection) then make no round trip either. On the loop.
 func (e *ioEvent) readyForBlocking() {
-	if e.addrs.p.Load() == nil {
-		e.addrs.read(e)
-	}
+	e.addrs.read(e)
 	e.setReadLane()
 	e.useLane()
 	e.openLane()

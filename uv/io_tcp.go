@@ -99,13 +99,15 @@ func zoneName(zone uint32) string {
 	}
 	zones.Lock()
 	defer zones.Unlock()
-	if zones.names == nil || time.Since(zones.read) > time.Minute {
+	if zones.read.IsZero() || time.Since(zones.read) > time.Minute {
+		// A reading that fails leaves the names as they were until the
+		// next minute: this runs on the loop, once per address made.
+		zones.read = time.Now()
 		if ifs, err := net.Interfaces(); err == nil {
 			zones.names = make(map[uint32]string, len(ifs))
 			for _, i := range ifs {
 				zones.names[uint32(i.Index)] = i.Name
 			}
-			zones.read = time.Now()
 		}
 	}
 	if name, ok := zones.names[zone]; ok {

@@ -161,11 +161,6 @@ static void uvev__pause(uvev__server *s, int err) {
   uvev__push(uvev__sloop(&s->poll), uvev__id_of(&s->poll), UVEV_DONE_CONNECTION, err);
 }
 
-/* uvev__spare makes the handle the next connection goes into, before the
- * accept: an init that fails (ENOMEM) leaves the connection in the backlog
- * for the next try, rather than dropping it. Malloc'd here; freed by
- * uvev__free_unadopted when the listener closes unused, or by uvev__on_close
- * once adopted. */
 /* uvev__accepted_tcp is an accepted TCP connection's handle with the peer's
  * address as accept4(2) gave it: RemoteAddr needs no getpeername(2), and
  * still has the address once the peer has reset the connection. The handle
@@ -189,6 +184,11 @@ int uvev_tcp_accepted_peer(uintptr_t h, uint8_t *ip, int *iplen, int *port, uint
   return uvev_sockaddr_parse(&ss, ip, iplen, port, scope);
 }
 
+/* uvev__spare makes the handle the next connection goes into, before the
+ * accept: an init that fails (ENOMEM) leaves the connection in the backlog
+ * for the next try, rather than dropping it. Malloc'd here; freed by
+ * uvev__free_unadopted when the listener closes unused, or by uvev__on_close
+ * once adopted. */
 static int uvev__spare(uvev__server *s) {
   uvev_loop *l = uvev__sloop(&s->poll);
   uv_stream_t *c;

@@ -16,8 +16,8 @@
  * uvev__on_udp_alloc) instead of letting libuv call recvmmsg once more
  * only to find nothing; a pass libuv ended itself (after its budget of 32
  * datagrams) leaves a mark of an earlier run, which the next pass ignores;
- * ended marks that allocation's UV_ENOBUFS, which is no error. The handle is the first member: the struct is freed as the
- * handle. */
+ * ended marks that allocation's UV_ENOBUFS, which is no error. The handle
+ * is the first member: the struct is freed as the handle. */
 typedef struct {
   uv_udp_t h;
   int got, ended;

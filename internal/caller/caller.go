@@ -95,10 +95,12 @@ func firstUserFrame(g []byte) string {
 	return ""
 }
 
-// skipped reports whether a frame's function belongs to the runtime or to
-// the packages that wait on a caller's behalf.
+// skipped reports whether a frame's function belongs to the runtime, to
+// package sync (a goroutine met on its way into a wait may still hold or
+// want a mutex: its line is the caller's, not sync/mutex.go's) or to the
+// packages that wait on a caller's behalf.
 func skipped(fn string) bool {
-	if strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "internal/") {
+	if strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "internal/") || strings.HasPrefix(fn, "sync.") {
 		return true
 	}
 	for _, p := range []string{"/uvevent/event.", "/uvevent/async.", "/uvevent/reactor.", "/uvevent/uv."} {

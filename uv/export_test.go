@@ -322,3 +322,14 @@ func UvtAcceptStalled(l *Listener) bool {
 
 // UvtLaneDupAllowed reports that the read lanes may hold n duplicates.
 func UvtLaneDupAllowed(n int64) bool { return laneDupAllowed(n) }
+
+// UvtLaneCloser says who closes c's read lane's file at c's close: "loop",
+// "waiting" (a goroutine's Close waits for the loop to leave it) or
+// "closer" (the loop left it to that goroutine); "none" without a lane.
+func UvtLaneCloser(c *IO) string {
+	l := c.e.rlane.Load()
+	if l == nil {
+		return "none"
+	}
+	return [...]string{closerNone: "loop", closerWaits: "waiting", closerHanded: "closer"}[l.closer.Load()]
+}

@@ -333,7 +333,15 @@ func awaitOne[T any](ctx context.Context, f *event.Future[T]) (T, error) {
 // *DropError, matching ErrDropped). A lingering close keeps Run going and
 // the reactor's Close waits for it, within its linger time; Abort cuts it
 // short. With nothing queued Close ends the stream at once. Closing twice
-// is a no-op.
+// is a no-op. The descriptor's last close, where the kernel ends the
+// connection, is made on the goroutine that calls Close when the IO has a
+// read lane (a blocking Read's; every connection a Listener's Accept
+// hands out), as package net makes it; otherwise on the loop.
 func (c *IO) Close() error {
+	if !c.zero() {
+		if l := c.e.rlane.Load(); l != nil {
+			return l.closeHandedBack(c.handle.Close)
+		}
+	}
 	return c.handle.Close()
 }

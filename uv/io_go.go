@@ -215,7 +215,9 @@ func (o *goStreamOps) Free(bool) {
 			forgetTTY(g.fd)
 		}
 		if l := g.rlane.Load(); l != nil {
-			l.f.Close() // wakes a Read waiting in the netpoller; the descriptor closes once no read is in flight
+			if !l.handBack() { // else the goroutine whose Close waits closes it
+				l.f.Close() // wakes a Read waiting in the netpoller; the descriptor closes once no read is in flight
+			}
 		} else {
 			unix.Close(g.fd)
 		}

@@ -253,8 +253,11 @@ func lingerWhat(e *ioEvent) func() string {
 // closeHandle closes the stream's handle, as its close asks (the kit's
 // hook, in place of CloseHandle).
 func (s *uvStream) closeHandle(h uvcgo.Handle) {
-	if l := s.rlane.Load(); l != nil {
-		l.release() // the read lane's duplicate first: it would keep the socket open; a Read in the netpoller wakes
+	if l := s.rlane.Load(); l != nil && !l.handBack() {
+		// The read lane's duplicate first, unless the goroutine whose Close
+		// waits closes it once libuv has closed its own (then the last:
+		// the connection ends there). A Read in the netpoller wakes.
+		l.release()
 	}
 	mode, d := s.closeMode()
 	switch mode {

@@ -30,6 +30,12 @@ import (
 // and asks the loop to look again. Close wakes a caller waiting in the
 // netpoller (the descriptor's os.File is closed, and with it the
 // descriptor once no read is in flight).
+//
+// The lane's file is closed by the goroutine whose Close closes the IO,
+// when one does (handBack), not by the loop: the close of a socket's last
+// descriptor is where the kernel ends the connection (a FIN, a reset),
+// work package net has each connection's goroutine do, and which the loop
+// would otherwise do for every connection a server closes, in turn.
 
 // The read lane's states.
 const (
@@ -45,22 +51,66 @@ const (
 // published, never changed) at the connection's first blocking Read.
 type readLane struct {
 	state atomic.Int32
-	// wait: the read in flight waits in the netpoller for bytes.
-	wait bool
-	f    *os.File
-	rc   syscall.RawConn
+	// closer: whether the file's close is handed to the goroutine that
+	// closes the IO (handBack).
+	closer atomic.Int32
+	f      *os.File
+	rc     syscall.RawConn
 	// The read in flight, held by the caller holding the lane (busy):
-	// its buffer, what read(2) gave, and the read as the function the
-	// netpoller's wait calls, made once with the lane, so that a Read
-	// allocates nothing. (One function for both kinds of read, wait
-	// telling them apart: a lane is 96 bytes, one allocation less.)
-	p      []byte
-	n      int
+	// its buffer, what read(2) gave (Linux's read(2) gives at most
+	// 2 GiB less a page), and the read as the function the netpoller's
+	// wait calls, made once with the lane, so that a Read allocates
+	// nothing. (One function for both kinds of read, wait telling them
+	// apart: a lane is 96 bytes, one allocation less.)
+	p []byte
+	n int32
+	// wait: the read in flight waits in the netpoller for bytes.
+	wait   bool
 	err    error
 	readFn func(fd uintptr) bool
 	// release closes a duplicate descriptor's file and gives back its
 	// place in the budget (io_uv.go); nil for the descriptor itself.
 	release func()
+}
+
+// What the loop does with the lane's file when the IO closes (closer).
+const (
+	closerNone   int32 = iota // the loop closes it: nobody's Close waits for the loop
+	closerWaits               // a goroutine's Close waits for the loop: the file is for it to close
+	closerHanded              // the loop left the file to that goroutine, which closes it
+)
+
+// handBack leaves the lane's file to the goroutine whose Close waits for
+// the loop to close the IO; false when none waits, and the loop closes it.
+// On the loop, at the IO's close.
+func (l *readLane) handBack() bool {
+	return l.closer.CompareAndSwap(closerWaits, closerHanded)
+}
+
+// closeFile closes the lane's file: the descriptor (pure-Go driver) or its
+// duplicate (libuv's, with its bookkeeping: release).
+func (l *readLane) closeFile() {
+	if l.release != nil {
+		l.release()
+	} else {
+		l.f.Close()
+	}
+}
+
+// closeHandedBack is IO.Close with the lane's file handed back: close runs
+// the IO's close on the loop and waits for it, and the file the loop left
+// (handBack) is closed here, on the closing goroutine, before Close
+// returns. One Close waits for the file at a time; another closes as if
+// none did.
+func (l *readLane) closeHandedBack(close func() error) error {
+	if !l.closer.CompareAndSwap(closerNone, closerWaits) {
+		return close()
+	}
+	err := close()
+	if !l.closer.CompareAndSwap(closerWaits, closerNone) {
+		l.closeFile() // handed: the loop closed the IO and left the file
+	}
+	return err
 }
 
 // read is the lane's read(2) into p, for the netpoller's wait: false when
@@ -69,7 +119,9 @@ type readLane struct {
 // goes through one more call to reach it.)
 func (l *readLane) read(fd uintptr) bool {
 	for {
-		l.n, l.err = syscall.Read(int(fd), l.p)
+		var n int
+		n, l.err = syscall.Read(int(fd), l.p)
+		l.n = int32(n)
 		if l.err != unix.EINTR {
 			return l.err != unix.EAGAIN || !l.wait
 		}
@@ -188,7 +240,7 @@ func (e *ioEvent) readDirect(p []byte, wait bool) (n int, ok bool, err error) {
 func (e *ioEvent) readOnLane(l *readLane, p []byte, wait bool) (n int, ok bool, err error) {
 	l.p, l.wait = p, wait
 	werr := l.rc.Read(l.readFn)
-	n, rerr := l.n, l.err
+	n, rerr := int(l.n), l.err
 	l.p, l.n, l.err = nil, 0, nil // the caller's buffer is not kept
 	switch {
 	case werr != nil: // the wait ended: the deadline passed, or the IO closed

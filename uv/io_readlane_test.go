@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -740,4 +741,76 @@ func TestReadLaneOnLoop(t *testing.T) {
 		}
 		v.finish(t, c, s)
 	})
+}
+
+// TestReadLaneClosedByTheCloser: a connection with a read lane (here the
+// server's end, which Accept's net.Listener hands out with one) is closed
+// for good before Close returns: its sockets are gone (the lane's file and,
+// on the libuv driver, libuv's descriptor), a Read waiting in the netpoller
+// fails with ErrClosed and the peer reads the end. The lane's file, the
+// connection's last descriptor, is closed by the goroutine whose Close
+// waited for the loop (the goroutine pays for the kernel's end of the
+// connection, as with package net), whether one or several Close at once,
+// or Abort; by the loop when nobody's Close waits (the reactor's close).
+func TestReadLaneClosedByTheCloser(t *testing.T) {
+	for _, how := range []string{"close", "closes", "abort", "close-on-loop", "reactor-close"} {
+		t.Run(how, func(t *testing.T) {
+			ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+				c, s := v.pair(t)
+				makeLane(t, s, c)
+				before := uv.UvtOpenSockets(t)
+				reading := readWaiting(s)
+				want := "closer"
+				switch how {
+				case "close":
+					uv.UvtMust(t, s.Close())
+				case "closes":
+					var wg sync.WaitGroup
+					for range 8 {
+						wg.Go(func() { s.Close() })
+					}
+					wg.Wait()
+				case "abort":
+					if err := s.Abort(); err != nil && !errors.Is(err, uv.ErrAborted) {
+						t.Fatalf("Abort = %v", err)
+					}
+				case "close-on-loop":
+					uv.UvtMust(t, v.u.Reactor.Call(func() { uv.UvtMust(t, s.Close()) }))
+				case "reactor-close":
+					want = "loop"
+					v.stop()
+					uv.UvtMust(t, v.u.Close())
+				}
+				if got := uv.UvtLaneCloser(s); got != want {
+					t.Errorf("the lane's file closed by %q, want %q", got, want)
+				}
+				if how != "reactor-close" {
+					// Close has returned: nothing of s's is open any more
+					// (the client's socket, the listener's and c's are).
+					gone := 1
+					if v.u.Driver() == reactor.DriverLibuv {
+						gone = 2 // libuv's descriptor and the lane's duplicate
+					}
+					if got := uv.UvtOpenSockets(t); got != before-gone {
+						t.Errorf("%d sockets open after Close returned, want %d", got, before-gone)
+					}
+				}
+				// (The reactor's close closes the client too: the Read may
+				// read its end first.)
+				if err := uv.UvtRecv(t, reading, "the waiting Read's end"); !errors.Is(err, uv.ErrClosed) && !(how == "reactor-close" && err == io.EOF) {
+					t.Errorf("a Read waiting as the IO closed = %v, want ErrClosed", err)
+				}
+				if how == "reactor-close" {
+					v.ln.Close()
+					uv.UvtShutdown(t, v.u, false)
+					return
+				}
+				c.SetReadDeadline(time.Now().Add(uv.UvtSafety))
+				if n, err := c.Read(make([]byte, 1)); n != 0 || (err != io.EOF && !errors.Is(err, syscall.ECONNRESET)) {
+					t.Errorf("the peer's Read after the close = %d, %v; want the end of the stream", n, err)
+				}
+				v.finish(t, c)
+			})
+		})
+	}
 }

@@ -175,8 +175,10 @@ func (s *uvStream) laneFD() int {
 // netpoller, for the read lane (io_readlane.go): libuv keeps its own
 // descriptor in its epoll set, and reads nothing of it while the lane is
 // open. The duplicate is the lane's, closed as the handle closes
-// (closeHandle), before libuv's, so that the socket's end (a FIN or a
-// reset) is not held back by it. The duplicates the process's lanes hold
+// (closeHandle): before libuv's when the loop closes it, so that the
+// socket's end (a FIN or a reset) is not held back by it; after it, by the
+// goroutine whose Close waited for the loop, when there is one (handBack),
+// which then makes the socket's end itself, before its Close returns. The duplicates the process's lanes hold
 // at once are at most a quarter of its descriptor limit (RLIMIT_NOFILE):
 // past that, nil, and the connection's Reads go through the loop, so that
 // the lanes cannot take the descriptors a server needs for its

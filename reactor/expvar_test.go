@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"expvar"
+	"fmt"
 	"io/fs"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -13,6 +15,8 @@ import (
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 )
+
+var publishRuns atomic.Int64
 
 // Publish serves Stats through expvar, read afresh at each request, also
 // after Close; a taken or empty name is refused, not a panic.
@@ -23,7 +27,9 @@ func TestPublishServesStats(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		name := "uvevent-test-" + t.Name()
+		// expvar names are the process's for good: a run of its own for
+		// each -count.
+		name := fmt.Sprintf("uvevent-test-%s-%d", t.Name(), publishRuns.Add(1))
 		if err := r.Publish(name); err != nil {
 			t.Fatalf("Publish: %v", err)
 		}

@@ -65,7 +65,7 @@ func (w *coopWaiter) ParkOne(events []event.Event, ws waiting.State) (held bool)
 	co.state = coWaiting
 	co.r.coros.waiting++
 	co.giveBack()
-	if co.lent = <-co.run; !co.lent { // takeBaton, one frame less to return through
+	if co.lent = co.run.take(); !co.lent { // takeBaton, one frame less to return through
 		co.runOn()
 		co.r.Post(co.end) // the reactor has closed: Post refuses, the roll is gone
 		return false
@@ -98,7 +98,7 @@ func (w *coopWaiter) Park(wait interface{ Arm(resume func()) }) {
 // on without it (the reactor closed): it is then a plain goroutine, no
 // longer one of the reactor's owners. The coroutine's goroutine calls it.
 func (co *coroutine) takeBaton() {
-	if co.lent = <-co.run; !co.lent {
+	if co.lent = co.run.take(); !co.lent {
 		co.runOn()
 	}
 }
@@ -119,12 +119,12 @@ func (co *coroutine) giveBack() {
 	r := co.r
 	next := r.coros.next()
 	if next == nil {
-		r.coros.back <- struct{}{}
+		r.coros.back.put(true)
 		return
 	}
 	next.started()
 	r.holder.Store(next.gid)
-	next.run <- true
+	next.run.put(true)
 }
 
 // schedule makes the coroutine ready. Ready coroutines run on the loop's
@@ -192,7 +192,7 @@ func (r *Reactor) runReady(_ event.Event, _ any, err error) {
 	c := &r.coros
 	if err != nil {
 		for _, co := range c.run[c.head:] {
-			co.run <- false
+			co.run.put(false)
 		}
 		clear(c.run)
 		c.run, c.head = c.run[:0], 0
@@ -259,7 +259,7 @@ func (r *Reactor) freeReady(err error) {
 	c.armed = false
 	c.mu.Unlock()
 	for _, co := range ready {
-		co.run <- false
+		co.run.put(false)
 	}
 }
 
@@ -285,8 +285,8 @@ func (co *coroutine) step() {
 	co.started()
 	owner := r.holder.Load()
 	r.holder.Store(co.gid)
-	co.run <- true
-	<-r.coros.back // from this coroutine, or the last one the baton passed to
+	co.run.put(true)
+	r.coros.back.take() // from this coroutine, or the last one the baton passed to
 	r.holder.Store(owner)
 }
 

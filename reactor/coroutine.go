@@ -82,7 +82,7 @@ type coroutine struct {
 	// The baton of a cooperative coroutine (see step).
 	wake  func()        // schedule, as a function value made once
 	gid   uintptr       // its goroutine (set before fn runs)
-	run   chan bool     // true: the loop lends the baton; false: run on without one (closed)
+	run   signal        // true: the loop lends the baton; false: run on without one (closed)
 	yield chan struct{} // its goroutine has started (Spawn waits for it)
 	lent  bool          // it holds a lent baton (touched by its goroutine only)
 	spare waiting.Spare // its last wait's state, reused (touched by its goroutine only)
@@ -119,7 +119,7 @@ type coroutines struct {
 	armed bool         // a hidden timer will run the ready ones
 	arm   func()       // r.armReady, made once (set before any coroutine)
 
-	back chan struct{} // the baton comes back to the loop
+	back signal // the baton comes back to the loop
 
 	// Loop-owned: the coroutines made on the loop that failed in this
 	// turn, checked at its end (reportFailures).
@@ -128,7 +128,7 @@ type coroutines struct {
 
 func (c *coroutines) init() {
 	c.live = map[*coroutine]struct{}{}
-	c.back = make(chan struct{})
+	c.back.init()
 }
 
 // Spawn makes fn a cooperative coroutine of r and returns its event. It
@@ -188,7 +188,7 @@ func start[T any](ctx context.Context, r *Reactor, fn func(context.Context) (T, 
 	var w any = (*coWaiter)(co)
 	if coop {
 		co.state = coReady
-		co.run = make(chan bool, 1)
+		co.run.init()
 		co.yield = make(chan struct{})
 		co.wake = co.schedule
 		w = (*coopWaiter)(co)

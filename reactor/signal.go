@@ -12,9 +12,10 @@ import (
 // outstanding (the baton is one): a second put before the take is a bug of
 // the baton, and panics. It does what a channel of capacity one does for
 // the baton, with the runtime's own park and wake (gopark, goready) and one
-// atomic word instead of the channel's lock and its queue of waiters: a
-// switch between two coroutines is then cheaper than a channel ping-pong's
-// hop, where it cost as much before (docs/benchmarks.md, K1). The race
+// atomic word instead of the channel's lock, its queue of waiters and its
+// sudog: the baton's hop between two coroutines then costs about what a
+// hop of a channel ping-pong between two goroutines does, where the
+// channel of its own made it dearer (docs/benchmarks.md, K1). The race
 // detector's build uses a channel instead (signal_race.go): its atomics
 // cannot run on the scheduler's stack, where gopark calls commit. So does
 // a compiler other than gc, which has no such runtime functions.

@@ -90,7 +90,7 @@ func (r *Reactor) Call(fn func()) error {
 	r.mu.Unlock()
 	r.stats.queued.Add(1)
 	r.signal()
-	<-c.done
+	c.done.take()
 	p := c.panicked
 	c.fn, c.panicked = nil, nil
 	callPool.Put(c)
@@ -265,13 +265,14 @@ var loopOwners sync.Map // uintptr (gid) → *Reactor
 // call carries a queued Call back to its caller.
 type call struct {
 	fn       func()
-	done     chan struct{}
+	done     signal // the loop's put wakes the caller (signal.go)
 	panicked any
 	run      func()
 }
 
 var callPool = sync.Pool{New: func() any {
-	c := &call{done: make(chan struct{}, 1)}
+	c := &call{}
+	c.done.init()
 	c.run = func() {
 		returned := false
 		defer func() {
@@ -279,7 +280,7 @@ var callPool = sync.Pool{New: func() any {
 			if c.panicked == nil && !returned {
 				c.panicked = errGoexit // the loop goroutine is ending
 			}
-			c.done <- struct{}{}
+			c.done.put(true)
 		}()
 		c.fn()
 		returned = true

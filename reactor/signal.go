@@ -7,10 +7,11 @@ import (
 	"unsafe"
 )
 
-// A signal passes the baton to one goroutine: put leaves a value and wakes
-// the goroutine parked in take, if one is. At most one value is ever
-// outstanding (the baton is one): a second put before the take is a bug of
-// the baton, and panics. It does what a channel of capacity one does for
+// A signal passes the baton to one goroutine (and a Call's completion back
+// to its caller): put leaves a value and wakes the goroutine parked in
+// take, if one is. At most one value is ever outstanding (the baton is
+// one, a Call completes once): a second put before the take is a bug of
+// the caller, and panics. It does what a channel of capacity one does for
 // the baton, with the runtime's own park and wake (gopark, goready) and one
 // atomic word instead of the channel's lock, its queue of waiters and its
 // sudog: the baton's hop between two coroutines then costs about what a

@@ -766,8 +766,12 @@ func TestReadLaneClosedByTheCloser(t *testing.T) {
 					uv.UvtMust(t, s.Close())
 				case "closes":
 					var wg sync.WaitGroup
+					wg.Add(8)
 					for range 8 {
-						wg.Go(func() { s.Close() })
+						go func() {
+							defer wg.Done()
+							s.Close()
+						}()
 					}
 					wg.Wait()
 				case "abort":

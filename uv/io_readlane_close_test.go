@@ -2,6 +2,7 @@ package uv_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,80 @@ import (
 // The close of a connection with a read lane: whose Close closes the
 // lane's file, the connection's last descriptor (io_readlane.go,
 // closeHandedBack), and what every Close may rely on when it returns.
+
+// closeWaitsOnLoop reports that a goroutine is inside an IO's Close,
+// waiting for the loop to run its part (a Call queued behind the loop's
+// work): the state a Close made on the loop meanwhile meets.
+func closeWaitsOnLoop() bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range bytes.Split(buf, []byte("\n\n")) {
+		if bytes.Contains(g, []byte("uv.(*IO).Close(")) && bytes.Contains(g, []byte("reactor.(*Reactor).Call(")) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestReadLaneCloseOnLoopWhileAGoroutineCloses: a Close made on the loop
+// (a callback's, a function given to Call) that closes a connection with a
+// read lane ends the connection before it returns, as every Close that
+// closes the IO does, even when another goroutine's Close of the same IO
+// waits, queued, for the loop meanwhile: the descriptors are gone when it
+// returns, and the peer reads the end. (The loop must not leave the lane's
+// file to a Close that has not closed anything yet, and may not for a
+// while.)
+func TestReadLaneCloseOnLoopWhileAGoroutineCloses(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c, s := v.pair(t)
+		makeLane(t, s, c)
+		before := uv.UvtOpenSockets(t)
+		gone := 1
+		if v.u.Driver() == reactor.DriverLibuv {
+			gone = 2 // libuv's descriptor and the lane's duplicate
+		}
+		type onLoop struct {
+			err     error
+			sockets int
+			queued  bool
+		}
+		res := make(chan onLoop, 1)
+		running := make(chan struct{})
+		uv.UvtMust(t, v.u.Reactor.Post(func() {
+			close(running)
+			// The goroutine's Close is queued behind this function.
+			queued := false
+			for deadline := time.Now().Add(uv.UvtSafety); !queued && time.Now().Before(deadline); {
+				queued = closeWaitsOnLoop()
+				if !queued {
+					time.Sleep(100 * time.Microsecond)
+				}
+			}
+			err := s.Close()
+			res <- onLoop{err: err, sockets: uv.UvtOpenSockets(t), queued: queued}
+		}))
+		<-running
+		closed := make(chan error, 1)
+		go func() { closed <- s.Close() }()
+		got := uv.UvtRecv(t, res, "the loop's Close")
+		if !got.queued {
+			t.Fatalf("the goroutine's Close never waited for the loop")
+		}
+		uv.UvtMust(t, got.err)
+		if got.sockets != before-gone {
+			t.Errorf("%d sockets open when the loop's Close returned, want %d: the connection did not end", got.sockets, before-gone)
+		}
+		uv.UvtMust(t, uv.UvtRecv(t, closed, "the goroutine's Close"))
+		if got := uv.UvtOpenSockets(t); got != before-gone {
+			t.Errorf("%d sockets open after both Closes returned, want %d", got, before-gone)
+		}
+		c.SetReadDeadline(time.Now().Add(uv.UvtSafety))
+		if n, err := c.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+			t.Errorf("the peer's Read after the close = %d, %v; want the end of the stream", n, err)
+		}
+		v.finish(t, c)
+	})
+}
 
 // socketInode is the inode of the socket at the other end of peer, a
 // loopback IPv4 connection of this process (from /proc/net/tcp): the

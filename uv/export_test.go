@@ -324,8 +324,9 @@ func UvtAcceptStalled(l *Listener) bool {
 func UvtLaneDupAllowed(n int64) bool { return laneDupAllowed(n) }
 
 // UvtLaneCloser says who closes c's read lane's file at c's close: "loop",
-// "waiting" (a goroutine's Close waits for the loop to leave it) or
-// "closer" (the loop left it to that goroutine); "none" without a lane.
+// "waiting" (a Close is closing c on the loop now, and gets the file if
+// it closes c) or "closer" (the loop left it to the caller of the Close
+// that closed c); "none" without a lane.
 func UvtLaneCloser(c *IO) string {
 	l := c.e.rlane.Load()
 	if l == nil {

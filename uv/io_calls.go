@@ -336,11 +336,14 @@ func awaitOne[T any](ctx context.Context, f *event.Future[T]) (T, error) {
 // is a no-op. The descriptor's last close, where the kernel ends the
 // connection, is made on the goroutine that calls Close when the IO has a
 // read lane (a blocking Read's; every connection a Listener's Accept
-// hands out), as package net makes it; otherwise on the loop.
+// hands out), as package net makes it; otherwise on the loop. Of Closes
+// made at the same time, the one that closes the IO returns once the
+// connection has ended; another may return before, as a second Close of a
+// net.Conn does.
 func (c *IO) Close() error {
 	if !c.zero() {
 		if l := c.e.rlane.Load(); l != nil {
-			return l.closeHandedBack(c.handle.Close)
+			return l.closeHandedBack(c.e.r, &c.handle)
 		}
 	}
 	return c.handle.Close()

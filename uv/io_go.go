@@ -215,7 +215,7 @@ func (o *goStreamOps) Free(bool) {
 			forgetTTY(g.fd)
 		}
 		if l := g.rlane.Load(); l != nil {
-			if !l.handBack() { // else the goroutine whose Close waits closes it
+			if !l.handBack() { // else the caller of the Close closing the IO closes it
 				l.f.Close() // wakes a Read waiting in the netpoller; the descriptor closes once no read is in flight
 			}
 		} else {

@@ -254,9 +254,10 @@ func lingerWhat(e *ioEvent) func() string {
 // hook, in place of CloseHandle).
 func (s *uvStream) closeHandle(h uvcgo.Handle) {
 	if l := s.rlane.Load(); l != nil && !l.handBack() {
-		// The read lane's duplicate first, unless the goroutine whose Close
-		// waits closes it once libuv has closed its own (then the last:
-		// the connection ends there). A Read in the netpoller wakes.
+		// The read lane's duplicate first, unless the Close closing the IO
+		// leaves it to its caller, which closes it once libuv has closed
+		// its own (then the last: the connection ends there). A Read in
+		// the netpoller wakes.
 		l.release()
 	}
 	mode, d := s.closeMode()

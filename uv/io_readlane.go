@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/uvevent/uvevent/reactor"
 )
 
 // This file is an IO's read lane, on both drivers: a blocking Read
@@ -32,10 +34,11 @@ import (
 // descriptor once no read is in flight).
 //
 // The lane's file is closed by the goroutine whose Close closes the IO,
-// when one does (handBack), not by the loop: the close of a socket's last
-// descriptor is where the kernel ends the connection (a FIN, a reset),
-// work package net has each connection's goroutine do, and which the loop
-// would otherwise do for every connection a server closes, in turn.
+// when one does (closeHandedBack, handBack), not by the loop: the close of
+// a socket's last descriptor is where the kernel ends the connection (a
+// FIN, a reset), work package net has each connection's goroutine do, and
+// which the loop would otherwise do for every connection a server closes,
+// in turn.
 
 // The read lane's states.
 const (
@@ -73,16 +76,20 @@ type readLane struct {
 	release func()
 }
 
-// What the loop does with the lane's file when the IO closes (closer).
+// Who closes the lane's file when the IO closes (closer). Loop-owned (an
+// atomic only for the tests' look from another goroutine).
 const (
-	closerNone   int32 = iota // the loop closes it: nobody's Close waits for the loop
-	closerWaits               // a goroutine's Close waits for the loop: the file is for it to close
-	closerHanded              // the loop left the file to that goroutine, which closes it
+	closerNone   int32 = iota // the loop closes it: no Close is closing the IO on the loop now
+	closerWaits               // a Close runs on the loop now (closeHandedBack): if it closes the IO, the file is its caller's to close
+	closerHanded              // that Close closed the IO, and the loop left the file to its caller
 )
 
-// handBack leaves the lane's file to the goroutine whose Close waits for
-// the loop to close the IO; false when none waits, and the loop closes it.
-// On the loop, at the IO's close.
+// handBack leaves the lane's file to the caller of the Close that is
+// closing the IO on the loop now (closeHandedBack); false when the IO
+// closes otherwise (the reactor's close, the collector's cleanup, a
+// Dispose, a Close from within one of the IO's callbacks, whose event lets
+// go once the callbacks' pass is over), and the loop closes it. On the
+// loop, at the IO's close.
 func (l *readLane) handBack() bool {
 	return l.closer.CompareAndSwap(closerWaits, closerHanded)
 }
@@ -97,20 +104,65 @@ func (l *readLane) closeFile() {
 	}
 }
 
-// closeHandedBack is IO.Close with the lane's file handed back: close runs
-// the IO's close on the loop and waits for it, and the file the loop left
-// (handBack) is closed here, on the closing goroutine, before Close
-// returns. One Close waits for the file at a time; another closes as if
-// none did.
-func (l *readLane) closeHandedBack(close func() error) error {
-	if !l.closer.CompareAndSwap(closerNone, closerWaits) {
-		return close()
+// laneClose is IO.Close of an IO with a read lane (closeHandedBack), as
+// one function for the loop to run.
+type laneClose struct {
+	l   *readLane
+	h   *handle // the IO's: its Close closes the event and gives up the reference
+	err error
+	ran bool
+	// handed: the close closed the IO and the loop left the file to the
+	// caller.
+	handed bool
+}
+
+func (c *laneClose) run() {
+	c.ran = true
+	if c.l.closer.Load() != closerNone {
+		// Closed already (the file was handed to an earlier Close), or
+		// a Close from a callback of this very close: nothing to close.
+		c.err = c.h.Close()
+		return
 	}
-	err := close()
-	if !l.closer.CompareAndSwap(closerWaits, closerNone) {
-		l.closeFile() // handed: the loop closed the IO and left the file
+	c.l.closer.Store(closerWaits)
+	defer func() {
+		// Not handed: the IO closed otherwise, or closes later (a Close
+		// from within one of its callbacks), and the loop closes the
+		// file then.
+		c.handed = !c.l.closer.CompareAndSwap(closerWaits, closerNone)
+	}()
+	c.err = c.h.Close()
+}
+
+// closeHandedBack is IO.Close with the lane's file handed back: the
+// handle's Close runs on the loop in one step, and when it is what closes
+// the IO there, the loop leaves the file (handBack), and the caller closes
+// it before Close returns: on its own goroutine, the kernel's end of the
+// connection is paid there, not on the loop; on the loop (a callback's
+// Close), there, as the loop would have. The file goes to the Close that
+// closed the IO, never to one still queued behind the loop's work, so the
+// Close that closes the IO returns once the connection has ended, wherever
+// it was made and whoever else closes it meanwhile (another Close of it at
+// the same time may return first, as a second Close of a net.Conn does).
+// (One round trip to the loop for the close and the reference given up,
+// where the handle's Close makes one for each.)
+func (l *readLane) closeHandedBack(r *reactor.Reactor, h *handle) error {
+	c := &laneClose{l: l, h: h}
+	defer func() {
+		if c.handed {
+			l.closeFile()
+		}
+	}()
+	if x := r.Call(c.run); x != nil {
+		if !c.ran {
+			// The loop refused it (the reactor is closed, and the IO
+			// with it; or this is another reactor's loop): the handle's
+			// Close answers as it does.
+			return h.Close()
+		}
+		return x
 	}
-	return err
+	return c.err
 }
 
 // read is the lane's read(2) into p, for the netpoller's wait: false when

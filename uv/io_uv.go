@@ -177,8 +177,9 @@ func (s *uvStream) laneFD() int {
 // open. The duplicate is the lane's, closed as the handle closes
 // (closeHandle): before libuv's when the loop closes it, so that the
 // socket's end (a FIN or a reset) is not held back by it; after it, by the
-// goroutine whose Close waited for the loop, when there is one (handBack),
-// which then makes the socket's end itself, before its Close returns. The duplicates the process's lanes hold
+// caller of the Close that closed the IO, when one did (handBack), which
+// then makes the socket's end itself, before its Close returns. The
+// duplicates the process's lanes hold
 // at once are at most a quarter of its descriptor limit (RLIMIT_NOFILE):
 // past that, nil, and the connection's Reads go through the loop, so that
 // the lanes cannot take the descriptors a server needs for its

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -52,13 +53,7 @@ func closeWaitsOnLoop() bool {
 // while.)
 func TestReadLaneCloseOnLoopWhileAGoroutineCloses(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
-		c, s := v.pair(t)
-		makeLane(t, s, c)
-		before := uv.UvtOpenSockets(t)
-		gone := 1
-		if v.u.Driver() == reactor.DriverLibuv {
-			gone = 2 // libuv's descriptor and the lane's duplicate
-		}
+		c, s, before, gone := lanedPair(t, v)
 		type onLoop struct {
 			err     error
 			sockets int
@@ -100,6 +95,21 @@ func TestReadLaneCloseOnLoopWhileAGoroutineCloses(t *testing.T) {
 		}
 		v.finish(t, c)
 	})
+}
+
+// lanedPair makes a connection whose server end s has its read lane (the
+// client c read a byte through it), and returns the sockets the process
+// holds then and how many of them are s's: its descriptor, and on the
+// libuv driver the lane's duplicate.
+func lanedPair(t *testing.T, v *ioEnv) (c, s *uv.IO, sockets, of int) {
+	t.Helper()
+	c, s = v.pair(t)
+	makeLane(t, s, c)
+	of = 1
+	if v.u.Driver() == reactor.DriverLibuv {
+		of = 2
+	}
+	return c, s, uv.UvtOpenSockets(t), of
 }
 
 // socketInode is the inode of the socket at the other end of peer, a
@@ -538,13 +548,7 @@ func goWG(wg *sync.WaitGroup, fn func()) {
 func TestReadLaneClosedInItsOwnCallback(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		dups := uv.UvtLaneDups()
-		c, s := v.pair(t)
-		makeLane(t, s, c)
-		before := uv.UvtOpenSockets(t)
-		gone := 1
-		if v.u.Driver() == reactor.DriverLibuv {
-			gone = 2
-		}
+		c, s, before, gone := lanedPair(t, v)
 		closed := make(chan error, 1)
 		_, err := s.OnRead(func(p []byte, err error) {
 			select {
@@ -629,6 +633,50 @@ func TestReadLaneClosesRaceReactorClose(t *testing.T) {
 				}
 				v.stop()
 				uv.UvtShutdown(t, v.u, true)
+			})
+		})
+	}
+}
+
+// TestReadLaneCloseReentrantAndUnserved: the Close of a connection with a
+// read lane ends it before returning when a callback the close notifies
+// closes the IO again (on the loop, inside the first Close), and when no
+// loop runs (the Close takes the loop for itself); the lane's file is the
+// caller's to close in both.
+func TestReadLaneCloseReentrantAndUnserved(t *testing.T) {
+	for _, how := range []string{"reentrant", "unserved"} {
+		t.Run(how, func(t *testing.T) {
+			ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+				c, s, before, gone := lanedPair(t, v)
+				inner := make(chan error, 1)
+				switch how {
+				case "reentrant":
+					_, err := s.OnRead(func(p []byte, err error) {
+						if errors.Is(err, event.ErrClosed) {
+							inner <- s.Close()
+						}
+					}, event.WithClose)
+					uv.UvtMust(t, err)
+				case "unserved":
+					v.stop()
+					inner <- nil
+				}
+				uv.UvtMust(t, s.Close())
+				if got := uv.UvtOpenSockets(t); got != before-gone {
+					t.Errorf("%d sockets open when Close returned, want %d", got, before-gone)
+				}
+				if got := uv.UvtLaneCloser(s); got != "closer" {
+					t.Errorf("the lane's file closed by %q, want Close's caller", got)
+				}
+				uv.UvtMust(t, uv.UvtRecv(t, inner, "the Close inside the close"))
+				if how == "unserved" {
+					v.stop = uv.UvtServe(t, v.u)
+				}
+				c.SetReadDeadline(time.Now().Add(uv.UvtSafety))
+				if n, err := c.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+					t.Errorf("the peer's Read after the close = %d, %v; want the end of the stream", n, err)
+				}
+				v.finish(t, c)
 			})
 		})
 	}

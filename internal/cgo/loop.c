@@ -165,7 +165,13 @@ void uvev_loop_turn(uvev_loop *l, int block) {
   l->nseen = l->ndone;
 }
 
-static void uvev__on_due(uv_timer_t *t) { (void)t; }
+/* The Go side's deadline is due: the turn ends. libuv runs due timers
+ * before it computes the poll's timeout, so a deadline due as the run
+ * begins (0 ms, or a thread descheduled between uv_timer_start and
+ * uv_run) ran here and was gone by then; the poll would have waited with no
+ * timeout at all. uv_stop makes that poll look and not wait (what is ready
+ * is still run), and is cleared as the run ends. */
+static void uvev__on_due(uv_timer_t *t) { uv_stop(t->loop); }
 
 /* uvev_loop_wait is one turn that may block, in one crossing: uv_run(ONCE)
  * waits in epoll_wait until I/O, libuv's own next timer, the Go side's next

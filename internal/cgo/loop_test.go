@@ -4,6 +4,7 @@ package uvcgo
 
 import (
 	"errors"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -238,5 +239,41 @@ func TestWorkCancelledBeforeItRuns(t *testing.T) {
 	}
 	if cancelled == nil || !errors.Is(errorOf("", int(cancelled.Status)), syscall.ECANCELED) {
 		t.Fatalf("cancelled request's record = %+v, want status ECANCELED", cancelled)
+	}
+}
+
+// TestWaitReturnsByItsDeadlineWhenDueAtOnce: a Wait returns by its timeout
+// even when the timeout is already due as libuv's run begins (0 ms here;
+// for a longer one, the thread descheduled between the timer's start and
+// the run). libuv runs due timers before it computes the poll's timeout:
+// the Wait's own timer, run and gone by then, must not leave the poll
+// waiting without one (it waited for good: epoll_wait with -1, until
+// something else woke the loop).
+func TestWaitReturnsByItsDeadlineWhenDueAtOnce(t *testing.T) {
+	l, err := NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	returned := make(chan struct{})
+	var stop atomic.Bool
+	go func() {
+		defer close(returned)
+		for i := 0; i < 100 && !stop.Load(); i++ {
+			l.Wait(0)
+		}
+	}()
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		stop.Store(true)
+		for { // lets the goroutine end before the loop closes
+			l.Wake()
+			select {
+			case <-returned:
+				t.Fatal("Wait(0) did not return until woken: the poll had no timeout")
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
 	}
 }

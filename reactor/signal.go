@@ -48,10 +48,16 @@ func (s *signal) put(v bool) {
 			}
 		case sigTrue, sigFalse:
 			panic("reactor: the baton given twice")
-		default: // a parked goroutine: only put moves it on
-			s.state.Store(w)
-			goready(old, 0)
-			return
+		default: // a parked goroutine: the put that swaps it out wakes it
+			// A swap, not a store: two puts racing here (a broken baton)
+			// would both ready it, and the runtime throws on the second
+			// (no recover catches that); the loser finds the value and
+			// panics instead. It costs what a store does (a locked
+			// instruction either way).
+			if s.state.CompareAndSwap(old, w) {
+				goready(old, 0)
+				return
+			}
 		}
 	}
 }

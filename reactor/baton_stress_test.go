@@ -19,7 +19,8 @@ import (
 // to one another through futures (the baton goes straight from a parking
 // coroutine to the next ready one), wait on timers, cancel one another,
 // panic, call runtime.Goexit, and sometimes see their reactor closed under
-// them from another goroutine. Every coroutine must end (a lost wake-up
+// them from another goroutine; half the reactors run from a goroutine
+// locked to its OS thread. Every coroutine must end (a lost wake-up
 // hangs: the deadline catches it), no two ever hold the baton at once
 // (plain memory only the holder touches; -race checks it too), and none
 // ends with an error the test did not cause (a baton given twice panics).
@@ -34,6 +35,10 @@ func TestBatonStress(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				if k%2 == 1 { // Run from a goroutine locked to its thread: the loop parks in step locked
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+				}
 				batonStress(t, d, uint64(k))
 			}()
 		}

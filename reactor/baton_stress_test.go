@@ -192,14 +192,16 @@ func batonStress(t *testing.T, d reactor.Driver, seed uint64) {
 			return
 		}
 	}
+	ran := make(chan struct{})
 	go func() {
 		select {
 		case <-closing:
 			r.Close()
-		case <-time.After(3 * time.Minute):
+		case <-ran:
 		}
 	}()
 	runErr := r.Run(context.Background())
+	close(ran)
 	r.Close()
 	for i, c := range cos {
 		select {

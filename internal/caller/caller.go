@@ -1,7 +1,7 @@
 // Package caller names the line of user code behind a coroutine: where it
 // was spawned, where it waits. Frames of the runtime and of uvevent's
-// packages that act for a caller (event, async, reactor, uv) are skipped; their
-// tests count as callers.
+// packages that act for a caller (event, eventkind, eventref, async,
+// reactor, uv) are skipped; their tests count as callers.
 package caller
 
 import (
@@ -103,7 +103,7 @@ func skipped(fn string) bool {
 	if strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "internal/") || strings.HasPrefix(fn, "sync.") {
 		return true
 	}
-	for _, p := range []string{"/uvevent/event.", "/uvevent/async.", "/uvevent/reactor.", "/uvevent/uv."} {
+	for _, p := range []string{"/uvevent/event.", "/uvevent/eventkind.", "/uvevent/eventref.", "/uvevent/async.", "/uvevent/reactor.", "/uvevent/uv."} {
 		if strings.Contains(fn, p) {
 			return true
 		}

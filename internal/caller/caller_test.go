@@ -50,6 +50,8 @@ func TestSkipsTheModulesPackages(t *testing.T) {
 		"github.com/uvevent/uvevent/reactor.start[...]":    true,
 		"runtime.gopark(0x1)":                              true,
 		"sync.(*Mutex).Lock(...)":                          true,
+		"github.com/uvevent/uvevent/eventkind.Notify(...)": true,
+		"github.com/uvevent/uvevent/eventkind_test.TestZ":  false,
 		"sync.(*WaitGroup).Wait(0x1)":                      true,
 		"github.com/uvevent/uvevent/syncx.Lock()":          false,
 		"github.com/uvevent/uvevent/event_test.TestX":      false,

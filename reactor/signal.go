@@ -63,7 +63,8 @@ func (s *signal) put(v bool) {
 }
 
 // take returns the value put, parking until there is one. One goroutine
-// at a time takes.
+// at a time takes: a second one, which finds the first's descriptor where
+// a value would be, panics and leaves the first parked for the put.
 func (s *signal) take() bool {
 	if s.state.Load() == sigEmpty {
 		// The goroutine's descriptor goes into state once it is parked
@@ -72,6 +73,9 @@ func (s *signal) take() bool {
 		gopark(commit, unsafe.Pointer(s), waitReasonZero, traceBlockGeneric, 1)
 	}
 	v := s.state.Load() // after the put's store: what it left
+	if v != sigTrue && v != sigFalse {
+		panic("reactor: the baton taken by two goroutines at once")
+	}
 	s.state.Store(sigEmpty)
 	return v == sigTrue
 }

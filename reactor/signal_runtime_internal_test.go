@@ -121,3 +121,29 @@ func grow(n int) int {
 	}
 	return grow(n-1) + int(pad[n%64])
 }
+
+// A second goroutine taking while one is parked in take is a broken baton
+// too: it panics, and leaves the first parked for the put, which wakes it
+// with its value (it neither takes the parked goroutine for a value nor
+// strands it).
+func TestSignalSecondTakerPanics(t *testing.T) {
+	var s signal
+	s.init()
+	first := make(chan bool)
+	go func() { first <- s.take() }()
+	for s.state.Load() == sigEmpty { // until the first taker is parked
+		runtime.Gosched()
+	}
+	second := make(chan any)
+	go func() {
+		defer func() { second <- recover() }()
+		s.take()
+	}()
+	if p := <-second; p == nil {
+		t.Fatal("a second take while one is parked returned, want a panic")
+	}
+	s.put(true)
+	if v := <-first; !v {
+		t.Fatal("the parked taker woke with false, want the true put")
+	}
+}

@@ -263,6 +263,9 @@ func (b *Base) addCallback(cb *Callback) error {
 			s.subscribed(true)
 		}
 	}
+	if w, ok := b.ops.(subscriptionWatcher); ok {
+		w.Subscribed()
+	}
 	return nil
 }
 

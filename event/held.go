@@ -10,6 +10,11 @@ package event
 // ends it (waiting.Registry, or the coroutine's context).
 type subscribedOps interface{ subscribed(any bool) }
 
+// subscriptionWatcher is eventkind.SubscriptionWatcher: the Ops of a kind
+// told, with the owner held, each time its open event gains a subscriber,
+// waits included.
+type subscriptionWatcher interface{ Subscribed() }
+
 // subscribers reports whether b has a subscriber other than a wait.
 func (b *Base) subscribers() bool {
 	for _, cb := range b.cbs.s {

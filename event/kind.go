@@ -19,6 +19,7 @@ func init() {
 		AttachFD:    attachFD,
 		LoopRefs:    loopRefs,
 		Subscribers: subscribers,
+		Callbacks:   callbacksOf,
 		KindBit:     kindBitOf,
 		SetKindBit:  setKindBit,
 		MakerReports: func(b *Base) {
@@ -114,6 +115,15 @@ func subscribers(ev Event) int {
 	var n int
 	b.exec(func() { n = b.cbs.len() })
 	return n
+}
+
+// callbacksOf returns how many callbacks b holds, with the owner held
+// (eventkind.Callbacks): 0 for a nil b.
+func callbacksOf(b *Base) int {
+	if b == nil {
+		return 0
+	}
+	return b.cbs.len()
 }
 
 // loopRefs returns how many Starts ev holds (eventkind.LoopRefs).

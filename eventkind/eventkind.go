@@ -67,6 +67,16 @@ type StartHolder interface {
 	HeldStarts() int
 }
 
+// SubscriptionWatcher is implemented by the Ops of kinds told when their
+// open event gains a subscriber: a callback, or a wait (event.Await). A
+// kind that keeps what it read while no callback would receive it (an
+// IO's bytes, a UDP's datagrams) delivers it then, in a later turn, since
+// the subscription may come from inside a notification of the event.
+type SubscriptionWatcher interface {
+	// Subscribed is called with the owner held, after the callback joined.
+	Subscribed()
+}
+
 // OwnerHooks is the part of an event.Owner that events and kinds talk to
 // besides Call and Post, found on the Owner by type assertion. A reactor's
 // Owner and event.Serial have it; a custom Owner that wants the count of
@@ -106,6 +116,13 @@ func Report(o event.Owner, ev event.Event, msg string, err error) {
 
 // Subscribers returns how many callbacks ev holds; 0 for a nil ev.
 func Subscribers(ev event.Event) int { return link.Subscribers(ev) }
+
+// Callbacks returns how many callbacks b holds, waits included: whether a
+// notification now would reach anyone. Call it with the owner held (0 for
+// a nil b). A kind that keeps what nobody would receive asks it before it
+// notifies, and delivers what it kept when told of a new subscriber
+// (SubscriptionWatcher).
+func Callbacks(b *event.Base) int { return link.Callbacks(b) }
 
 // link holds package event's functions behind this package's (event/kind.go
 // fills it).

@@ -17,12 +17,13 @@ func TestNilInputsRefused(t *testing.T) {
 			"AttachFD": eventkind.AttachFD, "Complete": eventkind.Complete, "Init": eventkind.Init,
 			"KindBit": eventkind.KindBit, "LoopRefs": eventkind.LoopRefs, "Notify": eventkind.Notify,
 			"SetKindBit": eventkind.SetKindBit, "ActiveDelta": eventkind.ActiveDelta, "Report": eventkind.Report,
-			"Subscribers": eventkind.Subscribers,
+			"Subscribers": eventkind.Subscribers, "Callbacks": eventkind.Callbacks,
 		},
 		Refusals: []error{event.ErrNilEvent},
 		MaySucceed: map[string]string{
 			"KindBit":    "a nil Base keeps no bit: false",
 			"SetKindBit": "a nil Base is left alone",
+			"Callbacks":  "a nil Base holds no callback: 0",
 		},
 	})
 }

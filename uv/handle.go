@@ -281,6 +281,18 @@ func (o *coreOps) HandleEvent() event.Event { return o.ev }
 func (o *coreOps) Kind() string             { return o.entry.kind() }
 func (o *coreOps) Describe() string         { return o.entry.info() }
 
+// Subscribed tells a kind that keeps what no callback would receive (an
+// IO's reads, a UDP's datagrams) that its event gained a subscriber
+// (eventkind.SubscriptionWatcher).
+func (o *coreOps) Subscribed() {
+	if w, ok := o.ev.(subscriptionWatcher); ok {
+		w.subscribed()
+	}
+}
+
+// subscriptionWatcher is a kind's event told of a new subscriber.
+type subscriptionWatcher interface{ subscribed() }
+
 // newCore creates a kind's event on r: k is the kind's event, whose core is
 // c; create makes the C handle for the id the event gets. It runs on the
 // loop; it refuses a nil reactor (EINVAL) and a closing one.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
+	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -32,7 +33,10 @@ import (
 //     copied and queued (Queued counts them).
 //
 // Datagrams that arrive while it is not started and no ReadFrom waits are
-// kept, up to udpKept; then receiving pauses and later ones wait in the
+// kept, and so are those that come while it is started with no callback
+// to receive them (they go to the first callback that subscribes, or to
+// ReadFrom): nothing is delivered to nobody. At most 64 (udpKept) are kept;
+// then receiving pauses and later ones wait in the
 // socket's buffer, which drops what does not fit (on the libuv driver,
 // datagrams libuv had read already when the keep filled are dropped, and
 // counted in Info). Closing fails a waiting ReadFrom with ErrClosed, and
@@ -97,6 +101,8 @@ type udpState struct {
 type udpDriver interface {
 	// notify tells the UDP's callbacks.
 	notify(res any, err error)
+	// callbacks returns how many the UDP has (waits included).
+	callbacks() int
 	// receive starts or stops receiving (udpState.receiving says which).
 	receive(on bool) error
 	// send sends p to t at once, or queues a copy for when the socket
@@ -220,9 +226,27 @@ func (s *udpState) notifyDatagram(d *Datagram) {
 	s.view, s.viewing = Datagram{}, false
 }
 
+// delivering reports whether datagrams go to the callbacks: started, with
+// a callback (or a wait) to receive them. A started UDP with none keeps
+// them as a stopped one does, for ReadFrom or the callback to come.
+func (s *udpState) delivering() bool { return s.started && s.drv.callbacks() > 0 }
+
+// subscribed: a callback joined. A started UDP receives again if it
+// stopped with its keep full, and hands it what it kept, in a later turn
+// (the callback may have joined inside a notification of this UDP).
+func (s *udpState) subscribed() {
+	if !s.started || s.closed {
+		return
+	}
+	if len(s.kept) > 0 {
+		kind.HostOf(s.r.Owner()).Queue(s.flush)
+	}
+	s.update()
+}
+
 // received hands a datagram to the first waiting ReadFrom, else to the
-// callbacks while started and nothing is kept, else reports that it must
-// be kept (the driver makes it last and calls keep), else drops it.
+// callbacks while delivering and nothing is kept, else reports that it
+// must be kept (the driver makes it last and calls keep), else drops it.
 func (s *udpState) received(d *Datagram) (keep bool) {
 	s.in.Add(1)
 	switch {
@@ -231,7 +255,7 @@ func (s *udpState) received(d *Datagram) (keep bool) {
 		s.readers = s.readers[1:]
 		eventkind.ActiveDelta(s.r.Owner(), -1)
 		rd.finish(copy(rd.p, d.Data), d.Addr, nil)
-	case s.started && len(s.kept) == 0:
+	case len(s.kept) == 0 && s.delivering():
 		s.notifyDatagram(d)
 	case len(s.kept) < udpKept:
 		return true
@@ -245,7 +269,7 @@ func (s *udpState) received(d *Datagram) (keep bool) {
 // those before it are delivered.
 func (s *udpState) keep(k keptDatagram) {
 	s.kept = append(s.kept, k)
-	if s.started {
+	if s.delivering() {
 		s.flush()
 	}
 }
@@ -282,7 +306,9 @@ func (s *udpState) update() error {
 		s.receiving = false
 		return nil
 	}
-	want := s.started || len(s.readers) > 0 || s.receiving && len(s.kept) < udpKept
+	// Receiving while started or already receiving goes on until the keep
+	// is full when no callback takes what comes.
+	want := s.delivering() || len(s.readers) > 0 || (s.started || s.receiving) && len(s.kept) < udpKept
 	if want == s.receiving {
 		return nil
 	}
@@ -294,9 +320,9 @@ func (s *udpState) update() error {
 	return err
 }
 
-// flush hands the kept datagrams to the callbacks while started.
+// flush hands the kept datagrams to the callbacks while delivering.
 func (s *udpState) flush() {
-	for s.started && !s.closed && len(s.kept) > 0 {
+	for !s.closed && len(s.kept) > 0 && s.delivering() {
 		k := s.kept[0]
 		s.kept = s.kept[1:]
 		s.notifyDatagram(&k.d)

@@ -350,6 +350,7 @@ func (e *goUDP) sendQueued() {
 func (e *goUDP) queued() int               { return len(e.queue) }
 func (e *goUDP) release(*keptDatagram)     {}
 func (e *goUDP) notify(res any, err error) { eventkind.Notify(&e.Base, res, err) }
+func (e *goUDP) callbacks() int            { return eventkind.Callbacks(&e.Base) }
 func (e *goUDP) receive(bool) error        { return e.watch() }
 
 // watch brings what the socket is polled for to what the UDP wants now:
@@ -388,6 +389,7 @@ func (o *goUDPOps) Disarm() {
 func (o *goUDPOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goUDPOps) Event() event.Event { return (*goUDP)(o) }
 func (o *goUDPOps) Describe() string   { return o.describe() }
+func (o *goUDPOps) Subscribed()        { o.subscribed() }
 
 // Free fails the waiting ReadFroms, drops what is kept and queued, takes
 // the socket out of the poller and closes it.

@@ -344,6 +344,41 @@ func TestUDPKept(t *testing.T) {
 	})
 }
 
+// TestUDPStartedWithoutCallbackKeeps: a started UDP with no callback to
+// receive its datagrams keeps them as a stopped one does, for ReadFrom or
+// for the callback that subscribes later: nothing is delivered to nobody.
+// The callback gets the kept ones first, in order, then the new ones.
+func TestUDPStartedWithoutCallbackKeeps(t *testing.T) {
+	eachUDPPair(t, "udp4", func(t *testing.T, u *uv.UvtReactor, a, b *uv.UDP) {
+		uv.UvtMust(t, b.Start())
+		for _, p := range []string{"0", "1", "2"} {
+			writeTo(t, a, b, p)
+		}
+		uv.UvtWaitFor(t, "three datagrams in", func() bool { return udpIn(t, b) >= 3 })
+		buf := make([]byte, 16)
+		k, _, err := b.ReadFrom(buf)
+		uv.UvtMust(t, err)
+		if string(buf[:k]) != "0" {
+			t.Errorf("ReadFrom = %q, want the first datagram kept, \"0\"", buf[:k])
+		}
+		got := make(chan string, 8)
+		_, err = b.OnDatagram(func(d uv.Datagram, err error) {
+			if err == nil {
+				got <- string(d.Data)
+			}
+		})
+		uv.UvtMust(t, err)
+		writeTo(t, a, b, "3")
+		var seen []string
+		for range 3 {
+			seen = append(seen, uv.UvtRecv(t, got, "a datagram for the callback"))
+		}
+		if diff := cmp.Diff([]string{"1", "2", "3"}, seen); diff != "" {
+			t.Errorf("the callback's datagrams (-want +got):\n%s", diff)
+		}
+	})
+}
+
 // datagramSize is what TestUDPTruncated checks of a datagram.
 type datagramSize struct {
 	Len       int

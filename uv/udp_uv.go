@@ -49,6 +49,7 @@ func listenUvUDP(r *reactor.Reactor, network string, t tcpTarget) (*UDP, error) 
 
 func (e *udpEvent) kindName() string          { return "udp" }
 func (e *udpEvent) notify(res any, err error) { eventkind.Notify(&e.Base, res, err) }
+func (e *udpEvent) callbacks() int            { return eventkind.Callbacks(&e.Base) }
 func (e *udpEvent) queued() int               { return e.sending }
 func (e *udpEvent) release(k *keptDatagram)   { e.loop.Release(k.data, k.release) }
 

@@ -27,6 +27,9 @@ type Funcs[B, E, F any] struct {
 	LoopRefs func(ev E) int
 	// Subscribers returns how many callbacks ev holds (subscribers).
 	Subscribers func(ev E) int
+	// Callbacks returns how many callbacks b holds, with the owner held
+	// (callbacksOf).
+	Callbacks func(b *B) int
 	// KindBit and SetKindBit read and set the bit a kind keeps in the
 	// event's flags (kindBitOf, setKindBit).
 	KindBit    func(b *B) bool

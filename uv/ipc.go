@@ -54,8 +54,10 @@ const IPCFD = 3
 // goroutine (it starts the IPC the first time, as a Listener's Accept
 // does, and queues what no Receive waits for yet). A handle that no
 // callback would receive (the IPC started with none) waits for Receive as
-// well. At most 64 wait: then the IPC stops reading, and the other end's
-// passes wait for room, until a Receive takes one.
+// well, also once a callback subscribes. At most 64 wait (and the rest of
+// the read that reached that bound, at most 32 more): then the IPC stops
+// reading, and the other end's passes wait for room, until a Receive takes
+// one.
 //
 // Both drivers pass handles the same way and over the same wire, so either
 // talks to the other: a parent on the libuv driver can pass to a child on

@@ -107,9 +107,12 @@ func (g *goIPC) apply() error {
 
 // reading polls for input again, or stops, for the queue for Receive
 // (ipcEvent.stalled, which apply reads).
-func (g *goIPC) reading(bool) {
-	if g.pl != nil {
-		g.apply()
+func (g *goIPC) reading(on bool) {
+	if g.pl == nil {
+		return
+	}
+	if err := g.apply(); err != nil && on {
+		g.end(err) // as the libuv driver's reading: receiving ends, told
 	}
 }
 

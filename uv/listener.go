@@ -29,7 +29,7 @@ import (
 // that no Accept waits for yet (at most the backlog: then the listener
 // stops accepting until an Accept takes one). A listener started with no
 // callback queues its connections for Accept the same way: none is
-// dropped.
+// dropped; they wait for Accept also once a callback subscribes.
 //
 // The socket listens from creation. While the listener is stopped, the
 // kernel's backlog holds new connections; Start takes them.

@@ -57,6 +57,24 @@ var e1Targets = []target{
 
 // The U1 rows' keys.
 const (
+	t1Wall = "wall_ns"
+	t1RSS  = "peak_rss_kib"
+)
+
+func t1(impl, key string) ref { return ref{"T1", impl, key} }
+
+// t1Targets are DESIGN.md's T1 bounds: wall time ≤ 0.15× raw C's and below
+// time.AfterFunc's, peak RSS ≤ 0.75× raw C's.
+var t1Targets = []target{
+	{"wall time, libuv driver ≤ 0.15× raw C", t1("uvevent", t1Wall), t1("raw-c", t1Wall), "≤", 0.15},
+	{"wall time, pure-Go driver ≤ 0.15× raw C", t1("uvevent-go", t1Wall), t1("raw-c", t1Wall), "≤", 0.15},
+	{"wall time, libuv driver below time.AfterFunc's", t1("uvevent", t1Wall), t1("time-afterfunc", t1Wall), "<", 1},
+	{"wall time, pure-Go driver below time.AfterFunc's", t1("uvevent-go", t1Wall), t1("time-afterfunc", t1Wall), "<", 1},
+	{"peak RSS, libuv driver ≤ 0.75× raw C", t1("uvevent", t1RSS), t1("raw-c", t1RSS), "≤", 0.75},
+	{"peak RSS, pure-Go driver ≤ 0.75× raw C", t1("uvevent-go", t1RSS), t1("raw-c", t1RSS), "≤", 0.75},
+}
+
+const (
 	u1Rate  = "dgrams_per_s"
 	u1Share = "share"
 )
@@ -149,7 +167,7 @@ func x1Targets(driver string) []target {
 // workloadTargets are the targets judged under a workload's table, by
 // workload.
 var workloadTargets = map[string][]target{
-	"E1": e1Targets, "U1": u1Targets,
+	"E1": e1Targets, "U1": u1Targets, "T1": t1Targets,
 	"H1": h1Targets("H1"), "H1C": h1Targets("H1C"),
 	k1Bench: k1Targets, idleBench: idleTargets,
 	x1LibuvBench: x1Targets("libuv"), x1GoBench: x1Targets("pure-Go"),

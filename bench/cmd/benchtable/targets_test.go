@@ -42,6 +42,26 @@ func TestRenderTargets(t *testing.T) {
 // TestRenderU1Targets judges U1's targets on fixed figures: each driver
 // against raw C and net, for datagrams per second and the share received,
 // met with equality (the bound is ≥), not met, and a row missing; a
+
+// TestRenderT1Targets judges T1 on DESIGN.md's bounds: wall time ≤ 0.15×
+// raw C's and faster than time.AfterFunc, peak RSS ≤ 0.75× raw C's.
+func TestRenderT1Targets(t *testing.T) {
+	rs := mustParse(t,
+		"T1 raw-c wall_ns=2000 peak_rss_kib=1000 fired=10",
+		"T1 time-afterfunc wall_ns=1000 peak_rss_kib=3000 fired=10",
+		"T1 uvevent wall_ns=300 peak_rss_kib=700 fired=10",
+		"T1 uvevent-go wall_ns=280 peak_rss_kib=800 fired=10",
+	)
+	checkTargets(t, "T1", rs,
+		"| wall time, libuv driver ≤ 0.15× raw C | 0.15× (300 against 2000) | yes |",
+		"| wall time, pure-Go driver ≤ 0.15× raw C | 0.14× (280 against 2000) | yes |",
+		"| wall time, libuv driver below time.AfterFunc's | 0.30× (300 against 1000) | yes |",
+		"| wall time, pure-Go driver below time.AfterFunc's | 0.28× (280 against 1000) | yes |",
+		"| peak RSS, libuv driver ≤ 0.75× raw C | 0.70× (700 against 1000) | yes |",
+		"| peak RSS, pure-Go driver ≤ 0.75× raw C | 0.80× (800 against 1000) | **no** |",
+	)
+}
+
 // workload without targets renders none.
 func TestRenderU1Targets(t *testing.T) {
 	rs := mustParse(t,
@@ -59,7 +79,7 @@ func TestRenderU1Targets(t *testing.T) {
 		"| share received, pure-Go driver ≥ raw C's | - | not measured in this run |",
 		"| share received, pure-Go driver ≥ net's | - | not measured in this run |",
 	)
-	if got := renderTargets("T1", rs); got != "" {
+	if got := renderTargets("M1", rs); got != "" {
 		t.Errorf("renderTargets of a workload without targets = %q, want nothing", got)
 	}
 }

@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"io"
 	"os"
 	"runtime"
 	"sync"
@@ -20,18 +21,18 @@ type dropped struct {
 	mu      sync.Mutex
 	closed  bool // Close freed everything: nothing to do
 	loop    *uvcgo.Loop
-	backend *os.File              // the watcher's descriptor, once it runs
-	rearm   chan struct{}         // closed to end the watcher
-	files   map[*os.File]struct{} // closed before the loop is freed (kind.Host.KeepFile)
+	backend *os.File               // the watcher's descriptor, once it runs
+	rearm   chan struct{}          // closed to end the watcher
+	files   map[io.Closer]struct{} // closed before the loop is freed (kind.Host.KeepFile)
 }
 
 // KeepFile implements kind.Host.
-func (h *host) KeepFile(f *os.File) (forget func()) {
+func (h *host) KeepFile(f io.Closer) (forget func()) {
 	d := h.drop
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.files == nil {
-		d.files = map[*os.File]struct{}{}
+		d.files = map[io.Closer]struct{}{}
 	}
 	d.files[f] = struct{}{}
 	return func() {
@@ -65,15 +66,21 @@ func (d *dropped) closedByClose() {
 // more, so it is freed here, on the runtime's cleanup goroutine.
 func (d *dropped) free() {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.closed {
+		d.mu.Unlock()
 		return
 	}
 	d.closed = true
-	for f := range d.files {
-		f.Close() // before libuv closes the descriptors they duplicate: the sockets end now
-	}
+	files := d.files
 	d.files = nil
+	d.mu.Unlock()
+	// Closed without the lock: a file's Close may forget itself (an
+	// accepted connection's socket unopened in libuv does).
+	for f := range files {
+		f.Close() // before libuv closes the descriptors they duplicate: the sockets end now (or the sockets libuv never had)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.backend != nil {
 		d.backend.Close()
 		close(d.rearm) // the watcher sees the closed descriptor and ends

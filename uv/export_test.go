@@ -192,7 +192,7 @@ func UvtReadDeadline(c *IO) time.Time {
 // UvtKept returns the read buffers c keeps and their bytes, read from the
 // loop.
 func UvtKept(c *IO) (chunks, bytes int) {
-	c.e.r.Call(func() { chunks, bytes = len(c.e.chunks), c.e.kept })
+	c.e.r.Call(func() { chunks, bytes = len(c.e.chunks), int(c.e.kept) })
 	return chunks, bytes
 }
 
@@ -355,3 +355,47 @@ func UvtIPCStalled(p *IPC) bool {
 	p.e.r.Call(func() { stalled = p.e.stalled })
 	return stalled
 }
+
+// UvtIODescriptors returns the descriptors c holds, read on the loop: on
+// the libuv driver libuv's (its handle's), the socket of a connection
+// unopened in libuv (or opened over a duplicate: the lane's file's), and a
+// read lane's duplicate; on the pure-Go driver its own.
+func UvtIODescriptors(c *IO) int {
+	n := 0
+	c.e.r.Call(func() {
+		switch s := c.e.t.(type) {
+		case *goStream:
+			if s.pl != nil {
+				n = 1
+			}
+		case *uvStream:
+			if s.h != 0 {
+				n++
+			}
+			switch {
+			case s.lz != nil:
+				n++
+			case s.h != 0 && c.e.rlane.Load() != nil:
+				n++ // the lane's duplicate
+			}
+		}
+	})
+	return n
+}
+
+// UvtOpenedInLibuv reports whether c's event has a libuv handle, and
+// UvtLazyOpens counts the connections accepted unopened and opened in
+// libuv since.
+func UvtOpenedInLibuv(c *IO) bool {
+	var open bool
+	c.e.r.Call(func() {
+		if s, ok := c.e.t.(*uvStream); ok {
+			open = s.h != 0
+		}
+	})
+	return open
+}
+
+// UvtLazyOpens counts the connections opened in libuv after they were
+// accepted unopened, in every reactor.
+func UvtLazyOpens() int64 { return lazyOpens.Load() }

@@ -102,9 +102,13 @@ type ioEvent struct {
 	lane   writeLane // a blocking Write's way around the loop (io_lane.go)
 	// view is the *[]byte result a read reaches the callbacks in
 	// (notifyRead).
-	view    []byte
-	chunks  []chunk
-	kept    int   // bytes in chunks
+	view   []byte
+	chunks []chunk
+	kept   int32 // bytes in chunks (at most readAhead and a buffer)
+	// lastTry is the batch index of the libuv driver's last deferred try
+	// of the stream, while tries > 0 (io_uv.go's deferTry): here, where it
+	// packs with kept, rather than in uvStream.
+	lastTry int32
 	rerr    error // how reading ended (io.EOF, a reset, ...)
 	readers []*ioOp
 	writes  []*ioOp // write ops not yet complete, oldest first (io_write.go)
@@ -452,7 +456,7 @@ func (e *ioEvent) received(p []byte, keep func(rest []byte) chunk) {
 			e.notifyRead(p)
 		} else {
 			e.chunks = append(e.chunks, keep(p))
-			e.kept += len(p)
+			e.kept += int32(len(p))
 			if e.started {
 				e.flush()
 			}
@@ -511,7 +515,7 @@ func (e *ioEvent) flush() {
 	for e.started && !e.closed && len(e.chunks) > 0 {
 		c := e.chunks[0]
 		e.chunks = e.chunks[1:]
-		e.kept -= len(c.b)
+		e.kept -= int32(len(c.b))
 		e.notifyRead(c.b)
 		e.t.release(c)
 	}
@@ -613,7 +617,7 @@ func (e *ioEvent) consume(p []byte) int {
 			e.chunks = e.chunks[1:]
 		}
 	}
-	e.kept -= n
+	e.kept -= int32(n)
 	return n
 }
 

@@ -230,7 +230,11 @@ func fdOf(t *testing.T, c *IO) int {
 		case *goStream:
 			fd = s.fd
 		case *uvStream:
-			fd, _ = s.loop.Fileno(s.h)
+			if s.lz != nil {
+				fd = s.lz.fd // unopened in libuv (or opened over a duplicate): the socket
+			} else {
+				fd, _ = s.loop.Fileno(s.h)
+			}
 		}
 	}))
 	return fd

@@ -21,7 +21,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uvevent/uvevent/event"
-	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -99,17 +98,14 @@ func TestReadLaneCloseOnLoopWhileAGoroutineCloses(t *testing.T) {
 
 // lanedPair makes a connection whose server end s has its read lane (the
 // client c read a byte through it), and returns the sockets the process
-// holds then and how many of them are s's: its descriptor, and on the
-// libuv driver the lane's duplicate.
+// holds then and how many of them are s's: its socket (on the libuv
+// driver an accepted connection is unopened in libuv, the lane's file
+// owning its socket), or libuv's descriptor and the lane's duplicate.
 func lanedPair(t *testing.T, v *ioEnv) (c, s *uv.IO, sockets, of int) {
 	t.Helper()
 	c, s = v.pair(t)
 	makeLane(t, s, c)
-	of = 1
-	if v.u.Driver() == reactor.DriverLibuv {
-		of = 2
-	}
-	return c, s, uv.UvtOpenSockets(t), of
+	return c, s, uv.UvtOpenSockets(t), uv.UvtIODescriptors(s)
 }
 
 // socketInode is the inode of the socket at the other end of peer, a

@@ -37,6 +37,9 @@ func tcpAddrOf(l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
 // (10) with it: the socket's are read first and put back where cfg leaves
 // them alone, then the socket takes the interval and the count asked for.
 func (s *uvStream) keepAlive(cfg net.KeepAliveConfig) error {
+	if err := s.openInLibuv(); err != nil {
+		return err
+	}
 	fd, err := s.loop.Fileno(s.h)
 	if err != nil {
 		return err

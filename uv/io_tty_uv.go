@@ -13,7 +13,9 @@ func (s *uvStream) setTTYMode(m TTYMode) error {
 	return s.loop.SetTTYMode(s.h, int(m))
 }
 
-// closing forgets a terminal's saved settings before its handle closes.
+// closing forgets a terminal's saved settings before its handle closes;
+// a connection unopened in libuv, which has no handle to close, closes
+// its socket here (closeUnopened).
 func (s *uvStream) closing() {
 	if s.transport == "tty" && s.h != 0 {
 		if fd, err := s.loop.Fileno(s.h); err == nil {
@@ -21,6 +23,9 @@ func (s *uvStream) closing() {
 		}
 	}
 	s.ioEvent.closing()
+	if s.unopened() {
+		s.closeUnopened()
+	}
 }
 
 func (s *uvStream) ttyWinSize() (int, int, error) { return s.loop.TTYWinSize(s.h) }

@@ -23,7 +23,10 @@ import (
 type uvStream struct {
 	core
 	ioEvent
-	lastTry int // the batch index of its last deferred try, while ioEvent.tries > 0
+	// lz is the socket of a connection accepted unopened in libuv
+	// (io_lazy_uv.go): h is 0 until openInLibuv. Kept after the opening
+	// while the read lane's file owns the socket; nil otherwise.
+	lz *lazySock
 }
 
 // newUVStream makes the event of an IO over transport on r; newCore then
@@ -106,47 +109,86 @@ func sysError(op string, err error) error {
 	return err
 }
 
-func (s *uvStream) open() bool         { return s.h != 0 }
-func (s *uvStream) readsSettled() bool { return !s.host.ReadAhead(s.id) }
-func (s *uvStream) readStart() error   { return sysError("read", s.loop.ReadStart(s.h)) }
-func (s *uvStream) readStop()          { s.loop.ReadStop(s.h) }
+func (s *uvStream) open() bool         { return s.h != 0 || s.lz != nil }
+func (s *uvStream) readsSettled() bool { return s.h == 0 || !s.host.ReadAhead(s.id) }
+func (s *uvStream) readStart() error {
+	if err := s.openInLibuv(); err != nil {
+		return sysError("read", err)
+	}
+	return sysError("read", s.loop.ReadStart(s.h))
+}
+func (s *uvStream) readStop() {
+	if s.h != 0 {
+		s.loop.ReadStop(s.h)
+	}
+}
 func (s *uvStream) tryWrite(p []byte) (int, error) {
+	if s.unopened() {
+		return s.lazyTryWrite(p)
+	}
 	n, err := s.loop.TryWrite(s.h, p)
 	return n, sysError("write", err)
 }
-func (s *uvStream) write(p []byte) error { return sysError("write", s.loop.Write(s.h, p)) }
-func (s *uvStream) flushTries()          { s.loop.FlushTries() }
+func (s *uvStream) write(p []byte) error {
+	if err := s.openInLibuv(); err != nil {
+		return sysError("write", err)
+	}
+	return sysError("write", s.loop.Write(s.h, p))
+}
+func (s *uvStream) flushTries() { s.loop.FlushTries() }
 
 // deferTry defers the try of p to the loop's batch, behind this stream's
-// tries already there.
+// tries already there. An unopened connection defers none: its try is a
+// write(2) of Go's, no crossing to batch.
 func (s *uvStream) deferTry(p []byte) bool {
+	if s.h == 0 {
+		return false
+	}
 	prev := -1
 	if s.tries > 0 {
-		prev = s.lastTry
+		prev = int(s.lastTry)
 	}
 	i := s.loop.DeferTry(s.h, p, prev, s)
 	if i < 0 {
 		return false
 	}
-	s.lastTry = i
+	s.lastTry = int32(i)
 	return true
 }
 
 // Tried implements uvcgo.Tried: the outcome of a deferred try.
 func (s *uvStream) Tried(p []byte, n int, err error) { s.sendTried(p, n, sysError("write", err)) }
-func (s *uvStream) queueSize() int                   { return s.loop.WriteQueueSize(s.h) }
-func (s *uvStream) shutdown() error                  { return sysError("shutdown", s.loop.ShutdownStream(s.h)) }
+func (s *uvStream) queueSize() int {
+	if s.h == 0 {
+		return 0
+	}
+	return s.loop.WriteQueueSize(s.h)
+}
+func (s *uvStream) shutdown() error {
+	if err := s.openInLibuv(); err != nil {
+		return sysError("shutdown", err)
+	}
+	return sysError("shutdown", s.loop.ShutdownStream(s.h))
+}
 func (s *uvStream) refusal(shutdown bool) error {
 	if shutdown {
 		return errnoError("shutdown", syscall.ENOTCONN)
 	}
 	return errnoError("write", syscall.EPIPE)
 }
-func (s *uvStream) release(c chunk)       { s.loop.Release(c.data, c.release) }
-func (s *uvStream) noDelay(on bool) error { return s.loop.TCPNoDelay(s.h, on) }
+func (s *uvStream) release(c chunk) { s.loop.Release(c.data, c.release) }
+func (s *uvStream) noDelay(on bool) error {
+	if s.unopened() {
+		return s.lazyNoDelay(on)
+	}
+	return s.loop.TCPNoDelay(s.h, on)
+}
 
 // addresses reads the local and peer addresses of the IO. On the loop.
 func (s *uvStream) addresses() (local, remote net.Addr) {
+	if s.unopened() {
+		return s.lazyAddresses()
+	}
 	local, _ = addrOf(s.transport, s.loop, s.h, false)
 	remote, _ = addrOf(s.transport, s.loop, s.h, true)
 	if remote == nil && s.transport == "tcp" {
@@ -157,11 +199,18 @@ func (s *uvStream) addresses() (local, remote net.Addr) {
 	return local, remote
 }
 
-// laneFD: the socket's descriptor (uv_fileno), written to by a blocking
-// Write's own goroutine while libuv holds no write of it (io_lane.go):
-// libuv's write queue is empty then, and no libuv state is touched.
+// laneFD: the socket's descriptor (uv_fileno, or an unopened
+// connection's own), written to by a blocking Write's own goroutine while
+// libuv holds no write of it (io_lane.go): libuv's write queue is empty
+// then, and no libuv state is touched.
 func (s *uvStream) laneFD() int {
-	if s.h == 0 || s.transport != "tcp" && s.transport != "unix" {
+	if s.transport != "tcp" && s.transport != "unix" {
+		return -1
+	}
+	if s.lz != nil {
+		return s.lz.fd // unopened, or opened over a duplicate: the socket is the lane file's
+	}
+	if s.h == 0 {
 		return -1
 	}
 	fd, err := s.loop.Fileno(s.h)
@@ -185,6 +234,9 @@ func (s *uvStream) laneFD() int {
 // the lanes cannot take the descriptors a server needs for its
 // connections.
 func (s *uvStream) laneFile() (*os.File, func()) {
+	if s.unopened() {
+		return s.lazyLaneFile()
+	}
 	fd := s.laneFD()
 	if fd < 0 {
 		return nil, nil

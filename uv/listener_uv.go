@@ -12,6 +12,8 @@ import (
 	"os"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
@@ -114,15 +116,18 @@ func (e *uvListener) completed(rec *uvcgo.Completion) {
 		return
 	}
 	data, _ := uvcgo.Take(rec)
-	h := uvcgo.Handle(data)
-	c, err := adoptIO(e.r, h, e.transport)
-	if err != nil {
-		e.loop.CloseHandle(h)
+	var c *IO
+	var err error
+	if e.transport == "tcp" {
+		c, err = e.adoptTCP(data)
 	} else {
-		c.e.setNetwork(e.network)
-		if e.transport == "tcp" {
-			acceptedAddrsUV(c.e, e.loop, h)
+		h := uvcgo.Handle(data)
+		if c, err = adoptIO(e.r, h, e.transport); err != nil {
+			e.loop.CloseHandle(h)
 		}
+	}
+	if c != nil {
+		c.e.setNetwork(e.network)
 	}
 	stopped := eventkind.LoopRefs(e) == 0
 	switch {
@@ -135,19 +140,25 @@ func (e *uvListener) completed(rec *uvcgo.Completion) {
 	}
 }
 
-// acceptedAddrsUV reads an accepted TCP connection's addresses as package
-// net does, once, as it is accepted: the local one with getsockname(2),
-// the peer's as accept4(2) gave it (the shim kept it). A server's
-// RemoteAddr and LocalAddr (net/http asks both of every connection) then
-// cost no call to the loop, and the peer's address is there even once the
-// peer has reset the connection. Either unread, both are read when first
-// asked for (addrCache). On the loop.
-func acceptedAddrsUV(e *ioEvent, l *uvcgo.Loop, h uvcgo.Handle) {
-	ip, port, zone, err := l.TCPAcceptedPeer(h)
+// adoptTCP makes the IO of an accepted TCP connection, p its record's
+// payload: the connection stays unopened in libuv (io_lazy_uv.go). Its
+// addresses are read as package net reads them, once, as it is accepted:
+// the local one with getsockname(2), the peer's as accept4(2) gave it (the
+// shim kept it). A server's RemoteAddr and LocalAddr (net/http asks both
+// of every connection) then cost no call to the loop, and the peer's
+// address is there even once the peer has reset the connection. Either
+// unread, both are read when first asked for (addrCache). On the loop.
+func (e *uvListener) adoptTCP(p uintptr) (*IO, error) {
+	fd, ip, port, zone, perr := e.loop.TakeAccepted(p)
+	c, err := adoptLazyIO(e.r, fd)
 	if err != nil {
-		return
+		unix.Close(fd)
+		return nil, err
 	}
-	if local, err := tcpAddrOf(l, h, false); err == nil {
-		e.addrs.set(local, tcpAddr(ip, port, zone))
+	if perr == nil {
+		if local := socketAddr(fd, false); local != nil {
+			c.e.addrs.set(local, tcpAddr(ip, port, zone))
+		}
 	}
+	return c, nil
 }

@@ -161,61 +161,108 @@ static void uvev__pause(uvev__server *s, int err) {
   uvev__push(uvev__sloop(&s->poll), uvev__id_of(&s->poll), UVEV_DONE_CONNECTION, err);
 }
 
-/* uvev__accepted_tcp is an accepted TCP connection's handle with the peer's
- * address as accept4(2) gave it: RemoteAddr needs no getpeername(2), and
- * still has the address once the peer has reset the connection. The handle
- * comes first, so that the handle's pointer is the block's (freed as any
- * handle's). */
+/* uvev__accepted is an accepted TCP connection left unopened in libuv: its
+ * descriptor and the peer's address as accept4(2) gave it (RemoteAddr needs
+ * no getpeername(2), and still has the address once the peer has reset the
+ * connection). It is the connection record's payload: Go takes it
+ * (uvev_accepted_take, which frees it) and serves the socket through its
+ * lanes, opening a uv_tcp_t for it only when it needs libuv
+ * (uvev_tcp_open_fd); a record nobody took is released by
+ * uvev__discard_accepted, which closes the descriptor. No handle: no
+ * uv_tcp_t, no ioctl(FIONBIO) (accept4 made it non-blocking), no
+ * EPOLL_CTL_DEL at its close. */
 typedef struct {
-  uv_tcp_t tcp;
+  int fd;
   union { /* a TCP peer's: IPv4 or IPv6, 28 bytes, not a sockaddr_storage's 128 */
     struct sockaddr sa;
     struct sockaddr_in in4;
     struct sockaddr_in6 in6;
   } peer;
-} uvev__accepted_tcp;
+} uvev__accepted;
 
-/* The peer's address of h, a handle the listener accepted into (a TCP
- * listener's only): UV_EAFNOSUPPORT when accept4 gave none. */
-int uvev_tcp_accepted_peer(uintptr_t h, uint8_t *ip, int *iplen, int *port, uint32_t *scope) {
+/* The release of an accepted TCP connection's record Go did not take. */
+static void uvev__discard_accepted(void *p) {
+  uvev__accepted *a = p;
+  close(a->fd);
+  free(a);
+}
+
+/* Takes an accepted TCP connection's record payload p: its descriptor, now
+ * the caller's, and the peer's address (UV_EAFNOSUPPORT when accept4 gave
+ * none; the descriptor is the caller's all the same). Frees p. */
+int uvev_accepted_take(uintptr_t p, int *fd, uint8_t *ip, int *iplen, int *port, uint32_t *scope) {
+  uvev__accepted *a = (uvev__accepted *)p;
   struct sockaddr_storage ss;
   memset(&ss, 0, sizeof ss);
-  memcpy(&ss, &((uvev__accepted_tcp *)h)->peer, sizeof ((uvev__accepted_tcp *)h)->peer);
+  memcpy(&ss, &a->peer, sizeof a->peer);
+  *fd = a->fd;
+  free(a);
   return uvev_sockaddr_parse(&ss, ip, iplen, port, scope);
 }
 
-/* uvev__spare makes the handle the next connection goes into, before the
- * accept: an init that fails (ENOMEM) leaves the connection in the backlog
- * for the next try, rather than dropping it. Malloc'd here; freed by
- * uvev__free_unadopted when the listener closes unused, or by uvev__on_close
- * once adopted. */
-static int uvev__spare(uvev__server *s) {
-  uvev_loop *l = uvev__sloop(&s->poll);
-  uv_stream_t *c;
-  int err;
-  if (s->spare != NULL) return 0;
-  if (s->pipe) {
-    c = malloc(sizeof(uv_pipe_t));
-    err = c == NULL ? UV_ENOMEM : uv_pipe_init(&l->loop, (uv_pipe_t *)c, 0);
-  } else {
-    c = malloc(sizeof(uvev__accepted_tcp));
-    err = c == NULL ? UV_ENOMEM : uv_tcp_init(&l->loop, (uv_tcp_t *)c);
-  }
+/* Opens fd, a connected TCP socket, in a new uv_tcp_t reporting for id:
+ * the handle of a connection accepted unopened (uvev__accepted), made when
+ * it first needs libuv. On success the handle owns fd (its close closes
+ * it); on failure fd is still the caller's. Malloc'd here; freed by
+ * uvev__on_close. */
+int uvev_tcp_open_fd(uvev_loop *l, uint64_t id, int fd, uintptr_t *out) {
+  uv_tcp_t *h = malloc(sizeof *h);
+  if (h == NULL) return UV_ENOMEM;
+  int err = uv_tcp_init(&l->loop, h);
   if (err != 0) {
-    free(c);
+    free(h);
     return err;
   }
-  s->spare = c;
+  err = uv_tcp_open(h, fd);
+  if (err != 0) {
+    uv_close((uv_handle_t *)h, uvev__free_unadopted); /* no descriptor: closes none */
+    return err;
+  }
+  return uvev__adopt(l, (uv_handle_t *)h, 0, id, out);
+}
+
+/* uvev__spare makes what the next connection goes into, before the
+ * accept: for a Unix socket its handle, for TCP its uvev__accepted record;
+ * an allocation or init that fails (ENOMEM) leaves the connection in the
+ * backlog for the next try, rather than dropping it. Malloc'd here; a
+ * spare never used is freed by uvev__free_spare when the listener closes;
+ * a handle adopted, by uvev__on_close; a record, by its taker. */
+static int uvev__spare(uvev__server *s) {
+  uvev_loop *l = uvev__sloop(&s->poll);
+  int err = 0;
+  if (s->spare != NULL) return 0;
+  if (s->pipe) {
+    uv_pipe_t *c = malloc(sizeof *c);
+    err = c == NULL ? UV_ENOMEM : uv_pipe_init(&l->loop, c, 0);
+    if (err != 0) {
+      free(c);
+      return err;
+    }
+    s->spare = c;
+  } else {
+    s->spare = malloc(sizeof(uvev__accepted));
+    if (s->spare == NULL) return UV_ENOMEM;
+  }
   return 0;
 }
 
-/* uvev__on_listen accepts the connections waiting with accept4(2) and opens
- * each in a handle of the listener's transport (uv_tcp_open, uv_pipe_open),
- * instead of libuv's uv_listen: libuv's own accept loop, once its reserve
+/* Frees a listener's spare, never used. */
+static void uvev__free_spare(uvev__server *s) {
+  if (s->spare == NULL) return;
+  if (s->pipe) uv_close((uv_handle_t *)s->spare, uvev__free_unadopted);
+  else free(s->spare);
+  s->spare = NULL;
+}
+
+/* uvev__on_listen accepts the connections waiting with accept4(2), instead
+ * of libuv's uv_listen: libuv's own accept loop, once its reserve
  * descriptor is lost at EMFILE, calls back and retries without end inside
- * uv_run. Each connection is a record whose payload is its handle, counted
- * from here on: Go takes it and makes an event of it (its close callback,
- * uvev__on_close, frees it), or the turn's release closes it. */
+ * uv_run. Each connection is a record: a TCP one's payload is its
+ * descriptor with the peer's address (uvev__accepted), left unopened in
+ * libuv, which Go takes (uvev_accepted_take); a Unix one's is a uv_pipe_t
+ * it is opened in (uv_pipe_open), counted from here on, of which Go makes
+ * an event (its close callback, uvev__on_close, frees it). A record Go did
+ * not take is released after the turn: its descriptor or handle closed. */
 static void uvev__on_listen(uv_poll_t *p, int status, int events) {
   uvev__server *s = (uvev__server *)p;
   uvev_loop *l = uvev__sloop(p);
@@ -233,10 +280,10 @@ static void uvev__on_listen(uv_poll_t *p, int status, int events) {
     struct sockaddr *peer = NULL;
     socklen_t peerlen = 0;
     if (!s->pipe) {
-      uvev__accepted_tcp *t = (uvev__accepted_tcp *)s->spare;
-      t->peer.sa.sa_family = AF_UNSPEC;
-      peer = &t->peer.sa;
-      peerlen = sizeof t->peer;
+      uvev__accepted *a = s->spare;
+      a->peer.sa.sa_family = AF_UNSPEC;
+      peer = &a->peer.sa;
+      peerlen = sizeof a->peer;
     }
     int fd = accept4(s->fd, peer, &peerlen, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
@@ -245,9 +292,19 @@ static void uvev__on_listen(uv_poll_t *p, int status, int events) {
       uvev__pause(s, -errno); /* libuv errors are negated errnos on Unix */
       return;
     }
+    if (!s->pipe) {
+      /* TCP: the connection stays unopened in libuv (uvev__accepted). */
+      uvev__accepted *a = s->spare;
+      s->spare = NULL;
+      a->fd = fd;
+      uvev_completion *rec = uvev__push(l, uvev__id_of(p), UVEV_DONE_CONNECTION, 0);
+      rec->data = a;
+      rec->release = uvev__discard_accepted;
+      continue;
+    }
     uv_stream_t *c = s->spare;
     s->spare = NULL;
-    err = s->pipe ? uv_pipe_open((uv_pipe_t *)c, fd) : uv_tcp_open((uv_tcp_t *)c, fd);
+    err = uv_pipe_open((uv_pipe_t *)c, fd);
     if (err != 0) {
       close(fd);
       uv_close((uv_handle_t *)c, uvev__free_unadopted);
@@ -295,10 +352,7 @@ void uvev_listener_stop(uintptr_t h) { uv_poll_stop(&((uvev__server *)h)->poll);
 void uvev_listener_close(uintptr_t h) {
   uvev__server *s = (uvev__server *)h;
   uv_poll_stop(&s->poll);
-  if (s->spare != NULL) {
-    uv_close((uv_handle_t *)s->spare, uvev__free_unadopted);
-    s->spare = NULL;
-  }
+  uvev__free_spare(s);
   if (s->fd >= 0) {
     uvev_loop *l = uvev__sloop(&s->poll);
     if (s->prev != NULL) s->prev->next = s->next;

@@ -175,6 +175,9 @@ func (l *Loop) ListenerClose(h Handle) {
 
 // Fileno returns h's descriptor (uv_fileno).
 func (l *Loop) Fileno(h Handle) (int, error) {
+	if h == 0 {
+		return -1, errorOf("uv_fileno", int(C.UV_EBADF))
+	}
 	var fd C.int
 	l.crossings.Add(1)
 	if rc := C.uvev_fileno(C.uintptr_t(h), &fd); rc != 0 {

@@ -48,7 +48,8 @@ void uvev_listener_close(uintptr_t h);
 int uvev_tcp_new(uvev_loop *l, uint64_t id, uintptr_t *out);
 int uvev_tcp_connect(uvev_loop *l, uintptr_t h, const uint8_t *ip, int iplen, int port, uint32_t scope);
 int uvev_tcp_addr(uintptr_t h, int peer, uint8_t *ip, int *iplen, int *port, uint32_t *scope);
-int uvev_tcp_accepted_peer(uintptr_t h, uint8_t *ip, int *iplen, int *port, uint32_t *scope);
+int uvev_accepted_take(uintptr_t p, int *fd, uint8_t *ip, int *iplen, int *port, uint32_t *scope);
+int uvev_tcp_open_fd(uvev_loop *l, uint64_t id, int fd, uintptr_t *out);
 int uvev_tcp_nodelay(uintptr_t h, int on);
 int uvev_tcp_keepalive(uintptr_t h, int on, unsigned int delay);
 int uvev_fileno(uintptr_t h, int *fd);
@@ -76,7 +77,7 @@ typedef struct uvev__server {
   uv_poll_t poll;
   int fd;             /* the listening socket, the server's: closed by uvev_listener_close */
   int pipe;           /* connections are uv_pipe_t (Unix sockets), else uv_tcp_t */
-  uv_stream_t *spare; /* the handle the next connection goes into, initialised; or NULL */
+  void *spare; /* what the next connection goes into (a uv_pipe_t initialised, a TCP connection's uvev__accepted), or NULL */
   /* In the loop's servers list while fd is open. */
   struct uvev__server *prev, *next;
 } uvev__server;

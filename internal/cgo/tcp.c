@@ -85,10 +85,8 @@ int uvev_sockaddr_parse(const struct sockaddr_storage *ss, uint8_t *ip, int *ipl
   return UV_EAFNOSUPPORT;
 }
 
-/* The local (peer = 0) or remote address (peer = 1: getpeername; 2: the one
- * accept4 gave, for a handle a TCP listener accepted into: stream.c). */
+/* The local (peer = 0) or remote address (peer = 1: getpeername). */
 int uvev_tcp_addr(uintptr_t h, int peer, uint8_t *ip, int *iplen, int *port, uint32_t *scope) {
-  if (peer == 2) return uvev_tcp_accepted_peer(h, ip, iplen, port, scope);
   struct sockaddr_storage ss;
   int len = sizeof ss;
   int err = peer ? uv_tcp_getpeername((uv_tcp_t *)h, (struct sockaddr *)&ss, &len)

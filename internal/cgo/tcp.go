@@ -37,15 +37,35 @@ func (l *Loop) TCPAddr(h Handle, peer bool) (ip []byte, port int, zone uint32, e
 	return l.tcpAddr(h, 0, "uv_tcp_getsockname")
 }
 
-// TCPAcceptedPeer is the peer's address of h, a connection a TCP
-// listener accepted (NewListener), as accept4(2) gave it: no system call.
-func (l *Loop) TCPAcceptedPeer(h Handle) (ip []byte, port int, zone uint32, err error) {
-	return l.tcpAddr(h, 2, "accept")
+// TakeAccepted takes p, the payload of a TCP listener's connection record
+// (NewListener): the connection's descriptor, from now on the caller's,
+// left unopened in libuv (OpenTCPFD opens it), and the peer's address as
+// accept4(2) gave it (no system call; err when it gave none, the
+// descriptor being the caller's all the same). p is freed.
+func (l *Loop) TakeAccepted(p uintptr) (fd int, ip []byte, port int, zone uint32, err error) {
+	var buf [16]byte
+	var n, pt, f C.int
+	var z C.uint32_t
+	l.crossings.Add(1)
+	if rc := C.uvev_accepted_take(C.uintptr_t(p), &f, (*C.uint8_t)(unsafe.Pointer(&buf[0])), &n, &pt, &z); rc != 0 {
+		return int(f), nil, 0, 0, errorOf("accept", int(rc))
+	}
+	return int(f), append([]byte(nil), buf[:n]...), int(pt), uint32(z), nil
+}
+
+// OpenTCPFD opens fd, a connected TCP socket, in a new uv_tcp_t reporting
+// for id (uv_tcp_open), which owns fd from then on; when it fails, fd is
+// still the caller's.
+func (l *Loop) OpenTCPFD(id uint64, fd int) (Handle, error) {
+	var h C.uintptr_t
+	if rc := C.uvev_tcp_open_fd(l.mut(), C.uint64_t(id), C.int(fd), &h); rc != 0 {
+		return 0, errorOf("uv_tcp_open", int(rc))
+	}
+	return Handle(h), nil
 }
 
 // tcpAddr is uvev_tcp_addr's address of h: which is 0 for the local one,
-// 1 for the peer's (getpeername), 2 for the one accept4 gave; op names the
-// call in an error.
+// 1 for the peer's (getpeername); op names the call in an error.
 func (l *Loop) tcpAddr(h Handle, which C.int, op string) (ip []byte, port int, zone uint32, err error) {
 	var buf [16]byte
 	var n, p C.int

@@ -206,8 +206,11 @@ func (*Loop) ConnectTCP(Handle, []byte, int, uint32) error { return ErrNoLibuv }
 // TCPAddr is unavailable without cgo.
 func (*Loop) TCPAddr(Handle, bool) ([]byte, int, uint32, error) { return nil, 0, 0, ErrNoLibuv }
 
-// TCPAcceptedPeer is unavailable without cgo.
-func (*Loop) TCPAcceptedPeer(Handle) ([]byte, int, uint32, error) { return nil, 0, 0, ErrNoLibuv }
+// TakeAccepted is unavailable without cgo.
+func (*Loop) TakeAccepted(uintptr) (int, []byte, int, uint32, error) { return 0, nil, 0, 0, ErrNoLibuv }
+
+// OpenTCPFD is unavailable without cgo.
+func (*Loop) OpenTCPFD(uint64, int) (Handle, error) { return 0, ErrNoLibuv }
 
 // TCPNoDelay is unavailable without cgo.
 func (*Loop) TCPNoDelay(Handle, bool) error { return ErrNoLibuv }

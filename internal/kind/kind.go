@@ -5,7 +5,7 @@
 package kind
 
 import (
-	"os"
+	"io"
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventref"
@@ -79,10 +79,12 @@ type Host interface {
 	// KeepFile has f closed before the C loop is freed if the reactor is
 	// dropped without Close (its handles are then closed in C, without
 	// their kinds' close hooks): a duplicate descriptor of a handle's
-	// that would otherwise hold the socket open until its own collection.
-	// forget unregisters it; call it when f is closed. Safe from any
-	// goroutine.
-	KeepFile(f *os.File) (forget func())
+	// that would otherwise hold the socket open until its own collection,
+	// or a socket no handle holds (an accepted connection unopened in
+	// libuv), which nothing else would close. f's Close must be safe to
+	// call after f closed otherwise (it then does nothing). forget
+	// unregisters it; call it when f is closed. Safe from any goroutine.
+	KeepFile(f io.Closer) (forget func())
 	// Linger makes the reactor's Close wait, once every event is closed,
 	// until done is closed: work that outlives its event (a child being
 	// terminated) is over before Close returns. Shutdown's context bounds

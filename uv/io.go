@@ -11,6 +11,7 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
+	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -32,6 +33,11 @@ import (
 //     which event.Await (or callbacks) can wait for;
 //   - through goroutine-blocking Read, Write and Close (io.Reader, io.Writer,
 //     io.Closer); it is a net.Conn, with deadlines.
+//
+// A started IO with no callback (nor wait) to receive its reads reads as a
+// stopped one does: a blocking Read takes the bytes, or they wait for the
+// first callback that subscribes, which gets them in order; nothing is
+// notified to nobody.
 //
 // Bytes read while the IO is not started and no Read waits are kept in the
 // C buffers they were read into (up to readAhead), then reading pauses until
@@ -387,7 +393,7 @@ func (e *ioEvent) updateReading() {
 	// With a read lane, what nobody asks for stays in the kernel: the
 	// lane's next Read takes it (io_readlane.go).
 	ahead := e.reading && e.kept < readAhead && len(e.chunks) < readAheadChunks && e.rlane.Load() == nil
-	want := !e.closed && e.t.open() && e.rerr == nil && (e.started || len(e.readers) > 0 || ahead)
+	want := !e.closed && e.t.open() && e.rerr == nil && (e.delivering() || len(e.readers) > 0 || ahead)
 	if want == e.reading {
 		if !want {
 			e.openReadLane()
@@ -410,6 +416,26 @@ func (e *ioEvent) updateReading() {
 	e.reading = true
 }
 
+// delivering reports whether reads go to the callbacks: started, with a
+// callback (or a wait) to receive them. A started IO with none reads as a
+// stopped one does: a blocking Read takes the bytes, or they wait, kept or
+// in the kernel, for the callback to come (subscribed). Nothing is
+// notified to nobody.
+func (e *ioEvent) delivering() bool { return e.started && eventkind.Callbacks(e.base) > 0 }
+
+// subscribed: a callback joined. A started IO reads on the loop again and
+// hands the callbacks what it kept, and the end if it came, in a later turn
+// (the callback may have joined inside a notification of this IO).
+func (e *ioEvent) subscribed() {
+	if !e.started || e.closed {
+		return
+	}
+	if len(e.chunks) > 0 || e.rerr != nil && !e.told {
+		kind.HostOf(e.r.Owner()).Queue(e.flush)
+	}
+	e.updateReading()
+}
+
 // readFailed ends reading with err (io.EOF at the stream's end): the
 // parked readers get it, and so do the callbacks of a started IO.
 func (e *ioEvent) readFailed(err error) {
@@ -420,7 +446,7 @@ func (e *ioEvent) readFailed(err error) {
 // tellEnd tells the callbacks of a started IO how reading ended, once,
 // after the bytes kept before it (a stopped IO is told at its next Start).
 func (e *ioEvent) tellEnd() {
-	if e.started && !e.closed && e.rerr != nil && !e.told && len(e.chunks) == 0 {
+	if !e.closed && e.rerr != nil && !e.told && len(e.chunks) == 0 && e.delivering() {
 		e.told = true
 		eventkind.Notify(e.base, nil, e.rerr)
 		e.endReached()
@@ -452,12 +478,12 @@ func (e *ioEvent) received(p []byte, keep func(rest []byte) chunk) {
 		return // a reader's callback closed the IO: the rest is nobody's
 	}
 	if len(p) > 0 {
-		if e.started && len(e.chunks) == 0 {
+		if len(e.chunks) == 0 && e.delivering() {
 			e.notifyRead(p)
 		} else {
 			e.chunks = append(e.chunks, keep(p))
 			e.kept += int32(len(p))
-			if e.started {
+			if e.delivering() {
 				e.flush()
 			}
 		}
@@ -510,9 +536,9 @@ func (e *ioEvent) connReady() {
 	e.setLane()
 }
 
-// flush hands the kept reads to the callbacks, in order, while started.
+// flush hands the kept reads to the callbacks, in order, while delivering.
 func (e *ioEvent) flush() {
-	for e.started && !e.closed && len(e.chunks) > 0 {
+	for !e.closed && len(e.chunks) > 0 && e.delivering() {
 		c := e.chunks[0]
 		e.chunks = e.chunks[1:]
 		e.kept -= int32(len(c.b))

@@ -189,6 +189,7 @@ func errnoError(op string, err error) error {
 func (o *goStreamOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goStreamOps) Event() event.Event { return (*goStream)(o) }
 func (o *goStreamOps) Describe() string   { return o.describe() }
+func (o *goStreamOps) Subscribed()        { o.subscribed() }
 func (o *goStreamOps) Disarm() {
 	o.disarm()
 	o.dropRef()

@@ -242,7 +242,7 @@ func (e *ioEvent) readyForBlocking() {
 func (e *ioEvent) openReadLane() {
 	l := e.rlane.Load()
 	if l == nil || l.state.Load() != rlaneShut || e.closed || !e.t.open() ||
-		e.started || e.reading || len(e.readers) > 0 || len(e.chunks) > 0 || e.rerr != nil || e.dl.read.expired() ||
+		e.delivering() || e.reading || len(e.readers) > 0 || len(e.chunks) > 0 || e.rerr != nil || e.dl.read.expired() ||
 		!e.t.readsSettled() {
 		return
 	}

@@ -42,10 +42,11 @@ import (
 //
 // StartProcess returns the event started: while the child runs it counts as
 // active, so the reactor's Run does not end before it. Called from another
-// goroutine while the loop runs, it queues the Start to the loop and
-// returns without waiting for it (a Process method called next, from the
-// same goroutine, comes after it). Stop makes the child no longer count
-// (its end is still delivered); Start counts it again.
+// goroutine while the loop runs, it queues the Start to the loop, as
+// Reactor.Post queues, and returns without waiting for it (a Process method
+// the same goroutine calls next, while the loop runs, comes after it).
+// Stop makes the child no longer count (its end is still delivered);
+// Start counts it again.
 //
 // Close (or the last Dispose, or the reactor's Close) ends the event for
 // its subscribers with ErrClosed. It does not kill the child unless

@@ -640,13 +640,36 @@ func (b *Base) notify(ev Event, result any, err error) error {
 	if b.notifying() {
 		return ErrNestedNotify
 	}
-	if b.ext != nil && b.ext.hook != nil {
+	if b.slowPass(err) {
 		var pass bool
-		if result, err, pass = b.runHook(ev, result, err); !pass {
+		if result, err, pass = b.prelude(ev, result, err); !pass {
 			if b.has(Closed) {
 				b.released()
 			}
 			return nil
+		}
+	}
+	b.iter = 0
+	b.pass(ev, result, err)
+	b.endPass()
+	return nil
+}
+
+// slowPass reports whether a pass has a prelude to run: a hook, an error to
+// report or a value result to copy. Most have none, and notifyKind goes
+// straight to the pass.
+func (b *Base) slowPass(err error) bool {
+	return b.ext != nil || err != nil || b.has(ValueResult)
+}
+
+// prelude runs what comes before a pass that has a hook, an error or a
+// value result: the hook (which may swallow the notification: pass false),
+// the copy of a value result, and the report of an error nobody hears.
+func (b *Base) prelude(ev Event, result any, err error) (any, error, bool) {
+	if b.ext != nil && b.ext.hook != nil {
+		var pass bool
+		if result, err, pass = b.runHook(ev, result, err); !pass {
+			return result, err, false
 		}
 	}
 	result = b.deliverable(result)
@@ -655,13 +678,7 @@ func (b *Base) notify(ev Event, result any, err error) error {
 			report(b.owner(), ev, "unhandled error", err)
 		}
 	}
-	b.iter = 0
-	b.pass(ev, result, err)
-	b.iter = -1
-	if b.has(Closed) {
-		b.released()
-	}
-	return nil
+	return result, err, true
 }
 
 // runHook calls the notify hook. A panicking hook is reported and the
@@ -689,7 +706,8 @@ func (b *Base) runHook(ev Event, result any, err error) (r any, e error, pass bo
 // pass calls the callbacks from b.iter on. One deferred recover serves the
 // whole pass: when a callback panics, the panic is reported and the pass goes
 // on from the next callback (b.iter already points at it), so the cost of
-// recovering is paid per pass, not per callback.
+// recovering is paid per pass, not per callback. Its caller sets b.iter to 0
+// before and calls endPass after.
 //
 // A callback that calls runtime.Goexit (t.Fatal does) ends the goroutine:
 // nothing can stop that, but the event is left out of its pass (not Fired
@@ -704,10 +722,7 @@ func (b *Base) pass(ev Event, result any, err error) {
 			report(b.owner(), ev, "callback panicked", &PanicError{Value: p, Stack: debug.Stack()})
 			b.pass(ev, result, err)
 		} else {
-			b.iter = -1
-			if b.has(Closed) {
-				b.released()
-			}
+			b.endPass()
 			report(b.owner(), ev, "callback called runtime.Goexit", nil)
 		}
 	}()
@@ -718,4 +733,13 @@ func (b *Base) pass(ev Event, result any, err error) {
 		cb.fn(ev, result, err)
 	}
 	finished = true
+}
+
+// endPass ends a notification pass, and releases the event if it closed
+// meanwhile.
+func (b *Base) endPass() {
+	b.iter = -1
+	if b.has(Closed) {
+		b.released()
+	}
 }

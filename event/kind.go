@@ -45,7 +45,13 @@ func notifyKind(b *Base, result any, err error) error {
 	if b.has(Closed) {
 		return ErrClosed
 	}
-	return b.notify(b.ops.Event(), result, err)
+	if b.slowPass(err) {
+		return b.notify(b.ops.Event(), result, err)
+	}
+	b.iter = 0
+	b.pass(b.ops.Event(), result, nil)
+	b.endPass()
+	return nil
 }
 
 // complete ends a one-shot event (eventkind.Complete).

@@ -18,11 +18,13 @@ import (
 // is started again rather than made anew. The futures are made ahead (a
 // future is one-shot: making one is its own allocation, not the
 // switch's). The allocations are counted over k round trips, inside the
-// first coroutine, for k = 10 and for k = 1000, three times each after a
+// first coroutine, for k = 10 and for k = 1000, seven times each after a
 // warm-up: the fewest for each k are the same exactly when a round trip
 // allocates nothing, the loop turns that the bound of a pass (maxSteps)
-// brings between them included. (The fewest: a count may catch one
-// allocation of the runtime's own, as AllocsPerRun changes GOMAXPROCS.)
+// brings between them included. (The fewest: a count is the process's, and
+// may catch one allocation of the runtime's own, as AllocsPerRun changes
+// GOMAXPROCS, or of a goroutine another test left; three counts each once
+// all caught one in a -count=3 -shuffle run of the package.)
 func TestCoroutineSwitchAllocatesNothing(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, r *reactor.Reactor) {
 		n := switchRoundTrips()
@@ -48,7 +50,7 @@ func switchRoundTrips() int {
 	return total
 }
 
-const switchFew, switchMany, switchReps = 10, 1000, 4 // the first rep warms up
+const switchFew, switchMany, switchReps = 10, 1000, 8 // the first rep warms up
 
 // switchLane is how two coroutines hand the value of round trip i over.
 type switchLane struct {
@@ -127,7 +129,7 @@ func switchAllocs(t *testing.T, r *reactor.Reactor, l switchLane) {
 func TestCoroutineResumedByACallbackAllocatesNothing(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, r *reactor.Reactor) {
 		ctx := runCtx(t)
-		const few, many, reps = 10, 1000, 4 // the first rep warms up
+		const few, many, reps = 10, 1000, switchReps // the first rep warms up
 		total := 0
 		for range reps {
 			total += 2 * (few + many) // AllocsPerRun calls f twice: a warm-up, then the count

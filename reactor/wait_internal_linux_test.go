@@ -178,13 +178,23 @@ func TestBusyLoopYields(t *testing.T) {
 			for fired.Load() == 0 {
 				runtime.Gosched() // until the loop is busy
 			}
+			// Until the other goroutine made its progress and the loop
+			// yielded: it may also run while the loop's thread is in a
+			// system call, its processor handed over (the libuv driver's
+			// cgo calls), so its progress alone does not prove a yield.
+			// The loop yields after yieldAfter of busy turns; the bound
+			// is the safety's.
+			deadline := time.Now().Add(30 * time.Second)
+			going := func() bool {
+				return progress.Load() < want || r.stats.yields.Load() == 0 && time.Now().Before(deadline)
+			}
 			go func() {
-				for progress.Load() < want {
+				for going() {
 					progress.Add(1)
 					runtime.Gosched()
 				}
 			}()
-			for progress.Load() < want {
+			for going() {
 				runtime.Gosched()
 			}
 			cancel()

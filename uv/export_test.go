@@ -334,3 +334,24 @@ func UvtLaneCloser(c *IO) string {
 	}
 	return [...]string{closerNone: "loop", closerWaits: "waiting", closerHanded: "closer"}[l.closer.Load()]
 }
+
+// UvtIPCQueueLimit is how many received handles an IPC queues for Receive
+// before it stops reading; UvtIPCReadBatch how many one read may bring
+// past it.
+const UvtIPCQueueLimit, UvtIPCReadBatch = ipcQueueLimit, ipcRecvBatch
+
+// UvtIPCQueued returns how many received handles wait for Receive.
+func UvtIPCQueued(p *IPC) int {
+	q := &p.e.recvs
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.queue)
+}
+
+// UvtIPCStalled reports whether p stopped reading because its queue for
+// Receive is full (asked on the loop).
+func UvtIPCStalled(p *IPC) bool {
+	var stalled bool
+	p.e.r.Call(func() { stalled = p.e.stalled })
+	return stalled
+}

@@ -52,7 +52,10 @@ const IPCFD = 3
 // error result, and the end of the pipe (the other process closed it or
 // died) is io.EOF, once. Receive waits for the next handle from a
 // goroutine (it starts the IPC the first time, as a Listener's Accept
-// does, and queues what no Receive waits for yet).
+// does, and queues what no Receive waits for yet). A handle that no
+// callback would receive (the IPC started with none) waits for Receive as
+// well. At most 64 wait: then the IPC stops reading, and the other end's
+// passes wait for room, until a Receive takes one.
 //
 // Both drivers pass handles the same way and over the same wire, so either
 // talks to the other: a parent on the libuv driver can pass to a child on
@@ -101,6 +104,9 @@ type ipcEvent struct {
 	recvs takeQueue[Passed] // Receive's side: handles no Receive took yet, the Receives waiting
 	held  []Passed          // received in the turn a callback stopped the IPC, for the next Start
 	ended error             // how receiving ended (io.EOF, a reset), told once
+	// stalled: the queue for Receive is full, reading stops until a
+	// Receive takes from it (takeQueue.drained); Start does not undo it.
+	stalled bool
 
 	sent, received, failed atomic.Uint64
 }
@@ -111,7 +117,16 @@ type ipcEvent struct {
 // means it was not accepted.
 type ipcTransport interface {
 	pass(fd int, tag byte) error
+	// reading reads again (on) or stops reading (off), for the queue
+	// for Receive: on reads only while the IPC is started and open and
+	// receiving has not ended.
+	reading(on bool)
 }
+
+// ipcQueueLimit bounds the handles an IPC queues for Receive while nobody
+// takes them: past it, it stops reading, and the next ones wait in the
+// socket, the other end's passes waiting for room.
+const ipcQueueLimit = 64
 
 type ipcSend struct {
 	err error
@@ -163,6 +178,19 @@ func unixStream(fd int) error {
 // init sets the shared part of an IPC's event, self, whose Base is base.
 func (e *ipcEvent) init(r *reactor.Reactor, self event.Event, base *event.Base, t ipcTransport, fd int) {
 	e.r, e.self, e.base, e.t, e.fd = r, self, base, t, fd
+	e.recvs.limit = ipcQueueLimit
+	unstall := e.unstall
+	e.recvs.drained = func() { e.r.Post(unstall) }
+}
+
+// unstall reads again once a Receive took a handle from a queue that had
+// reached its bound (takeQueue.drained).
+func (e *ipcEvent) unstall() {
+	if !e.stalled {
+		return
+	}
+	e.stalled = false
+	e.t.reading(true)
 }
 
 func (e *ipcEvent) kindName() string { return "ipc" }
@@ -307,12 +335,18 @@ func (e *ipcEvent) deliver(p Passed, err error) {
 	switch {
 	case err == nil:
 		e.received.Add(1)
+		var res any = p.Listener
 		if p.IO != nil {
 			p.IO.e.connReady()
-			eventkind.Notify(e.base, p.IO, nil)
-		} else {
-			eventkind.Notify(e.base, p.Listener, nil)
+			res = p.IO
 		}
+		if eventkind.Subscribers(e.self) == 0 {
+			// No callback would receive it (the IPC started with
+			// none): it waits for Receive, as a queued one does.
+			e.onRecv(e.self, res, nil)
+			return
+		}
+		eventkind.Notify(e.base, res, nil)
 	case isEnd(err):
 		if e.ended != nil {
 			return
@@ -365,6 +399,13 @@ func (e *ipcEvent) onRecv(_ event.Event, res any, err error) {
 	// An error nobody waits for is counted in Info.
 	if !e.recvs.hand(p, err) {
 		p.Close() // the IPC closed: nobody will take it
+		return
+	}
+	if err == nil && !e.stalled && e.recvs.atLimit() {
+		// As many handles wait for Receive as the queue holds: the
+		// next ones wait in the socket until a Receive takes one.
+		e.stalled = true
+		e.t.reading(false)
 	}
 }
 

@@ -102,7 +102,15 @@ func (o *goIPCOps) Free(bool) {
 // passes wait, as libuv counts its write requests in flight.
 func (g *goIPC) apply() error {
 	busy := len(g.outq) > 0
-	return g.poll(g.r.Owner(), g.fd, g.rd, busy, busy)
+	return g.poll(g.r.Owner(), g.fd, g.rd && !g.stalled, busy, busy)
+}
+
+// reading polls for input again, or stops, for the queue for Receive
+// (ipcEvent.stalled, which apply reads).
+func (g *goIPC) reading(bool) {
+	if g.pl != nil {
+		g.apply()
+	}
 }
 
 // pass sends fd at once when nothing waits before it and the socket has
@@ -165,7 +173,7 @@ func (g *goIPC) receive() {
 	var buf [64]byte
 	oob := make([]byte, unix.CmsgSpace(4*8))
 	for range ipcRecvBatch {
-		if g.pl == nil || !g.rd || eventkind.LoopRefs(g) == 0 || g.Flags().Has(event.Closed) {
+		if g.pl == nil || !g.rd || g.stalled || eventkind.LoopRefs(g) == 0 || g.Flags().Has(event.Closed) {
 			return
 		}
 		n, oobn, flags, _, err := unix.Recvmsg(g.fd, buf[:], oob, msgCmsgCloexec|unix.MSG_DONTWAIT)

@@ -54,8 +54,8 @@ func (e *uvIPC) arm() error {
 	if len(e.held) > 0 {
 		go e.r.Post(e.flushHeld) // a notification cannot run inside Start
 	}
-	if e.ended != nil {
-		return nil // libuv read to the end: nothing more comes
+	if e.ended != nil || e.stalled {
+		return nil // libuv read to the end, or the queue for Receive is full
 	}
 	return e.loop.IPCReadStart(e.h)
 }
@@ -63,6 +63,20 @@ func (e *uvIPC) arm() error {
 func (e *uvIPC) disarm() {
 	if e.h != 0 && e.ended == nil {
 		e.loop.ReadStop(e.h)
+	}
+}
+
+// reading starts libuv's reads again while the IPC is started, or stops
+// them, for the queue for Receive (ipcEvent.stalled).
+func (e *uvIPC) reading(on bool) {
+	switch {
+	case e.h == 0 || e.ended != nil:
+	case !on:
+		e.loop.ReadStop(e.h)
+	case eventkind.LoopRefs(e) > 0 && !e.Flags().Has(event.Closed):
+		if err := e.loop.IPCReadStart(e.h); err != nil {
+			e.deliver(Passed{}, endWith(err))
+		}
 	}
 }
 

@@ -26,7 +26,10 @@ import (
 // kernel's backlog meanwhile, none is dropped. The error is a *net.OpError
 // whose Temporary method says true. The listener is also a net.Listener,
 // so http.Serve(l, h) works: Accept starts it and queues the connections
-// that no Accept waits for yet.
+// that no Accept waits for yet (at most the backlog: then the listener
+// stops accepting until an Accept takes one). A listener started with no
+// callback queues its connections for Accept the same way: none is
+// dropped.
 //
 // The socket listens from creation. While the listener is stopped, the
 // kernel's backlog holds new connections; Start takes them.
@@ -156,7 +159,9 @@ func (e *listenEvent) describe() string {
 }
 
 // accept counts an accepted connection, or an error, and notifies the
-// callbacks of it.
+// callbacks of it. A connection that no callback would receive (the
+// listener started with none) waits for Accept, as a queued one does: it
+// is not dropped, and the queue's bound holds.
 func (e *listenEvent) accept(c *IO, err error) {
 	if err != nil {
 		e.failed.Add(1)
@@ -166,6 +171,10 @@ func (e *listenEvent) accept(c *IO, err error) {
 	e.accepted.Add(1)
 	e.pause = 0
 	c.e.connReady()
+	if eventkind.Subscribers(e.self) == 0 {
+		e.onAccept(e.self, c, nil)
+		return
+	}
 	eventkind.Notify(e.base, c, nil)
 }
 

@@ -108,7 +108,15 @@ const (
 	idleBench    = "BenchmarkX1Idle"
 	x1LibuvBench = "BenchmarkX1Alternating/libuv"
 	x1GoBench    = "BenchmarkX1Alternating/go"
+	c1Bench      = "BenchmarkC1Notify/1"
 )
+
+// c1Targets are C1's targets on a notification to one subscriber: the time
+// per delivered callback, and no allocation.
+var c1Targets = []target{
+	{"a notification to 1 subscriber ≤ 5 ns per delivered callback", ref{c1Bench, "event", "ns/callback"}, ref{}, "≤", 5},
+	{"no allocation per notification", ref{c1Bench, "event", "allocs/op"}, ref{}, "≤", 0},
+}
 
 // k1Targets is K1's target: the median of the rounds' ratios of a
 // coroutine switch's round trip to a channel ping-pong's, the two taken in
@@ -145,6 +153,7 @@ var workloadTargets = map[string][]target{
 	"H1": h1Targets("H1"), "H1C": h1Targets("H1C"),
 	k1Bench: k1Targets, idleBench: idleTargets,
 	x1LibuvBench: x1Targets("libuv"), x1GoBench: x1Targets("pure-Go"),
+	c1Bench: c1Targets,
 }
 
 // find returns the figure r names in results.

@@ -87,9 +87,13 @@ func TestRenderH1Targets(t *testing.T) {
 
 // TestRenderBenchTargets judges K1 on BenchmarkK1Alternating's median
 // ratio, X1's round trip on each driver's BenchmarkX1Alternating and X1's
-// idle CPU on BenchmarkX1Idle's two medians, as go test prints them.
+// idle CPU on BenchmarkX1Idle's two medians, and C1 on BenchmarkC1Notify/1's
+// time per callback and allocations, as go test prints them.
 func TestRenderBenchTargets(t *testing.T) {
-	rs := parseBenchOutput([]byte("pkg: github.com/uvevent/uvevent/reactor\n" +
+	rs := parseBenchOutput([]byte("pkg: github.com/uvevent/uvevent/event\n" +
+		"BenchmarkC1Notify/1-2   100000000   6.5 ns/op   6.5 ns/callback   0 B/op   0 allocs/op\n" +
+		"BenchmarkC1Notify/8-2   50000000   24.0 ns/op   3.0 ns/callback   0 B/op   1 allocs/op\n" +
+		"pkg: github.com/uvevent/uvevent/reactor\n" +
 		"BenchmarkK1Alternating-2   1   1453811675 ns/op   297.7 chan_ns/trip   2.137 ratio   659.9 switch_ns/trip\n" +
 		"BenchmarkX1Idle-2   1   2500000000 ns/op   990 baseline_cpu_us/s   900 serving_cpu_us/s\n" +
 		"BenchmarkX1Alternating/libuv-2   2   837991954 ns/op   847.6 call_ns/trip   347.5 chan_ns/trip   2.463 ratio\n" +
@@ -99,6 +103,8 @@ func TestRenderBenchTargets(t *testing.T) {
 		{idleBench, "| an idle serving reactor's CPU ≤ the runtime's idle baseline | 0.91× (900 against 990) | yes |"},
 		{x1LibuvBench, "| round trip another goroutine → loop → back ≤ 3× a channel ping-pong, libuv driver (median of alternating rounds) | 2.463 ratio | yes |"},
 		{x1GoBench, "| round trip another goroutine → loop → back ≤ 3× a channel ping-pong, pure-Go driver (median of alternating rounds) | 3.333 ratio | **no** |"},
+		{c1Bench, "| a notification to 1 subscriber ≤ 5 ns per delivered callback | 6.5 ns/callback | **no** |"},
+		{c1Bench, "| no allocation per notification | 0 allocs/op | yes |"},
 	} {
 		if got := renderTargets(c.name, rs); !strings.Contains(got, c.want) {
 			t.Errorf("renderTargets(%s) = %q, want a row %q", c.name, got, c.want)

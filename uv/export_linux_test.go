@@ -62,3 +62,11 @@ func UvtDup3(oldfd, newfd int) error { return unix.Dup3(oldfd, newfd, unix.O_CLO
 
 // UvtTgkill sends sig to thread tid of process pid.
 func UvtTgkill(pid, tid int, sig syscall.Signal) error { return unix.Tgkill(pid, tid, sig) }
+
+// UvtReaperRunning reports whether the children's reaper has a set (and
+// its goroutine) now.
+func UvtReaperRunning() bool {
+	reaper.mu.Lock()
+	defer reaper.mu.Unlock()
+	return reaper.cur != nil
+}

@@ -500,3 +500,67 @@ func spawnEMFILEChild(t *testing.T, d reactor.Driver) {
 	}
 	uv.UvtWaitFor(t, "the descriptors back", func() bool { return uv.UvtOpenFDs(t) <= fds })
 }
+
+// KillOnClose children spawned from goroutines while the reactor's Close
+// begins: whether a child's Start ran before the Close or was queued and
+// ran inside it, the Close terminates the child and waits for its reaping,
+// so once Close and every StartProcess have returned, every child
+// StartProcess handed out has been reaped (Exited closed), and the
+// refused ones were killed and reaped too (no zombie, no descriptor left).
+func TestProcessKillOnCloseStartRacingReactorClose(t *testing.T) {
+	base, fds := uv.UvtBaseline(t)
+	child := uv.UvtFixture(t, "child.sh")
+	for round := range 6 {
+		d := reactor.DriverGo
+		if round%2 == 0 && conform.Available(reactor.DriverLibuv) {
+			d = reactor.DriverLibuv
+		}
+		u := uv.UvtNewReactorOn(t, d)
+		stop := uv.UvtServe(t, u)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var procs []*uv.Process
+		started := make(chan struct{}, 64)
+		for range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					p, err := uv.StartProcess(u.Reactor, uv.ProcessOptions{Args: []string{child, "sleep", "30"}, KillOnClose: true})
+					if err != nil {
+						if !errors.Is(err, reactor.ErrReactorClosed) {
+							t.Errorf("round %d: StartProcess = %v", round, err)
+						}
+						return
+					}
+					mu.Lock()
+					procs = append(procs, p)
+					mu.Unlock()
+					select {
+					case started <- struct{}{}:
+					default:
+					}
+				}
+			}()
+		}
+		for range round + 1 {
+			uv.UvtRecv(t, started, "a spawn")
+		}
+		stop()
+		uv.UvtMust(t, u.Close())
+		wg.Wait()
+		for _, p := range procs {
+			select {
+			case <-p.Exited():
+			default:
+				t.Errorf("round %d: pid %d not reaped when the reactor's Close returned (%s)", round, p.Pid(), p.Info())
+				p.Kill(syscall.SIGKILL)
+				uv.UvtRecv(t, p.Exited(), "a child's reaping")
+			}
+			if st, ok := p.ExitStatus(); !ok || st != -int(syscall.SIGKILL) {
+				t.Errorf("round %d: pid %d: status %d, %v; want -9", round, p.Pid(), st, ok)
+			}
+		}
+	}
+	uv.UvtNoLeaks(t, base, fds)
+}

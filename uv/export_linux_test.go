@@ -70,3 +70,16 @@ func UvtReaperRunning() bool {
 	defer reaper.mu.Unlock()
 	return reaper.cur != nil
 }
+
+// UvtReaperFD returns the descriptor of the children's reaper's epoll set,
+// or -1 when there is none: a descriptor of the program's that comes with
+// the first child and goes 100 ms after the last, which a test comparing
+// descriptors before and after leaves out.
+func UvtReaperFD() int {
+	reaper.mu.Lock()
+	defer reaper.mu.Unlock()
+	if reaper.cur == nil {
+		return -1
+	}
+	return reaper.cur.epfd
+}

@@ -20,3 +20,6 @@ func UvtTgkill(int, int, syscall.Signal) error { return syscall.ENOSYS }
 
 // UvtReaperRunning: there is no reaper off Linux.
 func UvtReaperRunning() bool { return false }
+
+// UvtReaperFD: there is no reaper off Linux.
+func UvtReaperFD() int { return -1 }

@@ -90,6 +90,23 @@ func (h *host) Queue(fn func()) error {
 	return nil
 }
 
+// PostOwned implements kind.Host: Post's queueing, without Post's run in
+// the caller when nobody owns the loop.
+func (h *host) PostOwned(fn func()) (bool, error) {
+	r := (*Reactor)(h)
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return false, ErrReactorClosed
+	}
+	if !r.owned && r.acquiring == 0 {
+		r.mu.Unlock()
+		return false, nil
+	}
+	r.enqueueLocked(fn)
+	return true, nil
+}
+
 // Dropped: the user's reference to the event of id was collected without
 // Close. Called from the runtime's cleanup goroutine, it only queues the id;
 // the loop closes the event on its next turn (or at Close).

@@ -2,6 +2,7 @@ package reactor_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/uvevent/uvevent/internal/kind"
@@ -47,6 +48,55 @@ func TestHostQueueRunsOnlyInATurnOrAtClose(t *testing.T) {
 		}
 		if err := host.Queue(func() {}); err == nil {
 			t.Errorf("Queue after Close = nil, want an error")
+		}
+	})
+}
+
+// kind.Host.PostOwned queues work for the goroutine owning the loop, which
+// runs it before it lets the loop go, and never runs it in the caller:
+// with nobody owning the loop it reports false and does nothing (where
+// Post would run the work in the caller); once the reactor is closed it
+// fails.
+func TestHostPostOwnedNeverRunsInTheCaller(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, r *reactor.Reactor) {
+		host := kind.HostOf(r.Owner())
+		ran := false
+		if queued, err := host.PostOwned(func() { ran = true }); queued || err != nil || ran {
+			t.Fatalf("PostOwned with nobody owning the loop = %v, %v (ran: %v); want false, nil, not run", queued, err, ran)
+		}
+		ranOnOwner := make(chan bool, 1)
+		if err := r.Call(func() { // a direct operation owns the loop meanwhile
+			type posted struct {
+				queued bool
+				err    error
+			}
+			res := make(chan posted)
+			go func() {
+				q, err := host.PostOwned(func() { ranOnOwner <- r.Owner().Owned() })
+				res <- posted{q, err}
+			}()
+			if p := <-res; !p.queued || p.err != nil {
+				t.Errorf("PostOwned while the loop is owned = %v, %v; want true, nil", p.queued, p.err)
+			}
+			if len(ranOnOwner) != 0 {
+				t.Errorf("the work ran before the owner let the loop go")
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case owned := <-ranOnOwner:
+			if !owned {
+				t.Errorf("the work ran without ownership of the loop")
+			}
+		default:
+			t.Errorf("the owner let the loop go without running the work")
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if queued, err := host.PostOwned(func() {}); queued || !errors.Is(err, reactor.ErrReactorClosed) {
+			t.Errorf("PostOwned after Close = %v, %v; want false, ErrReactorClosed", queued, err)
 		}
 	})
 }

@@ -62,3 +62,24 @@ func UvtDup3(oldfd, newfd int) error { return unix.Dup3(oldfd, newfd, unix.O_CLO
 
 // UvtTgkill sends sig to thread tid of process pid.
 func UvtTgkill(pid, tid int, sig syscall.Signal) error { return unix.Tgkill(pid, tid, sig) }
+
+// UvtReaperRunning reports whether the children's reaper has a set (and
+// its goroutine) now.
+func UvtReaperRunning() bool {
+	reaper.mu.Lock()
+	defer reaper.mu.Unlock()
+	return reaper.cur != nil
+}
+
+// UvtReaperFD returns the descriptor of the children's reaper's epoll set,
+// or -1 when there is none: a descriptor of the program's that comes with
+// the first child and goes 100 ms after the last, which a test comparing
+// descriptors before and after leaves out.
+func UvtReaperFD() int {
+	reaper.mu.Lock()
+	defer reaper.mu.Unlock()
+	if reaper.cur == nil {
+		return -1
+	}
+	return reaper.cur.epfd
+}

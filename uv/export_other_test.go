@@ -17,3 +17,9 @@ func UvtEventfd(bool) (int, error)             { return -1, syscall.ENOSYS }
 func UvtEpollCreate() (int, error)             { return -1, syscall.ENOSYS }
 func UvtDup3(int, int) error                   { return syscall.ENOSYS }
 func UvtTgkill(int, int, syscall.Signal) error { return syscall.ENOSYS }
+
+// UvtReaperRunning: there is no reaper off Linux.
+func UvtReaperRunning() bool { return false }
+
+// UvtReaperFD: there is no reaper off Linux.
+func UvtReaperFD() int { return -1 }

@@ -15,7 +15,7 @@ import (
 
 // This file holds what the Go-owned kinds of this package share (Signal,
 // Process, Command, Task, Thread): none of them has a libuv handle. Their
-// work happens in goroutines (os/signal's, a child's watcher, a worker) and
+// work happens in goroutines (os/signal's, the children's reaper, a worker) and
 // reaches the loop through Reactor.Post (a Signal's arrivals through the
 // kit's Host.Queue, see signalLine.forward).
 

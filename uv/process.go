@@ -16,6 +16,7 @@ import (
 
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/eventkind"
+	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -30,20 +31,27 @@ import (
 // at once). Exited gives the same moment to any goroutine, even after Close.
 //
 // Children are started with syscall.ForkExec (what os/exec uses, under the
-// same fork lock) and watched through a pidfd in Go's netpoller; they are
-// reaped with wait4 on their own pid, so uv.Process never installs a
-// SIGCHLD handler and never reaps another child: os/exec used elsewhere in
-// the program keeps working (see docs/signals.md). A waiting child costs a
-// parked goroutine, not an OS thread.
+// same fork lock) and watched through a pidfd; they are reaped with wait4
+// on their own pid, so uv.Process never installs a SIGCHLD handler and
+// never reaps another child: os/exec used elsewhere in the program keeps
+// working (see docs/signals.md). One goroutine for the whole program, the
+// reaper, waits in Go's netpoller on an epoll set of every child's pidfd:
+// a waiting child costs an entry in that set, not a goroutine or an OS
+// thread. The reaper needs no loop: a child is reaped, and Exited closed,
+// while the loop is blocked in a callback or no goroutine runs it.
 //
 // StartProcess returns the event started: while the child runs it counts as
-// active, so the reactor's Run does not end before it. Stop makes the child
-// no longer count (its end is still delivered); Start counts it again.
+// active, so the reactor's Run does not end before it. Called from another
+// goroutine while the loop runs, it queues the Start to the loop, as
+// Reactor.Post queues, and returns without waiting for it (a Process method
+// the same goroutine calls next, while the loop runs, comes after it).
+// Stop makes the child no longer count (its end is still delivered);
+// Start counts it again.
 //
 // Close (or the last Dispose, or the reactor's Close) ends the event for
 // its subscribers with ErrClosed. It does not kill the child unless
-// ProcessOptions.KillOnClose says so: the child runs on, its watcher
-// goroutine still reaps it when it ends (no zombie is left), and
+// ProcessOptions.KillOnClose says so: the child runs on, the reaper still
+// reaps it when it ends (no zombie is left), and
 // ExitStatus gives its result then, and Exited is closed (Replay gives
 // the result too, while the reactor is open). With KillOnClose, Close
 // terminates the child as Terminate does, and the reactor's Close waits
@@ -213,18 +221,61 @@ func StartProcess(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
 	p.startCopies(sio.copies)
 	eventkind.Init(&p.Base, (*processOps)(p), true, event.GoOwned)
 	children.add(r, p)
-	serr := p.Start()
-	if opts.Context != nil && serr == nil {
+	if opts.Context != nil {
 		ctx := opts.Context
 		p.ctxStop = context.AfterFunc(ctx, func() { p.contextDone(ctx) })
 	}
-	go p.watch(pidfd)
+	serr := p.startEvent()
+	// After the Start is queued: the completion the reaper posts comes
+	// after it on the loop.
+	if pidfd < 0 || !reapLater(p, pidfd) {
+		go p.watch(pidfd)
+	}
 	if serr != nil { // the reactor is closed: the child must not run unwatched
+		if p.ctxStop != nil {
+			p.ctxStop()
+		}
 		p.signal(syscall.SIGKILL)
 		sio.closeParentEnds()
 		return nil, fmt.Errorf("uv: StartProcess %s: %w", path, serr)
 	}
 	return p, nil
+}
+
+// startEvent starts the event of a child just spawned: at once on the loop
+// goroutine, or in the caller with ownership when no goroutine runs the
+// loop (as Reactor.Post runs it); from another goroutine while the loop
+// runs, queued to the loop without waiting for it, a spawn's one hand-over
+// to the loop instead of a round trip (Call). Its error, the reactor's
+// Close having begun, is StartProcess's when the Start ran before
+// startEvent returned; a queued Start that fails later closes the event,
+// as that Close would have (the child runs on and is reaped; KillOnClose
+// terminates it).
+func (p *Process) startEvent() error {
+	if p.r.Owner().Owned() {
+		return p.Start()
+	}
+	// 0: the Start pending; 1: startEvent has returned; 2: the Start
+	// failed before that, its error in serr.
+	var state atomic.Int32
+	var serr error
+	if err := p.r.Post(func() {
+		err := p.Start()
+		if err == nil {
+			return
+		}
+		serr = err // read by startEvent only when the swap to 2 comes first
+		if state.CompareAndSwap(0, 2) {
+			return
+		}
+		p.Close()
+	}); err != nil {
+		return err
+	}
+	if !state.CompareAndSwap(0, 1) {
+		return serr
+	}
+	return nil
 }
 
 // sysProcAttr makes the attributes of fork and exec from opts.
@@ -340,52 +391,78 @@ func (p *Process) Kill(sig syscall.Signal) error {
 	return nil
 }
 
-// watch waits for the child to end and delivers its status. With a pidfd
-// it parks in the netpoller until the pidfd is readable; without one (old
-// kernels) it blocks in waitid without reaping. Either way it reaps with
-// wait4 under mu.
+// watch waits for the child to end and delivers its status, in a
+// goroutine of its own: for a child the reaper could not take (no pidfd on
+// an old kernel, or no epoll set to be had), and for the rare one the
+// reaper found ended but not yet waitable. With a pidfd it parks in the
+// netpoller until the pidfd is readable; without one it blocks in waitid
+// without reaping. Either way it reaps with wait4 under mu.
 func (p *Process) watch(pidfd int) {
 	if pidfd < 0 || !waitPidfd(pidfd) {
 		waitExited(p.pid)
 	}
-	var ws syscall.WaitStatus
-	var err error
+	ws, err, cause, _ := p.reap(0)
+	p.settle(ws, err, cause, false)
+}
+
+// reap reaps the child with wait4 on its pid under mu (so that Kill never
+// signals a reused pid), and returns its status, wait4's error (ECHILD: it
+// was reaped behind our back, the status is lost) and the Context's error
+// if it ended the child. With flags WNOHANG, done is false, and nothing is
+// changed, when the child has not ended yet.
+func (p *Process) reap(flags int) (ws syscall.WaitStatus, err, cause error, done bool) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	for {
-		_, err = syscall.Wait4(p.pid, &ws, 0, nil)
-		if err != syscall.EINTR {
-			break
+		var pid int
+		pid, err = syscall.Wait4(p.pid, &ws, flags, nil)
+		if err == syscall.EINTR {
+			continue
 		}
+		if err == nil && pid == 0 {
+			return ws, nil, nil, false
+		}
+		break
 	}
 	p.reaped = true
-	cause := p.cancelled
-	p.mu.Unlock()
+	return ws, err, p.cancelled, true
+}
+
+// settle delivers the end of a child reaped with status ws (or wait4's
+// error werr): once its output is over (awaitOutput, which may wait), it
+// stores the outcome, closes Exited and completes the event on the loop,
+// through the reaper's way when fromReaper (completeFromReaper), else
+// through Reactor.Post from this goroutine of the child's own.
+func (p *Process) settle(ws syscall.WaitStatus, werr, cause error, fromReaper bool) {
 	cutErr := p.awaitOutput() // the output is all out before the end, or OutputWait is over
 	copyErr := p.copyError()
 	if p.ctxStop != nil {
 		p.ctxStop()
 	}
-	if err != nil { // reaped by someone else (a wait for any child): the status is lost
+	var err error
+	if werr != nil { // reaped by someone else (a wait for any child): the status is lost
 		p.lost = true
-		p.out.store(nil, fmt.Errorf("uv: wait4(%d): status lost: %w", p.pid, err))
-		close(p.exited) // after the store: Replay gives what ExitStatus says
-		p.out.complete(p.r, &p.Base, func() { children.remove(p.r, p.pid) })
+		p.out.store(nil, fmt.Errorf("uv: wait4(%d): status lost: %w", p.pid, werr))
+	} else {
+		p.status = ws.ExitStatus()
+		if ws.Signaled() {
+			p.status = -int(ws.Signal())
+		}
+		switch {
+		case cause != nil:
+			err = fmt.Errorf("uv: process %d: ended by its Context: %w", p.pid, cause)
+		case copyErr != nil:
+			err = copyErr
+		default:
+			err = cutErr
+		}
+		p.out.store(p.status, err)
+	}
+	close(p.exited) // after the store: Replay gives what ExitStatus says
+	if fromReaper {
+		p.completeFromReaper()
 		return
 	}
-	p.status = ws.ExitStatus()
-	if ws.Signaled() {
-		p.status = -int(ws.Signal())
-	}
-	switch {
-	case cause != nil:
-		err = fmt.Errorf("uv: process %d: ended by its Context: %w", p.pid, cause)
-	case copyErr != nil:
-		err = copyErr
-	default:
-		err = cutErr
-	}
-	p.out.store(p.status, err)
-	close(p.exited) // after the store: Replay gives what ExitStatus says
 	p.out.complete(p.r, &p.Base, func() { children.remove(p.r, p.pid) })
 }
 
@@ -414,6 +491,33 @@ func waitPidfd(pidfd int) bool {
 		return true
 	})
 	return err == nil
+}
+
+// completeFromReaper completes the event on its loop, from the reaper:
+// queued for the goroutine that owns the loop, or, when none does, run by
+// a goroutine of its own with ownership (Reactor.Post), never in the
+// reaper, where a callback that blocks would hold back every child's end.
+func (p *Process) completeFromReaper() {
+	fn := p.completion
+	queued, err := kind.HostOf(p.r.Owner()).PostOwned(fn)
+	switch {
+	case err != nil: // the reactor is closed: so is the event
+		children.remove(p.r, p.pid)
+	case !queued:
+		go func() {
+			if p.r.Post(fn) != nil {
+				children.remove(p.r, p.pid)
+			}
+		}()
+	}
+}
+
+// completion completes the event with its stored outcome, on the loop.
+func (p *Process) completion() {
+	children.remove(p.r, p.pid)
+	if !p.Flags().Has(event.Closed) {
+		eventkind.Complete(&p.Base, p.out.result, p.out.err)
+	}
 }
 
 func (o *processOps) Owner() event.Owner         { return o.r.Owner() }
@@ -485,8 +589,8 @@ func (c *childTable) remove(r *reactor.Reactor, pid int) {
 }
 
 // Close closes the event: its subscribers hear event.ErrClosed. A running
-// child is left running unless ProcessOptions.KillOnClose was set (its
-// watcher still reaps it when it ends: ExitStatus and Exited give its end);
+// child is left running unless ProcessOptions.KillOnClose was set (the
+// reaper still reaps it when it ends: ExitStatus and Exited give its end);
 // with KillOnClose, Close terminates it (SIGTERM, SIGKILL after Grace) and
 // the reactor's Close waits until it has been reaped. Terminate or Kill
 // end a child without closing the event. Closing a closed Process does

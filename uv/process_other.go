@@ -13,3 +13,4 @@ func checkSysProcAttr(*syscall.SysProcAttr) error {
 // Never reached: StartProcess refuses before it forks.
 func setPidFD(*syscall.SysProcAttr, *int) {}
 func waitExited(int)                      {}
+func reapLater(*Process, int) bool        { return false }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 
 #include "stream.h"
 
@@ -140,10 +141,27 @@ static int uvev__ipc_take(uvev_loop *l, uv_pipe_t *ipc, int tag) {
   return 0;
 }
 
+static void uvev__on_ipc_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+
+/* uvev__ipc_unread reports whether bytes still wait in the pipe's socket.
+ * libuv reports UV_EOF on a hang-up (POLLHUP) after any read shorter than
+ * its buffer, taking a short read for a drained socket; but the kernel ends
+ * a read of a Unix stream socket at each message that carries descriptors,
+ * so each read of an IPC pipe is one handle's byte, short, and handles the
+ * other end passed before it closed may still wait behind it. */
+static int uvev__ipc_unread(uv_stream_t *s) {
+  uv_os_fd_t fd;
+  int n = 0;
+  if (uv_fileno((uv_handle_t *)s, &fd) != 0) return 0;
+  return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
 /* Each read brings the bytes that carried the descriptors now pending, one
  * byte each, in order. Bytes carry no other data here: they are dropped
  * once their handles are taken. The end of the stream (or an error) is a
- * UVEV_DONE_READ record with the status. */
+ * UVEV_DONE_READ record with the status; an end libuv reports with bytes
+ * still in the socket (uvev__ipc_unread) is none: reading starts again, and
+ * the end comes after the last handle. */
 static void uvev__on_ipc_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   uvev_loop *l = uvev__loop_of((uv_handle_t *)s);
   uv_pipe_t *ipc = (uv_pipe_t *)s;
@@ -153,6 +171,10 @@ static void uvev__on_ipc_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf
     if (uvev__ipc_take(l, ipc, tag) != 0) break;
   }
   uvev__buf_put(buf->base);
+  if (nread == UV_EOF && uvev__ipc_unread(s) &&
+      uv_read_start(s, uvev__on_ipc_alloc, uvev__on_ipc_read) == 0) {
+    return;
+  }
   if (nread < 0) uvev__push(l, uvev__ipc_id(s), UVEV_DONE_READ, (int32_t)nread);
 }
 

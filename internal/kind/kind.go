@@ -70,6 +70,17 @@ type Host interface {
 	// nobody runs: as libuv delivers only inside uv_run. Safe from any
 	// goroutine; it fails with ErrReactorClosed once Close has begun.
 	Queue(fn func()) error
+	// PostOwned queues fn for the goroutine that owns the loop, as
+	// Reactor.Post queues it from another goroutine (the loop, or a
+	// direct operation, runs it before it lets the loop go), and reports
+	// true; when no goroutine owns the loop it does nothing and reports
+	// false, where Post would run fn in the caller. It never runs fn in
+	// the caller: a goroutine shared by many events (a process's reaper)
+	// posts with it and runs fn with ownership some other way when it
+	// reports false (Reactor.Post from a goroutine of its own). Safe from
+	// any goroutine; it fails with ErrReactorClosed once the reactor is
+	// closed.
+	PostOwned(fn func()) (bool, error)
 	// AddCloser registers fn to run when the reactor closes, for Go-owned
 	// events the reactor does not otherwise know (their subscribers must
 	// hear ErrClosed too). fn must not keep the event reachable (use a

@@ -399,3 +399,6 @@ func UvtOpenedInLibuv(c *IO) bool {
 // UvtLazyOpens counts the connections opened in libuv after they were
 // accepted unopened, in every reactor.
 func UvtLazyOpens() int64 { return lazyOpens.Load() }
+
+// UvtClosing reports whether r's Close has begun.
+func UvtClosing(r *reactor.Reactor) bool { return kind.HostOf(r.Owner()).Closing() }

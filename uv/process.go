@@ -153,7 +153,10 @@ type ProcessOptions struct {
 // or exec.ErrNotFound (a name looked up in PATH); an empty argument vector,
 // a negative Grace or a SysProcAttr with a PidFD is an error matching
 // syscall.EINVAL; a Context already done, its error; other failures of
-// fork and exec come back as the syscall.Errno they are.
+// fork and exec come back as the syscall.Errno they are. From another
+// goroutine while the loop runs, the event's Start is queued to the loop:
+// should the reactor's Close come before it runs, the child is killed and
+// the event closed, though StartProcess returned it.
 func StartProcess(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
 	if err := checkReactor("StartProcess", r); err != nil {
 		return nil, err
@@ -248,9 +251,10 @@ func StartProcess(r *reactor.Reactor, opts ProcessOptions) (*Process, error) {
 // runs, queued to the loop without waiting for it, a spawn's one hand-over
 // to the loop instead of a round trip (Call). Its error, the reactor's
 // Close having begun, is StartProcess's when the Start ran before
-// startEvent returned; a queued Start that fails later closes the event,
-// as that Close would have (the child runs on and is reaped; KillOnClose
-// terminates it).
+// startEvent returned; a queued Start that fails later kills the child
+// and closes the event, as StartProcess does when the Start fails before
+// it returns: a child whose event never started is never left running
+// unwatched by the program.
 func (p *Process) startEvent() error {
 	if p.r.Owner().Owned() {
 		return p.Start()
@@ -268,6 +272,7 @@ func (p *Process) startEvent() error {
 		if state.CompareAndSwap(0, 2) {
 			return
 		}
+		p.signal(syscall.SIGKILL)
 		p.Close()
 	}); err != nil {
 		return err

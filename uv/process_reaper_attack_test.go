@@ -564,3 +564,46 @@ func TestProcessKillOnCloseStartRacingReactorClose(t *testing.T) {
 	}
 	uv.UvtNoLeaks(t, base, fds)
 }
+
+// TestProcessQueuedStartFailingKillsTheChild: a StartProcess from another
+// goroutine while the loop is held in a callback queues the event's Start;
+// the reactor's Close begins before it runs, so the Start fails after
+// StartProcess returned the Process. The child (no KillOnClose) is killed
+// and the event closed, as when the Start fails before StartProcess
+// returns: no child is left running whose event never started. (Before,
+// it ran on, its event closed.)
+func TestProcessQueuedStartFailingKillsTheChild(t *testing.T) {
+	child := uv.UvtFixture(t, "child.sh")
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		u := uv.UvtNewReactorOn(t, d)
+		stop := uv.UvtServe(t, u)
+		held, release := make(chan struct{}), make(chan struct{})
+		tm, err := u.NewTimer(0, 0)
+		uv.UvtMust(t, err)
+		_, err = tm.OnFire(func(error) {
+			close(held)
+			<-release
+		})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, tm.Start())
+		uv.UvtRecv(t, held, "the loop held in a callback")
+		p, err := uv.StartProcess(u.Reactor, uv.ProcessOptions{Args: []string{child, "sleep", "30"}})
+		if err != nil {
+			close(release)
+			t.Fatalf("StartProcess with its Start queued = %v", err)
+		}
+		closed := make(chan error, 1)
+		go func() { closed <- u.Close() }()
+		uv.UvtWaitFor(t, "the reactor's Close to begin", func() bool { return uv.UvtClosing(u.Reactor) })
+		close(release)
+		uv.UvtMust(t, uv.UvtRecv(t, closed, "the reactor's Close"))
+		stop()
+		uv.UvtRecv(t, p.Exited(), "the child's end")
+		if st, ok := p.ExitStatus(); !ok || st != -int(syscall.SIGKILL) {
+			t.Errorf("status %d, %v; want -9: the child of a Start that failed is killed", st, ok)
+		}
+		if !p.Flags().Has(event.Closed) {
+			t.Errorf("the event is not closed: %s", p.Info())
+		}
+	})
+}

@@ -402,3 +402,8 @@ func UvtLazyOpens() int64 { return lazyOpens.Load() }
 
 // UvtClosing reports whether r's Close has begun.
 func UvtClosing(r *reactor.Reactor) bool { return kind.HostOf(r.Owner()).Closing() }
+
+// UvtSockoptInt reads an integer socket option of c's descriptor.
+func UvtSockoptInt(t *testing.T, c *IO, level, opt int) (int, error) {
+	return unix.GetsockoptInt(fdOf(t, c), level, opt)
+}

@@ -532,16 +532,7 @@ func (g *goStream) noDelay(on bool) error {
 }
 
 // keepAlive sets the options on the socket, as package net does.
-func (g *goStream) keepAlive(cfg net.KeepAliveConfig) error {
-	v := 0
-	if cfg.Enable {
-		v = 1
-	}
-	if err := unix.SetsockoptInt(g.fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, v); err != nil {
-		return errnoError("setsockopt SO_KEEPALIVE", err)
-	}
-	return setKeepAliveOptions(g.fd, cfg, true)
-}
+func (g *goStream) keepAlive(cfg net.KeepAliveConfig) error { return setKeepAlive(g.fd, cfg) }
 
 func (g *goStream) addresses() (local, remote net.Addr) {
 	local, remote = socketAddr(g.fd, false), socketAddr(g.fd, true)

@@ -54,9 +54,13 @@ func TestAcceptedServedByLanesHasNoHandle(t *testing.T) {
 				t.Fatalf("client Read %d = %v, want %v", i, got, msg)
 			}
 		}
-		s.SetDeadline(time.Now().Add(time.Hour)) // deadlines, addresses: no libuv either
+		s.SetDeadline(time.Now().Add(time.Hour)) // deadlines, addresses, keep-alive: no libuv either
 		if s.LocalAddr() == nil || s.RemoteAddr() == nil {
 			t.Errorf("addresses %v, %v; want both", s.LocalAddr(), s.RemoteAddr())
+		}
+		uv.UvtMust(t, s.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: 7 * time.Second, Interval: 3 * time.Second, Count: 4}))
+		if on, err := uv.UvtSockoptInt(t, s, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE); err != nil || on != 1 {
+			t.Errorf("SO_KEEPALIVE after SetKeepAliveConfig = %d, %v; want 1", on, err)
 		}
 		if uv.UvtOpenedInLibuv(s) {
 			t.Errorf("the accepted connection was opened in libuv")

@@ -214,6 +214,20 @@ func keepAliveSeconds(d, def time.Duration) (secs int, set bool) {
 	return int((d + time.Second - 1) / time.Second), true
 }
 
+// setKeepAlive turns a TCP socket's keep-alive probes on or off, with the
+// options of cfg: the pure-Go driver's connections, and the libuv driver's
+// while unopened in libuv.
+func setKeepAlive(fd int, cfg net.KeepAliveConfig) error {
+	v := 0
+	if cfg.Enable {
+		v = 1
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, v); err != nil {
+		return errnoError("setsockopt SO_KEEPALIVE", err)
+	}
+	return setKeepAliveOptions(fd, cfg, true)
+}
+
 // setKeepAliveOptions sets the keep-alive options of cfg on a TCP socket
 // other than SO_KEEPALIVE: the idle delay (with idle set), the interval and
 // the count.

@@ -36,9 +36,12 @@ func tcpAddrOf(l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
 // leaves it alone), and libuv 1.44 sets its own interval (1 s) and count
 // (10) with it: the socket's are read first and put back where cfg leaves
 // them alone, then the socket takes the interval and the count asked for.
+//
+// An unopened connection's socket takes them as the pure-Go driver's do:
+// keep-alive needs nothing of libuv's.
 func (s *uvStream) keepAlive(cfg net.KeepAliveConfig) error {
-	if err := s.openInLibuv(); err != nil {
-		return err
+	if s.unopened() {
+		return setKeepAlive(s.lz.fd, cfg)
 	}
 	fd, err := s.loop.Fileno(s.h)
 	if err != nil {

@@ -312,8 +312,10 @@ func overAtOnce(t *testing.T, u *uv.UvtReactor, port, fds int) {
 	if n := synSent(t, port); n != 0 {
 		t.Errorf("%d sockets still connecting after the dial was abandoned, want 0", n)
 	}
-	if got := openSockets(t); got != fds {
-		t.Errorf("%d sockets open after the dial was abandoned, want %d", got, fds)
+	// At most as many as before: a socket of another test may close
+	// meanwhile (one lingering, or collected), which is no leak of this one.
+	if got := openSockets(t); got > fds {
+		t.Errorf("%d sockets open after the dial was abandoned, want at most %d", got, fds)
 	}
 	if a := u.Stats().Active; a != 0 {
 		t.Errorf("Stats().Active = %d after the dial was abandoned, want 0", a)

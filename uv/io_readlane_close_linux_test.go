@@ -332,8 +332,10 @@ func TestReadLaneCloseStress(t *testing.T) {
 			t.Errorf("the read lanes hold %d duplicates after every connection closed, want %d", got, dups)
 		}
 	})
-	if got := uv.UvtOpenSockets(t); got != baseSockets {
-		t.Errorf("%d sockets open after the test, want %d as before it", got, baseSockets)
+	// No more than before: a socket another test left closing (in a
+	// -shuffle run) may be gone by now, which is no leak of this test's.
+	if got := uv.UvtOpenSockets(t); got > baseSockets {
+		t.Errorf("%d sockets open after the test, want at most %d as before it", got, baseSockets)
 	}
 }
 

@@ -370,8 +370,8 @@ func lazyOpenWithoutDescriptorsChild(t *testing.T, d reactor.Driver) {
 	failed := startErr != nil || len(cbErrs) > 0
 	mu.Unlock()
 	if d == reactor.DriverLibuv {
-		if !failed {
-			t.Errorf("Start with no descriptor left for the duplicate: no error anywhere")
+		if !failed || !errors.Is(startErr, syscall.EMFILE) {
+			t.Errorf("Start with no descriptor left for the duplicate = %v, want EMFILE", startErr)
 		}
 		if kaErr == nil || !errors.Is(kaErr, syscall.EMFILE) {
 			t.Errorf("SetKeepAlive with no descriptor left = %v, want EMFILE", kaErr)

@@ -113,7 +113,7 @@ func (s *uvStream) open() bool         { return s.h != 0 || s.lz != nil }
 func (s *uvStream) readsSettled() bool { return s.h == 0 || !s.host.ReadAhead(s.id) }
 func (s *uvStream) readStart() error {
 	if err := s.openInLibuv(); err != nil {
-		return sysError("read", err)
+		return &openFailure{sysError("read", err)} // not the stream's: the next Start or Read tries again
 	}
 	return sysError("read", s.loop.ReadStart(s.h))
 }

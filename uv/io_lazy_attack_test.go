@@ -409,3 +409,71 @@ func lazyOpenWithoutDescriptorsChild(t *testing.T, d reactor.Driver) {
 	s.Close()
 
 }
+
+// TestAttackLazyWriteWithoutDescriptors: with every descriptor taken, a
+// blocking Write larger than the socket takes, on an accepted connection
+// with a read lane, needs libuv for its rest (an opening over a
+// duplicate, which fails): the Write ends with the bytes that went out
+// and an error; once descriptors are back, Writes go on, and the peer
+// reads exactly what the Writes said they wrote. In a child process.
+func TestAttackLazyWriteWithoutDescriptors(t *testing.T) {
+	if inChild(t, "UVEVENT_LAZY_WEMFILE_CHILD") {
+		conform.EachDriver(t, lazyWriteWithoutDescriptorsChild)
+	}
+}
+
+func lazyWriteWithoutDescriptorsChild(t *testing.T, d reactor.Driver) {
+	u := uv.UvtNewReactorOn(t, d)
+	stop := uv.UvtServe(t, u)
+	defer stop()
+	ln, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
+	uv.UvtMust(t, err)
+	defer ln.Close()
+	peer, err := net.Dial("tcp4", ln.Addr().String())
+	uv.UvtMust(t, err)
+	defer peer.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+	defer cancel()
+	s, err := ln.AcceptIO(ctx)
+	uv.UvtMust(t, err)
+	defer s.Close()
+	peer.Write([]byte("a"))
+	readN(t, s, 1) // the read lane holds the socket
+	big := make([]byte, 8<<20)
+	for i := range big {
+		big[i] = byte(i % 251)
+	}
+	release := starveDescriptors(t)
+	s.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
+	n, werr := s.Write(big)
+	release()
+	t.Logf("Write with no descriptor left = %d, %v", n, werr)
+	if werr == nil {
+		t.Fatalf("Write of 8 MiB to a peer that reads nothing, with a deadline, = %d, nil", n)
+	}
+	var got []byte
+	done := make(chan error, 1)
+	go func() {
+		b := make([]byte, 1<<16)
+		for {
+			k, err := peer.Read(b)
+			got = append(got, b[:k]...)
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	s.SetWriteDeadline(time.Time{})
+	if _, err := s.Write([]byte("tail")); err != nil {
+		t.Errorf("Write once the descriptors are back: %v", err)
+	}
+	uv.UvtMust(t, s.CloseWrite())
+	if err := uv.UvtRecv(t, done, "the peer's end"); err != io.EOF {
+		t.Errorf("the peer's Read ended with %v, want EOF", err)
+	}
+	want := append(bytes.Clone(big[:n]), "tail"...)
+	if !bytes.Equal(got, want) {
+		t.Errorf("the peer read %d bytes, want %d (the %d the Write reported, then the tail)", len(got), len(want), n)
+	}
+}

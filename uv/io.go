@@ -153,14 +153,17 @@ type ioRare struct {
 	// openErr: the last readStart failed to make what reading needs
 	// (openFailure), which arm returns; on the loop.
 	openErr error
+	// werrOpen: werr is an openFailure of a write (feed), the writes'
+	// failure only: settleWrites clears it once they are failed.
+	werrOpen bool
 }
 
-// openFailure is a transport's failure to make what reading needs (the
+// openFailure is a transport's failure to make what reading or writing needs (the
 // libuv driver's accepted connection opened in libuv when it first must
 // read there: a duplicate of its socket, a uv_tcp_t), not the stream's: a
 // descriptor limit reached for a moment fails the Start or the Read that
-// asked (with err), and the next one tries again, where a failed
-// uv_read_start ends the reading side for good.
+// asked (with err), or the writes waiting, and the next one tries again,
+// where a failed uv_read_start or uv_write ends its side for good.
 type openFailure struct{ err error }
 
 func (f *openFailure) Error() string { return f.err.Error() }

@@ -131,7 +131,7 @@ func (s *uvStream) tryWrite(p []byte) (int, error) {
 }
 func (s *uvStream) write(p []byte) error {
 	if err := s.openInLibuv(); err != nil {
-		return sysError("write", err)
+		return &openFailure{sysError("write", err)} // not the stream's: the next write tries again
 	}
 	return sysError("write", s.loop.Write(s.h, p))
 }

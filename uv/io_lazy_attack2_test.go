@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -274,4 +275,69 @@ func lazyDropCase(i int) int {
 		return n
 	}
 	return []int{0, 2}[i%2]
+}
+
+// TestAttackLazyPeerResetsMidOpen: the peer resets the connection while a
+// Read waits in the lane and the loop opens the connection in libuv (a
+// Start): the Read and the callbacks end with the reset (or the end),
+// RemoteAddr still answers, and no socket is left once it is closed.
+func TestAttackLazyPeerResetsMidOpen(t *testing.T) {
+	baseSockets := uv.UvtOpenSockets(t)
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		for i := range 40 {
+			p, err := net.Dial("tcp4", v.ln.Addr().String())
+			uv.UvtMust(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+			s, err := v.ln.AcceptIO(ctx)
+			cancel()
+			uv.UvtMust(t, err)
+			readErr := make(chan error, 1)
+			go func() {
+				var err error
+				for err == nil {
+					_, err = s.Read(make([]byte, 100))
+				}
+				readErr <- err
+			}()
+			cbErr := make(chan error, 4)
+			var wg sync.WaitGroup
+			goWG(&wg, func() {
+				v.u.Call(func() {
+					s.OnRead(func(_ []byte, err error) {
+						if err != nil {
+							cbErr <- err
+						}
+					})
+					s.Start()
+				})
+			})
+			goWG(&wg, func() {
+				if i%2 == 0 {
+					p.Write([]byte("unread"))
+				}
+				p.(*net.TCPConn).SetLinger(0)
+				p.Close()
+			})
+			wg.Wait()
+			var got error
+			select {
+			case got = <-readErr:
+			case got = <-cbErr:
+			case <-time.After(uv.UvtSafety):
+				t.Fatalf("neither the Read nor the callbacks heard of the reset")
+			}
+			if got != io.EOF && !errors.Is(got, syscall.ECONNRESET) && !errors.Is(got, uv.ErrClosed) {
+				t.Errorf("connection %d ended with %v, want a reset or the end", i, got)
+			}
+			if s.RemoteAddr() == nil {
+				t.Errorf("connection %d: no RemoteAddr after the reset", i)
+			}
+			uv.UvtMust(t, s.Close())
+			if t.Failed() {
+				break
+			}
+		}
+		v.finish(t)
+	})
+	uv.UvtWaitFor(t, "the sockets to close", func() bool { return uv.UvtOpenSockets(t) <= baseSockets })
 }

@@ -1,6 +1,7 @@
 package uv
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -154,7 +155,25 @@ type ioRare struct {
 	// completion comes after it (process_output.go). Set before the IO
 	// is handed out; read from any goroutine.
 	outEnd *childOutput
+
+	// openErr: the last readStart failed to make what reading needs
+	// (openFailure), which arm returns; on the loop.
+	openErr error
+	// werrOpen: werr is an openFailure of a write (feed), the writes'
+	// failure only: settleWrites clears it once they are failed.
+	werrOpen bool
 }
+
+// openFailure is a transport's failure to make what reading or writing needs (the
+// libuv driver's accepted connection opened in libuv when it first must
+// read there: a duplicate of its socket, a uv_tcp_t), not the stream's: a
+// descriptor limit reached for a moment fails the Start or the Read that
+// asked (with err), or the writes waiting, and the next one tries again,
+// where a failed uv_read_start or uv_write ends its side for good.
+type openFailure struct{ err error }
+
+func (f *openFailure) Error() string { return f.err.Error() }
+func (f *openFailure) Unwrap() error { return f.err }
 
 // extra returns the IO's rare state, made at the first call. On the loop,
 // or before the IO is handed out.
@@ -358,7 +377,19 @@ func (e *ioEvent) do(fn func() error) error {
 
 func (e *ioEvent) arm() error {
 	e.started = true
+	if x := e.rare.Load(); x != nil {
+		x.openErr = nil
+	}
 	e.updateReading()
+	if x := e.rare.Load(); x != nil && x.openErr != nil {
+		// Reading could not start (openFailure): Start fails with its
+		// error, the IO stays stopped, and its stream goes on.
+		err := x.openErr
+		x.openErr = nil
+		e.started = false
+		e.updateReading()
+		return err
+	}
 	if err := e.readErr(); err != nil {
 		// The stream failed, now or earlier: Start fails with its error
 		// and the IO stays stopped.
@@ -410,6 +441,10 @@ func (e *ioEvent) updateReading() {
 		return // a caller's Read holds the lane: it asks again when done
 	}
 	if err := e.t.readStart(); err != nil {
+		if of := (*openFailure)(nil); errors.As(err, &of) {
+			e.readOpenFailed(of.err)
+			return
+		}
 		e.endReads(err)
 		return
 	}
@@ -434,6 +469,18 @@ func (e *ioEvent) subscribed() {
 		kind.HostOf(e.r.Owner()).Queue(e.flush)
 	}
 	e.updateReading()
+}
+
+// readOpenFailed fails the Reads parked on the loop with err, reading
+// having failed to start for want of what it needs (openFailure), and
+// leaves the stream as it was: the lane opens again for the next Read,
+// and arm returns err to Start.
+func (e *ioEvent) readOpenFailed(err error) {
+	e.extra().openErr = err
+	for len(e.readers) > 0 {
+		e.popReader().finish(0, err)
+	}
+	e.openReadLane()
 }
 
 // readFailed ends reading with err (io.EOF at the stream's end): the

@@ -154,8 +154,9 @@ func (e *ioEvent) resume(p []byte, n int, op *ioOp) (int, bool, error) {
 		e.writes = slices.Delete(e.writes, 0, 1)
 		e.pending -= len(op.p)
 		op.p = nil
+		err := e.werr // settleWrites clears a write's openFailure
 		e.settleWrites()
-		return n, false, e.werr
+		return n, false, err
 	}
 	return n, true, nil
 }

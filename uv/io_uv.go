@@ -113,7 +113,7 @@ func (s *uvStream) open() bool         { return s.h != 0 || s.lz != nil }
 func (s *uvStream) readsSettled() bool { return s.h == 0 || !s.host.ReadAhead(s.id) }
 func (s *uvStream) readStart() error {
 	if err := s.openInLibuv(); err != nil {
-		return sysError("read", err)
+		return &openFailure{sysError("read", err)} // not the stream's: the next Start or Read tries again
 	}
 	return sysError("read", s.loop.ReadStart(s.h))
 }
@@ -131,7 +131,7 @@ func (s *uvStream) tryWrite(p []byte) (int, error) {
 }
 func (s *uvStream) write(p []byte) error {
 	if err := s.openInLibuv(); err != nil {
-		return sysError("write", err)
+		return &openFailure{sysError("write", err)} // not the stream's: the next write tries again
 	}
 	return sysError("write", s.loop.Write(s.h, p))
 }

@@ -2,6 +2,7 @@ package uv
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/uvevent/uvevent/eventkind"
@@ -110,8 +111,9 @@ func (e *ioEvent) enqueue(p []byte, n int, op *ioOp) (int, bool, error) {
 		e.writes = e.writes[:len(e.writes)-1]
 		e.pending -= len(op.p)
 		op.p = nil
+		err := e.werr // settleWrites clears a write's openFailure
 		e.settleWrites()
-		return n, false, e.werr
+		return n, false, err
 	}
 	return n, true, nil
 }
@@ -173,6 +175,16 @@ func (e *ioEvent) feed() {
 			}
 			if err := e.t.write(op.p[:k]); err != nil {
 				e.werr = err
+				if of := (*openFailure)(nil); errors.As(err, &of) {
+					if op.win {
+						e.winFlying -= k
+					}
+					// Not the stream's (nothing of it is in flight: the
+					// connection is not open in libuv): the writes waiting
+					// fail, and settleWrites lets the next ones go.
+					e.werr = of.err
+					e.extra().werrOpen = true
+				}
 				return
 			}
 			op.left++
@@ -249,6 +261,10 @@ func (e *ioEvent) settleWrites() {
 	}
 	if e.werr != nil && e.shut != nil && !e.shutOut {
 		e.shutDone(e.werr) // the bytes it waited for will never go out
+	}
+	if x := e.rare.Load(); x != nil && x.werrOpen && len(e.writes) == 0 {
+		x.werrOpen = false // the writes it failed are told: the next ones try again
+		e.werr = nil
 	}
 	e.checkDrains()
 	e.checkMark()

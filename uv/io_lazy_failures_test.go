@@ -24,12 +24,12 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// TestAttackLazySendIO: an accepted connection never opened in libuv
+// TestLazySendIO: an accepted connection never opened in libuv
 // (with a read lane, a Read waiting in it, and without one) passed over an
 // IPC pipe: the IO received reads what the peer sends and writes to it,
 // the sender's stays open and its own, and once both are closed the peer
 // reads the end and no socket is left.
-func TestAttackLazySendIO(t *testing.T) {
+func TestLazySendIO(t *testing.T) {
 	for _, how := range []string{"laned", "unlaned"} {
 		t.Run(how, func(t *testing.T) {
 			baseSockets := uv.UvtOpenSockets(t)
@@ -86,12 +86,12 @@ func TestAttackLazySendIO(t *testing.T) {
 	}
 }
 
-// TestAttackLazyHTTP: net/http served over a Listener on both drivers, 8
+// TestLazyHTTP: net/http served over a Listener on both drivers, 8
 // clients with keep-alive and one without, requests whose bodies and
 // responses are up to 2 MiB (the large ones make libuv queue the rest of a
 // write, opening the connection), some with Connection: close: every
 // response is the one asked for, byte for byte.
-func TestAttackLazyHTTP(t *testing.T) {
+func TestLazyHTTP(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			body, err := io.ReadAll(req.Body)
@@ -166,7 +166,7 @@ func lazyBody(seed, n int) []byte {
 	return b
 }
 
-// TestAttackLazyDroppedReactor: libuv reactors dropped without Close and
+// TestLazyDroppedReactor: libuv reactors dropped without Close and
 // collected (GOGC 5) while they hold accepted connections never opened in
 // libuv with a read lane (AcceptIO's, a Read made through it) and ones
 // left as accepted: no descriptor is left, and every peer reads the end.
@@ -174,7 +174,7 @@ func lazyBody(seed, n int) []byte {
 // dialled connection's queued write, are left out: a reactor with a write
 // in flight is not collected, whichever connection it is on; run them with
 // UVEVENT_LAZY_DROP_CASE=1 or 3.)
-func TestAttackLazyDroppedReactor(t *testing.T) {
+func TestLazyDroppedReactor(t *testing.T) {
 	defer debugGC(5)()
 	base, fds := uv.UvtBaseline(t)
 	var peers []net.Conn
@@ -277,11 +277,11 @@ func lazyDropCase(i int) int {
 	return []int{0, 2}[i%2]
 }
 
-// TestAttackLazyPeerResetsMidOpen: the peer resets the connection while a
+// TestLazyPeerResetsMidOpen: the peer resets the connection while a
 // Read waits in the lane and the loop opens the connection in libuv (a
 // Start): the Read and the callbacks end with the reset (or the end),
 // RemoteAddr still answers, and no socket is left once it is closed.
-func TestAttackLazyPeerResetsMidOpen(t *testing.T) {
+func TestLazyPeerResetsMidOpen(t *testing.T) {
 	baseSockets := uv.UvtOpenSockets(t)
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		for i := range 40 {

@@ -49,14 +49,14 @@ func mergeable(want []byte, a, b [][]byte) bool {
 	return walk(0, 0, 0)
 }
 
-// TestAttackLazyTransitionsKeepTheStreams: an accepted connection read by
+// TestLazyTransitionsKeepTheStreams: an accepted connection read by
 // a goroutine's blocking Reads (its lane) while another goroutine starts
 // and stops it with a callback (the first Start opens it in libuv over a
 // duplicate) and a third writes to the peer through its write lane, in
 // writes large enough that libuv must queue some (which opens it too):
 // the bytes the Reads and the callbacks got are the peer's stream, each
 // once, in order, and the peer reads exactly what the server wrote.
-func TestAttackLazyTransitionsKeepTheStreams(t *testing.T) {
+func TestLazyTransitionsKeepTheStreams(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		for round := range 6 {
 			lazyTransitionsRound(t, v, round)
@@ -222,13 +222,13 @@ func lazyTransitionsRound(t *testing.T, v *ioEnv, round int) {
 // lazyCloseHows: what races an accepted connection's opening in libuv.
 var lazyCloseHows = []string{"close", "abort", "setlinger0", "closewrite+close"}
 
-// TestAttackLazyCloseRacesOpen: an accepted connection, a Read waiting in
+// TestLazyCloseRacesOpen: an accepted connection, a Read waiting in
 // its lane, is opened in libuv (a Start, keep-alive, a large Write) while
 // another goroutine closes it (Close, Abort, SetLinger(0) and Close,
 // CloseWrite then Close): the Read ends, the peer reads the end (or a
 // reset), no socket is left open, and no descriptor of anyone else's is
 // closed or replaced (the canary).
-func TestAttackLazyCloseRacesOpen(t *testing.T) {
+func TestLazyCloseRacesOpen(t *testing.T) {
 	baseSockets := uv.UvtOpenSockets(t)
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		canary := startFDCanary()
@@ -313,13 +313,13 @@ func TestAttackLazyCloseRacesOpen(t *testing.T) {
 	})
 }
 
-// TestAttackLazyOpenWithoutDescriptors: with every descriptor taken, an
+// TestLazyOpenWithoutDescriptors: with every descriptor taken, an
 // accepted connection with a read lane that must be opened in libuv (a
 // Start, keep-alive, CloseWrite) cannot get its duplicate: each fails
 // with a clear error (EMFILE), nothing is leaked, and once descriptors
 // are back the connection (and the reactor) go on. In a child process
 // whose lowered RLIMIT_NOFILE touches nothing else.
-func TestAttackLazyOpenWithoutDescriptors(t *testing.T) {
+func TestLazyOpenWithoutDescriptors(t *testing.T) {
 	if inChild(t, "UVEVENT_LAZY_EMFILE_CHILD") {
 		conform.EachDriver(t, lazyOpenWithoutDescriptorsChild)
 	}
@@ -410,13 +410,13 @@ func lazyOpenWithoutDescriptorsChild(t *testing.T, d reactor.Driver) {
 
 }
 
-// TestAttackLazyWriteWithoutDescriptors: with every descriptor taken, a
+// TestLazyWriteWithoutDescriptors: with every descriptor taken, a
 // blocking Write larger than the socket takes, on an accepted connection
 // with a read lane, needs libuv for its rest (an opening over a
 // duplicate, which fails): the Write ends with the bytes that went out
 // and an error; once descriptors are back, Writes go on, and the peer
 // reads exactly what the Writes said they wrote. In a child process.
-func TestAttackLazyWriteWithoutDescriptors(t *testing.T) {
+func TestLazyWriteWithoutDescriptors(t *testing.T) {
 	if inChild(t, "UVEVENT_LAZY_WEMFILE_CHILD") {
 		conform.EachDriver(t, lazyWriteWithoutDescriptorsChild)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/uvevent/uvevent/uv"
 )
 
-// Attacks on the libuv driver's unopened accepted connection
+// Races on the libuv driver's unopened accepted connection
 // (uv/io_lazy_uv.go): every transition between unopened and opened while
 // goroutines read and write through the lanes, closes racing the open,
 // and an open that cannot get its duplicate. They run on both drivers.

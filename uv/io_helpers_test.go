@@ -3,6 +3,7 @@ package uv_test
 import (
 	"context"
 	"runtime/debug"
+	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -125,4 +126,13 @@ func rawRead(fd int, b []byte) (int, error) {
 			return n, err
 		}
 	}
+}
+
+// goWG runs fn on a goroutine of its own, counted in wg.
+func goWG(wg *sync.WaitGroup, fn func()) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		fn()
+	}()
 }

@@ -529,15 +529,6 @@ func laneCloseOne(t *testing.T, v *ioEnv, acceptMu *sync.Mutex, cs laneCloseCase
 	return ino
 }
 
-// goWG runs fn on a goroutine of its own, counted in wg.
-func goWG(wg *sync.WaitGroup, fn func()) {
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		fn()
-	}()
-}
-
 // TestReadLaneClosedInItsOwnCallback: an IO with a read lane closed by one
 // of its own callbacks closes once the callbacks' pass is over (the event
 // lets go of what it holds then), and the loop closes the lane's file: no

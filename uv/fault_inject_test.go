@@ -47,6 +47,11 @@ func TestFaultInjectedLibuvCalls(t *testing.T) {
 				}
 				defer a.Close()
 				defer b.Close()
+				// A callback to read for: a started IO with none reads nothing
+				// on the loop (it keeps what comes for Read).
+				if _, err := a.OnRead(func([]byte, error) {}); err != nil {
+					return err
+				}
 				return a.Start()
 			}},
 			{"write", uvcgo.FaultWrite, func(t *testing.T, u *uv.UvtReactor) error {

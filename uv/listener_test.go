@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -1088,30 +1089,37 @@ var injectInitFault func(errno syscall.Errno)
 // One failed accept does not stop a listener: with two connections waiting,
 // the accept fails once with ENOMEM; the listener reports it (a temporary
 // error), pauses, and then accepts both, through OnAccept and through
-// AcceptIO. On the libuv driver the fault is the shim's uv_tcp_init for
-// the connection's handle (made before accept(2), so the connection stays
-// in the backlog); the pure-Go driver has no handle to init, and its fault
-// is accept(2) itself failing.
+// AcceptIO. On the libuv driver the fault is the shim's uv_pipe_init for
+// the connection's handle of a Unix listener (made before accept(2), so
+// the connection stays in the backlog; a TCP connection is accepted with
+// no handle to init, left unopened in libuv); the pure-Go driver has no
+// handle to init, and its fault is accept(2) itself failing.
 func TestListenerGoesOnAfterFailedAccept(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
 		inject := func() { uv.UvtFailAccepts(t, syscall.ENOMEM, 1) }
+		network := "tcp4"
 		if d == reactor.DriverLibuv {
 			if injectInitFault == nil {
 				t.Skip("the libuv driver's failed init needs the shim's fault switch: build tag uvfaults (make stress runs it)")
 			}
 			inject = func() { injectInitFault(syscall.ENOMEM) }
+			network = "unix"
 		}
 		for _, path := range []string{"OnAccept", "AcceptIO"} {
 			t.Run(path, func(t *testing.T) {
 				u := uv.UvtNewReactorOn(t, d)
 				stop := uv.UvtServe(t, u)
 				defer stop()
-				ln, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
+				addr := "127.0.0.1:0"
+				if network == "unix" {
+					addr = filepath.Join(t.TempDir(), "l.sock")
+				}
+				ln, err := uv.Listen(u.Reactor, network, addr)
 				uv.UvtMust(t, err)
 				defer ln.Close()
 				var peers []net.Conn
 				for range 2 {
-					c, err := net.Dial("tcp4", ln.Addr().String()) // in the backlog once Dial returns
+					c, err := net.Dial(network, ln.Addr().String()) // in the backlog once Dial returns
 					uv.UvtMust(t, err)
 					defer c.Close()
 					peers = append(peers, c)

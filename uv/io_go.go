@@ -524,20 +524,24 @@ func (g *goStream) noDelay(on bool) error {
 	if g.transport != "tcp" {
 		return fmt.Errorf("uv: SetNoDelay on a %s IO: %w", g.transport, errInvalid)
 	}
-	v := 0
-	if on {
-		v = 1
-	}
-	return errnoError("setsockopt TCP_NODELAY", unix.SetsockoptInt(g.fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, v))
+	return setNoDelay(g.fd, on)
 }
 
 // keepAlive sets the options on the socket, as package net does.
 func (g *goStream) keepAlive(cfg net.KeepAliveConfig) error { return setKeepAlive(g.fd, cfg) }
 
 func (g *goStream) addresses() (local, remote net.Addr) {
-	local, remote = socketAddr(g.fd, false), socketAddr(g.fd, true)
-	if remote == nil && g.transport == "tcp" {
-		remote = peerName(g.fd) // the peer reset the connection
+	return socketAddresses(g.fd, g.transport == "tcp")
+}
+
+// socketAddresses reads a stream socket's local and peer addresses, as
+// package net gives them; a TCP socket whose peer reset the connection
+// still tells its peer's (peerName). The pure-Go driver's connections, and
+// the libuv driver's while unopened in libuv.
+func socketAddresses(fd int, tcp bool) (local, remote net.Addr) {
+	local, remote = socketAddr(fd, false), socketAddr(fd, true)
+	if remote == nil && tcp {
+		remote = peerName(fd) // the peer reset the connection
 	}
 	return local, remote
 }

@@ -146,20 +146,10 @@ func (s *uvStream) lazyTryWrite(p []byte) (int, error) {
 	return n, nil
 }
 
-func (s *uvStream) lazyNoDelay(on bool) error {
-	v := 0
-	if on {
-		v = 1
-	}
-	return errnoError("setsockopt TCP_NODELAY", unix.SetsockoptInt(s.lz.fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, v))
-}
+func (s *uvStream) lazyNoDelay(on bool) error { return setNoDelay(s.lz.fd, on) }
 
 func (s *uvStream) lazyAddresses() (local, remote net.Addr) {
-	local, remote = socketAddr(s.lz.fd, false), socketAddr(s.lz.fd, true)
-	if remote == nil {
-		remote = peerName(s.lz.fd) // the peer reset the connection
-	}
-	return local, remote
+	return socketAddresses(s.lz.fd, true)
 }
 
 // lazyLaneFile makes the socket itself the read lane's file: no

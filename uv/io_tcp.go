@@ -214,6 +214,16 @@ func keepAliveSeconds(d, def time.Duration) (secs int, set bool) {
 	return int((d + time.Second - 1) / time.Second), true
 }
 
+// setNoDelay sets a TCP socket's TCP_NODELAY: the pure-Go driver's
+// connections, and the libuv driver's while unopened in libuv.
+func setNoDelay(fd int, on bool) error {
+	v := 0
+	if on {
+		v = 1
+	}
+	return errnoError("setsockopt TCP_NODELAY", unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, v))
+}
+
 // setKeepAlive turns a TCP socket's keep-alive probes on or off, with the
 // options of cfg: the pure-Go driver's connections, and the libuv driver's
 // while unopened in libuv.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"golang.org/x/sys/unix"
@@ -172,6 +173,9 @@ func TestUDPOptions(t *testing.T) {
 // the sender's address.
 const UvtUDPRoom = udpBufSize
 
+// UvtUDPBatch is the most datagrams one batched receive reads.
+const UvtUDPBatch = udpBatch
+
 // UvtUDPs returns how many UDP sockets u has (made and not yet freed), on
 // either driver: Stats counts the pure-Go driver's sockets too.
 func UvtUDPs(u *UvtReactor) int { return u.Stats().Handles["udp"] }
@@ -225,5 +229,55 @@ func TestGoUDPQueue(t *testing.T) {
 	a.Close()
 	b.Close()
 	stop()
+	UvtShutdown(t, u, false)
+}
+
+// TestUDPPassReadsFullBatches: on the pure-Go driver, a pass over a socket
+// that stays full reads full batches, as libuv's uv__udp_recvmsg does,
+// until it has read udpBurst: two batches of udpBatch (40 datagrams), not
+// udpBurst (32) with a last batch cut short, which cost a recvmmsg and an
+// epoll_wait more per 32 datagrams than libuv's pass of 40. What is left
+// waits for the next pass, in order.
+func TestUDPPassReadsFullBatches(t *testing.T) {
+	const sent = 3 * udpBatch
+	u := UvtNewReactorOn(t, reactor.DriverGo)
+	a, err := ListenUDP(u.Reactor, "udp4", "127.0.0.1:0")
+	UvtMust(t, err)
+	b, err := ListenUDP(u.Reactor, "udp4", "127.0.0.1:0")
+	UvtMust(t, err)
+	for i := range sent {
+		_, err := a.WriteTo([]byte(strconv.Itoa(i)), b.LocalAddr())
+		UvtMust(t, err)
+	}
+	var got []string
+	UvtMust(t, u.Call(func() {
+		if _, err := event.Subscribe(b, func(_ event.Event, res any, _ error) {
+			if dg, ok := res.(*Datagram); ok {
+				got = append(got, string(dg.Data))
+			}
+		}); err != nil {
+			t.Error(err)
+			return
+		}
+		if err := b.Start(); err != nil {
+			t.Error(err)
+			return
+		}
+		b.Target().(*goUDP).receiveBurst() // one pass, as one readiness gets
+	}))
+	want := 2 * udpBatch
+	if len(got) != want {
+		t.Errorf("one pass read %d datagrams of %d waiting, want %d (two full batches)", len(got), sent, want)
+	}
+	UvtTurnUntil(t, u, "the rest read", func() bool { return len(got) >= sent })
+	var order []string
+	for i := range sent {
+		order = append(order, strconv.Itoa(i))
+	}
+	if diff := cmp.Diff(order, got); diff != "" {
+		t.Errorf("datagrams (-want +got):\n%s", diff)
+	}
+	a.Close()
+	b.Close()
 	UvtShutdown(t, u, false)
 }

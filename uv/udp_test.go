@@ -886,3 +886,66 @@ func TestUDPMulticast(t *testing.T) {
 		})
 	}
 }
+
+// TestUDPFloodLeavesRoomForTimersAndCalls: a started UDP whose socket never
+// empties (a goroutine sends without pause) does not starve the rest of
+// its loop, on both drivers: each pass reads a bounded number of datagrams
+// (a full batch or two, as libuv), so a timer started during the flood
+// fires while it goes on, Calls are answered, and the UDP goes on
+// receiving after the timer fired.
+func TestUDPFloodLeavesRoomForTimersAndCalls(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		r := u.Reactor
+		b, err := uv.ListenUDP(r, "udp4", "127.0.0.1:0")
+		uv.UvtMust(t, err)
+		received := 0 // on the loop
+		_, err = event.Subscribe(b, func(_ event.Event, res any, _ error) {
+			if _, ok := res.(*uv.Datagram); ok {
+				received++
+			}
+		})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, b.Start())
+		stop := uv.UvtServe(t, u)
+		conn, err := net.DialUDP("udp4", nil, b.LocalAddr().(*net.UDPAddr))
+		uv.UvtMust(t, err)
+		flooding := make(chan struct{})
+		flooded := make(chan struct{})
+		go func() {
+			defer close(flooded)
+			msg := make([]byte, 64)
+			for {
+				select {
+				case <-flooding:
+					return
+				default:
+				}
+				conn.Write(msg) // ENOBUFS or a refusal only slows the flood
+			}
+		}()
+		count := func() int {
+			n := 0
+			uv.UvtMust(t, r.Call(func() { n = received }))
+			return n
+		}
+		uv.UvtWaitFor(t, "datagrams of the flood received", func() bool { return count() > 4*uv.UvtUDPBatch })
+		tm, err := r.NewTimer(time.Millisecond, 0)
+		uv.UvtMust(t, err)
+		fired := make(chan int, 1)
+		_, err = event.Subscribe(tm, func(_ event.Event, _ any, err error) {
+			if err == nil { // not the close's notification
+				fired <- received
+			}
+		})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, tm.Start())
+		at := uv.UvtRecv(t, fired, "timer firing during the flood")
+		uv.UvtWaitFor(t, "datagrams received after the timer fired", func() bool { return count() > at })
+		close(flooding)
+		<-flooded
+		conn.Close()
+		b.Close()
+		tm.Close()
+		stop()
+	})
+}

@@ -51,6 +51,7 @@ func (e *uvIPC) pass(fd int, tag byte) error {
 }
 
 func (e *uvIPC) arm() error {
+	e.subscribed()
 	if len(e.held) > 0 {
 		go e.r.Post(e.flushHeld) // a notification cannot run inside Start
 	}

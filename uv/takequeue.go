@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -24,6 +26,12 @@ import (
 // then goes to the next wait or the queue, or has the result.
 type takeQueue[T any] struct {
 	cb *event.Callback // the first wait's subscription; loop-owned
+	// passing: a result is being notified to the event's own callbacks,
+	// which own it; cb lets it pass. Loop-owned.
+	passing bool
+	// flushQueued: a flush of the queue to the callbacks is queued to
+	// the loop. Loop-owned.
+	flushQueued bool
 
 	mu      sync.Mutex
 	serving bool  // cb is subscribed and the event was started: a wait needs no loop
@@ -75,6 +83,91 @@ func (h *takeQueue[T]) hand(v T, err error) bool {
 		h.queue = append(h.queue, v)
 	}
 	return true
+}
+
+// forCallbacks reports whether the next result goes to the event's
+// callbacks (notify): it has some besides the queue's own subscription and
+// no wait is queued. Otherwise the queue's subscription takes it, and
+// hands it to the oldest wait or queues it: each result has one owner, a
+// waiting take first. On the loop.
+func (h *takeQueue[T]) forCallbacks(b *event.Base) bool {
+	return h.callbacks(b) > 0 && !h.waiting()
+}
+
+// notify notifies the event's callbacks of res, a result they own: the
+// queue's subscription lets it pass. An error (the event closed
+// meanwhile) says nobody got it.
+func (h *takeQueue[T]) notify(b *event.Base, res any) error {
+	h.passing = true
+	err := eventkind.Notify(b, res, nil)
+	h.passing = false
+	return err
+}
+
+// callbacks returns how many subscribers the event has besides the
+// queue's own subscription: those a result goes to when no wait takes
+// it. On the loop.
+func (h *takeQueue[T]) callbacks(b *event.Base) int {
+	n := eventkind.Callbacks(b)
+	if h.cb != nil {
+		n--
+	}
+	return n
+}
+
+// waiting reports whether a wait is queued for the next result.
+func (h *takeQueue[T]) waiting() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.waiters) > 0
+}
+
+// subscribed is the event's step when it gains a subscriber (a callback or
+// a wait, eventkind.SubscriptionWatcher): the results queued for the
+// waits go to the callbacks instead, in order, in a later turn (the
+// subscription may come from inside a notification of the event), by
+// flush. On the loop.
+func (h *takeQueue[T]) subscribed(r *reactor.Reactor, flush func()) {
+	if h.flushQueued {
+		return
+	}
+	h.mu.Lock()
+	queued := len(h.queue) > 0
+	h.mu.Unlock()
+	if queued {
+		h.flushQueued = true
+		kind.HostOf(r.Owner()).Queue(flush)
+	}
+}
+
+// flush notifies the callbacks, while the event has some besides the
+// queue's own, of the results queued, oldest first, and calls drained
+// when that took a full queue below its limit. started reports whether
+// the event is started and open: a stopped one keeps them. On the loop.
+func (h *takeQueue[T]) flush(b *event.Base, started func() bool, res func(T) any, drop func(T)) {
+	h.flushQueued = false
+	for started() && h.callbacks(b) > 0 {
+		h.mu.Lock()
+		if len(h.queue) == 0 {
+			h.mu.Unlock()
+			return
+		}
+		var zero T
+		v := h.queue[0]
+		h.queue[0] = zero
+		h.queue = h.queue[1:]
+		resume := h.full && len(h.queue) < h.limit
+		if resume {
+			h.full = false
+		}
+		h.mu.Unlock()
+		if resume {
+			h.drained()
+		}
+		if h.notify(b, res(v)) != nil {
+			drop(v)
+		}
+	}
 }
 
 // atLimit reports whether the queue holds limit results or more, and

@@ -185,12 +185,13 @@ func (e *ipcEvent) init(r *reactor.Reactor, self event.Event, base *event.Base, 
 	e.recvs.limit = ipcQueueLimit
 	unstall := e.unstall
 	e.recvs.drained = func() { e.r.Post(unstall) }
+	e.recvs.flusher = e.flushRecvs
 }
 
 // subscribed: a callback joined; the handles queued for Receive go to it
 // (eventkind.SubscriptionWatcher). Start calls it too, for a callback
 // that joined while the IPC was stopped.
-func (e *ipcEvent) subscribed() { e.recvs.subscribed(e.r, e.flushRecvs) }
+func (e *ipcEvent) subscribed() { e.recvs.subscribed(e.r) }
 
 // flushRecvs notifies the callbacks of the handles queued for Receive,
 // oldest first, while the IPC is started and has callbacks; the queue

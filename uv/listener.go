@@ -152,6 +152,7 @@ func (e *listenEvent) init(r *reactor.Reactor, self event.Event, base *event.Bas
 	}
 	unstall := e.unstall
 	e.accepts.drained = func() { e.r.Post(unstall) }
+	e.accepts.flusher = e.flushAccepts
 }
 
 func (e *listenEvent) kindName() string { return "listener" }
@@ -185,7 +186,7 @@ func (e *listenEvent) accept(c *IO, err error) {
 
 // subscribed: a callback joined; the connections queued for Accept go to
 // it (eventkind.SubscriptionWatcher).
-func (e *listenEvent) subscribed() { e.accepts.subscribed(e.r, e.flushAccepts) }
+func (e *listenEvent) subscribed() { e.accepts.subscribed(e.r) }
 
 // flushAccepts notifies the callbacks of the connections queued for
 // Accept, oldest first, while the listener is started and has callbacks;

@@ -32,6 +32,9 @@ type takeQueue[T any] struct {
 	// flushQueued: a flush of the queue to the callbacks is queued to
 	// the loop. Loop-owned.
 	flushQueued bool
+	// flusher is the event's flush, queued to the loop by subscribed;
+	// made once, when the event is.
+	flusher func()
 
 	mu      sync.Mutex
 	serving bool  // cb is subscribed and the event was started: a wait needs no loop
@@ -126,8 +129,8 @@ func (h *takeQueue[T]) waiting() bool {
 // a wait, eventkind.SubscriptionWatcher): the results queued for the
 // waits go to the callbacks instead, in order, in a later turn (the
 // subscription may come from inside a notification of the event), by
-// flush. On the loop.
-func (h *takeQueue[T]) subscribed(r *reactor.Reactor, flush func()) {
+// flusher. On the loop.
+func (h *takeQueue[T]) subscribed(r *reactor.Reactor) {
 	if h.flushQueued {
 		return
 	}
@@ -136,7 +139,7 @@ func (h *takeQueue[T]) subscribed(r *reactor.Reactor, flush func()) {
 	h.mu.Unlock()
 	if queued {
 		h.flushQueued = true
-		kind.HostOf(r.Owner()).Queue(flush)
+		kind.HostOf(r.Owner()).Queue(h.flusher)
 	}
 }
 

@@ -50,7 +50,8 @@ const IPCFD = 3
 // an *IO or *Listener result the callback owns (close it or keep it); a
 // handle that could not be taken (a descriptor of another kind) is an
 // error result, and the end of the pipe (the other process closed it or
-// died) is io.EOF, once. Receive waits for the next handle from a
+// died) is io.EOF, once, after the handles that came before it (kept for
+// the first callback when none would hear of it). Receive waits for the next handle from a
 // goroutine (it starts the IPC the first time, as a Listener's Accept
 // does). Each handle has one owner: the oldest Receive waiting, else the
 // callbacks, else the queue, where it waits for the next Receive or for
@@ -108,6 +109,8 @@ type ipcEvent struct {
 	recvs takeQueue[Passed] // Receive's side: handles no Receive took yet, the Receives waiting
 	held  []Passed          // received in the turn a callback stopped the IPC, for the next Start
 	ended error             // how receiving ended (io.EOF, a reset), told once
+	// endTold: the callbacks were told of ended (tellEnd).
+	endTold bool
 	// stalled: the queue for Receive is full, reading stops until a
 	// Receive takes from it (takeQueue.drained); Start does not undo it.
 	stalled bool
@@ -191,13 +194,35 @@ func (e *ipcEvent) init(r *reactor.Reactor, self event.Event, base *event.Base, 
 // subscribed: a callback joined; the handles queued for Receive go to it
 // (eventkind.SubscriptionWatcher). Start calls it too, for a callback
 // that joined while the IPC was stopped.
-func (e *ipcEvent) subscribed() { e.recvs.subscribed(e.r) }
+func (e *ipcEvent) subscribed() {
+	e.recvs.subscribed(e.r, e.ended != nil && !e.endTold)
+}
 
 // flushRecvs notifies the callbacks of the handles queued for Receive,
 // oldest first, while the IPC is started and has callbacks; the queue
-// going below its bound ends a stall.
+// going below its bound ends a stall. Then the end, if it came, is told.
 func (e *ipcEvent) flushRecvs() {
 	e.recvs.flush(e.base, e.serving, passedResult, func(p Passed) { p.Close() })
+	e.tellEnd()
+}
+
+// tellEnd tells the callbacks of a started IPC how receiving ended, once,
+// after every handle that came before it went to its owner (none is
+// queued or held): an end that came while nobody would hear of it (no
+// callback, or handles still queued for the callbacks) is kept for them,
+// as an IO keeps its end. The Receives are told by recvs.end.
+func (e *ipcEvent) tellEnd() {
+	if e.ended == nil || e.endTold || len(e.held) > 0 || !e.serving() || e.recvs.callbacks(e.base) == 0 {
+		return
+	}
+	e.recvs.mu.Lock()
+	queued := len(e.recvs.queue) > 0
+	e.recvs.mu.Unlock()
+	if queued {
+		return
+	}
+	e.endTold = true
+	eventkind.Notify(e.base, nil, e.ended)
 }
 
 // serving reports whether the IPC is started and open.
@@ -386,7 +411,7 @@ func (e *ipcEvent) deliver(p Passed, err error) {
 		}
 		e.ended = err
 		e.recvs.end(err) // the Receives waiting, and those after the handles queued
-		eventkind.Notify(e.base, nil, err)
+		e.tellEnd()
 	default:
 		e.failed.Add(1)
 		eventkind.Notify(e.base, nil, err)
@@ -436,6 +461,12 @@ func (e *ipcEvent) onRecv(_ event.Event, res any, err error) {
 	if !e.recvs.hand(p, err) {
 		p.Close() // the IPC closed: nobody will take it
 		return
+	}
+	if err == nil && e.recvs.callbacks(e.base) > 0 {
+		// Queued while callbacks are there (the Receive it was routed
+		// to withdrew meanwhile, or a flush to them is due): it goes
+		// to them, not to a Receive that may never come.
+		e.subscribed()
 	}
 	if err == nil && !e.stalled && e.recvs.atLimit() {
 		// As many handles wait for Receive as the queue holds: the

@@ -97,6 +97,7 @@ func (e *uvIPC) flushHeld() {
 		e.held = e.held[1:]
 		e.deliver(p, nil)
 	}
+	e.tellEnd() // after the handles that came before it
 }
 
 func (e *uvIPC) completed(rec *uvcgo.Completion) {

@@ -186,7 +186,7 @@ func (e *listenEvent) accept(c *IO, err error) {
 
 // subscribed: a callback joined; the connections queued for Accept go to
 // it (eventkind.SubscriptionWatcher).
-func (e *listenEvent) subscribed() { e.accepts.subscribed(e.r) }
+func (e *listenEvent) subscribed() { e.accepts.subscribed(e.r, false) }
 
 // flushAccepts notifies the callbacks of the connections queued for
 // Accept, oldest first, while the listener is started and has callbacks;
@@ -333,6 +333,12 @@ func (e *listenEvent) onAccept(_ event.Event, res any, err error) {
 	if !e.accepts.hand(c, err) && c != nil {
 		c.Close() // the listener closed: nobody will take it
 		return
+	}
+	if c != nil && e.accepts.callbacks(e.base) > 0 {
+		// Queued while callbacks are there (the Accept it was routed
+		// to withdrew meanwhile, or a flush to them is due): it goes
+		// to them, not to an Accept that may never come.
+		e.subscribed()
 	}
 	if c != nil && !e.stalled && e.accepts.atLimit() {
 		// As many connections wait for Accept as the backlog lets wait

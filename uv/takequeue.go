@@ -89,12 +89,19 @@ func (h *takeQueue[T]) hand(v T, err error) bool {
 }
 
 // forCallbacks reports whether the next result goes to the event's
-// callbacks (notify): it has some besides the queue's own subscription and
-// no wait is queued. Otherwise the queue's subscription takes it, and
+// callbacks (notify): it has some besides the queue's own subscription,
+// no wait is queued, and nothing is queued either (a result queued while
+// callbacks are there waits for the flush to them, and the next ones go
+// behind it, in order). Otherwise the queue's subscription takes it, and
 // hands it to the oldest wait or queues it: each result has one owner, a
 // waiting take first. On the loop.
 func (h *takeQueue[T]) forCallbacks(b *event.Base) bool {
-	return h.callbacks(b) > 0 && !h.waiting()
+	if h.callbacks(b) == 0 {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.waiters) == 0 && len(h.queue) == 0
 }
 
 // notify notifies the event's callbacks of res, a result they own: the
@@ -118,26 +125,22 @@ func (h *takeQueue[T]) callbacks(b *event.Base) int {
 	return n
 }
 
-// waiting reports whether a wait is queued for the next result.
-func (h *takeQueue[T]) waiting() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.waiters) > 0
-}
-
 // subscribed is the event's step when it gains a subscriber (a callback or
 // a wait, eventkind.SubscriptionWatcher): the results queued for the
 // waits go to the callbacks instead, in order, in a later turn (the
 // subscription may come from inside a notification of the event), by
-// flusher. On the loop.
-func (h *takeQueue[T]) subscribed(r *reactor.Reactor) {
+// flusher; pending says the event has something else to tell them after
+// the results (an IPC's end). A result queued while the event has
+// callbacks (its wait withdrawn after the result was routed to it, or
+// results queued before a flush ran) is flushed the same way. On the loop.
+func (h *takeQueue[T]) subscribed(r *reactor.Reactor, pending bool) {
 	if h.flushQueued {
 		return
 	}
 	h.mu.Lock()
 	queued := len(h.queue) > 0
 	h.mu.Unlock()
-	if queued {
+	if queued || pending {
 		h.flushQueued = true
 		kind.HostOf(r.Owner()).Queue(h.flusher)
 	}

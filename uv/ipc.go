@@ -50,14 +50,17 @@ const IPCFD = 3
 // an *IO or *Listener result the callback owns (close it or keep it); a
 // handle that could not be taken (a descriptor of another kind) is an
 // error result, and the end of the pipe (the other process closed it or
-// died) is io.EOF, once. Receive waits for the next handle from a
+// died) is io.EOF, once, after the handles that came before it (kept for
+// the first callback when none would hear of it). Receive waits for the next handle from a
 // goroutine (it starts the IPC the first time, as a Listener's Accept
-// does, and queues what no Receive waits for yet). A handle that no
-// callback would receive (the IPC started with none) waits for Receive as
-// well, also once a callback subscribes. At most 64 wait (and the rest of
-// the read that reached that bound, at most 32 more): then the IPC stops
-// reading, and the other end's passes wait for room, until a Receive takes
-// one.
+// does). Each handle has one owner: the oldest Receive waiting, else the
+// callbacks, else the queue, where it waits for the next Receive or for
+// the first callback that subscribes (the IPC started with none, or
+// Receive's turn passed), which gets the queued handles in order before
+// the ones after them. At most 64 wait (and the rest of the read that
+// reached that bound, at most 32 more): then the IPC stops reading, and
+// the other end's passes wait for room, until a Receive or a callback
+// takes them.
 //
 // Both drivers pass handles the same way and over the same wire, so either
 // talks to the other: a parent on the libuv driver can pass to a child on
@@ -106,6 +109,8 @@ type ipcEvent struct {
 	recvs takeQueue[Passed] // Receive's side: handles no Receive took yet, the Receives waiting
 	held  []Passed          // received in the turn a callback stopped the IPC, for the next Start
 	ended error             // how receiving ended (io.EOF, a reset), told once
+	// endTold: the callbacks were told of ended (tellEnd).
+	endTold bool
 	// stalled: the queue for Receive is full, reading stops until a
 	// Receive takes from it (takeQueue.drained); Start does not undo it.
 	stalled bool
@@ -183,6 +188,55 @@ func (e *ipcEvent) init(r *reactor.Reactor, self event.Event, base *event.Base, 
 	e.recvs.limit = ipcQueueLimit
 	unstall := e.unstall
 	e.recvs.drained = func() { e.r.Post(unstall) }
+	e.recvs.flusher = e.flushRecvs
+}
+
+// subscribed: a callback joined; the handles queued for Receive go to it
+// (eventkind.SubscriptionWatcher). Start calls it too, for a callback
+// that joined while the IPC was stopped.
+func (e *ipcEvent) subscribed() {
+	e.recvs.subscribed(e.r, e.ended != nil && !e.endTold)
+}
+
+// flushRecvs notifies the callbacks of the handles queued for Receive,
+// oldest first, while the IPC is started and has callbacks; the queue
+// going below its bound ends a stall. Then the end, if it came, is told.
+func (e *ipcEvent) flushRecvs() {
+	e.recvs.flush(e.base, e.serving, passedResult, func(p Passed) { p.Close() })
+	e.tellEnd()
+}
+
+// tellEnd tells the callbacks of a started IPC how receiving ended, once,
+// after every handle that came before it went to its owner (none is
+// queued or held): an end that came while nobody would hear of it (no
+// callback, or handles still queued for the callbacks) is kept for them,
+// as an IO keeps its end. The Receives are told by recvs.end.
+func (e *ipcEvent) tellEnd() {
+	if e.ended == nil || e.endTold || len(e.held) > 0 || !e.serving() || e.recvs.callbacks(e.base) == 0 {
+		return
+	}
+	e.recvs.mu.Lock()
+	queued := len(e.recvs.queue) > 0
+	e.recvs.mu.Unlock()
+	if queued {
+		return
+	}
+	e.endTold = true
+	eventkind.Notify(e.base, nil, e.ended)
+}
+
+// serving reports whether the IPC is started and open.
+func (e *ipcEvent) serving() bool {
+	return eventkind.LoopRefs(e.self) > 0 && !e.self.Flags().Has(event.Closed)
+}
+
+// passedResult is a queued handle as the callbacks see it: the *IO or the
+// *Listener.
+func passedResult(p Passed) any {
+	if p.IO != nil {
+		return p.IO
+	}
+	return p.Listener
 }
 
 // unstall reads again once a Receive took a handle from a queue that had
@@ -342,20 +396,22 @@ func (e *ipcEvent) deliver(p Passed, err error) {
 			p.IO.e.connReady()
 			res = p.IO
 		}
-		if eventkind.Subscribers(e.self) == 0 {
-			// No callback would receive it (the IPC started with
-			// none): it waits for Receive, as a queued one does.
-			e.onRecv(e.self, res, nil)
+		// One owner: a waiting Receive, else the callbacks, else
+		// the queue for Receive (the IPC started with no callback).
+		if e.recvs.forCallbacks(e.base) {
+			if e.recvs.notify(e.base, res) != nil {
+				p.Close() // nobody got it
+			}
 			return
 		}
-		eventkind.Notify(e.base, res, nil)
+		e.onRecv(e.self, res, nil)
 	case isEnd(err):
 		if e.ended != nil {
 			return
 		}
 		e.ended = err
 		e.recvs.end(err) // the Receives waiting, and those after the handles queued
-		eventkind.Notify(e.base, nil, err)
+		e.tellEnd()
 	default:
 		e.failed.Add(1)
 		eventkind.Notify(e.base, nil, err)
@@ -398,10 +454,19 @@ func (e *ipcEvent) onRecv(_ event.Event, res any, err error) {
 	if err != nil && (isEnd(err) || isClosed(err)) {
 		return // deliver told the waiters of the end, closing tells them it closed
 	}
+	if err == nil && e.recvs.passing {
+		return // the callbacks own it
+	}
 	// An error nobody waits for is counted in Info.
 	if !e.recvs.hand(p, err) {
 		p.Close() // the IPC closed: nobody will take it
 		return
+	}
+	if err == nil && e.recvs.callbacks(e.base) > 0 {
+		// Queued while callbacks are there (the Receive it was routed
+		// to withdrew meanwhile, or a flush to them is due): it goes
+		// to them, not to a Receive that may never come.
+		e.subscribed()
 	}
 	if err == nil && !e.stalled && e.recvs.atLimit() {
 		// As many handles wait for Receive as the queue holds: the

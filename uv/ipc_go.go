@@ -65,6 +65,7 @@ func openGoIPC(r *reactor.Reactor, fd int, p *IPC) error {
 func (o *goIPCOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goIPCOps) Event() event.Event { return (*goIPC)(o) }
 func (o *goIPCOps) Describe() string   { return o.describe() }
+func (o *goIPCOps) Subscribed()        { o.subscribed() }
 
 func (o *goIPCOps) Arm() error {
 	if err := o.startable(o.r); err != nil {
@@ -72,6 +73,7 @@ func (o *goIPCOps) Arm() error {
 	}
 	g := (*goIPC)(o)
 	g.rd = g.ended == nil
+	g.subscribed()
 	return o.holdIfArmed(g.apply())
 }
 

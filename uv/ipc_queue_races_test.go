@@ -18,9 +18,9 @@ import (
 // end gone while stalled.
 
 // An IPC started with no callback, then given a callback, then without it
-// again: what came before the callback waits for Receive, what came while
-// it was subscribed went to it, what came after waits for Receive; each
-// handle reaches exactly one of them, none twice, none lost.
+// again: what came before the callback goes to it when it subscribes, as
+// what came while it was subscribed does; what came after waits for
+// Receive; each handle reaches exactly one of them, none twice, none lost.
 func TestIPCCallbackComesAndGoesWhileQueued(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
@@ -49,22 +49,22 @@ func TestIPCCallbackComesAndGoesWhileQueued(t *testing.T) {
 		})
 		uv.UvtMust(t, u.Call(func() { uv.UvtMust(t, to.AddCallback(cb)) }))
 		pass(4)
-		uv.UvtWaitFor(t, "four handles to the callback", func() bool {
+		uv.UvtWaitFor(t, "seven handles to the callback", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
-			return len(toCallback) == 4
+			return len(toCallback) == 7
 		})
-		if n := uv.UvtIPCQueued(to); n != 3 {
-			t.Errorf("%d handles queued while the callback took the others, want 3", n)
+		if n := uv.UvtIPCQueued(to); n != 0 {
+			t.Errorf("%d handles left queued with a callback subscribed, want 0", n)
 		}
 		uv.UvtMust(t, u.Call(func() { uv.UvtMust(t, to.DelCallback(cb)) }))
 		pass(2)
-		uv.UvtWaitFor(t, "five handles queued", func() bool { return uv.UvtIPCQueued(to) == 5 })
+		uv.UvtWaitFor(t, "two handles queued", func() bool { return uv.UvtIPCQueued(to) == 2 })
 		seen := map[*uv.IO]string{}
 		for _, c := range toCallback {
 			seen[c] = "callback"
 		}
-		for i := range 5 {
+		for i := range 2 {
 			got, err := to.Receive(ctx)
 			if err != nil || got.IO == nil {
 				t.Fatalf("Receive %d = %+v, %v", i, got, err)
@@ -251,9 +251,9 @@ func TestIPCReceiveCancelledWhileStalled(t *testing.T) {
 }
 
 // A Listener started with no callback, then given one, then without it:
-// connections that came before wait for Accept, those while the callback
-// was there went to it, those after wait for Accept; each one reaches
-// exactly one of them.
+// connections that came before go to the callback when it subscribes, as
+// those while it was there do; those after wait for Accept; each one
+// reaches exactly one of them.
 func TestListenerCallbackComesAndGoesWhileQueued(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		stop := uv.UvtServe(t, u)
@@ -287,21 +287,24 @@ func TestListenerCallbackComesAndGoesWhileQueued(t *testing.T) {
 		})
 		uv.UvtMust(t, u.Call(func() { uv.UvtMust(t, ln.AddCallback(cb)) }))
 		dial(4)
-		uv.UvtWaitFor(t, "four connections to the callback", func() bool {
+		uv.UvtWaitFor(t, "seven connections to the callback", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
-			return len(toCallback) == 4
+			return len(toCallback) == 7
 		})
+		if n := uv.UvtAcceptsQueued(ln); n != 0 {
+			t.Errorf("%d connections left queued with a callback subscribed, want 0", n)
+		}
 		uv.UvtMust(t, u.Call(func() { uv.UvtMust(t, ln.DelCallback(cb)) }))
 		dial(2)
-		uv.UvtWaitFor(t, "five connections queued", func() bool { return uv.UvtAcceptsQueued(ln) == 5 })
+		uv.UvtWaitFor(t, "two connections queued", func() bool { return uv.UvtAcceptsQueued(ln) == 2 })
 		seen := map[*uv.IO]bool{}
 		for _, c := range toCallback {
 			seen[c] = true
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
 		defer cancel()
-		for i := range 5 {
+		for i := range 2 {
 			c, err := ln.AcceptIO(ctx)
 			uv.UvtMust(t, err)
 			if seen[c] {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -33,16 +34,7 @@ func TestIPCQueueBounded(t *testing.T) {
 		before := fdNames()
 
 		passes := 4 * uv.UvtIPCQueueLimit
-		sent := make(chan error, 1)
-		go func() {
-			for i := range passes {
-				if err := from.SendIO(ctx, a); err != nil {
-					sent <- errors.Join(err, errors.New("pass "+itoa(i)))
-					return
-				}
-			}
-			sent <- nil
-		}()
+		sent := passIOs(ctx, from, a, passes)
 		// Nobody receives: the IPC takes handles until its queue is full,
 		// then stops reading.
 		uv.UvtWaitFor(t, "the IPC's queue to fill", func() bool { return uv.UvtIPCStalled(to) })
@@ -68,4 +60,59 @@ func TestIPCQueueBounded(t *testing.T) {
 		stop()
 		uv.UvtShutdown(t, u, false)
 	})
+}
+
+// TestIPCStalledCallbackTakesTheQueue: an IPC started with no callback
+// whose queue for Receive filled (it stopped reading) reads again once a
+// callback subscribes: the callback gets the handles queued, oldest first,
+// and every one after them; none waits for a Receive nobody makes, none
+// is lost. On either driver.
+func TestIPCStalledCallbackTakesTheQueue(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+		defer cancel()
+		from, to := ipcPair(t, u)
+		uv.UvtMust(t, to.Start()) // no callback: what comes waits
+		a, b, err := uv.Pipe(u.Reactor)
+		uv.UvtMust(t, err)
+		passes := 3 * uv.UvtIPCQueueLimit
+		sent := passIOs(ctx, from, a, passes)
+		uv.UvtWaitFor(t, "the IPC's queue to fill", func() bool { return uv.UvtIPCStalled(to) })
+		got := make(chan *uv.IO, passes)
+		_, err = event.Subscribe(to, func(_ event.Event, res any, _ error) {
+			if c, ok := res.(*uv.IO); ok {
+				got <- c
+			}
+		})
+		uv.UvtMust(t, err)
+		for range passes {
+			uv.UvtRecv(t, got, "the handles for the callback").Close()
+		}
+		uv.UvtMust(t, uv.UvtRecv(t, sent, "the passes"))
+		if n := uv.UvtIPCQueued(to); n != 0 {
+			t.Errorf("%d handles left queued with a callback subscribed", n)
+		}
+		for _, x := range []interface{ Close() error }{a, b, from, to} {
+			uv.UvtMust(t, x.Close())
+		}
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}
+
+// passIOs passes c n times over from, from a goroutine, and tells on the
+// channel returned how that ended.
+func passIOs(ctx context.Context, from *uv.IPC, c *uv.IO, n int) <-chan error {
+	sent := make(chan error, 1)
+	go func() {
+		for i := range n {
+			if err := from.SendIO(ctx, c); err != nil {
+				sent <- errors.Join(err, errors.New("pass "+itoa(i)))
+				return
+			}
+		}
+		sent <- nil
+	}()
+	return sent
 }

@@ -51,6 +51,7 @@ func (e *uvIPC) pass(fd int, tag byte) error {
 }
 
 func (e *uvIPC) arm() error {
+	e.subscribed()
 	if len(e.held) > 0 {
 		go e.r.Post(e.flushHeld) // a notification cannot run inside Start
 	}
@@ -96,6 +97,7 @@ func (e *uvIPC) flushHeld() {
 		e.held = e.held[1:]
 		e.deliver(p, nil)
 	}
+	e.tellEnd() // after the handles that came before it
 }
 
 func (e *uvIPC) completed(rec *uvcgo.Completion) {

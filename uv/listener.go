@@ -25,11 +25,13 @@ import (
 // accept succeeds), and then tries again; the connections wait in the
 // kernel's backlog meanwhile, none is dropped. The error is a *net.OpError
 // whose Temporary method says true. The listener is also a net.Listener,
-// so http.Serve(l, h) works: Accept starts it and queues the connections
-// that no Accept waits for yet (at most the backlog: then the listener
-// stops accepting until an Accept takes one). A listener started with no
-// callback queues its connections for Accept the same way: none is
-// dropped; they wait for Accept also once a callback subscribes.
+// so http.Serve(l, h) works: Accept starts it. Each connection has one
+// owner: the oldest Accept waiting, else the callbacks, else the queue for
+// Accept (at most the backlog: then the listener stops accepting until
+// one is taken), where it waits for the next Accept or for the first
+// callback that subscribes (a listener started with no callback, or
+// Accept's turn passed), which gets the queued connections in order before
+// the ones after them. None is dropped, none handed to two owners.
 //
 // The socket listens from creation. While the listener is stopped, the
 // kernel's backlog holds new connections; Start takes them.
@@ -150,6 +152,7 @@ func (e *listenEvent) init(r *reactor.Reactor, self event.Event, base *event.Bas
 	}
 	unstall := e.unstall
 	e.accepts.drained = func() { e.r.Post(unstall) }
+	e.accepts.flusher = e.flushAccepts
 }
 
 func (e *listenEvent) kindName() string { return "listener" }
@@ -158,10 +161,11 @@ func (e *listenEvent) describe() string {
 	return fmt.Sprintf("Listener(%s %s, accepted=%d, failed=%d)", e.network, e.addr, e.accepted.Load(), e.failed.Load())
 }
 
-// accept counts an accepted connection, or an error, and notifies the
-// callbacks of it. A connection that no callback would receive (the
-// listener started with none) waits for Accept, as a queued one does: it
-// is not dropped, and the queue's bound holds.
+// accept counts an accepted connection, or an error, and gives the
+// connection to one owner: a waiting Accept, else the callbacks, else the
+// queue for Accept (the listener started with no callback: it is not
+// dropped, and the queue's bound holds). An error goes to every callback
+// and to the oldest waiting Accept.
 func (e *listenEvent) accept(c *IO, err error) {
 	if err != nil {
 		e.failed.Add(1)
@@ -171,16 +175,39 @@ func (e *listenEvent) accept(c *IO, err error) {
 	e.accepted.Add(1)
 	e.pause = 0
 	c.e.connReady()
-	if eventkind.Subscribers(e.self) == 0 {
-		e.onAccept(e.self, c, nil)
+	if e.accepts.forCallbacks(e.base) {
+		if e.accepts.notify(e.base, c) != nil {
+			c.Close() // nobody got it
+		}
 		return
 	}
-	eventkind.Notify(e.base, c, nil)
+	e.onAccept(e.self, c, nil)
 }
 
+// subscribed: a callback joined; the connections queued for Accept go to
+// it (eventkind.SubscriptionWatcher).
+func (e *listenEvent) subscribed() { e.accepts.subscribed(e.r, false) }
+
+// flushAccepts notifies the callbacks of the connections queued for
+// Accept, oldest first, while the listener is started and has callbacks;
+// the queue going below its bound ends a stall.
+func (e *listenEvent) flushAccepts() {
+	e.accepts.flush(e.base, e.serving, acceptedResult, func(c *IO) { c.Close() })
+}
+
+// serving reports whether the listener is started and open.
+func (e *listenEvent) serving() bool {
+	return eventkind.LoopRefs(e.self) > 0 && !e.self.Flags().Has(event.Closed)
+}
+
+// acceptedResult is a queued connection as the callbacks see it.
+func acceptedResult(c *IO) any { return c }
+
 // armAccept starts watching the socket, unless accepting is paused: the
-// pause's end starts it.
+// pause's end starts it. The connections queued for Accept go to the
+// callbacks, if it has some, from the next turn.
 func (e *listenEvent) armAccept() error {
+	e.subscribed()
 	if e.paused || e.stalled {
 		return nil
 	}
@@ -293,6 +320,9 @@ func (e *listenEvent) closing() {
 // waiting, or to the queue.
 func (e *listenEvent) onAccept(_ event.Event, res any, err error) {
 	c, _ := res.(*IO)
+	if c != nil && e.accepts.passing {
+		return // the callbacks own it
+	}
 	if c == nil && isClosed(err) {
 		return // closing tells the waiters
 	}
@@ -303,6 +333,12 @@ func (e *listenEvent) onAccept(_ event.Event, res any, err error) {
 	if !e.accepts.hand(c, err) && c != nil {
 		c.Close() // the listener closed: nobody will take it
 		return
+	}
+	if c != nil && e.accepts.callbacks(e.base) > 0 {
+		// Queued while callbacks are there (the Accept it was routed
+		// to withdrew meanwhile, or a flush to them is due): it goes
+		// to them, not to an Accept that may never come.
+		e.subscribed()
 	}
 	if c != nil && !e.stalled && e.accepts.atLimit() {
 		// As many connections wait for Accept as the backlog lets wait

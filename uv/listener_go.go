@@ -95,6 +95,7 @@ func listenSocket(fd int, ep endpoint, reusePort bool, backlog int) error {
 func (o *goListenerOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goListenerOps) Event() event.Event { return (*goListener)(o) }
 func (o *goListenerOps) Describe() string   { return o.describe() }
+func (o *goListenerOps) Subscribed()        { o.subscribed() }
 
 func (o *goListenerOps) Arm() error {
 	if err := o.startable(o.r); err != nil {

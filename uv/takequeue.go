@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/eventkind"
+	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -24,6 +26,15 @@ import (
 // then goes to the next wait or the queue, or has the result.
 type takeQueue[T any] struct {
 	cb *event.Callback // the first wait's subscription; loop-owned
+	// passing: a result is being notified to the event's own callbacks,
+	// which own it; cb lets it pass. Loop-owned.
+	passing bool
+	// flushQueued: a flush of the queue to the callbacks is queued to
+	// the loop. Loop-owned.
+	flushQueued bool
+	// flusher is the event's flush, queued to the loop by subscribed;
+	// made once, when the event is.
+	flusher func()
 
 	mu      sync.Mutex
 	serving bool  // cb is subscribed and the event was started: a wait needs no loop
@@ -75,6 +86,94 @@ func (h *takeQueue[T]) hand(v T, err error) bool {
 		h.queue = append(h.queue, v)
 	}
 	return true
+}
+
+// forCallbacks reports whether the next result goes to the event's
+// callbacks (notify): it has some besides the queue's own subscription,
+// no wait is queued, and nothing is queued either (a result queued while
+// callbacks are there waits for the flush to them, and the next ones go
+// behind it, in order). Otherwise the queue's subscription takes it, and
+// hands it to the oldest wait or queues it: each result has one owner, a
+// waiting take first. On the loop.
+func (h *takeQueue[T]) forCallbacks(b *event.Base) bool {
+	if h.callbacks(b) == 0 {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.waiters) == 0 && len(h.queue) == 0
+}
+
+// notify notifies the event's callbacks of res, a result they own: the
+// queue's subscription lets it pass. An error (the event closed
+// meanwhile) says nobody got it.
+func (h *takeQueue[T]) notify(b *event.Base, res any) error {
+	h.passing = true
+	err := eventkind.Notify(b, res, nil)
+	h.passing = false
+	return err
+}
+
+// callbacks returns how many subscribers the event has besides the
+// queue's own subscription: those a result goes to when no wait takes
+// it. On the loop.
+func (h *takeQueue[T]) callbacks(b *event.Base) int {
+	n := eventkind.Callbacks(b)
+	if h.cb != nil {
+		n--
+	}
+	return n
+}
+
+// subscribed is the event's step when it gains a subscriber (a callback or
+// a wait, eventkind.SubscriptionWatcher): the results queued for the
+// waits go to the callbacks instead, in order, in a later turn (the
+// subscription may come from inside a notification of the event), by
+// flusher; pending says the event has something else to tell them after
+// the results (an IPC's end). A result queued while the event has
+// callbacks (its wait withdrawn after the result was routed to it, or
+// results queued before a flush ran) is flushed the same way. On the loop.
+func (h *takeQueue[T]) subscribed(r *reactor.Reactor, pending bool) {
+	if h.flushQueued {
+		return
+	}
+	h.mu.Lock()
+	queued := len(h.queue) > 0
+	h.mu.Unlock()
+	if queued || pending {
+		h.flushQueued = true
+		kind.HostOf(r.Owner()).Queue(h.flusher)
+	}
+}
+
+// flush notifies the callbacks, while the event has some besides the
+// queue's own, of the results queued, oldest first, and calls drained
+// when that took a full queue below its limit. started reports whether
+// the event is started and open: a stopped one keeps them. On the loop.
+func (h *takeQueue[T]) flush(b *event.Base, started func() bool, res func(T) any, drop func(T)) {
+	h.flushQueued = false
+	for started() && h.callbacks(b) > 0 {
+		h.mu.Lock()
+		if len(h.queue) == 0 {
+			h.mu.Unlock()
+			return
+		}
+		var zero T
+		v := h.queue[0]
+		h.queue[0] = zero
+		h.queue = h.queue[1:]
+		resume := h.full && len(h.queue) < h.limit
+		if resume {
+			h.full = false
+		}
+		h.mu.Unlock()
+		if resume {
+			h.drained()
+		}
+		if h.notify(b, res(v)) != nil {
+			drop(v)
+		}
+	}
 }
 
 // atLimit reports whether the queue holds limit results or more, and

@@ -72,16 +72,38 @@ func chunkOf(i int32) (k, off int32) {
 // chunkSize is the capacity of chunk k.
 func chunkSize(k int32) int { return firstChunk << min(k, chunkSizes-1) }
 
-// queue is a FIFO of timers by position (see wheel).
+// queue is a FIFO of timers by position (see wheel). Its first chunk is
+// apart from the list of the others, so that a queue of a few timers needs
+// no list.
 type queue struct {
-	chunks [][]*Timer
-	tail   int32 // positions in use, holes included
-	live   int32 // timers queued
+	first *[firstChunk]*Timer // chunk 0, nil when the queue has no chunk
+	rest  [][]*Timer          // chunks 1 on
+	tail  int32               // positions in use, holes included
+	live  int32               // timers queued
 }
 
 func (q *queue) at(i int32) **Timer {
+	if i < firstChunk {
+		return &q.first[i]
+	}
 	k, off := chunkOf(i)
-	return &q.chunks[k][off]
+	return &q.rest[k-1][off]
+}
+
+// chunks returns how many chunks q holds.
+func (q *queue) chunks() int {
+	if q.first == nil {
+		return 0
+	}
+	return 1 + len(q.rest)
+}
+
+// chunk returns q's chunk k.
+func (q *queue) chunk(k int) []*Timer {
+	if k == 0 {
+		return q.first[:]
+	}
+	return q.rest[k-1]
 }
 
 type wheel struct {
@@ -104,11 +126,14 @@ func (w *wheel) push(q *queue, t *Timer, where uint32) {
 	if q.live*2 < q.tail && q.tail >= firstChunk && q != w.busy {
 		w.compact(q, 0)
 	}
-	k, off := chunkOf(q.tail)
-	if int(k) == len(q.chunks) {
-		q.chunks = append(q.chunks, w.chunk(k))
+	if k, _ := chunkOf(q.tail); int(k) == q.chunks() {
+		if k == 0 {
+			q.first = (*[firstChunk]*Timer)(w.chunk(0))
+		} else {
+			q.rest = append(q.rest, w.chunk(k))
+		}
 	}
-	q.chunks[k][off] = t
+	*q.at(q.tail) = t
 	t.place(where, q.tail)
 	q.tail++
 	q.live++
@@ -148,21 +173,25 @@ func (w *wheel) compact(q *queue, from int32) {
 }
 
 // trim lets go of q's chunks past its tail, keeping up to keepBytes of
-// each size for the queues to reuse (timers started and fired at a steady
-// pace allocate nothing). The chunks hold only nils.
+// each size for the queues to reuse: timers started and fired at a steady
+// pace allocate nothing. The chunks hold only nils.
 func (w *wheel) trim(q *queue) {
 	keep := 0
 	if q.tail > 0 {
 		k, _ := chunkOf(q.tail - 1)
 		keep = int(k) + 1
 	}
-	for k := len(q.chunks) - 1; k >= keep; k-- {
+	for k := q.chunks() - 1; k >= keep; k-- {
 		if f := &w.free[min(k, chunkSizes-1)]; len(*f)*chunkSize(int32(k))*8 < keepBytes {
-			*f = append(*f, q.chunks[k])
+			*f = append(*f, q.chunk(k))
 		}
-		q.chunks[k] = nil
+		if k == 0 {
+			q.first = nil
+		} else {
+			q.rest[k-1] = nil
+		}
 	}
-	q.chunks = q.chunks[:min(keep, len(q.chunks))]
+	q.rest = q.rest[:max(keep-1, 0)]
 }
 
 // drop resets q once no timer is left in it: its positions are all holes,

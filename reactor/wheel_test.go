@@ -93,14 +93,15 @@ func checkWheel(t *testing.T, w *wheel, queued int) {
 func checkQueue(t *testing.T, name string, q *queue, where uint32) int {
 	t.Helper()
 	n, capacity := 0, 0
-	for k, c := range q.chunks {
+	for k := range q.chunks() {
+		c := q.chunk(k)
 		if len(c) != chunkSize(int32(k)) {
 			t.Errorf("%s: chunk %d holds %d, want %d", name, k, len(c), chunkSize(int32(k)))
 		}
 		capacity += len(c)
 	}
-	if int(q.tail) > capacity || q.tail == 0 && len(q.chunks) > 0 {
-		t.Errorf("%s: tail %d with %d chunks (%d positions)", name, q.tail, len(q.chunks), capacity)
+	if int(q.tail) > capacity || q.tail == 0 && q.chunks() > 0 {
+		t.Errorf("%s: tail %d with %d chunks (%d positions)", name, q.tail, q.chunks(), capacity)
 		return 0
 	}
 	for i := range q.tail {
@@ -584,7 +585,37 @@ func TestWheelLargeSlot(t *testing.T) {
 		t.Errorf("fired %d timers, want %d in start order", len(got), len(want))
 	}
 	g.check(t, 0)
-	if c := g.w.slots[10].chunks; len(c) != 0 {
-		t.Errorf("the fired slot keeps %d chunks", len(c))
+	if c := g.w.slots[10].chunks(); c != 0 {
+		t.Errorf("the fired slot keeps %d chunks", c)
 	}
+}
+
+// Timers started, stopped and fired at a steady pace allocate nothing once
+// the wheel has warmed up: emptied queues give their chunks to the wheel,
+// which hands them to the next queue that needs one (a queue of up to 8
+// timers has no list of chunks to make).
+func TestWheelSteadyPaceAllocatesNothing(t *testing.T) {
+	w := &wheel{}
+	timers := make([]*Timer, 40)
+	for i := range timers {
+		timers[i] = &Timer{}
+	}
+	now := int64(0)
+	round := func() {
+		for i, x := range timers {
+			w.insert(x, now+int64(i%7)) // a few slots, a few timers each
+		}
+		for _, x := range timers[:10] {
+			w.remove(x) // stopped before they fire
+		}
+		now += 10
+		w.advance(now, func(*Timer) {})
+	}
+	for range 50 {
+		round()
+	}
+	if n := testing.AllocsPerRun(100, round); n != 0 {
+		t.Errorf("a round of inserts, removes and firing allocates %v times, want 0", n)
+	}
+	checkWheel(t, w, 0)
 }

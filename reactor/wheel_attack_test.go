@@ -241,7 +241,7 @@ func runWheelAttack(t *testing.T, seed uint64, pool, ops int, deep bool) {
 // TestWheelAttack drives the wheel with random operations in and out of
 // fire callbacks against the model, checking chunk ownership as it goes.
 func TestWheelAttack(t *testing.T) {
-	seeds := uint64(12)
+	seeds := uint64(6)
 	if testing.Short() {
 		seeds = 3
 	}

@@ -730,8 +730,12 @@ func (b *Base) pass(ev Event, result any, err error) {
 		}
 	}()
 	v := &b.cbs
-	for int(b.iter) < len(v.s) {
-		cb := v.s[b.iter]
+	for {
+		s := v.all() // again each time: a callback may add or remove
+		if int(b.iter) >= len(s) {
+			break
+		}
+		cb := s[b.iter]
 		b.iter++
 		cb.fn(ev, result, err)
 	}

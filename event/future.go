@@ -175,7 +175,7 @@ func (f *Future[T]) blindOnly() bool {
 	if f.ext != nil && f.ext.hook != nil {
 		return false
 	}
-	for _, cb := range f.cbs.s {
+	for _, cb := range f.cbs.all() {
 		if !cb.blind {
 			return false
 		}

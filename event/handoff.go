@@ -155,7 +155,7 @@ func (h *Handoff[T]) deliver() {
 // value itself (Callback.blind) and nobody else looks at the result: the
 // value is then claimed rather than boxed.
 func (h *Handoff[T]) blindWait() bool {
-	return h.err == nil && len(h.cbs.s) == 1 && h.cbs.s[0].blind && (h.ext == nil || h.ext.hook == nil)
+	return h.err == nil && h.cbs.len() == 1 && h.cbs.all()[0].blind && (h.ext == nil || h.ext.hook == nil)
 }
 
 // handOver gives the outcome being delivered straight to the one
@@ -182,7 +182,7 @@ func (h *Handoff[T]) loneWait() *parked {
 	if !h.blindWait() {
 		return nil
 	}
-	return h.cbs.s[0].park
+	return h.cbs.all()[0].park
 }
 
 // take empties the handoff of its kept outcome and returns it as a

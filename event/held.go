@@ -17,7 +17,7 @@ type subscriptionWatcher interface{ Subscribed() }
 
 // subscribers reports whether b has a subscriber other than a wait.
 func (b *Base) subscribers() bool {
-	for _, cb := range b.cbs.s {
+	for _, cb := range b.cbs.all() {
 		if !cb.wait {
 			return true
 		}

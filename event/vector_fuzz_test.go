@@ -211,11 +211,14 @@ func (r *fuzzRun) pass(step string, do func() error) {
 	}
 }
 
-func runVectorFuzz(t *testing.T, data []byte) {
+func runVectorFuzz(t *testing.T, data []byte) { playVector(t, data, (*fuzzRun).onCall) }
+
+// playVector plays one input with call as the callbacks' body.
+func playVector(t *testing.T, data []byte, call func(r *fuzzRun, k int)) {
 	s := &event.Serial{}
 	r := &fuzzRun{t: t, data: data, ev: newProbe(s, "fuzz", true, 0)}
 	for k := range fuzzK {
-		r.cbs[k] = event.NewCallback(func(event.Event, any, error) { r.onCall(k) })
+		r.cbs[k] = event.NewCallback(func(event.Event, any, error) { call(r, k) })
 	}
 	for step := 0; len(r.data) > 0 && !r.closed && !t.Failed(); step++ {
 		op, _ := r.next()
@@ -232,7 +235,9 @@ func runVectorFuzz(t *testing.T, data []byte) {
 		case 7:
 			r.closed = true
 			r.pass(name+" close", r.ev.Close)
-			r.model.subs = nil // a closed event lets go of everyone
+		}
+		if r.closed { // by op 7, or by a callback during a pass
+			r.model.subs = nil // a closed event lets go of everyone after its pass
 		}
 		r.check(name)
 	}

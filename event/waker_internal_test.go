@@ -22,7 +22,7 @@ func (g *grabWaiter) BeginWait(events []Event, ws waiting.State) {
 		b := ev.base()
 		if !seen[b] {
 			seen[b] = true
-			b.exec(func() { g.cbs = append(g.cbs, b.cbs.s...) })
+			b.exec(func() { g.cbs = append(g.cbs, b.cbs.all()...) })
 		}
 	}
 	if g.then != nil {

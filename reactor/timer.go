@@ -40,11 +40,12 @@ type Timer struct {
 	timeout time.Duration
 	repeat  time.Duration
 
-	// wheel links; the struct is 128 bytes, a size class of its own
-	next, prev *Timer
-	due        int64  // loop milliseconds
-	seq        uint32 // start order, for same-millisecond ties in the heap
-	where      int32  // inNone, inWheel, inReady, or a heap position
+	// its place in the wheel (wheel.go): no links through the timers, so
+	// that the struct is 96 bytes, a size class of its own
+	// (TestTimerSizeClass)
+	due int64  // loop milliseconds
+	seq uint32 // start order, for same-millisecond ties in the heap
+	loc uint32 // the queue it is in (inNone: none) and its position there
 }
 
 type timerOps Timer
@@ -69,7 +70,7 @@ func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
 	if r.closing.Load() {
 		return nil, ErrReactorClosed
 	}
-	t := &Timer{r: r, timeout: timeout, repeat: repeat, where: inNone}
+	t := &Timer{r: r, timeout: timeout, repeat: repeat}
 	eventkind.Init(&t.Base, (*timerOps)(t), true, event.GoOwned)
 	return t, nil
 }
@@ -138,7 +139,7 @@ func (t *Timer) Refresh() error {
 // restart starts a stopped timer, or moves a started one's deadline to its
 // timeout from now. On the loop.
 func (t *Timer) restart() error {
-	if t.where == inNone && eventkind.LoopRefs(t) == 0 {
+	if t.where() == inNone && eventkind.LoopRefs(t) == 0 {
 		return t.Start()
 	}
 	t.r.timers.remove(t)
@@ -177,7 +178,7 @@ func (t *Timer) DueIn() time.Duration {
 	var d time.Duration
 	t.r.Call(func() {
 		switch {
-		case t.where == inNone:
+		case t.where() == inNone:
 		case t.due > math.MaxInt64/int64(time.Millisecond):
 			d = math.MaxInt64
 		default:
@@ -205,7 +206,7 @@ func (t *Timer) Again() error {
 		case t.repeat == 0:
 			err = fmt.Errorf("reactor: Timer.Again on a timer that does not repeat: %w", syscall.EINVAL)
 		default:
-			if t.where == inNone {
+			if t.where() == inNone {
 				if err = t.Start(); err != nil {
 					return
 				}

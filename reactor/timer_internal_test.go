@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -117,5 +118,17 @@ func TestTimerPeriodicKeepsSchedule(t *testing.T) {
 	tm.due, tm.repeat = maxDue-5, time.Hour
 	if next := tm.nextDue(maxDue - 5); next != maxDue {
 		t.Errorf("a deadline past the wheel's last millisecond = %d, want it clamped to %d", next, int64(maxDue))
+	}
+}
+
+// A Timer is in the allocator's 96-byte size class: workload T1 arms a
+// million of them (docs/benchmarks.md), where each byte is a megabyte of
+// peak RSS and of memory cleared and scanned. At 97 bytes it would take the
+// 112-byte class. The wheel holds a timer's place in its queue (loc), not
+// links through the timers, and the event's Base keeps its one subscriber
+// inline in two words.
+func TestTimerSizeClass(t *testing.T) {
+	if size := unsafe.Sizeof(Timer{}); size > 96 {
+		t.Errorf("Timer is %d bytes, want at most 96", size)
 	}
 }

@@ -9,63 +9,196 @@ import "math/bits"
 // they were started.
 //
 // Timers due within wheelSize ms of the cursor sit in one slot per
-// millisecond (a FIFO list; insert and remove are O(1)); later ones wait in a
-// min-heap (O(log n)) and move into the wheel as the cursor comes near. A
-// bitmap of non-empty slots finds the next deadline in at most 64 word reads.
-// Timers that are already due (timeout 0, or started while their slot is
-// being fired) go to the ready list and fire on the next turn, never in the
-// pass that is running.
+// millisecond (a FIFO queue; insert and remove are O(1)); later ones wait in
+// a min-heap (O(log n)) and move into the wheel as the cursor comes near. A
+// bitmap of non-empty slots finds the next deadline in at most 64 word
+// reads. Timers that are already due (timeout 0, or started while their slot
+// is being fired) go to the ready queue and fire on the next turn, never in
+// the pass that is running.
+//
+// A queue is an array of timer pointers in chunks, not a list linked
+// through the timers: a timer holds only its queue and its position in it
+// (Timer.loc), so that it stays in the 96-byte size class (a million armed
+// timers, workload T1, are a million of them), the collector scans the
+// queues as arrays instead of chasing a chain through every timer, and a
+// slot fires by reading its array in order, its timers' loads independent
+// of one another. A removed timer leaves a hole (nil), skipped when the
+// queue fires; a queue is compacted when an insert finds it more than half
+// holes, and given back (its chunks kept for reuse, a few) when it empties.
 const (
 	wheelBits = 12
 	wheelSize = 1 << wheelBits
 	wheelMask = wheelSize - 1
 )
 
-// Where a timer is queued.
+// Where a timer is queued: the top two bits of Timer.loc; the other 30 are
+// its position in that queue (in the heap: its index).
 const (
-	inNone int32 = -1 - iota
+	inNone uint32 = iota
 	inWheel
 	inReady
-	// values ≥ 0 are positions in the heap
+	inHeap
+
+	locShift = 30
+	posMask  = 1<<locShift - 1
 )
 
-type tlist struct{ head, tail *Timer }
+func (t *Timer) where() uint32 { return t.loc >> locShift }
+func (t *Timer) pos() int32    { return int32(t.loc & posMask) }
 
-func (l *tlist) push(t *Timer) {
-	t.next, t.prev = nil, l.tail
-	if l.tail != nil {
-		l.tail.next = t
-	} else {
-		l.head = t
+func (t *Timer) place(where uint32, pos int32) { t.loc = where<<locShift | uint32(pos) }
+
+// A queue's chunks grow with it: 8, 16, 32, 64, 128, then 256 timers each
+// (64 B to 2 KiB), so that a slot of a few timers costs 64 bytes and a
+// slot of thousands about 8 bytes a timer, with nothing ever copied.
+const (
+	firstChunk = 8
+	lastChunk  = 256
+	smallEnd   = 2*lastChunk - firstChunk // positions in the chunks of 8, 16, ..., 256
+	chunkSizes = 6                        // 8 ... 256
+	keepBytes  = 16 << 10                 // of chunks per size, kept for reuse by the queues
+)
+
+// chunkOf returns the chunk and the offset in it of position i.
+func chunkOf(i int32) (k, off int32) {
+	if i < smallEnd {
+		k = int32(bits.Len32(uint32(i+firstChunk))) - 4
+		return k, i + firstChunk - firstChunk<<k
 	}
-	l.tail = t
+	i -= smallEnd
+	return chunkSizes + i/lastChunk, i % lastChunk
 }
 
-func (l *tlist) unlink(t *Timer) {
-	if t.prev != nil {
-		t.prev.next = t.next
-	} else {
-		l.head = t.next
+// chunkSize is the capacity of chunk k.
+func chunkSize(k int32) int { return firstChunk << min(k, chunkSizes-1) }
+
+// queue is a FIFO of timers by position (see wheel). Its first chunk is
+// apart from the list of the others, so that a queue of a few timers needs
+// no list.
+type queue struct {
+	first *[firstChunk]*Timer // chunk 0, nil when the queue has no chunk
+	rest  [][]*Timer          // chunks 1 on
+	tail  int32               // positions in use, holes included
+	live  int32               // timers queued
+}
+
+func (q *queue) at(i int32) **Timer {
+	if i < firstChunk {
+		return &q.first[i]
 	}
-	if t.next != nil {
-		t.next.prev = t.prev
-	} else {
-		l.tail = t.prev
+	k, off := chunkOf(i)
+	return &q.rest[k-1][off]
+}
+
+// chunks returns how many chunks q holds.
+func (q *queue) chunks() int {
+	if q.first == nil {
+		return 0
 	}
-	t.next, t.prev = nil, nil
+	return 1 + len(q.rest)
+}
+
+// chunk returns q's chunk k.
+func (q *queue) chunk(k int) []*Timer {
+	if k == 0 {
+		return q.first[:]
+	}
+	return q.rest[k-1]
 }
 
 type wheel struct {
 	cursor int64 // next millisecond to fire; slots hold due in [cursor, cursor+wheelSize)
 	firing bool  // inside advance: a timer due by until goes to ready
 	until  int64 // the now of the running advance
-	n      int   // timers in slots
-	slots  [wheelSize]tlist
+	busy   *queue
+	n      int // timers in slots
+	slots  [wheelSize]queue
 	bits   [wheelSize / 64]uint64
-	ready  tlist
+	ready  queue
 	far    []*Timer // min-heap on (due, seq)
 	seq    uint32
 	count  int // all queued timers
+	free   [chunkSizes][][]*Timer
+}
+
+// push appends t to q (never the queue being fired: see advance).
+func (w *wheel) push(q *queue, t *Timer, where uint32) {
+	if q.live*2 < q.tail && q.tail >= firstChunk && q != w.busy {
+		w.compact(q, 0)
+	}
+	if k, _ := chunkOf(q.tail); int(k) == q.chunks() {
+		if k == 0 {
+			q.first = (*[firstChunk]*Timer)(w.chunk(0))
+		} else {
+			q.rest = append(q.rest, w.chunk(k))
+		}
+	}
+	*q.at(q.tail) = t
+	t.place(where, q.tail)
+	q.tail++
+	q.live++
+}
+
+// chunk returns an empty chunk k, reused if one is kept.
+func (w *wheel) chunk(k int32) []*Timer {
+	f := &w.free[min(k, chunkSizes-1)]
+	if n := len(*f); n > 0 {
+		c := (*f)[n-1]
+		(*f)[n-1] = nil
+		*f = (*f)[:n-1]
+		return c
+	}
+	return make([]*Timer, chunkSize(k))
+}
+
+// compact moves q's timers from position from on down to position 0, in
+// order, and lets go of the chunks it no longer needs.
+func (w *wheel) compact(q *queue, from int32) {
+	j := int32(0)
+	where := inWheel
+	if q == &w.ready {
+		where = inReady
+	}
+	for i := from; i < q.tail; i++ {
+		p := q.at(i)
+		if t := *p; t != nil {
+			*p = nil
+			*q.at(j) = t
+			t.place(where, j)
+			j++
+		}
+	}
+	q.tail = j
+	w.trim(q)
+}
+
+// trim lets go of q's chunks past its tail, keeping up to keepBytes of
+// each size for the queues to reuse: timers started and fired at a steady
+// pace allocate nothing. The chunks hold only nils.
+func (w *wheel) trim(q *queue) {
+	keep := 0
+	if q.tail > 0 {
+		k, _ := chunkOf(q.tail - 1)
+		keep = int(k) + 1
+	}
+	for k := q.chunks() - 1; k >= keep; k-- {
+		if f := &w.free[min(k, chunkSizes-1)]; len(*f)*chunkSize(int32(k))*8 < keepBytes {
+			*f = append(*f, q.chunk(k))
+		}
+		if k == 0 {
+			q.first = nil
+		} else {
+			q.rest[k-1] = nil
+		}
+	}
+	q.rest = q.rest[:max(keep-1, 0)]
+}
+
+// drop resets q once no timer is left in it: its positions are all holes,
+// which are nil.
+func (w *wheel) drop(q *queue) {
+	q.tail = 0
+	w.trim(q)
 }
 
 // insert queues t to fire at due.
@@ -76,8 +209,7 @@ func (w *wheel) insert(t *Timer, due int64) {
 	w.count++
 	switch {
 	case due < w.cursor || w.firing && due <= w.until:
-		t.where = inReady
-		w.ready.push(t)
+		w.push(&w.ready, t, inReady)
 	case due < w.cursor+wheelSize:
 		w.toSlot(t)
 	default:
@@ -87,31 +219,65 @@ func (w *wheel) insert(t *Timer, due int64) {
 
 func (w *wheel) toSlot(t *Timer) {
 	s := t.due & wheelMask
-	t.where = inWheel
-	w.slots[s].push(t)
+	w.push(&w.slots[s], t, inWheel)
 	w.bits[s>>6] |= 1 << (s & 63)
 	w.n++
 }
 
 // remove takes t out of the queue, wherever it is.
 func (w *wheel) remove(t *Timer) {
-	switch {
-	case t.where == inNone:
+	switch t.where() {
+	case inNone:
 		return
-	case t.where == inReady:
-		w.ready.unlink(t)
-	case t.where == inWheel:
+	case inReady:
+		w.unqueue(&w.ready, t)
+	case inWheel:
 		s := t.due & wheelMask
-		w.slots[s].unlink(t)
-		if w.slots[s].head == nil {
+		q := &w.slots[s]
+		w.unqueue(q, t)
+		if q.live == 0 {
 			w.bits[s>>6] &^= 1 << (s & 63)
 		}
 		w.n--
 	default:
-		w.heapRemove(int(t.where))
+		w.heapRemove(int(t.pos()))
 	}
-	t.where = inNone
+	t.loc = 0
 	w.count--
+}
+
+// unqueue leaves a hole where t was in q; an emptied queue is dropped,
+// unless it is the one advance is reading.
+func (w *wheel) unqueue(q *queue, t *Timer) {
+	*q.at(t.pos()) = nil
+	q.live--
+	if q.live == 0 && q != w.busy {
+		w.drop(q)
+	}
+}
+
+// fireQueue fires, in order, the timers at positions [0, end) of q, each
+// taken out before it fires. Timers removed meanwhile leave holes; timers
+// queued meanwhile go after end (the ready queue) or to other queues (a
+// slot: see advance). fire may remove from q but nothing moves in it.
+func (w *wheel) fireQueue(q *queue, end int32, slot bool, fire func(*Timer)) {
+	w.busy = q
+	for i := int32(0); i < end; i++ {
+		p := q.at(i)
+		t := *p
+		if t == nil {
+			continue
+		}
+		*p = nil
+		q.live--
+		if slot {
+			w.n--
+		}
+		t.loc = 0
+		w.count--
+		fire(t)
+	}
+	w.busy = nil
 }
 
 // advance fires, in order, every timer due at or before now.
@@ -119,13 +285,11 @@ func (w *wheel) advance(now int64, fire func(*Timer)) {
 	w.firing = true
 	w.until = now
 	// Fire the timers that were ready before this advance began: they
-	// precede, in start order (seq), any timer made ready while firing.
-	last := w.seq
-	for t := w.ready.head; t != nil && int32(t.seq-last) <= 0; t = w.ready.head {
-		w.ready.unlink(t)
-		t.where = inNone
-		w.count--
-		fire(t)
+	// precede, in start order, any timer made ready while firing, which
+	// then move to the front of the ready queue.
+	if end := w.ready.tail; end > 0 {
+		w.fireQueue(&w.ready, end, false, fire)
+		w.compact(&w.ready, end)
 	}
 	for w.cursor <= now {
 		if w.n == 0 {
@@ -139,14 +303,13 @@ func (w *wheel) advance(now int64, fire func(*Timer)) {
 			w.cursor = w.far[0].due
 			w.migrate()
 		}
+		// No timer joins this slot while it fires: one due by now goes to
+		// the ready queue, a later one to another slot or the heap.
 		s := w.cursor & wheelMask
-		l := &w.slots[s]
-		for t := l.head; t != nil; t = l.head {
-			l.unlink(t)
-			w.n--
-			t.where = inNone
-			w.count--
-			fire(t)
+		q := &w.slots[s]
+		if q.tail > 0 {
+			w.fireQueue(q, q.tail, true, fire)
+			w.drop(q)
 		}
 		w.bits[s>>6] &^= 1 << (s & 63)
 		w.cursor++
@@ -167,7 +330,7 @@ func (w *wheel) migrate() {
 // next returns the earliest due time, or -1 when nothing is queued. A ready
 // timer makes it return now's lower bound, cursor-1 (fire at once).
 func (w *wheel) next() int64 {
-	if w.ready.head != nil {
+	if w.ready.live > 0 {
 		return w.cursor - 1
 	}
 	if w.n > 0 {
@@ -201,12 +364,12 @@ func (w *wheel) less(i, j int) bool {
 
 func (w *wheel) swap(i, j int) {
 	w.far[i], w.far[j] = w.far[j], w.far[i]
-	w.far[i].where = int32(i)
-	w.far[j].where = int32(j)
+	w.far[i].place(inHeap, int32(i))
+	w.far[j].place(inHeap, int32(j))
 }
 
 func (w *wheel) heapPush(t *Timer) {
-	t.where = int32(len(w.far))
+	t.place(inHeap, int32(len(w.far)))
 	w.far = append(w.far, t)
 	w.up(len(w.far) - 1)
 }

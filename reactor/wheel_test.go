@@ -30,7 +30,7 @@ func (g *wheelRig) timer(name string) *Timer {
 	if t, ok := g.byName[name]; ok {
 		return t
 	}
-	t := &Timer{where: inNone}
+	t := &Timer{}
 	g.names[t], g.byName[name] = name, t
 	return t
 }
@@ -42,8 +42,8 @@ func (g *wheelRig) remove(name string)            { g.w.remove(g.timer(name)) }
 func (g *wheelRig) advance(now int64) []string {
 	start := len(g.fired)
 	g.w.advance(now, func(t *Timer) {
-		if t.where != inNone {
-			panic(fmt.Sprintf("timer %s fired while still queued (where=%d)", g.names[t], t.where))
+		if t.where() != inNone {
+			panic(fmt.Sprintf("timer %s fired while still queued (where=%d)", g.names[t], t.where()))
 		}
 		g.fired = append(g.fired, g.names[t])
 		if g.onFire != nil {
@@ -56,27 +56,68 @@ func (g *wheelRig) advance(now int64) []string {
 // check verifies the wheel's bookkeeping: count, n, bitmap, heap positions.
 func (g *wheelRig) check(t *testing.T, queued int) {
 	t.Helper()
-	inSlots, inReady := 0, 0
+	checkWheel(t, g.w, queued)
+}
+
+// checkWheel verifies w's bookkeeping: count, n, bitmap, the queues'
+// positions and holes, heap positions.
+func checkWheel(t *testing.T, w *wheel, queued int) {
+	t.Helper()
+	g := struct{ w *wheel }{w}
+	inSlots := 0
 	for i := range g.w.slots {
-		for x := g.w.slots[i].head; x != nil; x = x.next {
-			inSlots++
-		}
-		if bit := g.w.bits[i>>6]&(1<<(i&63)) != 0; bit != (g.w.slots[i].head != nil) {
-			t.Errorf("slot %d: bit=%v, list empty=%v", i, bit, g.w.slots[i].head == nil)
+		n := checkQueue(t, fmt.Sprint("slot ", i), &g.w.slots[i], inWheel)
+		inSlots += n
+		if bit := g.w.bits[i>>6]&(1<<(i&63)) != 0; bit != (n > 0) {
+			t.Errorf("slot %d: bit=%v, holds %d", i, bit, n)
 		}
 	}
-	for x := g.w.ready.head; x != nil; x = x.next {
-		inReady++
-	}
+	inReadyQ := checkQueue(t, "ready", &g.w.ready, inReady)
 	for i, x := range g.w.far {
-		if x.where != int32(i) {
-			t.Errorf("heap[%d].where = %d", i, x.where)
+		if x.where() != inHeap || x.pos() != int32(i) {
+			t.Errorf("heap[%d]: where=%d pos=%d", i, x.where(), x.pos())
 		}
 	}
-	if g.w.count != queued || g.w.n != inSlots || inSlots+inReady+len(g.w.far) != queued || g.w.firing {
-		t.Errorf("count=%d n=%d firing=%v; hold %d in slots, %d ready, %d in the heap; want %d queued",
-			g.w.count, g.w.n, g.w.firing, inSlots, inReady, len(g.w.far), queued)
+	if g.w.busy != nil {
+		t.Errorf("busy queue left set outside advance")
 	}
+	if g.w.count != queued || g.w.n != inSlots || inSlots+inReadyQ+len(g.w.far) != queued || g.w.firing {
+		t.Errorf("count=%d n=%d firing=%v; hold %d in slots, %d ready, %d in the heap; want %d queued",
+			g.w.count, g.w.n, g.w.firing, inSlots, inReadyQ, len(g.w.far), queued)
+	}
+}
+
+// checkQueue verifies one queue: its timers know their place in it, its
+// holes are nil, its live count is right and its chunks cover its tail. It
+// returns the timers it holds.
+func checkQueue(t *testing.T, name string, q *queue, where uint32) int {
+	t.Helper()
+	n, capacity := 0, 0
+	for k := range q.chunks() {
+		c := q.chunk(k)
+		if len(c) != chunkSize(int32(k)) {
+			t.Errorf("%s: chunk %d holds %d, want %d", name, k, len(c), chunkSize(int32(k)))
+		}
+		capacity += len(c)
+	}
+	if int(q.tail) > capacity || q.tail == 0 && q.chunks() > 0 {
+		t.Errorf("%s: tail %d with %d chunks (%d positions)", name, q.tail, q.chunks(), capacity)
+		return 0
+	}
+	for i := range q.tail {
+		x := *q.at(i)
+		if x == nil {
+			continue
+		}
+		n++
+		if x.where() != where || x.pos() != i {
+			t.Errorf("%s[%d]: where=%d pos=%d", name, i, x.where(), x.pos())
+		}
+	}
+	if int(q.live) != n {
+		t.Errorf("%s: live=%d, holds %d", name, q.live, n)
+	}
+	return n
 }
 
 // Timers fire in due order across slots and heap, in insertion order within
@@ -199,7 +240,7 @@ func TestWheelRemove(t *testing.T) {
 			} else {
 				for _, n := range tc.remove {
 					g.remove(n)
-					if w := g.timer(n).where; w != inNone {
+					if w := g.timer(n).where(); w != inNone {
 						t.Fatalf("after remove(%s), where = %d", n, w)
 					}
 				}
@@ -253,7 +294,7 @@ func TestWheelInsertDuringAdvanceFiresNextAdvance(t *testing.T) {
 				t.Errorf("advance(%d) fired %v, want [a] (late must wait for the next advance)", now, got)
 			}
 			g.onFire = nil
-			if w := g.timer("late").where; w != inReady {
+			if w := g.timer("late").where(); w != inReady {
 				t.Errorf("late is queued at where=%d, want the ready list (%d)", w, inReady)
 			}
 			if n := g.w.next(); n > now {
@@ -403,13 +444,30 @@ func TestWheelMatchesModel(t *testing.T) {
 }
 
 func runWheelModel(t *testing.T, seed uint64, inCallbacks bool) {
-	const ops, pool = 6000, 300
+	runWheelModelSized(t, seed, inCallbacks, 6000, 300, 60)
+}
+
+// Many timers due in a few milliseconds: slots of hundreds, across the
+// queues' chunk sizes, with holes enough to compact them.
+func TestWheelMatchesModelDense(t *testing.T) {
+	for _, inCallbacks := range []bool{false, true} {
+		t.Run(fmt.Sprint("in callbacks=", inCallbacks), func(t *testing.T) {
+			for seed := uint64(1); seed <= 3 && !t.Failed(); seed++ {
+				runWheelModelSized(t, seed, inCallbacks, 20000, 3000, 3)
+			}
+		})
+	}
+}
+
+// runWheelModelSized runs ops random operations on pool timers, most due
+// within spread ms of now.
+func runWheelModelSized(t *testing.T, seed uint64, inCallbacks bool, ops, pool int, spread int64) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	w := &wheel{}
 	m := &wheelModel{due: map[int]int64{}, seqs: map[int]int64{}}
 	timers, ids := make([]*Timer, pool), map[*Timer]int{}
 	for i := range timers {
-		timers[i] = &Timer{where: inNone}
+		timers[i] = &Timer{}
 		ids[timers[i]] = i
 	}
 	var now int64
@@ -421,10 +479,10 @@ func runWheelModel(t *testing.T, seed uint64, inCallbacks bool) {
 	}
 	insertOne := func() {
 		i := rng.IntN(pool)
-		if _, queued := m.due[i]; queued || timers[i].where != inNone {
+		if _, queued := m.due[i]; queued || timers[i].where() != inNone {
 			return
 		}
-		due := now + rng.Int64N(60) // most within the wheel's span
+		due := now + rng.Int64N(spread) // most within the wheel's span
 		switch rng.IntN(10) {
 		case 0, 1:
 			due = max(0, now-rng.Int64N(30)) // already past
@@ -473,8 +531,91 @@ func runWheelModel(t *testing.T, seed uint64, inCallbacks bool) {
 		if w.count != len(m.due) {
 			fail("after op %d: count = %d, model holds %d", op, w.count, len(m.due))
 		}
+		if op%500 == 0 {
+			checkWheel(t, w, len(m.due))
+		}
 		if got, want := w.next(), m.next(); got != want {
 			fail("after op %d (now=%d): next() = %d, model says %d", op, now, got, want)
 		}
 	}
+}
+
+// chunkOf maps positions one to one onto the chunks' cells, in order.
+func TestWheelChunkOf(t *testing.T) {
+	k, off := int32(0), int32(0)
+	for i := range int32(smallEnd + 5*lastChunk) {
+		gk, goff := chunkOf(i)
+		if gk != k || goff != off {
+			t.Fatalf("chunkOf(%d) = %d, %d; want %d, %d", i, gk, goff, k, off)
+		}
+		if off++; int(off) == chunkSize(k) {
+			k, off = k+1, 0
+		}
+	}
+}
+
+// A slot of thousands of timers, a third of them removed (holes, then a
+// compaction by the next insert), fires the rest in start order, and the
+// queues let go of their chunks once empty.
+func TestWheelLargeSlot(t *testing.T) {
+	const n = 3000
+	g := newWheelRig()
+	var want []string
+	for i := range n {
+		g.insert(fmt.Sprint(i), 10)
+	}
+	for i := range n {
+		if i%3 != 1 {
+			g.remove(fmt.Sprint(i))
+		}
+	}
+	for i := range n {
+		if i%3 == 1 {
+			want = append(want, fmt.Sprint(i))
+		}
+	}
+	g.check(t, n/3)
+	g.insert("last", 10) // compacts the slot, two thirds holes, first
+	want = append(want, "last")
+	g.check(t, n/3+1)
+	if q := &g.w.slots[10]; q.tail != n/3+1 {
+		t.Errorf("after the compacting insert, tail = %d, want %d", q.tail, n/3+1)
+	}
+	if got := g.advance(10); !cmp.Equal(got, want) {
+		t.Errorf("fired %d timers, want %d in start order", len(got), len(want))
+	}
+	g.check(t, 0)
+	if c := g.w.slots[10].chunks(); c != 0 {
+		t.Errorf("the fired slot keeps %d chunks", c)
+	}
+}
+
+// Timers started, stopped and fired at a steady pace allocate nothing once
+// the wheel has warmed up: emptied queues give their chunks to the wheel,
+// which hands them to the next queue that needs one (a queue of up to 8
+// timers has no list of chunks to make).
+func TestWheelSteadyPaceAllocatesNothing(t *testing.T) {
+	w := &wheel{}
+	timers := make([]*Timer, 40)
+	for i := range timers {
+		timers[i] = &Timer{}
+	}
+	now := int64(0)
+	round := func() {
+		for i, x := range timers {
+			w.insert(x, now+int64(i%7)) // a few slots, a few timers each
+		}
+		for _, x := range timers[:10] {
+			w.remove(x) // stopped before they fire
+		}
+		now += 10
+		w.advance(now, func(*Timer) {})
+	}
+	for range 50 {
+		round()
+	}
+	if n := testing.AllocsPerRun(100, round); n != 0 {
+		t.Errorf("a round of inserts, removes and firing allocates %v times, want 0", n)
+	}
+	checkWheel(t, w, 0)
 }

@@ -74,6 +74,9 @@ type listenEvent struct {
 	// Accept's side: connections no Accept took yet, and the Accepts
 	// waiting (under its lock: an Accept takes or waits without the loop).
 	accepts takeQueue[*IO]
+	// onAcceptFn is onAccept as a function value, made once: Accept
+	// hands it over (a method value made at each call allocates).
+	onAcceptFn event.CallbackFunc
 	// Connections libuv accepted in the turn a callback stopped the
 	// listener, for the callbacks of the next Start (libuv driver).
 	held []*IO
@@ -150,6 +153,7 @@ func (e *listenEvent) init(r *reactor.Reactor, self event.Event, base *event.Bas
 	}
 	unstall := e.unstall
 	e.accepts.drained = func() { e.r.Post(unstall) }
+	e.onAcceptFn = e.onAccept
 }
 
 func (e *listenEvent) kindName() string { return "listener" }
@@ -171,7 +175,7 @@ func (e *listenEvent) accept(c *IO, err error) {
 	e.accepted.Add(1)
 	e.pause = 0
 	c.e.connReady()
-	if eventkind.Subscribers(e.self) == 0 {
+	if eventkind.Callbacks(e.base) == 0 { // on the loop: the owner is held
 		e.onAccept(e.self, c, nil)
 		return
 	}
@@ -345,7 +349,7 @@ func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 	if e.r.Owner().Owned() {
 		return nil, fmt.Errorf("uv: Accept: %w", event.ErrOnLoop)
 	}
-	c, err := e.accepts.wait(ctx, e.r, e.self, e.onAccept)
+	c, err := e.accepts.wait(ctx, e.r, e.self, e.onAcceptFn)
 	if err != nil {
 		return nil, &net.OpError{Op: "accept", Net: e.network, Addr: e.addr, Err: err}
 	}

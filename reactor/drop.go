@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
+	"github.com/uvevent/uvevent/internal/kind"
 )
 
 // A reactor dropped without Close (never run, or run and stopped) is freed
@@ -26,8 +27,9 @@ type dropped struct {
 	files   map[io.Closer]struct{} // closed before the loop is freed (kind.Host.KeepFile)
 }
 
-// KeepFile implements kind.Host.
-func (h *host) KeepFile(f io.Closer) (forget func()) {
+// KeepFile implements kind.Host. The keeper is the dropped-reactor
+// record, which does not hold the reactor.
+func (h *host) KeepFile(f io.Closer) kind.FileKeeper {
 	d := h.drop
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -35,11 +37,14 @@ func (h *host) KeepFile(f io.Closer) (forget func()) {
 		d.files = map[io.Closer]struct{}{}
 	}
 	d.files[f] = struct{}{}
-	return func() {
-		d.mu.Lock()
-		delete(d.files, f)
-		d.mu.Unlock()
-	}
+	return d
+}
+
+// ForgetFile implements kind.FileKeeper.
+func (d *dropped) ForgetFile(f io.Closer) {
+	d.mu.Lock()
+	delete(d.files, f)
+	d.mu.Unlock()
 }
 
 // trackDrop registers the cleanup; New calls it.

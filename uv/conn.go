@@ -97,9 +97,9 @@ func (a *addrCache) get(e *ioEvent) (local, remote net.Addr) {
 	return nil, nil
 }
 
-// set fills the cache with addresses read elsewhere (as a listener
-// accepts the connection).
-func (a *addrCache) set(local, remote net.Addr) { a.p.Store(&[2]net.Addr{local, remote}) }
+// setPair fills the cache with an accepted TCP connection's addresses,
+// read as it was accepted, both in p (one allocation).
+func (a *addrCache) setPair(p *tcpAddrPair) { a.p.Store(&p.pair) }
 
 // read reads the addresses into the cache while the connection is open,
 // unless they are there already (a listener set them as it accepted the

@@ -585,7 +585,7 @@ func (g *goStream) laneFD() int {
 
 // laneFile makes a socket's descriptor an os.File in Go's netpoller, for
 // the read lane (io_readlane.go); from now on the file closes it.
-func (g *goStream) laneFile() (*os.File, func()) {
+func (g *goStream) laneFile() (*os.File, *lazySock) {
 	if g.laneFD() < 0 {
 		return nil, nil
 	}

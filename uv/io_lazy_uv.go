@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
+	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -31,11 +32,17 @@ import (
 // on the loop, the caller of the Close that closed the IO (the lane's file
 // handed back), or the cleanup of a reactor dropped without Close
 // (kind.Host.KeepFile), whichever comes first.
+//
+// A read lane's duplicate of an opened connection's socket is one too
+// (uvStream.laneFile): f made at once, and freed, its place in the
+// duplicates' budget, given back at its Close. Either is the lane's
+// release (readLane.release).
 type lazySock struct {
 	fd     int
 	f      *os.File // the read lane's file, which owns fd, once made (on the loop)
 	done   atomic.Bool
-	forget func() // unregisters it from the reactor's dropped-reactor cleanup
+	keeper kind.FileKeeper // of the reactor's dropped-reactor cleanup, which keeps it (KeepFile) until it is closed
+	freed  *atomic.Bool    // a duplicate's: its place in the budget given back (returnLaneDup); nil for a socket
 }
 
 // Close closes the socket, once (the read lane's file when it has one).
@@ -50,7 +57,10 @@ func (x *lazySock) Close() error {
 	} else {
 		err = unix.Close(x.fd)
 	}
-	x.forget()
+	x.keeper.ForgetFile(x)
+	if x.freed != nil {
+		returnLaneDup(x.freed)
+	}
 	return err
 }
 
@@ -66,7 +76,7 @@ func adoptLazyIO(r *reactor.Reactor, fd int) (*IO, error) {
 		return nil, err
 	}
 	x := &lazySock{fd: fd}
-	x.forget = s.host.KeepFile(x) // a reactor dropped without Close closes it
+	x.keeper = s.host.KeepFile(x) // a reactor dropped without Close closes it
 	s.lz = x
 	return newIO(s), nil
 }
@@ -106,7 +116,7 @@ func (s *uvStream) openInLibuv() error {
 		// libuv owns the socket now: its close closes it, and so does
 		// the loop of a reactor dropped without Close.
 		x.done.Store(true)
-		x.forget()
+		x.keeper.ForgetFile(x)
 		s.lz = nil
 	}
 	return nil
@@ -154,9 +164,9 @@ func (s *uvStream) lazyAddresses() (local, remote net.Addr) {
 
 // lazyLaneFile makes the socket itself the read lane's file: no
 // duplicate, so no place in the duplicates' budget. The file is closed by
-// the lazySock's Close (release).
-func (s *uvStream) lazyLaneFile() (*os.File, func()) {
+// the lazySock's Close (the lane's release).
+func (s *uvStream) lazyLaneFile() (*os.File, *lazySock) {
 	x := s.lz
 	x.f = os.NewFile(uintptr(x.fd), s.transport)
-	return x.f, func() { x.Close() }
+	return x.f, x
 }

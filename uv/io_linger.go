@@ -258,7 +258,7 @@ func (s *uvStream) closeHandle(h uvcgo.Handle) {
 		// leaves it to its caller, which closes it once libuv has closed
 		// its own (then the last: the connection ends there). A Read in
 		// the netpoller wakes.
-		l.release()
+		l.release.Close()
 	}
 	mode, d := s.closeMode()
 	switch mode {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -72,8 +73,9 @@ type readLane struct {
 	err    error
 	readFn func(fd uintptr) bool
 	// release closes a duplicate descriptor's file and gives back its
-	// place in the budget (io_uv.go); nil for the descriptor itself.
-	release func()
+	// place in the budget (io_uv.go), or an unopened connection's socket
+	// (io_lazy_uv.go); nil for the descriptor itself.
+	release *lazySock
 }
 
 // Who closes the lane's file when the IO closes (closer). Loop-owned (an
@@ -98,14 +100,15 @@ func (l *readLane) handBack() bool {
 // duplicate (libuv's, with its bookkeeping: release).
 func (l *readLane) closeFile() {
 	if l.release != nil {
-		l.release()
+		l.release.Close()
 	} else {
 		l.f.Close()
 	}
 }
 
 // laneClose is IO.Close of an IO with a read lane (closeHandedBack), as
-// one function for the loop to run.
+// one function for the loop to run (fn, made once: the records are kept
+// in laneCloses, so that a Close allocates none).
 type laneClose struct {
 	l   *readLane
 	h   *handle // the IO's: its Close closes the event and gives up the reference
@@ -114,7 +117,15 @@ type laneClose struct {
 	// handed: the close closed the IO and the loop left the file to the
 	// caller.
 	handed bool
+	fn     func() // run
 }
+
+// laneCloses keeps the laneClose records of the Closes that ended.
+var laneCloses = sync.Pool{New: func() any {
+	c := new(laneClose)
+	c.fn = c.run
+	return c
+}}
 
 func (c *laneClose) run() {
 	c.ran = true
@@ -147,14 +158,21 @@ func (c *laneClose) run() {
 // (One round trip to the loop for the close and the reference given up,
 // where the handle's Close makes one for each.)
 func (l *readLane) closeHandedBack(r *reactor.Reactor, h *handle) error {
-	c := &laneClose{l: l, h: h}
-	defer func() {
-		if c.handed {
-			l.closeFile()
-		}
-	}()
-	if x := r.Call(c.run); x != nil {
-		if !c.ran {
+	c := laneCloses.Get().(*laneClose)
+	c.l, c.h = l, h
+	x := r.Call(c.fn)
+	ran, handed, err := c.ran, c.handed, c.err
+	if x == nil {
+		// The loop ran it and is done with it (a Call that failed may
+		// not say so: that record is left to the collector).
+		*c = laneClose{fn: c.fn}
+		laneCloses.Put(c)
+	}
+	if handed {
+		l.closeFile()
+	}
+	if x != nil {
+		if !ran {
 			// The loop refused it (the reactor is closed, and the IO
 			// with it; or this is another reactor's loop): the handle's
 			// Close answers as it does.
@@ -162,7 +180,7 @@ func (l *readLane) closeHandedBack(r *reactor.Reactor, h *handle) error {
 		}
 		return x
 	}
-	return c.err
+	return err
 }
 
 // read is the lane's read(2) into p, for the netpoller's wait: false when
@@ -187,7 +205,7 @@ type readLaner interface {
 	// now on the file's to close; release nil) or a duplicate of it
 	// (libuv's, which release closes, before libuv closes its own) as an
 	// os.File in Go's netpoller; nil when it cannot be made.
-	laneFile() (f *os.File, release func())
+	laneFile() (f *os.File, release *lazySock)
 }
 
 // setReadLane gives the read lane its file, on the loop, when the first

@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -279,6 +280,64 @@ func peerName(fd int) net.Addr {
 		return nil
 	}
 	return rawTCPAddr(&rsa)
+}
+
+// tcpAddrPair is an accepted TCP connection's two addresses in one
+// allocation, as its addrCache holds them: the pair the cache gives out
+// (local, then the peer's), the two *net.TCPAddr it holds, and their IPs'
+// bytes. (Package net makes two allocations for each address, the
+// sockaddr and the TCPAddr; this was seven for the two.)
+type tcpAddrPair struct {
+	pair [2]net.Addr
+	tcp  [2]net.TCPAddr
+	ip   [2][16]byte
+}
+
+// The pair's places.
+const (
+	pairLocal  = 0
+	pairRemote = 1
+)
+
+// setIP makes the pair's address i of ip (4 or 16 bytes), port and IPv6
+// zone. The IP is a slice of the pair's own bytes, full to its capacity: an
+// append to it copies them.
+func (p *tcpAddrPair) setIP(i int, ip []byte, port int, zone uint32) {
+	n := copy(p.ip[i][:], ip)
+	p.tcp[i] = net.TCPAddr{IP: p.ip[i][:n:n], Port: port, Zone: zoneName(zone)}
+	p.pair[i] = &p.tcp[i]
+}
+
+// setRaw makes the pair's address i of rsa, an Internet address; false
+// for another family.
+func (p *tcpAddrPair) setRaw(i int, rsa *unix.RawSockaddrAny) bool {
+	switch rsa.Addr.Family {
+	case unix.AF_INET:
+		a := (*unix.RawSockaddrInet4)(unsafe.Pointer(rsa))
+		p.setIP(i, a.Addr[:], netPort(&a.Port), 0)
+	case unix.AF_INET6:
+		a := (*unix.RawSockaddrInet6)(unsafe.Pointer(rsa))
+		p.setIP(i, a.Addr[:], netPort(&a.Port), a.Scope_id)
+	default:
+		return false
+	}
+	return true
+}
+
+// readLocal reads an accepted socket's local address into the pair with
+// getsockname(2), into a raw address on the stack (package syscall's
+// Getsockname allocates one); where that call is not made (not Linux), as
+// socketAddr reads it. False when it cannot be read.
+func (p *tcpAddrPair) readLocal(fd int) bool {
+	var rsa unix.RawSockaddrAny
+	if err := getsockname(fd, &rsa); err != nil {
+		if err != syscall.ENOSYS {
+			return false
+		}
+		p.pair[pairLocal] = socketAddr(fd, false)
+		return p.pair[pairLocal] != nil
+	}
+	return p.setRaw(pairLocal, &rsa)
 }
 
 // rawTCPAddr is rsa's address, an Internet one (nil for another family).

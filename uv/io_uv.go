@@ -233,7 +233,7 @@ func (s *uvStream) laneFD() int {
 // past that, nil, and the connection's Reads go through the loop, so that
 // the lanes cannot take the descriptors a server needs for its
 // connections.
-func (s *uvStream) laneFile() (*os.File, func()) {
+func (s *uvStream) laneFile() (*os.File, *lazySock) {
 	if s.unopened() {
 		return s.lazyLaneFile()
 	}
@@ -257,12 +257,9 @@ func (s *uvStream) laneFile() (*os.File, func()) {
 	// KeepFile), once the file is collected.
 	freed := new(atomic.Bool)
 	runtime.AddCleanup(f, returnLaneDup, freed)
-	forget := s.host.KeepFile(f) // a reactor dropped without Close closes it before libuv's
-	return f, func() {
-		f.Close()
-		forget()
-		returnLaneDup(freed)
-	}
+	x := &lazySock{fd: d, f: f, freed: freed}
+	x.keeper = s.host.KeepFile(x) // a reactor dropped without Close closes it before libuv's
+	return f, x
 }
 
 // returnLaneDup gives a duplicate's place in the budget back, once.

@@ -76,6 +76,9 @@ type listenEvent struct {
 	// Accept's side: connections no Accept took yet, and the Accepts
 	// waiting (under its lock: an Accept takes or waits without the loop).
 	accepts takeQueue[*IO]
+	// onAcceptFn is onAccept as a function value, made once: Accept
+	// hands it over (a method value made at each call allocates).
+	onAcceptFn event.CallbackFunc
 	// Connections libuv accepted in the turn a callback stopped the
 	// listener, for the callbacks of the next Start (libuv driver).
 	held []*IO
@@ -153,6 +156,7 @@ func (e *listenEvent) init(r *reactor.Reactor, self event.Event, base *event.Bas
 	unstall := e.unstall
 	e.accepts.drained = func() { e.r.Post(unstall) }
 	e.accepts.flusher = e.flushAccepts
+	e.onAcceptFn = e.onAccept
 }
 
 func (e *listenEvent) kindName() string { return "listener" }
@@ -381,7 +385,7 @@ func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 	if e.r.Owner().Owned() {
 		return nil, fmt.Errorf("uv: Accept: %w", event.ErrOnLoop)
 	}
-	c, err := e.accepts.wait(ctx, e.r, e.self, e.onAccept)
+	c, err := e.accepts.wait(ctx, e.r, e.self, e.onAcceptFn)
 	if err != nil {
 		return nil, &net.OpError{Op: "accept", Net: e.network, Addr: e.addr, Err: err}
 	}

@@ -188,11 +188,8 @@ func (g *goListener) fired(uint32) {
 // and no getpeername(2). Either unread, both are read when first asked for
 // (addrCache). On the loop.
 func acceptedAddrs(e *ioEvent, fd int, peer *unix.RawSockaddrAny) {
-	remote := rawTCPAddr(peer)
-	if remote == nil {
-		return
-	}
-	if local := socketAddr(fd, false); local != nil {
-		e.addrs.set(local, remote)
+	a := new(tcpAddrPair)
+	if a.setRaw(pairRemote, peer) && a.readLocal(fd) {
+		e.addrs.setPair(a)
 	}
 }

@@ -149,15 +149,17 @@ func (e *uvListener) completed(rec *uvcgo.Completion) {
 // address is there even once the peer has reset the connection. Either
 // unread, both are read when first asked for (addrCache). On the loop.
 func (e *uvListener) adoptTCP(p uintptr) (*IO, error) {
-	fd, ip, port, zone, perr := e.loop.TakeAccepted(p)
+	fd, peer, perr := e.loop.TakeAccepted(p)
 	c, err := adoptLazyIO(e.r, fd)
 	if err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
 	if perr == nil {
-		if local := socketAddr(fd, false); local != nil {
-			c.e.addrs.set(local, tcpAddr(ip, port, zone))
+		a := new(tcpAddrPair)
+		a.setIP(pairRemote, peer.IP[:peer.IPLen], peer.Port, peer.Zone)
+		if a.readLocal(fd) {
+			c.e.addrs.setPair(a)
 		}
 	}
 	return c, nil

@@ -63,6 +63,18 @@ func accept(fd int, nonblock bool, peer *unix.RawSockaddrAny) (int, error) {
 	return int(nfd), nil
 }
 
+// getsockname reads socket fd's local address into rsa, with no
+// allocation (package syscall's Getsockname allocates the address it
+// gives).
+func getsockname(fd int, rsa *unix.RawSockaddrAny) error {
+	n := uint32(unix.SizeofSockaddrAny)
+	_, _, e := unix.RawSyscall(unix.SYS_GETSOCKNAME, uintptr(fd), uintptr(unsafe.Pointer(rsa)), uintptr(unsafe.Pointer(&n)))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
 // pipeCloexec makes a pipe whose ends are closed on exec.
 func pipeCloexec(p *[2]int) error { return unix.Pipe2(p[:], unix.O_CLOEXEC) }
 

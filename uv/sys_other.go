@@ -16,6 +16,7 @@ func socketpair(int, int, int) ([2]int, error)                    { return [2]in
 func socketpairBlocking(int, int, int) ([2]int, error)            { return [2]int{-1, -1}, syscall.ENOSYS }
 func sockDomain(int) (int, error)                                 { return -1, syscall.ENOSYS }
 func accept(int, bool, *unix.RawSockaddrAny) (int, error)         { return -1, syscall.ENOSYS }
+func getsockname(int, *unix.RawSockaddrAny) error                 { return syscall.ENOSYS }
 func pipeCloexec(*[2]int) error                                   { return syscall.ENOSYS }
 func gettid() int                                                 { return -1 } // no thread id to give
 func fdatasync(int) error                                         { return syscall.ENOSYS }

@@ -1,6 +1,8 @@
 package uvcgo
 
 /*
+#cgo noescape uvev_accepted_take
+#cgo nocallback uvev_accepted_take
 #include "stream.h"
 */
 import "C"
@@ -41,16 +43,18 @@ func (l *Loop) TCPAddr(h Handle, peer bool) (ip []byte, port int, zone uint32, e
 // (NewListener): the connection's descriptor, from now on the caller's,
 // left unopened in libuv (OpenTCPFD opens it), and the peer's address as
 // accept4(2) gave it (no system call; err when it gave none, the
-// descriptor being the caller's all the same). p is freed.
-func (l *Loop) TakeAccepted(p uintptr) (fd int, ip []byte, port int, zone uint32, err error) {
-	var buf [16]byte
+// descriptor being the caller's all the same). p is freed. It allocates
+// nothing: the address is a value (uvev_accepted_take keeps no pointer
+// it is given).
+func (l *Loop) TakeAccepted(p uintptr) (fd int, peer Peer, err error) {
 	var n, pt, f C.int
 	var z C.uint32_t
 	l.crossings.Add(1)
-	if rc := C.uvev_accepted_take(C.uintptr_t(p), &f, (*C.uint8_t)(unsafe.Pointer(&buf[0])), &n, &pt, &z); rc != 0 {
-		return int(f), nil, 0, 0, errorOf("accept", int(rc))
+	if rc := C.uvev_accepted_take(C.uintptr_t(p), &f, (*C.uint8_t)(unsafe.Pointer(&peer.IP[0])), &n, &pt, &z); rc != 0 {
+		return int(f), Peer{}, errorOf("accept", int(rc))
 	}
-	return int(f), append([]byte(nil), buf[:n]...), int(pt), uint32(z), nil
+	peer.IPLen, peer.Port, peer.Zone = int(n), int(pt), uint32(z)
+	return int(f), peer, nil
 }
 
 // OpenTCPFD opens fd, a connected TCP socket, in a new uv_tcp_t reporting

@@ -207,7 +207,7 @@ func (*Loop) ConnectTCP(Handle, []byte, int, uint32) error { return ErrNoLibuv }
 func (*Loop) TCPAddr(Handle, bool) ([]byte, int, uint32, error) { return nil, 0, 0, ErrNoLibuv }
 
 // TakeAccepted is unavailable without cgo.
-func (*Loop) TakeAccepted(uintptr) (int, []byte, int, uint32, error) { return 0, nil, 0, 0, ErrNoLibuv }
+func (*Loop) TakeAccepted(uintptr) (int, Peer, error) { return 0, Peer{}, ErrNoLibuv }
 
 // OpenTCPFD is unavailable without cgo.
 func (*Loop) OpenTCPFD(uint64, int) (Handle, error) { return 0, ErrNoLibuv }

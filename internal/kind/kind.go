@@ -93,9 +93,10 @@ type Host interface {
 	// that would otherwise hold the socket open until its own collection,
 	// or a socket no handle holds (an accepted connection unopened in
 	// libuv), which nothing else would close. f's Close must be safe to
-	// call after f closed otherwise (it then does nothing). forget
-	// unregisters it; call it when f is closed. Safe from any goroutine.
-	KeepFile(f io.Closer) (forget func())
+	// call after f closed otherwise (it then does nothing). Call
+	// keeper.ForgetFile(f) when f is closed: keeper does not hold the
+	// reactor, so f may keep it. Safe from any goroutine.
+	KeepFile(f io.Closer) (keeper FileKeeper)
 	// Linger makes the reactor's Close wait, once every event is closed,
 	// until done is closed: work that outlives its event (a child being
 	// terminated) is over before Close returns. Shutdown's context bounds
@@ -160,3 +161,12 @@ type Kernel interface {
 // it panics on any other. The view travels on the owner, a private type of
 // package reactor, so it never shows on Reactor's API.
 func HostOf(o event.Owner) Host { return o.(interface{ Host() Host }).Host() }
+
+// A FileKeeper unregisters the files Host.KeepFile keeps. (An interface
+// value rather than a function KeepFile returns: an accepted connection's
+// socket keeps it with no closure made.)
+type FileKeeper interface {
+	// ForgetFile unregisters f; call it when f is closed. Safe from any
+	// goroutine.
+	ForgetFile(f io.Closer)
+}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -270,9 +271,14 @@ func TestAttackReactorCloseMidAccept(t *testing.T) {
 		var clients []net.Conn
 		var wg sync.WaitGroup
 		quit := make(chan struct{})
+		// The dialers make at most dials connections: each accepted one
+		// has a writer that spins while its peer's buffer has room, and
+		// the test means a reactor closing under load, not hundreds of
+		// goroutines starving the test's own.
+		var dials atomic.Int32
 		for range 3 {
 			goWG(&wg, func() {
-				for {
+				for dials.Add(1) <= 32 {
 					select {
 					case <-quit:
 						return

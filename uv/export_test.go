@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -258,11 +259,23 @@ func UvtLaneDupBudget(t testing.TB, n int64) {
 // UvtLaneDupBudgetOf is the budget of the process's descriptor limit.
 func UvtLaneDupBudgetOf() int64 { return laneDupBudget() }
 
+// laneNames are the write lane's states by name.
+var laneNames = [...]string{laneShut: "shut", laneOpen: "open", laneBusy: "busy", laneHeld: "held", laneWanted: "wanted"}
+
 // UvtLane names the state of c's write lane: "shut", "open", "busy" (a
-// caller's write in flight) or "held" (a caller's write went out in part
-// and its rest is due on the loop). From any goroutine.
-func UvtLane(c *IO) string {
-	return [...]string{laneShut: "shut", laneOpen: "open", laneBusy: "busy", laneHeld: "held"}[c.e.lane.state.Load()]
+// caller's write in flight), "wanted" (busy, and the loop waits to take it
+// back) or "held" (a caller's write went out in part and its rest is due
+// on the loop). From any goroutine.
+func UvtLane(c *IO) string { return laneNames[c.e.lane.state.Load()] }
+
+// UvtTakeLane takes c's open write lane as a caller's write does, without
+// writing: false when it is not open. UvtEndLaneWrite ends that write as
+// the caller's does, next being "open" or "held".
+func UvtTakeLane(c *IO) bool { return c.e.lane.state.CompareAndSwap(laneOpen, laneBusy) }
+
+// UvtEndLaneWrite ends the write UvtTakeLane began: see UvtTakeLane.
+func UvtEndLaneWrite(c *IO, next string) {
+	c.e.lane.writeEnded(int32(slices.Index(laneNames[:], next)))
 }
 
 // The system calls the tests make themselves, as the package's own are

@@ -1435,3 +1435,49 @@ func duplicatedSockets(t *testing.T) int {
 	}
 	return twice
 }
+
+// TestIOCloseTakesBusyWriteLane: the loop takes the write lane back at the
+// end of the caller's write in flight, not in a window between a caller's
+// writes, which callers writing back to back may never leave it. Close
+// marks the busy lane wanted; the caller's write, ending, gives it to the
+// loop (shut) instead of opening it again; the Close then returns and the
+// caller's next Write meets the closed IO.
+func TestIOCloseTakesBusyWriteLane(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c, s := v.pair(t)
+		if _, err := c.Write([]byte{1}); err != nil { // makes the lane
+			t.Fatalf("first Write: %v", err)
+		}
+		uv.UvtWaitFor(t, "the write lane open", func() bool { return uv.UvtLane(c) == "open" })
+		if !uv.UvtTakeLane(c) {
+			t.Fatalf("write lane %s, want it taken as a caller's write takes it", uv.UvtLane(c))
+		}
+		closed := make(chan error, 1)
+		go func() { closed <- c.Close() }()
+		deadline := time.Now().Add(uv.UvtSafety)
+		for uv.UvtLane(c) != "wanted" && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Microsecond)
+		}
+		if got := uv.UvtLane(c); got != "wanted" {
+			uv.UvtEndLaneWrite(c, "open") // lets the Close end
+			<-closed
+			t.Fatalf("write lane %s with a Close waiting for the caller's write, want it marked wanted", got)
+		}
+		select {
+		case err := <-closed:
+			t.Fatalf("Close = %v with a caller's write in flight on the lane", err)
+		default:
+		}
+		uv.UvtEndLaneWrite(c, "open")
+		if err := uv.UvtRecv(t, closed, "the Close once the caller's write ended"); err != nil {
+			t.Errorf("Close = %v", err)
+		}
+		if got := uv.UvtLane(c); got != "shut" {
+			t.Errorf("write lane after the Close = %s, want shut", got)
+		}
+		if _, err := c.Write([]byte{2}); !errors.Is(err, uv.ErrClosed) {
+			t.Errorf("Write after the Close = %v, want ErrClosed", err)
+		}
+		v.finish(t, s)
+	})
+}

@@ -31,10 +31,11 @@ import (
 
 // The lane's states.
 const (
-	laneShut int32 = iota // the loop owns the writing side
-	laneOpen              // idle: a caller may take it
-	laneBusy              // a caller's write(2) is in flight
-	laneHeld              // a caller's write went out in part; its rest comes to the loop first
+	laneShut   int32 = iota // the loop owns the writing side
+	laneOpen                // idle: a caller may take it
+	laneBusy                // a caller's write(2) is in flight
+	laneHeld                // a caller's write went out in part; its rest comes to the loop first
+	laneWanted              // busy, and the loop waits to take the lane back: the caller's write ends it
 )
 
 // writeLane is an IO's write lane: its state, the descriptor it writes
@@ -71,11 +72,16 @@ func (e *ioEvent) openLane() {
 // shutLane takes the writing side back for the loop, waiting for a
 // caller's write in flight. A held lane stays held: its rest is due. On
 // the loop; a lane not in use is shut already.
+//
+// A busy lane is marked wanted, and the caller's write, ending, gives it
+// to the loop (writeEnded) instead of opening it again: the loop waits for
+// that one write(2), never for a window between a caller's writes, which
+// callers writing back to back may never leave it.
 func (e *ioEvent) shutLane() {
 	if !e.lane.on {
 		return
 	}
-	for {
+	for spins := 0; ; {
 		switch e.lane.state.Load() {
 		case laneShut, laneHeld:
 			return
@@ -83,11 +89,22 @@ func (e *ioEvent) shutLane() {
 			if e.lane.state.CompareAndSwap(laneOpen, laneShut) {
 				return
 			}
-		default: // laneBusy: one non-blocking write(2)
-			runtime.Gosched()
+		case laneBusy:
+			e.lane.state.CompareAndSwap(laneBusy, laneWanted)
+		default: // laneWanted: one non-blocking write(2) in flight
+			// It ends within microseconds: the loop spins that long
+			// rather than queue behind every runnable goroutine, and
+			// yields after it, when the caller lost its thread.
+			if spins++; spins > laneSpins {
+				runtime.Gosched()
+			}
 		}
 	}
 }
+
+// laneSpins is how many times shutLane looks at a wanted lane before it
+// yields between looks: some microseconds, one write(2)'s time.
+const laneSpins = 1 << 14
 
 // held reports a caller's write cut short whose rest the loop waits for.
 // On the loop.
@@ -115,16 +132,30 @@ func (e *ioEvent) writeDirect(p []byte) (n int, held bool) {
 	}
 	n, err := ignoringEINTR(func() (int, error) { return syscall.Write(int(e.lane.fd1-1), p) })
 	if err != nil || n <= 0 {
-		e.lane.state.Store(laneOpen)
+		e.lane.writeEnded(laneOpen)
 		return 0, false
 	}
 	e.out.Add(uint64(n))
 	if n == len(p) {
-		e.lane.state.Store(laneOpen)
+		e.lane.writeEnded(laneOpen)
 		return n, false
 	}
-	e.lane.state.Store(laneHeld)
+	e.lane.writeEnded(laneHeld)
 	return n, true
+}
+
+// writeEnded ends a caller's write on the lane: the lane goes to next
+// (open, or held when the write went out in part), or, the loop having
+// asked for it meanwhile (laneWanted), to the loop: shut, or held, whose
+// rest the loop takes first all the same.
+func (l *writeLane) writeEnded(next int32) {
+	if l.state.CompareAndSwap(laneBusy, next) {
+		return
+	}
+	if next == laneOpen {
+		next = laneShut
+	}
+	l.state.Store(next)
 }
 
 // resume takes the rest of a Write that went out in part through the lane

@@ -158,14 +158,7 @@ func (h *takeQueue[T]) flush(b *event.Base, started func() bool, res func(T) any
 			h.mu.Unlock()
 			return
 		}
-		var zero T
-		v := h.queue[0]
-		h.queue[0] = zero
-		h.queue = h.queue[1:]
-		resume := h.full && len(h.queue) < h.limit
-		if resume {
-			h.full = false
-		}
+		v, resume := h.pop()
 		h.mu.Unlock()
 		if resume {
 			h.drained()
@@ -298,13 +291,7 @@ func (h *takeQueue[T]) take(w *takeWait[T], self event.Event) (resume bool) {
 	case h.closed || self.Flags().Has(event.Closed):
 		w.err = ErrClosed
 	case len(h.queue) > 0:
-		var zero T
-		w.v = h.queue[0]
-		h.queue[0] = zero
-		h.queue = h.queue[1:]
-		if h.full && len(h.queue) < h.limit {
-			h.full, resume = false, true
-		}
+		w.v, resume = h.pop()
 	case h.ended != nil:
 		w.err = h.ended
 	default:
@@ -313,6 +300,19 @@ func (h *takeQueue[T]) take(w *takeWait[T], self event.Event) (resume bool) {
 	}
 	w.ch <- struct{}{}
 	return resume
+}
+
+// pop takes the oldest queued result, the queue not empty. It reports
+// whether that took a full queue below its limit: the caller then calls
+// drained once h.mu is released. h.mu held.
+func (h *takeQueue[T]) pop() (v T, resume bool) {
+	var zero T
+	v, h.queue[0] = h.queue[0], zero // the queue keeps no reference to it
+	h.queue = h.queue[1:]
+	if h.full && len(h.queue) < h.limit {
+		h.full, resume = false, true
+	}
+	return v, resume
 }
 
 // subscribe is the first wait's step, on the loop: it subscribes the

@@ -188,6 +188,9 @@ func (g *goListener) fired(uint32) {
 // and no getpeername(2). Either unread, both are read when first asked for
 // (addrCache). On the loop.
 func acceptedAddrs(e *ioEvent, fd int, peer *unix.RawSockaddrAny) {
+	if f := peer.Addr.Family; f != unix.AF_INET && f != unix.AF_INET6 {
+		return // a Unix connection: its addresses are read when asked for
+	}
 	a := new(tcpAddrPair)
 	if a.setRaw(pairRemote, peer) && a.readLocal(fd) {
 		e.addrs.setPair(a)

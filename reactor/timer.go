@@ -42,7 +42,7 @@ type Timer struct {
 	// its place in the wheel (wheel.go): no links through the timers, so
 	// that the struct is 80 bytes, a size class of its own
 	// (TestTimerSizeClass)
-	due uint32 // in a slot or the ready queue: the low 32 bits of its loop millisecond (wheel.dueOf)
+	due uint32 // in a slot or the ready queue: the low 32 bits of its loop millisecond (wheel.dueOf); in the heap: its start sequence
 	loc uint32 // the queue it is in (inNone: none) and its position there
 }
 

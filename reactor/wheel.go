@@ -29,8 +29,8 @@ import "math/bits"
 // For the same reason a timer holds only the low 32 bits of its due
 // millisecond (Timer.due), and only while it is in a slot or the ready
 // queue, where its due is near the cursor (dueOf); a timer in the heap,
-// which may be due years on, has its whole due, and its start sequence for
-// ties, in its heap entry.
+// which may be due years on, has its whole due in its heap entry, and in
+// Timer.due its start sequence, for ties.
 const (
 	wheelBits = 12
 	wheelSize = 1 << wheelBits
@@ -123,17 +123,17 @@ type wheel struct {
 	slots  [wheelSize]queue
 	bits   [wheelSize / 64]uint64
 	ready  queue
-	far    []farTimer // min-heap on (due, seq)
+	far    []farTimer // min-heap on (due, start sequence: Timer.due)
 	seq    uint32
 	count  int // all queued timers
 	free   [chunkSizes][][]*Timer
 }
 
-// farTimer is a timer in the heap, with its due and its start sequence.
+// farTimer is a timer in the heap, with its due; its Timer.due holds its
+// start sequence.
 type farTimer struct {
 	t   *Timer
 	due int64
-	seq uint32
 }
 
 // dueOf returns the loop millisecond at which t, queued or being fired, is
@@ -247,7 +247,8 @@ func (w *wheel) insert(t *Timer, due int64) {
 		t.due = uint32(due)
 		w.toSlot(t)
 	default:
-		w.heapPush(farTimer{t, due, w.seq})
+		t.due = w.seq
+		w.heapPush(farTimer{t, due})
 	}
 }
 
@@ -390,13 +391,14 @@ func (w *wheel) next() int64 {
 	return -1
 }
 
-// The far heap, ordered by (due, seq); each timer knows its position.
+// The far heap, ordered by (due, start sequence); each timer knows its
+// position.
 
 func (w *wheel) less(i, j int) bool {
 	a, b := &w.far[i], &w.far[j]
 	// seq wraps: compare it the wrap-safe way (two timers due in the same
 	// millisecond are never 2³¹ starts apart).
-	return a.due < b.due || a.due == b.due && int32(a.seq-b.seq) < 0
+	return a.due < b.due || a.due == b.due && int32(a.t.due-b.t.due) < 0
 }
 
 func (w *wheel) swap(i, j int) {

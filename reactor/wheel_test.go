@@ -595,8 +595,9 @@ func TestWheelMatchesModelFarClock(t *testing.T) {
 
 // Timers due in one far millisecond (in the heap, 2³² ms and more on)
 // fire in start order, started in an order unlike their heap positions,
-// with timers due a millisecond before and after them; their start
-// sequence is in the heap's entries, not in the timers.
+// with timers due a millisecond before and after them; in the heap their
+// start sequence takes the place of their 32-bit due (Timer.due), which
+// migrating into a slot sets.
 func TestWheelFarSameDueFiresInStartOrder(t *testing.T) {
 	for _, due := range []int64{1<<32 + 5, 1<<33 + wheelSize, 3 * 365 * 24 * 3600 * 1000} {
 		g := newWheelRig()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,7 +37,7 @@ import (
 // collected.
 type Timer struct {
 	event.Base
-	c       *timerConf // the reactor's oneShot unless the timer has repeated
+	c       atomic.Pointer[timerConf] // the reactor's oneShot unless the timer has repeated; set on the loop, read anywhere
 	timeout time.Duration
 
 	// its place in the wheel (wheel.go): no links through the timers, so
@@ -57,15 +58,18 @@ type timerConf struct {
 
 // repeat returns the repeat interval. On the loop (or before the timer is
 // shared).
-func (t *Timer) repeat() time.Duration { return t.c.repeat }
+func (t *Timer) repeat() time.Duration { return t.conf().repeat }
+
+func (t *Timer) conf() *timerConf { return t.c.Load() }
 
 // reactor returns the timer's reactor: nil for a zero Timer, whose methods
 // then fail as on a zero Reactor.
 func (t *Timer) reactor() *Reactor {
-	if t.c == nil {
+	c := t.conf()
+	if c == nil {
 		return nil
 	}
-	return t.c.r
+	return c.r
 }
 
 type timerOps Timer
@@ -92,7 +96,8 @@ func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
 	}
 	var t *Timer
 	if repeat == 0 {
-		t = &Timer{c: &r.oneShot, timeout: timeout}
+		t = &Timer{timeout: timeout}
+		t.c.Store(&r.oneShot)
 	} else {
 		// One allocation still, in the 96-byte class: the timer and its own
 		// conf together.
@@ -101,7 +106,7 @@ func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
 			c timerConf
 		}{t: Timer{timeout: timeout}, c: timerConf{r: r, repeat: repeat}}
 		t = &p.t
-		t.c = &p.c
+		t.c.Store(&p.c)
 	}
 	eventkind.Init(&t.Base, (*timerOps)(t), true, event.GoOwned)
 	return t, nil
@@ -143,11 +148,11 @@ func (t *Timer) SetRepeat(repeat time.Duration) error {
 		return fmt.Errorf("reactor: Timer.SetRepeat(%v): negative duration: %w", repeat, syscall.EINVAL)
 	}
 	return t.reactor().Call(func() {
-		switch {
-		case t.c != &t.c.r.oneShot:
-			t.c.repeat = repeat
+		switch c := t.conf(); {
+		case c != &c.r.oneShot:
+			c.repeat = repeat
 		case repeat != 0:
-			t.c = &timerConf{r: t.c.r, repeat: repeat}
+			t.c.Store(&timerConf{r: c.r, repeat: repeat})
 		}
 	})
 }
@@ -181,8 +186,8 @@ func (t *Timer) restart() error {
 	if t.where() == inNone && eventkind.LoopRefs(t) == 0 {
 		return t.Start()
 	}
-	t.c.r.timers.remove(t)
-	t.c.r.timers.insert(t, t.c.r.dueAfter(t.timeout))
+	t.reactor().timers.remove(t)
+	t.reactor().timers.insert(t, t.reactor().dueAfter(t.timeout))
 	return nil
 }
 
@@ -219,11 +224,11 @@ func (t *Timer) DueIn() time.Duration {
 		if t.where() == inNone {
 			return
 		}
-		switch due := t.c.r.timers.dueOf(t); {
+		switch due := t.reactor().timers.dueOf(t); {
 		case due > math.MaxInt64/int64(time.Millisecond):
 			d = math.MaxInt64
 		default:
-			d = max(0, time.Duration(due)*time.Millisecond-time.Since(t.c.r.epoch))
+			d = max(0, time.Duration(due)*time.Millisecond-time.Since(t.reactor().epoch))
 		}
 	})
 	return d
@@ -252,8 +257,8 @@ func (t *Timer) Again() error {
 					return
 				}
 			}
-			t.c.r.timers.remove(t)
-			t.c.r.timers.insert(t, t.c.r.dueAfter(t.repeat()))
+			t.reactor().timers.remove(t)
+			t.reactor().timers.insert(t, t.reactor().dueAfter(t.repeat()))
 		}
 	}); e != nil {
 		return e
@@ -291,8 +296,8 @@ func (t *Timer) nextDue(due, now int64) int64 {
 // fire runs on the loop when the wheel says t is due.
 func (t *Timer) fire() {
 	if t.repeat() > 0 {
-		w := &t.c.r.timers
-		w.insert(t, t.nextDue(w.dueOf(t), t.c.r.now()))
+		w := &t.reactor().timers
+		w.insert(t, t.nextDue(w.dueOf(t), t.reactor().now()))
 		eventkind.Notify(&t.Base, nil, nil)
 		return
 	}
@@ -305,20 +310,20 @@ func (t *Timer) fire() {
 	eventkind.Notify(&t.Base, nil, nil)
 }
 
-func (o *timerOps) Owner() event.Owner { return o.c.r.Owner() }
+func (o *timerOps) Owner() event.Owner { return (*Timer)(o).reactor().Owner() }
 func (o *timerOps) Event() event.Event { return (*Timer)(o) }
 
 func (o *timerOps) Arm() error {
 	t := (*Timer)(o)
-	if t.c.r.closing.Load() {
+	if t.reactor().closing.Load() {
 		return ErrReactorClosed
 	}
-	t.c.r.timers.insert(t, t.c.r.dueAfter(t.timeout))
+	t.reactor().timers.insert(t, t.reactor().dueAfter(t.timeout))
 	eventkind.SetKindBit(&t.Base, false) // a wait from now on is for the next firing
 	return nil
 }
 
-func (o *timerOps) Disarm()        { o.c.r.timers.remove((*Timer)(o)) }
+func (o *timerOps) Disarm()        { (*Timer)(o).reactor().timers.remove((*Timer)(o)) }
 func (o *timerOps) Free(free bool) {}
 
 // Stored gives a one-shot timer's last firing to a wait that comes while
@@ -332,11 +337,11 @@ func (o *timerOps) Describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Timer(timeout=%v", o.timeout)
 	switch {
-	case o.c.repeat == 0:
-	case o.c.repeat == o.timeout:
+	case (*Timer)(o).repeat() == 0:
+	case (*Timer)(o).repeat() == o.timeout:
 		b.WriteString(", periodic")
 	default:
-		fmt.Fprintf(&b, ", repeat=%v", o.c.repeat)
+		fmt.Fprintf(&b, ", repeat=%v", (*Timer)(o).repeat())
 	}
 	if o.Flags().Has(event.Hidden) {
 		b.WriteString(", hidden")

@@ -1,6 +1,8 @@
 package reactor
 
 import (
+	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,7 +87,7 @@ func TestTimerSetRepeatOnStartedOneShot(t *testing.T) {
 			}
 		}
 	})
-	if tm.c != &r.oneShot {
+	if tm.conf() != &r.oneShot {
 		t.Fatal("a one-shot timer does not share the reactor's conf")
 	}
 	timerTestStart(t, tm)
@@ -93,8 +95,8 @@ func TestTimerSetRepeatOnStartedOneShot(t *testing.T) {
 	if err := tm.SetRepeat(rep); err != nil {
 		t.Fatal(err)
 	}
-	if tm.c == &r.oneShot || tm.Repeat() != rep || r.oneShot.repeat != 0 {
-		t.Fatalf("after SetRepeat(%v): own conf %v, Repeat %v, the reactor's %v", rep, tm.c != &r.oneShot, tm.Repeat(), r.oneShot.repeat)
+	if tm.conf() == &r.oneShot || tm.Repeat() != rep || r.oneShot.repeat != 0 {
+		t.Fatalf("after SetRepeat(%v): own conf %v, Repeat %v, the reactor's %v", rep, tm.conf() != &r.oneShot, tm.Repeat(), r.oneShot.repeat)
 	}
 	timerTestRun(t, r)
 	if fired != 4 || event.StateOf(tm) != event.Stopped || tm.Repeat() != 0 || r.oneShot.repeat != 0 {
@@ -117,7 +119,38 @@ func TestTimerAllocations(t *testing.T) {
 		}
 	}
 	tm, _ := r.NewTimer(time.Second, time.Second)
-	if tm.c.r != r || tm.c.repeat != time.Second {
-		t.Errorf("a repeating timer's conf = %+v", *tm.c)
+	if tm.conf().r != r || tm.conf().repeat != time.Second {
+		t.Errorf("a repeating timer's conf = %+v", *tm.conf())
 	}
+}
+
+// SetRepeat that gives a one-shot timer a conf of its own does so on the
+// loop, while other goroutines call the timer's methods, which find its
+// reactor through that conf: the pointer is read and written atomically
+// (a race the race detector saw when it was a plain pointer).
+func TestTimerSetRepeatRacesGetters(t *testing.T) {
+	r := timerTestReactor(t, Options{})
+	ctx, stop := context.WithCancel(timerTestCtx(t))
+	served := make(chan error, 1)
+	go func() { served <- r.Serve(ctx) }()
+	var wg sync.WaitGroup
+	for range 20 {
+		tm, err := r.NewTimer(time.Hour, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			tm.SetRepeat(time.Second)
+			tm.SetRepeat(0)
+		}()
+		go func() {
+			defer wg.Done()
+			_, _, _ = tm.Timeout(), tm.Repeat(), tm.DueIn()
+		}()
+	}
+	wg.Wait()
+	stop()
+	<-served
 }

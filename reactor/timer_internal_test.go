@@ -82,7 +82,8 @@ func TestTimerAgain(t *testing.T) {
 // fewer; a loop late by more than a period coalesces the missed deadlines
 // into one firing and goes on with the schedule; no firing is early.
 func TestTimerPeriodicKeepsSchedule(t *testing.T) {
-	tm := &Timer{c: &timerConf{repeat: 10 * time.Millisecond}}
+	tm := &Timer{}
+	tm.c.Store(&timerConf{repeat: 10 * time.Millisecond})
 	late := []int64{0, 1, 2, 1, 0, 2, 2, 1}
 	fired, early := 0, 0
 	for i, due := 0, int64(10); due <= 3000; i++ {
@@ -113,7 +114,7 @@ func TestTimerPeriodicKeepsSchedule(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("next deadlines (-want +got):\n%s", diff)
 	}
-	tm.c.repeat = time.Hour
+	tm.conf().repeat = time.Hour
 	if next := tm.nextDue(maxDue-5, maxDue-5); next != maxDue {
 		t.Errorf("a deadline past the wheel's last millisecond = %d, want it clamped to %d", next, int64(maxDue))
 	}

@@ -121,6 +121,10 @@ type Reactor struct {
 	drop *dropped // what the collector frees if the reactor is dropped (drop.go)
 	wd   watchdog // the blocked-loop watchdog (watchdog.go)
 
+	// oneShot is what every timer that does not repeat points to
+	// (Timer.c): a one-shot timer is one allocation, its Timer.
+	oneShot timerConf
+
 	stats struct {
 		iterations, queued, wakeups, yields atomic.Uint64
 	}
@@ -159,6 +163,7 @@ func New(opts Options) (*Reactor, error) {
 	if loop != nil {
 		r.kern = &uvKernel{loop: loop}
 	}
+	r.oneShot.r = r
 	r.deliverGo = r.deliverGoKernel
 	r.trackDrop()
 	r.coros.init()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,16 +37,39 @@ import (
 // collected.
 type Timer struct {
 	event.Base
-	r       *Reactor
+	c       atomic.Pointer[timerConf] // the reactor's oneShot unless the timer has repeated; set on the loop, read anywhere
 	timeout time.Duration
-	repeat  time.Duration
 
 	// its place in the wheel (wheel.go): no links through the timers, so
-	// that the struct is 96 bytes, a size class of its own
+	// that the struct is 80 bytes, a size class of its own
 	// (TestTimerSizeClass)
-	due int64  // loop milliseconds
-	seq uint32 // start order, for same-millisecond ties in the heap
+	due uint32 // in a slot or the ready queue: the low 32 bits of its loop millisecond (wheel.dueOf); in the heap: its start sequence
 	loc uint32 // the queue it is in (inNone: none) and its position there
+}
+
+// timerConf holds a timer's reactor and repeat interval. The timers that do
+// not repeat, most of them (T1's million), share their reactor's oneShot;
+// a repeating one has its own, made with it (NewTimer) or by the first
+// SetRepeat that makes it repeat, and keeps it from then on.
+type timerConf struct {
+	r      *Reactor
+	repeat time.Duration
+}
+
+// repeat returns the repeat interval. On the loop (or before the timer is
+// shared).
+func (t *Timer) repeat() time.Duration { return t.conf().repeat }
+
+func (t *Timer) conf() *timerConf { return t.c.Load() }
+
+// reactor returns the timer's reactor: nil for a zero Timer, whose methods
+// then fail as on a zero Reactor.
+func (t *Timer) reactor() *Reactor {
+	c := t.conf()
+	if c == nil {
+		return nil
+	}
+	return c.r
 }
 
 type timerOps Timer
@@ -70,7 +94,20 @@ func (r *Reactor) NewTimer(timeout, repeat time.Duration) (*Timer, error) {
 	if r.closing.Load() {
 		return nil, ErrReactorClosed
 	}
-	t := &Timer{r: r, timeout: timeout, repeat: repeat}
+	var t *Timer
+	if repeat == 0 {
+		t = &Timer{timeout: timeout}
+		t.c.Store(&r.oneShot)
+	} else {
+		// One allocation still, in the 96-byte class: the timer and its own
+		// conf together.
+		p := &struct {
+			t Timer
+			c timerConf
+		}{t: Timer{timeout: timeout}, c: timerConf{r: r, repeat: repeat}}
+		t = &p.t
+		t.c.Store(&p.c)
+	}
 	eventkind.Init(&t.Base, (*timerOps)(t), true, event.GoOwned)
 	return t, nil
 }
@@ -88,7 +125,7 @@ func (t *Timer) Reset(timeout time.Duration) error {
 		return fmt.Errorf("reactor: Timer.Reset(%v): negative duration: %w", timeout, syscall.EINVAL)
 	}
 	var err error
-	if e := t.r.Call(func() {
+	if e := t.reactor().Call(func() {
 		if t.Flags().Has(event.Closed) {
 			err = event.ErrClosed
 			return
@@ -110,7 +147,14 @@ func (t *Timer) SetRepeat(repeat time.Duration) error {
 	if repeat < 0 {
 		return fmt.Errorf("reactor: Timer.SetRepeat(%v): negative duration: %w", repeat, syscall.EINVAL)
 	}
-	return t.r.Call(func() { t.repeat = repeat })
+	return t.reactor().Call(func() {
+		switch c := t.conf(); {
+		case c != &c.r.oneShot:
+			c.repeat = repeat
+		case repeat != 0:
+			t.c.Store(&timerConf{r: c.r, repeat: repeat})
+		}
+	})
 }
 
 // Refresh restarts the timer from now with its timeout (Node's
@@ -124,7 +168,7 @@ func (t *Timer) Refresh() error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := t.r.Call(func() {
+	if e := t.reactor().Call(func() {
 		if t.Flags().Has(event.Closed) {
 			err = event.ErrClosed
 			return
@@ -142,8 +186,8 @@ func (t *Timer) restart() error {
 	if t.where() == inNone && eventkind.LoopRefs(t) == 0 {
 		return t.Start()
 	}
-	t.r.timers.remove(t)
-	t.r.timers.insert(t, t.r.dueAfter(t.timeout))
+	t.reactor().timers.remove(t)
+	t.reactor().timers.insert(t, t.reactor().dueAfter(t.timeout))
 	return nil
 }
 
@@ -153,7 +197,7 @@ func (t *Timer) Timeout() time.Duration {
 		return 0
 	}
 	var d time.Duration
-	t.r.Call(func() { d = t.timeout })
+	t.reactor().Call(func() { d = t.timeout })
 	return d
 }
 
@@ -163,7 +207,7 @@ func (t *Timer) Repeat() time.Duration {
 		return 0
 	}
 	var d time.Duration
-	t.r.Call(func() { d = t.repeat })
+	t.reactor().Call(func() { d = t.repeat() })
 	return d
 }
 
@@ -176,13 +220,15 @@ func (t *Timer) DueIn() time.Duration {
 		return 0
 	}
 	var d time.Duration
-	t.r.Call(func() {
-		switch {
-		case t.where() == inNone:
-		case t.due > math.MaxInt64/int64(time.Millisecond):
+	t.reactor().Call(func() {
+		if t.where() == inNone {
+			return
+		}
+		switch due := t.reactor().timers.dueOf(t); {
+		case due > math.MaxInt64/int64(time.Millisecond):
 			d = math.MaxInt64
 		default:
-			d = max(0, time.Duration(t.due)*time.Millisecond-time.Since(t.r.epoch))
+			d = max(0, time.Duration(due)*time.Millisecond-time.Since(t.reactor().epoch))
 		}
 	})
 	return d
@@ -197,13 +243,13 @@ func (t *Timer) Again() error {
 		return event.ErrNilEvent
 	}
 	var err error
-	if e := t.r.Call(func() {
+	if e := t.reactor().Call(func() {
 		switch {
 		case t.Flags().Has(event.Closed):
 			err = event.ErrClosed
 		case event.StateOf(t) == event.Created:
 			err = fmt.Errorf("reactor: Timer.Again on a timer never started: %w", syscall.EINVAL)
-		case t.repeat == 0:
+		case t.repeat() == 0:
 			err = fmt.Errorf("reactor: Timer.Again on a timer that does not repeat: %w", syscall.EINVAL)
 		default:
 			if t.where() == inNone {
@@ -211,8 +257,8 @@ func (t *Timer) Again() error {
 					return
 				}
 			}
-			t.r.timers.remove(t)
-			t.r.timers.insert(t, t.r.dueAfter(t.repeat))
+			t.reactor().timers.remove(t)
+			t.reactor().timers.insert(t, t.reactor().dueAfter(t.repeat()))
 		}
 	}); e != nil {
 		return e
@@ -231,16 +277,16 @@ func ms(d time.Duration) int64 {
 }
 
 // nextDue is a periodic timer's next deadline once it has fired, at now,
-// for the deadline t.due: one period after that deadline, not after the
+// for the deadline due: one period after that deadline, not after the
 // moment it fired, so that its firings keep their schedule as
 // time.Ticker's do (a loop a little late each time does not make it
 // drift). Deadlines the loop has already passed are coalesced, as
 // Ticker drops the ticks a slow receiver misses: the next is the first on
 // the schedule not before now. It is never early: never before a whole
 // period after the previous deadline.
-func (t *Timer) nextDue(now int64) int64 {
-	p := ms(t.repeat)
-	next := t.due + p
+func (t *Timer) nextDue(due, now int64) int64 {
+	p := ms(t.repeat())
+	next := due + p
 	if next < now {
 		next += (now - next + p - 1) / p * p
 	}
@@ -249,8 +295,9 @@ func (t *Timer) nextDue(now int64) int64 {
 
 // fire runs on the loop when the wheel says t is due.
 func (t *Timer) fire() {
-	if t.repeat > 0 {
-		t.r.timers.insert(t, t.nextDue(t.r.now()))
+	if t.repeat() > 0 {
+		w := &t.reactor().timers
+		w.insert(t, t.nextDue(w.dueOf(t), t.reactor().now()))
 		eventkind.Notify(&t.Base, nil, nil)
 		return
 	}
@@ -263,20 +310,20 @@ func (t *Timer) fire() {
 	eventkind.Notify(&t.Base, nil, nil)
 }
 
-func (o *timerOps) Owner() event.Owner { return o.r.Owner() }
+func (o *timerOps) Owner() event.Owner { return (*Timer)(o).reactor().Owner() }
 func (o *timerOps) Event() event.Event { return (*Timer)(o) }
 
 func (o *timerOps) Arm() error {
 	t := (*Timer)(o)
-	if t.r.closing.Load() {
+	if t.reactor().closing.Load() {
 		return ErrReactorClosed
 	}
-	t.r.timers.insert(t, t.r.dueAfter(t.timeout))
+	t.reactor().timers.insert(t, t.reactor().dueAfter(t.timeout))
 	eventkind.SetKindBit(&t.Base, false) // a wait from now on is for the next firing
 	return nil
 }
 
-func (o *timerOps) Disarm()        { o.r.timers.remove((*Timer)(o)) }
+func (o *timerOps) Disarm()        { (*Timer)(o).reactor().timers.remove((*Timer)(o)) }
 func (o *timerOps) Free(free bool) {}
 
 // Stored gives a one-shot timer's last firing to a wait that comes while
@@ -290,11 +337,11 @@ func (o *timerOps) Describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Timer(timeout=%v", o.timeout)
 	switch {
-	case o.repeat == 0:
-	case o.repeat == o.timeout:
+	case (*Timer)(o).repeat() == 0:
+	case (*Timer)(o).repeat() == o.timeout:
 		b.WriteString(", periodic")
 	default:
-		fmt.Fprintf(&b, ", repeat=%v", o.repeat)
+		fmt.Fprintf(&b, ", repeat=%v", (*Timer)(o).repeat())
 	}
 	if o.Flags().Has(event.Hidden) {
 		b.WriteString(", hidden")

@@ -82,14 +82,14 @@ func TestTimerAgain(t *testing.T) {
 // fewer; a loop late by more than a period coalesces the missed deadlines
 // into one firing and goes on with the schedule; no firing is early.
 func TestTimerPeriodicKeepsSchedule(t *testing.T) {
-	tm := &Timer{repeat: 10 * time.Millisecond}
+	tm := &Timer{}
+	tm.c.Store(&timerConf{repeat: 10 * time.Millisecond})
 	late := []int64{0, 1, 2, 1, 0, 2, 2, 1}
 	fired, early := 0, 0
 	for i, due := 0, int64(10); due <= 3000; i++ {
 		now := due + late[i%len(late)]
 		fired++
-		tm.due = due
-		next := tm.nextDue(now)
+		next := tm.nextDue(due, now)
 		if next < due+10 {
 			early++
 		}
@@ -107,28 +107,29 @@ func TestTimerPeriodicKeepsSchedule(t *testing.T) {
 		{Due: 100, Now: 125}, // 110 and 120 passed: coalesced, on to 130
 		{Due: 100, Now: 130},
 	} {
-		tm.due = s.Due
-		s.Next = tm.nextDue(s.Now)
+		s.Next = tm.nextDue(s.Due, s.Now)
 		got = append(got, s)
 	}
 	want := []step{{100, 100, 110}, {100, 109, 110}, {100, 110, 110}, {100, 125, 130}, {100, 130, 130}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("next deadlines (-want +got):\n%s", diff)
 	}
-	tm.due, tm.repeat = maxDue-5, time.Hour
-	if next := tm.nextDue(maxDue - 5); next != maxDue {
+	tm.conf().repeat = time.Hour
+	if next := tm.nextDue(maxDue-5, maxDue-5); next != maxDue {
 		t.Errorf("a deadline past the wheel's last millisecond = %d, want it clamped to %d", next, int64(maxDue))
 	}
 }
 
-// A Timer is in the allocator's 96-byte size class: workload T1 arms a
+// A Timer is in the allocator's 80-byte size class: workload T1 arms a
 // million of them (docs/benchmarks.md), where each byte is a megabyte of
-// peak RSS and of memory cleared and scanned. At 97 bytes it would take the
-// 112-byte class. The wheel holds a timer's place in its queue (loc), not
-// links through the timers, and the event's Base keeps its one subscriber
-// inline in two words.
+// peak RSS and of memory cleared and scanned. At 81 bytes it would take the
+// 96-byte class. The wheel holds a timer's place in its queue (loc), not
+// links through the timers, and only the low 32 bits of its due (the heap
+// keeps the whole due and the start sequence of its timers); a timer that
+// does not repeat shares its reactor's conf (reactor and repeat 0); the
+// event's Base keeps its one subscriber inline in two words.
 func TestTimerSizeClass(t *testing.T) {
-	if size := unsafe.Sizeof(Timer{}); size > 96 {
-		t.Errorf("Timer is %d bytes, want at most 96", size)
+	if size := unsafe.Sizeof(Timer{}); size != 80 {
+		t.Errorf("Timer is %d bytes, want 80", size)
 	}
 }

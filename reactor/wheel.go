@@ -18,13 +18,19 @@ import "math/bits"
 //
 // A queue is an array of timer pointers in chunks, not a list linked
 // through the timers: a timer holds only its queue and its position in it
-// (Timer.loc), so that it stays in the 96-byte size class (a million armed
+// (Timer.loc), so that it stays in the 80-byte size class (a million armed
 // timers, workload T1, are a million of them), the collector scans the
 // queues as arrays instead of chasing a chain through every timer, and a
 // slot fires by reading its array in order, its timers' loads independent
 // of one another. A removed timer leaves a hole (nil), skipped when the
 // queue fires; a queue is compacted when an insert finds it more than half
 // holes, and given back (its chunks kept for reuse, a few) when it empties.
+//
+// For the same reason a timer holds only the low 32 bits of its due
+// millisecond (Timer.due), and only while it is in a slot or the ready
+// queue, where its due is near the cursor (dueOf); a timer in the heap,
+// which may be due years on, has its whole due in its heap entry, and in
+// Timer.due its start sequence, for ties.
 const (
 	wheelBits = 12
 	wheelSize = 1 << wheelBits
@@ -33,7 +39,7 @@ const (
 
 // Where a timer is queued: the top two bits of Timer.loc; the other 30 are
 // its position in that queue (in the heap: its index). A queue or the heap
-// therefore holds at most 2^30 timers, about 96 GiB of them: a limit no
+// therefore holds at most 2^30 timers, about 80 GiB of them: a limit no
 // reactor reaches before its memory runs out.
 const (
 	inNone uint32 = iota
@@ -117,10 +123,36 @@ type wheel struct {
 	slots  [wheelSize]queue
 	bits   [wheelSize / 64]uint64
 	ready  queue
-	far    []*Timer // min-heap on (due, seq)
+	far    []farTimer // min-heap on (due, start sequence: Timer.due)
 	seq    uint32
 	count  int // all queued timers
 	free   [chunkSizes][][]*Timer
+}
+
+// farTimer is a timer in the heap, with its due; its Timer.due holds its
+// start sequence.
+type farTimer struct {
+	t   *Timer
+	due int64
+}
+
+// dueOf returns the loop millisecond at which t, queued or being fired, is
+// due. A timer in a slot is due in [cursor, cursor+wheelSize); one in the
+// ready queue, or taken out to fire, by the latest millisecond advance has
+// reached, and after the clock's reading when it was started, which is
+// never 2³² ms (49 days) before that: its 32 bits say which millisecond.
+func (w *wheel) dueOf(t *Timer) int64 {
+	switch t.where() {
+	case inHeap:
+		return w.far[t.pos()].due
+	case inWheel:
+		return w.cursor + int64(t.due-uint32(w.cursor))
+	}
+	top := w.cursor - 1
+	if w.firing {
+		top = max(top, w.until)
+	}
+	return top - int64(uint32(top)-t.due)
 }
 
 // push appends t to q (never the queue being fired: see advance).
@@ -206,19 +238,22 @@ func (w *wheel) drop(q *queue) {
 // insert queues t to fire at due.
 func (w *wheel) insert(t *Timer, due int64) {
 	w.seq++
-	t.seq = w.seq
-	t.due = due
 	w.count++
 	switch {
 	case due < w.cursor || w.firing && due <= w.until:
+		t.due = uint32(due)
 		w.push(&w.ready, t, inReady)
 	case due < w.cursor+wheelSize:
+		t.due = uint32(due)
 		w.toSlot(t)
 	default:
-		w.heapPush(t)
+		t.due = w.seq
+		w.heapPush(farTimer{t, due})
 	}
 }
 
+// toSlot queues t in the slot of its due (t.due, set), which is within
+// wheelSize of the cursor: the slot's index is in the due's low bits.
 func (w *wheel) toSlot(t *Timer) {
 	s := t.due & wheelMask
 	w.push(&w.slots[s], t, inWheel)
@@ -323,7 +358,8 @@ func (w *wheel) advance(now int64, fire func(*Timer)) {
 // migrate moves heap timers that came within the wheel's span into slots.
 func (w *wheel) migrate() {
 	for len(w.far) > 0 && w.far[0].due < w.cursor+wheelSize {
-		t := w.far[0]
+		t := w.far[0].t
+		t.due = uint32(w.far[0].due)
 		w.heapRemove(0)
 		w.toSlot(t)
 	}
@@ -355,24 +391,25 @@ func (w *wheel) next() int64 {
 	return -1
 }
 
-// The far heap, ordered by (due, seq); each timer knows its position.
+// The far heap, ordered by (due, start sequence); each timer knows its
+// position.
 
 func (w *wheel) less(i, j int) bool {
-	a, b := w.far[i], w.far[j]
+	a, b := &w.far[i], &w.far[j]
 	// seq wraps: compare it the wrap-safe way (two timers due in the same
 	// millisecond are never 2³¹ starts apart).
-	return a.due < b.due || a.due == b.due && int32(a.seq-b.seq) < 0
+	return a.due < b.due || a.due == b.due && int32(a.t.due-b.t.due) < 0
 }
 
 func (w *wheel) swap(i, j int) {
 	w.far[i], w.far[j] = w.far[j], w.far[i]
-	w.far[i].place(inHeap, int32(i))
-	w.far[j].place(inHeap, int32(j))
+	w.far[i].t.place(inHeap, int32(i))
+	w.far[j].t.place(inHeap, int32(j))
 }
 
-func (w *wheel) heapPush(t *Timer) {
-	t.place(inHeap, int32(len(w.far)))
-	w.far = append(w.far, t)
+func (w *wheel) heapPush(e farTimer) {
+	e.t.place(inHeap, int32(len(w.far)))
+	w.far = append(w.far, e)
 	w.up(len(w.far) - 1)
 }
 
@@ -381,7 +418,7 @@ func (w *wheel) heapRemove(i int) {
 	if i != last {
 		w.swap(i, last)
 	}
-	w.far[last] = nil
+	w.far[last] = farTimer{}
 	w.far = w.far[:last]
 	if i != last {
 		if !w.down(i) {

@@ -120,7 +120,7 @@ func (a *attackRun) sameSlot(due int64) int {
 func (a *attackRun) fire(x *Timer) {
 	id := a.ids[x]
 	if want := a.m.pop(); id != want {
-		a.fail("at now=%d fired timer %d (due %d), model expects %d", a.now, id, x.due, want)
+		a.fail("at now=%d fired timer %d (due %d), model expects %d", a.now, id, a.w.dueOf(x), want)
 	}
 	if x.where() != inNone {
 		a.fail("timer %d fired while queued", id)
@@ -131,7 +131,7 @@ func (a *attackRun) fire(x *Timer) {
 	if a.deep && a.rng.IntN(200) == 0 {
 		checkChunks(a.t, a.w)
 	}
-	due := x.due
+	due := a.w.dueOf(x)
 	for range a.rng.IntN(3) {
 		switch a.rng.IntN(10) {
 		case 0: // restart itself, due at once: the ready queue, next advance
@@ -172,7 +172,7 @@ func (a *attackRun) advance(to int64) {
 	a.m.firing, a.m.now, a.m.batch, a.m.ready = true, to, a.m.ready, nil
 	a.w.advance(to, a.fire)
 	if extra := a.m.pop(); extra >= 0 {
-		a.fail("advance(%d) did not fire timer %d (due %d)", to, extra, a.timers[extra].due)
+		a.fail("advance(%d) did not fire timer %d (due %d)", to, extra, a.w.dueOf(a.timers[extra]))
 	}
 	a.m.firing, a.m.cursor = false, max(a.m.cursor, to+1)
 	for d := range a.byDue {

@@ -74,8 +74,8 @@ func checkWheel(t *testing.T, w *wheel, queued int) {
 	}
 	inReadyQ := checkQueue(t, "ready", &g.w.ready, inReady)
 	for i, x := range g.w.far {
-		if x.where() != inHeap || x.pos() != int32(i) {
-			t.Errorf("heap[%d]: where=%d pos=%d", i, x.where(), x.pos())
+		if x.t.where() != inHeap || x.t.pos() != int32(i) {
+			t.Errorf("heap[%d]: where=%d pos=%d", i, x.t.where(), x.t.pos())
 		}
 	}
 	if g.w.busy != nil {
@@ -462,6 +462,18 @@ func TestWheelMatchesModelDense(t *testing.T) {
 // runWheelModelSized runs ops random operations on pool timers, most due
 // within spread ms of now.
 func runWheelModelSized(t *testing.T, seed uint64, inCallbacks bool, ops, pool int, spread int64) {
+	runWheelModelFrom(t, seed, inCallbacks, ops, pool, spread, wheelClock{far: 4 * wheelSize, sleep: 10 * wheelSize})
+}
+
+// wheelClock places a model run in time: its clock starts at start, its
+// far timers are due up to far ms after now, and its long sleeps last up to
+// sleep ms (beyond 2*wheelSize).
+type wheelClock struct{ start, far, sleep int64 }
+
+// runWheelModelFrom is runWheelModelSized on the clock c. Each timer that
+// fires, and every queued timer now and then, must know its due
+// (wheel.dueOf) as the model does.
+func runWheelModelFrom(t *testing.T, seed uint64, inCallbacks bool, ops, pool int, spread int64, c wheelClock) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	w := &wheel{}
 	m := &wheelModel{due: map[int]int64{}, seqs: map[int]int64{}}
@@ -470,7 +482,18 @@ func runWheelModelSized(t *testing.T, seed uint64, inCallbacks bool, ops, pool i
 		timers[i] = &Timer{}
 		ids[timers[i]] = i
 	}
-	var now int64
+	now := c.start
+	if now != 0 {
+		w.advance(now, func(*Timer) { t.Fatal("an empty wheel fired") })
+		m.cursor = now + 1
+	}
+	dues := func() (model, got map[int]int64) {
+		model, got = map[int]int64{}, map[int]int64{}
+		for id, d := range m.due {
+			model[id], got[id] = d, w.dueOf(timers[id])
+		}
+		return model, got
+	}
 	fails := 0
 	fail := func(format string, a ...any) {
 		if fails++; fails <= 5 {
@@ -487,7 +510,7 @@ func runWheelModelSized(t *testing.T, seed uint64, inCallbacks bool, ops, pool i
 		case 0, 1:
 			due = max(0, now-rng.Int64N(30)) // already past
 		case 2, 3, 4:
-			due = now + wheelSize + rng.Int64N(4*wheelSize) // in the far heap
+			due = now + wheelSize + rng.Int64N(c.far) // in the far heap
 		}
 		w.insert(timers[i], due)
 		m.insert(i, due)
@@ -498,8 +521,11 @@ func runWheelModelSized(t *testing.T, seed uint64, inCallbacks bool, ops, pool i
 		m.remove(i)
 	}
 	fire := func(x *Timer) {
+		wantDue, queued := m.due[ids[x]]
 		if got, want := ids[x], m.pop(); got != want {
-			fail("at now=%d fired timer %d (due %d), model expects %d", now, got, x.due, want)
+			fail("at now=%d fired timer %d (due %d), model expects %d", now, got, w.dueOf(x), want)
+		} else if got := w.dueOf(x); !queued || got != wantDue {
+			fail("at now=%d timer %d fires with due %d, model says %d (queued %v)", now, ids[x], got, wantDue, queued)
 		}
 		if inCallbacks {
 			switch rng.IntN(4) {
@@ -519,12 +545,12 @@ func runWheelModelSized(t *testing.T, seed uint64, inCallbacks bool, ops, pool i
 		default:
 			now += rng.Int64N(25)
 			if rng.IntN(50) == 0 {
-				now += 2*wheelSize + rng.Int64N(10*wheelSize) // a long sleep
+				now += 2*wheelSize + rng.Int64N(c.sleep) // a long sleep
 			}
 			m.firing, m.now, m.batch, m.ready = true, now, m.ready, nil
 			w.advance(now, fire)
 			if extra := m.pop(); extra >= 0 {
-				fail("advance(%d) did not fire timer %d (due %d)", now, extra, timers[extra].due)
+				fail("advance(%d) did not fire timer %d (due %d)", now, extra, w.dueOf(timers[extra]))
 			}
 			m.firing, m.cursor = false, max(m.cursor, now+1)
 		}
@@ -533,10 +559,76 @@ func runWheelModelSized(t *testing.T, seed uint64, inCallbacks bool, ops, pool i
 		}
 		if op%500 == 0 {
 			checkWheel(t, w, len(m.due))
+			if model, got := dues(); !cmp.Equal(model, got) {
+				fail("after op %d (now=%d): dues (-model +wheel):\n%s", op, now, cmp.Diff(model, got))
+			}
 		}
 		if got, want := w.next(), m.next(); got != want {
 			fail("after op %d (now=%d): next() = %d, model says %d", op, now, got, want)
 		}
+	}
+}
+
+// The wheel keeps only the low 32 bits of the due of a timer in a slot or
+// the ready queue: runs whose clock starts just before 2³¹ ms and 2³² ms
+// (the bits' wrap) and years on, with far timers due up to 2³³ ms (99 days)
+// later and sleeps of up to 2³² ms, fire as the model does, and each timer
+// knows its due, in the heap, in the wheel and as it fires.
+func TestWheelMatchesModelFarClock(t *testing.T) {
+	year := int64(365 * 24 * time.Hour / time.Millisecond)
+	for _, c := range []wheelClock{
+		{start: 1<<31 - 3000, far: 4 * wheelSize, sleep: 10 * wheelSize},
+		{start: 1<<32 - 3000, far: 4 * wheelSize, sleep: 10 * wheelSize},
+		{start: 1<<32 - 3000, far: 1 << 33, sleep: 1 << 32},
+		{start: 7*year + 12345, far: 1 << 33, sleep: 1 << 32},
+		{start: 0, far: 3 * year, sleep: 1 << 31},
+	} {
+		for _, inCallbacks := range []bool{false, true} {
+			t.Run(fmt.Sprintf("start=%d far=%d sleep=%d in callbacks=%v", c.start, c.far, c.sleep, inCallbacks), func(t *testing.T) {
+				for seed := uint64(1); seed <= 3 && !t.Failed(); seed++ {
+					runWheelModelFrom(t, seed, inCallbacks, 6000, 300, 60, c)
+				}
+			})
+		}
+	}
+}
+
+// Timers due in one far millisecond (in the heap, 2³² ms and more on)
+// fire in start order, started in an order unlike their heap positions,
+// with timers due a millisecond before and after them; in the heap their
+// start sequence takes the place of their 32-bit due (Timer.due), which
+// migrating into a slot sets.
+func TestWheelFarSameDueFiresInStartOrder(t *testing.T) {
+	for _, due := range []int64{1<<32 + 5, 1<<33 + wheelSize, 3 * 365 * 24 * 3600 * 1000} {
+		g := newWheelRig()
+		var want []string
+		g.insert("after", due+1)
+		for i := range 200 {
+			name := fmt.Sprint(i)
+			g.insert(name, due)
+			want = append(want, name)
+			if i%5 == 0 {
+				g.insert(fmt.Sprint("before", i), due-1)
+			}
+		}
+		g.check(t, 200+40+1)
+		if got := g.w.next(); got != due-1 {
+			t.Errorf("due %d: next() = %d, want %d", due, got, due-1)
+		}
+		if got := g.w.dueOf(g.timer("7")); got != due {
+			t.Errorf("due %d: dueOf a heap timer = %d", due, got)
+		}
+		g.advance(due - 1)
+		if got := g.w.dueOf(g.timer("7")); got != due || g.timer("7").where() != inWheel {
+			t.Errorf("due %d: after migrating, dueOf = %d, where = %d", due, got, g.timer("7").where())
+		}
+		if got := g.advance(due); !cmp.Equal(got, want) {
+			t.Errorf("due %d: fired %v, want %v", due, got, want)
+		}
+		if got := g.advance(due + 1); !cmp.Equal(got, []string{"after"}) {
+			t.Errorf("due %d: then fired %v, want [after]", due, got)
+		}
+		g.check(t, 0)
 	}
 }
 

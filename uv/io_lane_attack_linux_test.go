@@ -2,6 +2,7 @@ package uv_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -58,7 +59,7 @@ func laneStormCheck(t *testing.T, stream []byte, ns [][]int, clean bool) {
 	for pos := 0; pos < len(stream); {
 		w := int(stream[pos]) - laneStormID
 		if w < 0 || w >= len(ns) || next[w] >= len(ns[w]) {
-			t.Fatalf("byte %d of the stream (%#x) starts no write reported", pos, stream[pos])
+			t.Fatalf("byte %d of the stream (%#x) starts no write reported: %s", pos, stream[pos], laneStormWhere(stream[pos:], ns, next))
 		}
 		k := next[w]
 		p := laneStormPayload(w, k)[:ns[w][k]]
@@ -211,4 +212,31 @@ func laneStorm(t *testing.T, v *lingerEnv, how string) {
 	if reset && len(drops(v.u)) == 0 {
 		t.Errorf("the peer's stream was reset, with no drop reported")
 	}
+}
+
+// laneStormWhere says which write's bytes, reported or not, b starts with,
+// for a failure's message.
+func laneStormWhere(b []byte, ns [][]int, next []int) string {
+	b = b[:min(len(b), 32)]
+	msg := ""
+	for w := range ns {
+		msg += fmt.Sprintf("; writer %d: next write %d of %d", w, next[w], len(ns[w]))
+		for k := max(next[w]-3, 0); k < len(ns[w])+2; k++ {
+			p := laneStormPayload(w, k)
+			if w == laneStormWriters && k >= len(ns[w]) {
+				break
+			}
+			for off := 0; off+len(b) <= len(p); off++ {
+				if string(p[off:off+len(b)]) == string(b) {
+					n := -1
+					if k < len(ns[w]) {
+						n = ns[w][k]
+					}
+					msg += fmt.Sprintf(" [matches write %d at byte %d of %d, %d reported]", k, off, len(p), n)
+					break
+				}
+			}
+		}
+	}
+	return msg
 }

@@ -705,18 +705,20 @@ func (e *ioEvent) closing() {
 	}
 	e.shutLane() // no caller's write is in flight once the descriptor closes
 	e.shutReadLane()
-	e.keepUnsent() // what was accepted still goes out (io_linger.go)
+	kept := e.keepUnsent() // what was accepted still goes out (io_linger.go)
 	e.closed = true
 	e.closeDeadlines() // removing a deadline goes to the loop, which refuses
 	e.reading = false
 	for len(e.readers) > 0 {
 		e.popReader().finish(0, ErrClosed)
 	}
-	lingering := e.unsent() > 0
 	for _, op := range e.writes {
 		n := op.n
-		if lingering && op.windowed() {
-			n = op.handed // its bytes handed over go out all the same
+		if kept && op.windowed() {
+			// Its bytes handed over go out all the same: those the
+			// transport holds linger, the rest are in the kernel,
+			// written before their completion came.
+			n = op.handed
 		}
 		if op.ch != nil || op.fut != nil {
 			op.finish(n, ErrClosed)

@@ -108,11 +108,15 @@ func (e *ioEvent) lingers() bool { return e.transport == "tcp" || e.transport ==
 // rest of a blocking Write, which it will report not written, is
 // withdrawn, that of a Write the write lane took in part too (releaseHeld:
 // the writes queued behind it are handed over all the same). It records
-// the bytes the transport holds then.
-func (e *ioEvent) keepUnsent() {
+// the bytes the transport holds then, and reports whether every byte
+// handed to the transport goes out (or, lingering past its time, is
+// reported dropped): those the transport holds linger, the others are in
+// the kernel already, though their completions may not have come (libuv's
+// uv_write writes at once and completes on the next turn).
+func (e *ioEvent) keepUnsent() bool {
 	e.releaseHeld()
 	if !e.lingers() || !e.t.open() || e.werr != nil {
-		return
+		return false
 	}
 	for _, op := range e.writes {
 		if op.windowed() {
@@ -123,7 +127,7 @@ func (e *ioEvent) keepUnsent() {
 	e.fed = 0
 	e.feed()
 	if e.werr != nil {
-		return
+		return false
 	}
 	unsent, writes := e.t.queueSize(), 0
 	for _, op := range e.writes {
@@ -134,6 +138,7 @@ func (e *ioEvent) keepUnsent() {
 		x.lg.unsent = unsent
 		x.lg.writes += writes
 	}
+	return true
 }
 
 // unsent is the bytes the transport held at the close (keepUnsent); 0

@@ -51,10 +51,11 @@ func ExampleNewFSPoll() {
 	defer stop()
 	go r.Serve(ctx)
 
-	// The first stat is the baseline: write until a stat after it sees a
-	// change.
+	// The first stat is the baseline: write until a stat after it sees the
+	// file grow. (A stat may catch a write between its new modification
+	// time and its new size: that is a change too, the size not yet grown.)
 	var res uv.FSPollResult
-	for res.Curr == nil {
+	for res.Curr == nil || res.Curr.Size() <= res.Prev.Size() {
 		f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 		f.Write([]byte("more\n"))
 		f.Close()

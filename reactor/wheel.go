@@ -118,6 +118,7 @@ type wheel struct {
 	cursor int64 // next millisecond to fire; slots hold due in [cursor, cursor+wheelSize)
 	firing bool  // inside advance: a timer due by until goes to ready
 	until  int64 // the now of the running advance
+	batch  int32 // while the ready queue fires: its positions [0, batch) were queued before the advance
 	busy   *queue
 	n      int // timers in slots
 	slots  [wheelSize]queue
@@ -137,20 +138,36 @@ type farTimer struct {
 }
 
 // dueOf returns the loop millisecond at which t, queued or being fired, is
-// due. A timer in a slot is due in [cursor, cursor+wheelSize); one in the
-// ready queue, or taken out to fire, by the latest millisecond advance has
-// reached, and after the clock's reading when it was started, which is
-// never 2³² ms (49 days) before that: its 32 bits say which millisecond.
+// due; its 32 bits say which millisecond near a reference the wheel knows
+// exactly, whatever time advance has jumped:
+//   - in a slot: due in [cursor, cursor+wheelSize);
+//   - taken out to fire (advance): from a slot, due at the cursor; from the
+//     ready queue, just before it (the cursor does not move while the ready
+//     queue fires);
+//   - in the ready queue: queued before this advance (and not fired yet),
+//     due just before the cursor, the clock's reading when it was queued;
+//     made ready while advance fires, due by until, that advance's now,
+//     and not before the clock's reading when it was queued, at least that
+//     now.
+//
+// Not the latest millisecond reached, for all of them: a loop that stalls
+// for 2³² ms (49.7 days) or more between two advances fires timers due
+// that long before its now, which a 32-bit due cannot tell from one due a
+// little before it (TestWheelDueOfAcrossStallOf2To32ms).
 func (w *wheel) dueOf(t *Timer) int64 {
+	var top int64
 	switch t.where() {
 	case inHeap:
 		return w.far[t.pos()].due
 	case inWheel:
 		return w.cursor + int64(t.due-uint32(w.cursor))
-	}
-	top := w.cursor - 1
-	if w.firing {
-		top = max(top, w.until)
+	case inNone:
+		top = w.cursor
+	default: // inReady
+		top = w.cursor - 1
+		if w.firing && (w.busy != &w.ready || t.pos() >= w.batch) {
+			top = w.until
+		}
 	}
 	return top - int64(uint32(top)-t.due)
 }
@@ -325,6 +342,7 @@ func (w *wheel) advance(now int64, fire func(*Timer)) {
 	// precede, in start order, any timer made ready while firing, which
 	// then move to the front of the ready queue.
 	if end := w.ready.tail; end > 0 {
+		w.batch = end
 		w.fireQueue(&w.ready, end, false, fire)
 		w.compact(&w.ready, end)
 	}

@@ -572,8 +572,10 @@ func runWheelModelFrom(t *testing.T, seed uint64, inCallbacks bool, ops, pool in
 // The wheel keeps only the low 32 bits of the due of a timer in a slot or
 // the ready queue: runs whose clock starts just before 2³¹ ms and 2³² ms
 // (the bits' wrap) and years on, with far timers due up to 2³³ ms (99 days)
-// later and sleeps of up to 2³² ms, fire as the model does, and each timer
-// knows its due, in the heap, in the wheel and as it fires.
+// later and sleeps of up to 2³² ms (and up to 2³⁴ ms: the loop stalled for
+// longer than the 32 bits tell apart), fire as the model does, and each
+// timer knows its due, in the heap, in the wheel, in the ready queue and as
+// it fires.
 func TestWheelMatchesModelFarClock(t *testing.T) {
 	year := int64(365 * 24 * time.Hour / time.Millisecond)
 	for _, c := range []wheelClock{
@@ -582,6 +584,10 @@ func TestWheelMatchesModelFarClock(t *testing.T) {
 		{start: 1<<32 - 3000, far: 1 << 33, sleep: 1 << 32},
 		{start: 7*year + 12345, far: 1 << 33, sleep: 1 << 32},
 		{start: 0, far: 3 * year, sleep: 1 << 31},
+		// sleeps of 2³² ms and more: the due of a timer fired after one,
+		// from a slot or the ready queue, is 2³² ms or more before now
+		{start: 1<<32 - 3000, far: 1 << 33, sleep: 1 << 34},
+		{start: 5*year + 777, far: 1 << 34, sleep: 3 << 33},
 	} {
 		for _, inCallbacks := range []bool{false, true} {
 			t.Run(fmt.Sprintf("start=%d far=%d sleep=%d in callbacks=%v", c.start, c.far, c.sleep, inCallbacks), func(t *testing.T) {

@@ -186,8 +186,9 @@ func (t *Timer) restart() error {
 	if t.where() == inNone && eventkind.LoopRefs(t) == 0 {
 		return t.Start()
 	}
-	t.reactor().timers.remove(t)
-	t.reactor().timers.insert(t, t.reactor().dueAfter(t.timeout))
+	r := t.reactor()
+	r.timers.remove(t)
+	r.timers.insert(t, r.dueAfter(t.timeout))
 	return nil
 }
 
@@ -220,15 +221,16 @@ func (t *Timer) DueIn() time.Duration {
 		return 0
 	}
 	var d time.Duration
-	t.reactor().Call(func() {
+	r := t.reactor()
+	r.Call(func() {
 		if t.where() == inNone {
 			return
 		}
-		switch due := t.reactor().timers.dueOf(t); {
+		switch due := r.timers.dueOf(t); {
 		case due > math.MaxInt64/int64(time.Millisecond):
 			d = math.MaxInt64
 		default:
-			d = max(0, time.Duration(due)*time.Millisecond-time.Since(t.reactor().epoch))
+			d = max(0, time.Duration(due)*time.Millisecond-time.Since(r.epoch))
 		}
 	})
 	return d
@@ -257,8 +259,9 @@ func (t *Timer) Again() error {
 					return
 				}
 			}
-			t.reactor().timers.remove(t)
-			t.reactor().timers.insert(t, t.reactor().dueAfter(t.repeat()))
+			r := t.reactor()
+			r.timers.remove(t)
+			r.timers.insert(t, r.dueAfter(t.repeat()))
 		}
 	}); e != nil {
 		return e
@@ -295,9 +298,9 @@ func (t *Timer) nextDue(due, now int64) int64 {
 
 // fire runs on the loop when the wheel says t is due.
 func (t *Timer) fire() {
-	if t.repeat() > 0 {
-		w := &t.reactor().timers
-		w.insert(t, t.nextDue(w.dueOf(t), t.reactor().now()))
+	if c := t.conf(); c.repeat > 0 {
+		w := &c.r.timers
+		w.insert(t, t.nextDue(w.dueOf(t), c.r.now()))
 		eventkind.Notify(&t.Base, nil, nil)
 		return
 	}
@@ -315,10 +318,11 @@ func (o *timerOps) Event() event.Event { return (*Timer)(o) }
 
 func (o *timerOps) Arm() error {
 	t := (*Timer)(o)
-	if t.reactor().closing.Load() {
+	r := t.reactor()
+	if r.closing.Load() {
 		return ErrReactorClosed
 	}
-	t.reactor().timers.insert(t, t.reactor().dueAfter(t.timeout))
+	r.timers.insert(t, r.dueAfter(t.timeout))
 	eventkind.SetKindBit(&t.Base, false) // a wait from now on is for the next firing
 	return nil
 }
@@ -336,12 +340,12 @@ func (o *timerOps) Stored() (any, error, bool) {
 func (o *timerOps) Describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Timer(timeout=%v", o.timeout)
-	switch {
-	case (*Timer)(o).repeat() == 0:
-	case (*Timer)(o).repeat() == o.timeout:
+	switch repeat := (*Timer)(o).repeat(); repeat {
+	case 0:
+	case o.timeout:
 		b.WriteString(", periodic")
 	default:
-		fmt.Fprintf(&b, ", repeat=%v", (*Timer)(o).repeat())
+		fmt.Fprintf(&b, ", repeat=%v", repeat)
 	}
 	if o.Flags().Has(event.Hidden) {
 		b.WriteString(", hidden")

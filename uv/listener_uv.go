@@ -49,7 +49,10 @@ func uvListenerOn(r *reactor.Reactor, ln *Listener, fd int, network string, ep e
 	e.watch = e.watchSocket
 	e.addr = socketAddr(fd, false)
 	if err := newCore(r, &e.core, e, 0, func(l *uvcgo.Loop, id uint64) (uvcgo.Handle, error) {
-		return l.NewListener(id, fd, ep.transport == "unix")
+		// A turn accepts at most Accept's queue's bound (the
+		// backlog): with nobody accepting, the queue stops short of
+		// twice it.
+		return l.NewListener(id, fd, ep.transport == "unix", e.accepts.limit)
 	}); err != nil {
 		return nil, err
 	}

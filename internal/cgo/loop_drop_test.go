@@ -33,7 +33,7 @@ func TestAbandonClosesAListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := (&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: sa.(*syscall.SockaddrInet4).Port}).String()
-	h, err := l.NewListener(7, fd, false)
+	h, err := l.NewListener(7, fd, false, 128)
 	if err != nil {
 		t.Fatal(err)
 	}

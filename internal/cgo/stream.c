@@ -147,9 +147,9 @@ static void uvev__free_unadopted(uv_handle_t *h) { free(h); }
  * event has). */
 static void uvev__discard(void *h) { uv_close((uv_handle_t *)h, uvev__on_close); }
 
-/* At most this many connections are accepted per readiness report: the
- * socket is level-triggered, so the rest wait for the next turn, after the
- * loop's other work. */
+/* At most this many connections are accepted per readiness report (fewer
+ * when the listener's batch is smaller): the socket is level-triggered, so
+ * the rest wait for the next turn, after the loop's other work. */
 #define UVEV_ACCEPT_BATCH 128
 
 /* uvev__pause stops watching the socket after a failed accept and reports
@@ -271,7 +271,7 @@ static void uvev__on_listen(uv_poll_t *p, int status, int events) {
     uvev__pause(s, status);
     return;
   }
-  for (int i = 0; i < UVEV_ACCEPT_BATCH; i++) {
+  for (int i = 0; i < s->batch; i++) {
     int err = uvev__spare(s);
     if (err != 0) {
       uvev__pause(s, err);
@@ -320,14 +320,18 @@ static void uvev__on_listen(uv_poll_t *p, int status, int events) {
 }
 
 /* fd is a listening socket (listen(2) has run); the server owns it from
- * here on: uvev_listener_close closes it. The server is malloc'd here and
+ * here on: uvev_listener_close closes it. batch bounds the connections
+ * accepted per readiness report (to UVEV_ACCEPT_BATCH; below 1, 1): Go
+ * gives its queue's bound, so a turn's batch cannot take the queue far
+ * beyond it before Go stops watching. The server is malloc'd here and
  * freed in uvev__on_close after uvev_close (or by uvev__adopt when the init
  * fails, fd then still the caller's). */
-int uvev_listener_new(uvev_loop *l, uint64_t id, int fd, int pipe, uintptr_t *out) {
+int uvev_listener_new(uvev_loop *l, uint64_t id, int fd, int pipe, int batch, uintptr_t *out) {
   uvev__server *s = calloc(1, sizeof *s);
   if (s == NULL) return UV_ENOMEM;
   s->fd = fd;
   s->pipe = pipe;
+  s->batch = batch < 1 ? 1 : batch > UVEV_ACCEPT_BATCH ? UVEV_ACCEPT_BATCH : batch;
   int err = uvev__adopt(l, (uv_handle_t *)&s->poll, uv_poll_init(&l->loop, &s->poll, fd), id, out);
   if (err != 0) return err;
   s->next = l->servers;

@@ -140,14 +140,15 @@ func (l *Loop) Adopt(h Handle, id uint64) {
 // a CompletionConnection record whose payload is its handle (a uv_pipe_t
 // with pipe set, else a uv_tcp_t), closed after the turn unless taken; a
 // failed accept is a record with the error, after which the listener has
-// stopped watching: ListenerStart again retries.
-func (l *Loop) NewListener(id uint64, fd int, pipe bool) (Handle, error) {
+// stopped watching: ListenerStart again retries. At most batch
+// connections (1 to 128) are accepted per readiness report.
+func (l *Loop) NewListener(id uint64, fd int, pipe bool, batch int) (Handle, error) {
 	var h C.uintptr_t
 	p := C.int(0)
 	if pipe {
 		p = 1
 	}
-	if rc := C.uvev_listener_new(l.mut(), C.uint64_t(id), C.int(fd), p, &h); rc != 0 {
+	if rc := C.uvev_listener_new(l.mut(), C.uint64_t(id), C.int(fd), p, C.int(min(max(batch, 1), 128)), &h); rc != 0 {
 		return 0, errorOf("uv_poll_init", int(rc))
 	}
 	return Handle(h), nil

@@ -34,7 +34,7 @@ void uvev_stream_set_id(uintptr_t h, uint64_t id);
 int64_t uvev_stream_reset(uintptr_t h);
 int uvev_linger_start(uvev_loop *l, uintptr_t h, uint64_t timeout_ms, uintptr_t *out);
 int64_t uvev_linger_end(uintptr_t g, int reset, int *timed_out);
-int uvev_listener_new(uvev_loop *l, uint64_t id, int fd, int pipe, uintptr_t *out);
+int uvev_listener_new(uvev_loop *l, uint64_t id, int fd, int pipe, int batch, uintptr_t *out);
 int uvev_listener_start(uintptr_t h);
 void uvev_listener_stop(uintptr_t h);
 void uvev_listener_close(uintptr_t h);
@@ -77,6 +77,7 @@ typedef struct uvev__server {
   uv_poll_t poll;
   int fd;             /* the listening socket, the server's: closed by uvev_listener_close */
   int pipe;           /* connections are uv_pipe_t (Unix sockets), else uv_tcp_t */
+  int batch;          /* at most this many accepted per readiness report */
   void *spare; /* what the next connection goes into (a uv_pipe_t initialised, a TCP connection's uvev__accepted), or NULL */
   /* In the loop's servers list while fd is open. */
   struct uvev__server *prev, *next;

@@ -174,7 +174,7 @@ func (*Loop) WriteQueueSize(Handle) int { return 0 }
 func (*Loop) Adopt(Handle, uint64) {}
 
 // NewListener is unavailable without cgo.
-func (*Loop) NewListener(uint64, int, bool) (Handle, error) { return 0, ErrNoLibuv }
+func (*Loop) NewListener(uint64, int, bool, int) (Handle, error) { return 0, ErrNoLibuv }
 
 // ListenerStart is unavailable without cgo.
 func (*Loop) ListenerStart(Handle) error { return ErrNoLibuv }

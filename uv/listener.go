@@ -27,8 +27,9 @@ import (
 // whose Temporary method says true. The listener is also a net.Listener,
 // so http.Serve(l, h) works: Accept starts it. Each connection has one
 // owner: the oldest Accept waiting, else the callbacks, else the queue for
-// Accept (at most the backlog: then the listener stops accepting until
-// one is taken), where it waits for the next Accept or for the first
+// Accept (once it holds the backlog the listener stops accepting until
+// one is taken; on the libuv driver the rest of that turn's batch, at most
+// the backlog again, still joins it), where it waits for the next Accept or for the first
 // callback that subscribes (a listener started with no callback, or
 // Accept's turn passed), which gets the queued connections in order before
 // the ones after them. None is dropped, none handed to two owners.

@@ -262,8 +262,9 @@ func (e *ipcEvent) describe() string {
 // syscall.EPIPE or syscall.ECONNRESET); c is then still the caller's and
 // nothing was passed. When ctx ends first, SendIO returns ctx's error and
 // the pass goes on: the handle may still arrive. Only TCP and Unix socket
-// connections can be passed (a terminal or a pipe's end is refused with
-// EINVAL); a closed c is refused with ErrClosed. Not on the loop goroutine
+// connections can be passed, an end of Pipe (a socket pair) among them;
+// a terminal (OpenTTY) or an os.Pipe's end (OpenPipe) is refused with
+// EINVAL. A closed c is refused with ErrClosed. Not on the loop goroutine
 // (event.ErrOnLoop).
 func (p *IPC) SendIO(ctx context.Context, c *IO) error {
 	if c == nil || c.e == nil {

@@ -465,6 +465,13 @@ func (e *goUDP) option(o udpOption) error {
 	}
 	m := &unix.IPMreqn{Ifindex: int32(index)}
 	copy(m.Multiaddr[:], o.group)
+	if o.ifi != nil { // by the interface's address too, as libuv names it: none is EADDRNOTAVAIL there
+		a, err := ifAddr4(o.ifi)
+		if err != nil {
+			return err
+		}
+		copy(m.Address[:], net.ParseIP(a).To4())
+	}
 	opt, name := joinOption(o.join, unix.IP_ADD_MEMBERSHIP, unix.IP_DROP_MEMBERSHIP, "IP_ADD_MEMBERSHIP", "IP_DROP_MEMBERSHIP")
 	return errnoError("setsockopt "+name, unix.SetsockoptIPMreqn(e.fd, ip, opt, m))
 }

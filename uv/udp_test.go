@@ -914,6 +914,47 @@ func TestUDPMulticast(t *testing.T) {
 	}
 }
 
+// TestUDPMulticastInterfaceWithoutIPv4: an IPv4 socket names an interface
+// by its first IPv4 address on both drivers, as libuv does, so an
+// interface without one is refused with EADDRNOTAVAIL by every call that
+// takes one: JoinGroup and LeaveGroup too, which the pure-Go driver made
+// by the interface's index until 2026-12-07 (the join succeeded there and
+// failed on the libuv driver). In a private network namespace whose
+// loopback has its IPv4 addresses taken away; skipped, with the reason,
+// where namespaces are not permitted.
+func TestUDPMulticastInterfaceWithoutIPv4(t *testing.T) {
+	if !inNetNS(t) {
+		return
+	}
+	if out, err := exec.Command("ip", "-4", "addr", "flush", "dev", "lo").CombinedOutput(); err != nil {
+		t.Fatalf("ip -4 addr flush dev lo: %v: %s", err, out)
+	}
+	lo, err := net.InterfaceByName("lo")
+	uv.UvtMust(t, err)
+	group, source := net.IPv4(239, 1, 2, 3), net.IPv4(10, 1, 2, 3)
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		s, err := uv.ListenUDP(u.Reactor, "udp4", "0.0.0.0:0")
+		uv.UvtMust(t, err)
+		for _, c := range []struct {
+			name string
+			call func() error
+		}{
+			{"SetMulticastInterface", func() error { return s.SetMulticastInterface(lo) }},
+			{"JoinGroup", func() error { return s.JoinGroup(lo, group) }},
+			{"LeaveGroup", func() error { return s.LeaveGroup(lo, group) }},
+			{"JoinSourceSpecificGroup", func() error { return s.JoinSourceSpecificGroup(lo, group, source) }},
+		} {
+			if err := c.call(); !errors.Is(err, syscall.EADDRNOTAVAIL) {
+				t.Errorf("%s(lo without IPv4) = %v, want EADDRNOTAVAIL", c.name, err)
+			}
+		}
+		s.Close()
+		stop()
+		udpShutdown(t, u)
+	})
+}
+
 // TestUDPFloodLeavesRoomForTimersAndCalls: a started UDP whose socket never
 // empties (a goroutine sends without pause) does not starve the rest of
 // its loop, on both drivers: each pass reads a bounded number of datagrams

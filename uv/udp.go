@@ -310,8 +310,11 @@ func (s *udpState) update() error {
 		return nil
 	}
 	// Receiving while started or already receiving goes on until the keep
-	// is full when no callback takes what comes.
-	want := s.delivering() || len(s.readers) > 0 || (s.started || s.receiving) && len(s.kept) < udpKept
+	// is full when no callback takes what comes, and while kept datagrams
+	// wait for the callbacks (Start hands them over in a later turn) too:
+	// a full keep stops receiving until the callbacks have taken it.
+	room := len(s.kept) < udpKept
+	want := s.delivering() && room || len(s.readers) > 0 || (s.started || s.receiving) && room
 	if want == s.receiving {
 		return nil
 	}

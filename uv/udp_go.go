@@ -253,9 +253,10 @@ func (e *goUDP) gone() bool { return e.pl == nil || e.Flags().Has(event.Closed) 
 // system calls (recvmmsg and epoll_wait) a datagram on a full socket, as on
 // the libuv driver, instead of 0.100 (TestUDPPassReadsFullBatches; the
 // loop's other events still get their turn after each pass,
-// TestUDPFloodLeavesRoomForTimersAndCalls). While it is not started a batch is no
-// larger than what the waiting ReadFroms and the keep take, so no datagram
-// read is dropped.
+// TestUDPFloodLeavesRoomForTimersAndCalls). While it is not started, or
+// datagrams kept wait for the callbacks, a batch is no larger than what
+// the waiting ReadFroms and the keep take, so no datagram read is dropped
+// (TestUDPStopInCallbackKeepsTheRest).
 func (e *goUDP) receiveBurst() {
 	b := udpBatches.Get().(*udpBatchBufs)
 	defer udpBatches.Put(b)
@@ -264,7 +265,7 @@ func (e *goUDP) receiveBurst() {
 			return
 		}
 		n := udpBatch
-		if !e.started {
+		if !e.started || len(e.kept) > 0 { // what comes is kept: no more than the keep's room
 			n = min(n, len(e.readers)+udpKept-len(e.kept))
 		}
 		if n <= 0 {

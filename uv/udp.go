@@ -83,8 +83,14 @@ type udpState struct {
 	ref     weak.Pointer[UDP]
 
 	started, receiving, closed bool
-	readers                    []*udpRead
-	kept                       []keptDatagram
+	// boundedReads: the driver reads no more than the keep's room while
+	// what it reads is kept (the pure-Go one), so a started UDP whose keep
+	// is full stops receiving until the callbacks take it, rather than be
+	// told of a socket it must not read, again and again. The libuv driver
+	// cannot bound libuv's pass, and goes on receiving as before.
+	boundedReads bool
+	readers      []*udpRead
+	kept         []keptDatagram
 	// view is the *Datagram result a datagram reaches the callbacks in
 	// (notifyDatagram), viewing while a notification holds it.
 	view    Datagram
@@ -310,11 +316,10 @@ func (s *udpState) update() error {
 		return nil
 	}
 	// Receiving while started or already receiving goes on until the keep
-	// is full when no callback takes what comes, and while kept datagrams
-	// wait for the callbacks (Start hands them over in a later turn) too:
-	// a full keep stops receiving until the callbacks have taken it.
+	// is full when no callback takes what comes (and, on a driver with
+	// boundedReads, while kept datagrams wait for the callbacks too).
 	room := len(s.kept) < udpKept
-	want := s.delivering() && room || len(s.readers) > 0 || (s.started || s.receiving) && room
+	want := s.delivering() && (room || !s.boundedReads) || len(s.readers) > 0 || (s.started || s.receiving) && room
 	if want == s.receiving {
 		return nil
 	}

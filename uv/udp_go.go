@@ -140,6 +140,7 @@ type goUDPOps goUDP
 func listenGoUDP(r *reactor.Reactor, network string, t tcpTarget) (*UDP, error) {
 	e := &goUDP{fd: -1}
 	e.init(e, r, network)
+	e.boundedReads = true // receiveBurst reads no more than the keep's room
 	eventkind.Init(&e.Base, (*goUDPOps)(e), true, event.GoOwned)
 	var err error
 	if x := r.Call(func() {

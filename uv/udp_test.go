@@ -345,6 +345,24 @@ func TestUDPKept(t *testing.T) {
 	})
 }
 
+// stopAfterEach subscribes a callback that sends each datagram's bytes
+// to the channel it returns and stops b.
+func stopAfterEach(t *testing.T, b *uv.UDP, n int) <-chan string {
+	got := make(chan string, n)
+	_, err := b.OnDatagram(func(d uv.Datagram, err error) {
+		if err != nil {
+			t.Errorf("callback: %v", err)
+			return
+		}
+		got <- string(d.Data)
+		if err := b.Stop(); err != nil {
+			t.Errorf("Stop in the callback: %v", err)
+		}
+	})
+	uv.UvtMust(t, err)
+	return got
+}
+
 // TestUDPStopInCallbackKeepsTheRest: a callback that stops its UDP after
 // each datagram, started again for the next by another goroutine, gets
 // the datagrams of a burst waiting in the socket in order, each read or
@@ -362,18 +380,7 @@ func TestUDPStopInCallbackKeepsTheRest(t *testing.T) {
 		for i := range n {
 			writeTo(t, a, b, strconv.Itoa(i))
 		}
-		got := make(chan string, n)
-		_, err := b.OnDatagram(func(d uv.Datagram, err error) {
-			if err != nil {
-				t.Errorf("callback: %v", err)
-				return
-			}
-			got <- string(d.Data)
-			if err := b.Stop(); err != nil {
-				t.Errorf("Stop in the callback: %v", err)
-			}
-		})
-		uv.UvtMust(t, err)
+		got := stopAfterEach(t, b, n)
 		dropped := func() int {
 			m := regexp.MustCompile(`dropped=(\d+)`).FindStringSubmatch(b.Info())
 			d, _ := strconv.Atoi(m[1])

@@ -176,6 +176,42 @@ func TestTCPKeepAliveConfig(t *testing.T) {
 	})
 }
 
+// TestTCPKeepAliveRefusedLeavesTheRest: a value the kernel refuses fails
+// with EINVAL and leaves the socket as the same calls of net.TCPConn's do,
+// the same on both drivers: the options before it set, the rest as they
+// were. On the libuv driver, uv_tcp_keepalive sets an interval of 1 s and
+// 10 probes of its own, which a refused Interval or Count left on the socket
+// until 2026-12-07 (the pure-Go driver left the ones before).
+func TestTCPKeepAliveRefusedLeavesTheRest(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		u := UvtNewReactorOn(t, d)
+		stop := UvtServe(t, u)
+		ln, c, s := tcpPairOn(t, u)
+		UvtMust(t, c.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: 30 * time.Second, Interval: 5 * time.Second, Count: 3}))
+		steps := []struct {
+			name string
+			cfg  net.KeepAliveConfig
+			want keepAlive
+		}{
+			{"Interval refused", net.KeepAliveConfig{Enable: true, Idle: 31 * time.Second, Interval: 40000 * time.Second, Count: 4}, keepAlive{1, 31, 5, 3}},
+			{"Count refused", net.KeepAliveConfig{Enable: true, Idle: 32 * time.Second, Interval: 6 * time.Second, Count: 300}, keepAlive{1, 32, 6, 3}},
+		}
+		for _, st := range steps {
+			if err := c.SetKeepAliveConfig(st.cfg); !errors.Is(err, syscall.EINVAL) {
+				t.Errorf("%s: %v, want EINVAL", st.name, err)
+			}
+			if diff := cmp.Diff(st.want, keepAliveOf(t, c)); diff != "" {
+				t.Errorf("%s: keep-alive options (-want +got):\n%s", st.name, diff)
+			}
+		}
+		c.Close()
+		s.Close()
+		ln.Close()
+		stop()
+		UvtShutdown(t, u, false)
+	})
+}
+
 // TestTCPNoDelayByDefault: dialled and accepted TCP connections have
 // TCP_NODELAY set, as package net's do, on both drivers; SetNoDelay(false)
 // clears it.

@@ -181,9 +181,14 @@ func (c *IO) SetKeepAlive(on bool) error {
 // is dropped (TCP_KEEPCNT). Durations are rounded up to whole seconds; a
 // zero field takes net's default (15 s, 15 s, 9), a negative one leaves
 // the option as it is. On the libuv driver uv_tcp_keepalive turns the
-// probes on with the delay (libuv 1.44 sets nothing else) and the rest is
-// set on the socket. A value the system refuses is its error (EINVAL); an
-// IO that is not TCP refuses with EINVAL.
+// probes on with the delay, and libuv 1.44 sets an interval of 1 s and a
+// count of 10 of its own with it: the socket's own are read first, and the
+// interval and count asked for (or those it had) are set after the call.
+// A value the system refuses (Linux takes 1 to 32767 s, and 1 to 127
+// probes) is its error (EINVAL), and, as with net.TCPConn, the options set
+// before it stay set and the rest stay as they were (Enable, then Idle,
+// Interval and Count, in that order), the same on both drivers. An IO that
+// is not TCP refuses with EINVAL.
 func (c *IO) SetKeepAliveConfig(cfg net.KeepAliveConfig) error {
 	if c.zero() {
 		return errZero("IO")

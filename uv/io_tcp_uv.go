@@ -34,8 +34,11 @@ func tcpAddrOf(l *uvcgo.Loop, h uvcgo.Handle, peer bool) (net.Addr, error) {
 // keepAlive: uv_tcp_keepalive turns the probes on or off. Turning them on,
 // it takes an idle delay (the one asked for, or the socket's own when Idle
 // leaves it alone), and libuv 1.44 sets its own interval (1 s) and count
-// (10) with it: the socket's are read first and put back where cfg leaves
-// them alone, then the socket takes the interval and the count asked for.
+// (10) with it: the socket's are read first and put back right after the
+// call, then the socket takes the interval and the count asked for, as the
+// pure-Go driver's does. So a value the kernel refuses leaves the socket as
+// it leaves the pure-Go driver's, never with libuv's 1 s or 10
+// (TestTCPKeepAliveRefusedLeavesTheRest).
 //
 // An unopened connection's socket takes them as the pure-Go driver's do:
 // keep-alive needs nothing of libuv's.
@@ -48,6 +51,7 @@ func (s *uvStream) keepAlive(cfg net.KeepAliveConfig) error {
 		return err
 	}
 	idle, set := keepAliveSeconds(cfg.Idle, keepAliveIdle)
+	var had net.KeepAliveConfig // the socket's interval and count before libuv's
 	if cfg.Enable {
 		get := func(opt int) (int, error) {
 			v, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, opt)
@@ -58,21 +62,22 @@ func (s *uvStream) keepAlive(cfg net.KeepAliveConfig) error {
 				return err
 			}
 		}
-		if cfg.Interval < 0 {
-			secs, err := get(unix.TCP_KEEPINTVL)
-			if err != nil {
-				return err
-			}
-			cfg.Interval = time.Duration(secs) * time.Second
+		secs, err := get(unix.TCP_KEEPINTVL)
+		if err != nil {
+			return err
 		}
-		if cfg.Count < 0 {
-			if cfg.Count, err = get(unix.TCP_KEEPCNT); err != nil {
-				return err
-			}
+		had.Interval = time.Duration(secs) * time.Second
+		if had.Count, err = get(unix.TCP_KEEPCNT); err != nil {
+			return err
 		}
 	}
 	if err := s.loop.TCPKeepAlive(s.h, cfg.Enable, uint(max(idle, 0))); err != nil {
 		return err
+	}
+	if cfg.Enable {
+		if err := setKeepAliveOptions(fd, had, false); err != nil {
+			return err
+		}
 	}
 	return setKeepAliveOptions(fd, cfg, !cfg.Enable)
 }

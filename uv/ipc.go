@@ -64,7 +64,11 @@ const IPCFD = 3
 //
 // Both drivers pass handles the same way and over the same wire, so either
 // talks to the other: a parent on the libuv driver can pass to a child on
-// the pure-Go driver. An IPC is an event reference (see Lifetime in the
+// the pure-Go driver. The wire is uvevent's own (one byte per handle), not
+// Node's: it carries handles only, no messages, and a Node.js process
+// cannot be the other end (its process.send framing is JSON); a worker
+// that needs messages too gets another pipe (its standard input, say).
+// An IPC is an event reference (see Lifetime in the
 // package doc): started, it is held by its reactor; Close fails the sends
 // and Receives that wait with ErrClosed and closes the handles received
 // and not yet taken.
@@ -262,8 +266,9 @@ func (e *ipcEvent) describe() string {
 // syscall.EPIPE or syscall.ECONNRESET); c is then still the caller's and
 // nothing was passed. When ctx ends first, SendIO returns ctx's error and
 // the pass goes on: the handle may still arrive. Only TCP and Unix socket
-// connections can be passed (a terminal or a pipe's end is refused with
-// EINVAL); a closed c is refused with ErrClosed. Not on the loop goroutine
+// connections can be passed, an end of Pipe (a socket pair) among them;
+// a terminal (OpenTTY) or an os.Pipe's end (OpenPipe) is refused with
+// EINVAL. A closed c is refused with ErrClosed. Not on the loop goroutine
 // (event.ErrOnLoop).
 func (p *IPC) SendIO(ctx context.Context, c *IO) error {
 	if c == nil || c.e == nil {

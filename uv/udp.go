@@ -43,8 +43,11 @@ import (
 // drops the datagrams still queued.
 //
 // Datagrams are read in batches (recvmmsg, up to 20 a call) on both
-// drivers. Broadcast, TTL and multicast (groups, source-specific groups,
-// interface, loopback, TTL) are set with the methods of udp_options.go.
+// drivers, each into 64 KiB, so the largest datagram arrives whole, as
+// package net receives it. Broadcast (SetBroadcast), TTL (SetTTL) and
+// multicast (JoinGroup, JoinSourceSpecificGroup, SetMulticastInterface,
+// SetMulticastLoopback, SetMulticastTTL) are set by methods; docs/io.md
+// has them beside their socket options.
 //
 // On the libuv driver a UDP is a uv_udp_t, received into C buffers. On the
 // pure-Go driver it is a Go-owned event over a non-blocking socket in the
@@ -62,7 +65,7 @@ type UDP struct {
 type Datagram struct {
 	Data      []byte       // in a callback: a view of the receive buffer, valid during the callback
 	Addr      *net.UDPAddr // the sender; shared by the datagrams in a row from one sender: do not change it
-	Truncated bool         // larger than the receive buffer (64 KiB): Data holds its start
+	Truncated bool         // larger than the receive buffer (64 KiB, which every UDP datagram fits on Linux): Data holds its start
 }
 
 // udpKept bounds the datagrams kept for readers to come.
@@ -80,8 +83,14 @@ type udpState struct {
 	ref     weak.Pointer[UDP]
 
 	started, receiving, closed bool
-	readers                    []*udpRead
-	kept                       []keptDatagram
+	// boundedReads: the driver reads no more than the keep's room while
+	// what it reads is kept (the pure-Go one), so a started UDP whose keep
+	// is full stops receiving until the callbacks take it, rather than be
+	// told of a socket it must not read, again and again. The libuv driver
+	// cannot bound libuv's pass, and goes on receiving as before.
+	boundedReads bool
+	readers      []*udpRead
+	kept         []keptDatagram
 	// view is the *Datagram result a datagram reaches the callbacks in
 	// (notifyDatagram), viewing while a notification holds it.
 	view    Datagram
@@ -307,8 +316,10 @@ func (s *udpState) update() error {
 		return nil
 	}
 	// Receiving while started or already receiving goes on until the keep
-	// is full when no callback takes what comes.
-	want := s.delivering() || len(s.readers) > 0 || (s.started || s.receiving) && len(s.kept) < udpKept
+	// is full when no callback takes what comes (and, on a driver with
+	// boundedReads, while kept datagrams wait for the callbacks too).
+	room := len(s.kept) < udpKept
+	want := s.delivering() && (room || !s.boundedReads) || len(s.readers) > 0 || (s.started || s.receiving) && room
 	if want == s.receiving {
 		return nil
 	}

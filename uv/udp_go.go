@@ -30,11 +30,13 @@ import (
 // pass starts no batch once it has read udpBurst.
 const udpBurst = 32
 
-// udpBufSize is the receive buffer: larger datagrams are truncated to it.
-// It is the room the libuv driver's 64 KiB buffer leaves after the
-// sender's address (a sockaddr_storage, internal/cgo/udp.h), so that a datagram is
-// truncated alike on both drivers.
-const udpBufSize = 64<<10 - 128
+// udpBufSize is the receive buffer of each datagram of a batch: 64 KiB,
+// as libuv's chunks, which every UDP datagram fits (the largest payload is
+// 65,507 bytes over IPv4, 65,527 over IPv6), so none is truncated, as none
+// is by package net. (It was 64 KiB less 128 until 2026-12-07, the room
+// the libuv driver's unbatched buffer leaves after the sender's address,
+// which cut the largest datagrams short: TestUDPLargestDatagramWhole.)
+const udpBufSize = 64 << 10
 
 // udpBatch is the most datagrams one recvmmsg(2) reads, as on the libuv
 // driver (UV_UDP_RECVMMSG with room for 20).
@@ -138,6 +140,7 @@ type goUDPOps goUDP
 func listenGoUDP(r *reactor.Reactor, network string, t tcpTarget) (*UDP, error) {
 	e := &goUDP{fd: -1}
 	e.init(e, r, network)
+	e.boundedReads = true // receiveBurst reads no more than the keep's room
 	eventkind.Init(&e.Base, (*goUDPOps)(e), true, event.GoOwned)
 	var err error
 	if x := r.Call(func() {
@@ -251,9 +254,10 @@ func (e *goUDP) gone() bool { return e.pl == nil || e.Flags().Has(event.Closed) 
 // system calls (recvmmsg and epoll_wait) a datagram on a full socket, as on
 // the libuv driver, instead of 0.100 (TestUDPPassReadsFullBatches; the
 // loop's other events still get their turn after each pass,
-// TestUDPFloodLeavesRoomForTimersAndCalls). While it is not started a batch is no
-// larger than what the waiting ReadFroms and the keep take, so no datagram
-// read is dropped.
+// TestUDPFloodLeavesRoomForTimersAndCalls). While it is not started, or
+// datagrams kept wait for the callbacks, a batch is no larger than what
+// the waiting ReadFroms and the keep take, so no datagram read is dropped
+// (TestUDPStopInCallbackKeepsTheRest).
 func (e *goUDP) receiveBurst() {
 	b := udpBatches.Get().(*udpBatchBufs)
 	defer udpBatches.Put(b)
@@ -262,7 +266,7 @@ func (e *goUDP) receiveBurst() {
 			return
 		}
 		n := udpBatch
-		if !e.started {
+		if !e.started || len(e.kept) > 0 { // what comes is kept: no more than the keep's room
 			n = min(n, len(e.readers)+udpKept-len(e.kept))
 		}
 		if n <= 0 {
@@ -463,6 +467,13 @@ func (e *goUDP) option(o udpOption) error {
 	}
 	m := &unix.IPMreqn{Ifindex: int32(index)}
 	copy(m.Multiaddr[:], o.group)
+	if o.ifi != nil { // by the interface's address too, as libuv names it: none is EADDRNOTAVAIL there
+		a, err := ifAddr4(o.ifi)
+		if err != nil {
+			return err
+		}
+		copy(m.Address[:], net.ParseIP(a).To4())
+	}
 	opt, name := joinOption(o.join, unix.IP_ADD_MEMBERSHIP, unix.IP_DROP_MEMBERSHIP, "IP_ADD_MEMBERSHIP", "IP_DROP_MEMBERSHIP")
 	return errnoError("setsockopt "+name, unix.SetsockoptIPMreqn(e.fd, ip, opt, m))
 }

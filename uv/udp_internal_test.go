@@ -168,11 +168,6 @@ func TestUDPOptions(t *testing.T) {
 	}
 }
 
-// UvtUDPRoom is the receive buffer a datagram is truncated to, on either
-// driver: on the libuv driver what the shim's 64 KiB buffer leaves after
-// the sender's address.
-const UvtUDPRoom = udpBufSize
-
 // UvtUDPBatch is the most datagrams one batched receive reads.
 const UvtUDPBatch = udpBatch
 

@@ -68,9 +68,10 @@ func (u *UDP) SetMulticastLoopback(on bool) error {
 }
 
 // SetMulticastInterface sends the multicast datagrams out of ifi (nil: the
-// interface the routing table picks). On the libuv driver an IPv4 socket
-// names the interface by its first IPv4 address, so an interface without
-// one is refused with EADDRNOTAVAIL.
+// interface the routing table picks). An IPv4 socket names the interface
+// by its first IPv4 address, as libuv does, so an interface without one is
+// refused with EADDRNOTAVAIL, on both drivers and by every method that
+// takes an interface.
 func (u *UDP) SetMulticastInterface(ifi *net.Interface) error {
 	return u.setOption("set multicast interface", udpOption{kind: optMulticastIF, ifi: ifi})
 }
@@ -78,7 +79,9 @@ func (u *UDP) SetMulticastInterface(ifi *net.Interface) error {
 // JoinGroup joins the multicast group on ifi (nil: the interface the
 // system picks), so that datagrams sent to the group and the socket's port
 // arrive. group must be a multicast address of the socket's family
-// (EINVAL otherwise); joining a group twice fails with EADDRINUSE.
+// (EINVAL otherwise); joining a group twice fails with EADDRINUSE. On an
+// IPv4 socket, an ifi without an IPv4 address is refused with
+// EADDRNOTAVAIL (see SetMulticastInterface).
 func (u *UDP) JoinGroup(ifi *net.Interface, group net.IP) error {
 	return u.membership("join group", ifi, group, nil, true)
 }

@@ -70,17 +70,17 @@ static void uvev__on_udp_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) 
   *buf = uv_buf_init(p + offsetof(uvev_dgram, bytes), UVEV_BUF_SIZE - offsetof(uvev_dgram, bytes));
 }
 
-/* The room a datagram has after its sender's address: larger ones are cut
- * to it and flagged, batched or not, so both paths (and the pure-Go
- * driver) truncate alike. */
-enum { UVEV_DGRAM_ROOM = UVEV_BUF_SIZE - offsetof(uvev_dgram, bytes) };
-
 /* One datagram of a batch: copied, with its sender, into memory of its own
- * that the record carries (freed by the release, or by Go once taken). */
+ * that the record carries (freed by the release, or by Go once taken).
+ * It is copied whole: a chunk is libuv's 64 KiB, which every UDP datagram
+ * fits (65,507 bytes over IPv4, 65,527 over IPv6), as the pure-Go
+ * driver's buffers do (udp_go.go's udpBufSize). Only the unbatched path,
+ * where the kernel has no recvmmsg (never on Linux), cuts a datagram at
+ * the room its pooled buffer leaves after the sender's address. */
 static void uvev__on_mmsg_chunk(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struct sockaddr *addr, unsigned flags) {
   uvev_loop *l = uvev__loop_of((uv_handle_t *)h);
   ((uvev__udp *)h)->got++;
-  size_t n = (size_t)nread < UVEV_DGRAM_ROOM ? (size_t)nread : UVEV_DGRAM_ROOM;
+  size_t n = (size_t)nread < buf->len ? (size_t)nread : buf->len;
   uvev_dgram *d = malloc(offsetof(uvev_dgram, bytes) + n);
   if (d == NULL) {
     uvev__push(l, (uint64_t)(uintptr_t)h->data, UVEV_DONE_UDP_RECV, UV_ENOBUFS);

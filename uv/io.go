@@ -705,7 +705,7 @@ func (e *ioEvent) closing() {
 	}
 	e.shutLane() // no caller's write is in flight once the descriptor closes
 	e.shutReadLane()
-	kept := e.keepUnsent() // what was accepted still goes out (io_linger.go)
+	kept := e.keepUnsent() && !e.resets() // what was accepted still goes out (io_linger.go)
 	if !kept {
 		e.countWritten() // what the transport holds is dropped: report what reached the kernel
 	}

@@ -956,6 +956,13 @@ func unixLingerPair(t *testing.T, u *uv.UvtReactor) (*uv.IO, net.Conn) {
 	t.Helper()
 	fds, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	uv.UvtMust(t, err)
+	return unixPairOf(t, u, fds)
+}
+
+// unixPairOf is unixLingerPair over fds, a Unix socket pair: the IO over
+// fds[0], fds[1] as the net.Conn peer.
+func unixPairOf(t *testing.T, u *uv.UvtReactor, fds [2]int) (*uv.IO, net.Conn) {
+	t.Helper()
 	c, err := uv.OpenPipe(u.Reactor, fds[0])
 	if err != nil {
 		unix.Close(fds[0])

@@ -52,11 +52,23 @@ type closedWriteOutcome struct {
 
 // closeMidWrite runs one blocking Write of p on w, whose other end rd
 // reads nothing until the Write is parked; then rd takes extra bytes past
-// what the kernel took at once (none when extra < 0), w closes, end
+// what the kernel took at once (none when extra < 0), w closes (Close), end
 // closes whatever else holds the writing side open, and rd is drained to
 // its end (EOF, or EIO for a terminal's master): what it got must be
 // p[:n] for the n the Write reported.
-func closeMidWrite(t *testing.T, w *uv.IO, rd *os.File, p []byte, extra int, end func()) {
+func closeMidWrite(t *testing.T, w *uv.IO, rd closedWriteReader, p []byte, extra int, end func()) {
+	closeMidWriteBy(t, w, w.Close, rd, p, extra, end)
+}
+
+// closedWriteReader is the other end of the IO a test closes: a pipe's
+// read end, a terminal's master, a socket's peer.
+type closedWriteReader interface {
+	io.Reader
+	SetReadDeadline(time.Time) error
+}
+
+// closeMidWriteBy is closeMidWrite with close closing w (Close, or Abort).
+func closeMidWriteBy(t *testing.T, w *uv.IO, close func() error, rd closedWriteReader, p []byte, extra int, end func()) {
 	t.Helper()
 	type result struct {
 		n   int
@@ -77,7 +89,7 @@ func closeMidWrite(t *testing.T, w *uv.IO, rd *os.File, p []byte, extra int, end
 			t.Fatalf("reading %d bytes before the close: %v", len(got), err)
 		}
 	}
-	uv.UvtMust(t, w.Close())
+	uv.UvtMust(t, close())
 	res := uv.UvtRecv(t, done, "the Write's return")
 	if res.err != nil && !errors.Is(res.err, uv.ErrClosed) || res.err == nil && res.n != len(p) {
 		t.Errorf("Write = %d, %v; want ErrClosed, or all %d bytes", res.n, res.err, len(p))
@@ -101,30 +113,50 @@ func closeMidWrite(t *testing.T, w *uv.IO, rd *os.File, p []byte, extra int, end
 	}
 }
 
+// closedWriteEnd is one round's IO and its other end, as a test opens
+// them: close closes the IO (Close, or Abort), end closes whatever else
+// holds the writing side open once the IO is closed, done closes the rest.
+type closedWriteEnd struct {
+	w         *uv.IO
+	rd        closedWriteReader
+	close     func() error
+	end, done func()
+}
+
+// closeMidWriteRounds runs closedWriteRounds rounds of closeMidWriteBy on
+// each driver, over the ends open makes for each; reportsExpected: the
+// closes report drops.
+func closeMidWriteRounds(t *testing.T, reportsExpected bool, open func(t *testing.T, u *uv.UvtReactor) closedWriteEnd) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		for i := range closedWriteRounds {
+			x := open(t, u)
+			closeMidWriteBy(t, x.w, x.close, x.rd, closedWriteData(i), closedWriteExtras[i%len(closedWriteExtras)]+i, x.end)
+			x.done()
+		}
+		stop()
+		uv.UvtShutdown(t, u, reportsExpected)
+	})
+}
+
 // TestPipeWriteClosedReportsWritten: an IO over a pipe(2)'s write end
 // (OpenPipe), its buffer shrunk to a page, closed while a Write waits;
 // the reader gets exactly the n the Write reported, on both drivers.
 func TestPipeWriteClosedReportsWritten(t *testing.T) {
-	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
-		stop := uv.UvtServe(t, u)
-		for i := range closedWriteRounds {
-			var fds [2]int
-			uv.UvtMust(t, unix.Pipe2(fds[:], unix.O_CLOEXEC|unix.O_NONBLOCK))
-			rd := os.NewFile(uintptr(fds[0]), "pipe-r")
-			if _, err := unix.FcntlInt(uintptr(fds[1]), unix.F_SETPIPE_SZ, os.Getpagesize()); err != nil {
-				t.Logf("F_SETPIPE_SZ: %v (the default buffer then)", err)
-			}
-			w, err := uv.OpenPipe(u.Reactor, fds[1])
-			if err != nil {
-				unix.Close(fds[1])
-				rd.Close()
-				t.Fatalf("OpenPipe: %v", err)
-			}
-			closeMidWrite(t, w, rd, closedWriteData(i), closedWriteExtras[i%len(closedWriteExtras)]+i, func() {})
-			rd.Close()
+	closeMidWriteRounds(t, false, func(t *testing.T, u *uv.UvtReactor) closedWriteEnd {
+		var fds [2]int
+		uv.UvtMust(t, unix.Pipe2(fds[:], unix.O_CLOEXEC|unix.O_NONBLOCK))
+		rd := os.NewFile(uintptr(fds[0]), "pipe-r")
+		if _, err := unix.FcntlInt(uintptr(fds[1]), unix.F_SETPIPE_SZ, os.Getpagesize()); err != nil {
+			t.Logf("F_SETPIPE_SZ: %v (the default buffer then)", err)
 		}
-		stop()
-		uv.UvtShutdown(t, u, false)
+		w, err := uv.OpenPipe(u.Reactor, fds[1])
+		if err != nil {
+			unix.Close(fds[1])
+			rd.Close()
+			t.Fatalf("OpenPipe: %v", err)
+		}
+		return closedWriteEnd{w: w, rd: rd, close: w.Close, end: func() {}, done: func() { rd.Close() }}
 	})
 }
 
@@ -136,22 +168,34 @@ func TestPipeWriteClosedReportsWritten(t *testing.T) {
 // driver's queue) had not written when the close came is dropped, so the
 // Write must report the bytes written so far, not those handed over.
 func TestTTYWriteClosedReportsWritten(t *testing.T) {
-	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
-		stop := uv.UvtServe(t, u)
-		for i := range closedWriteRounds {
-			ptm, pts := openPTY(t)
-			tio, err := ptyTermios(int(pts.Fd()))
-			uv.UvtMust(t, err)
-			tio.Oflag &^= unix.OPOST
-			uv.UvtMust(t, unix.IoctlSetTermios(int(pts.Fd()), unix.TCSETS, tio))
-			w, err := uv.OpenTTY(u.Reactor, int(pts.Fd()))
-			uv.UvtMust(t, err)
-			// The master reads EIO once every descriptor of the terminal
-			// side is closed: the IO's (its own, reopened) and pts.
-			closeMidWrite(t, w, ptm, closedWriteData(i), closedWriteExtras[i%len(closedWriteExtras)]+i, func() { pts.Close() })
-			ptm.Close()
-		}
-		stop()
-		uv.UvtShutdown(t, u, false)
+	closeMidWriteRounds(t, false, func(t *testing.T, u *uv.UvtReactor) closedWriteEnd {
+		ptm, pts := openPTY(t)
+		tio, err := ptyTermios(int(pts.Fd()))
+		uv.UvtMust(t, err)
+		tio.Oflag &^= unix.OPOST
+		uv.UvtMust(t, unix.IoctlSetTermios(int(pts.Fd()), unix.TCSETS, tio))
+		w, err := uv.OpenTTY(u.Reactor, int(pts.Fd()))
+		uv.UvtMust(t, err)
+		// The master reads EIO once every descriptor of the terminal side
+		// is closed: the IO's (its own, reopened) and pts.
+		return closedWriteEnd{w: w, rd: ptm, close: w.Close, end: func() { pts.Close() }, done: func() { ptm.Close() }}
+	})
+}
+
+// TestUnixWriteAbortedReportsWritten: Abort (a close that does not
+// linger: what the IO holds is dropped at once) of a Unix socket while a
+// Write waits. A Unix socket has no reset, so its peer reads the end of
+// the stream after the bytes that reached the kernel: they must be exactly
+// the n the Write reported, or a peer taking the clean end for the whole
+// would miss bytes the writer was told went out. Both drivers; the
+// socket's buffers shrunk so that most of p waits in the IO.
+func TestUnixWriteAbortedReportsWritten(t *testing.T) {
+	closeMidWriteRounds(t, true, func(t *testing.T, u *uv.UvtReactor) closedWriteEnd {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUF, 4096))
+		uv.UvtMust(t, unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_RCVBUF, 4096))
+		w, peer := unixPairOf(t, u, fds)
+		return closedWriteEnd{w: w, rd: peer, close: w.Abort, end: func() {}, done: func() { peer.Close() }}
 	})
 }

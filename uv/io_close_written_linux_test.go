@@ -70,17 +70,7 @@ type closedWriteReader interface {
 // closeMidWriteBy is closeMidWrite with close closing w (Close, or Abort).
 func closeMidWriteBy(t *testing.T, w *uv.IO, close func() error, rd closedWriteReader, p []byte, extra int, end func()) {
 	t.Helper()
-	type result struct {
-		n   int
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		n, err := w.Write(p)
-		done <- result{n, err}
-	}()
-	var q int
-	uv.UvtWaitFor(t, "the Write parked with bytes queued", func() bool { q = w.Queued(); return q > 0 })
+	done, q := parkWrite(t, w, p)
 	uv.UvtMust(t, rd.SetReadDeadline(time.Now().Add(uv.UvtSafety)))
 	got := make([]byte, 0, len(p))
 	if extra >= 0 {
@@ -111,6 +101,20 @@ func closeMidWriteBy(t *testing.T, w *uv.IO, close func() error, rd closedWriteR
 	if diff := cmp.Diff(want, saw); diff != "" {
 		t.Errorf("extra %d, %d bytes queued at the park: the reader got other than the Write reported (-want +got):\n%s", extra, q, diff)
 	}
+}
+
+// parkWrite starts a blocking Write of p on w, on a goroutine of its own,
+// and returns once it is parked with bytes queued (the bytes the IO holds
+// then, q): its outcome comes on done.
+func parkWrite(t *testing.T, w *uv.IO, p []byte) (done <-chan heldWrite, q int) {
+	t.Helper()
+	ch := make(chan heldWrite, 1)
+	go func() {
+		n, err := w.Write(p)
+		ch <- heldWrite{n, err}
+	}()
+	uv.UvtWaitFor(t, "the Write parked with bytes queued", func() bool { q = w.Queued(); return q > 0 })
+	return ch, q
 }
 
 // closedWriteEnd is one round's IO and its other end, as a test opens
@@ -168,18 +172,23 @@ func TestPipeWriteClosedReportsWritten(t *testing.T) {
 // driver's queue) had not written when the close came is dropped, so the
 // Write must report the bytes written so far, not those handed over.
 func TestTTYWriteClosedReportsWritten(t *testing.T) {
-	closeMidWriteRounds(t, false, func(t *testing.T, u *uv.UvtReactor) closedWriteEnd {
-		ptm, pts := openPTY(t)
-		tio, err := ptyTermios(int(pts.Fd()))
-		uv.UvtMust(t, err)
-		tio.Oflag &^= unix.OPOST
-		uv.UvtMust(t, unix.IoctlSetTermios(int(pts.Fd()), unix.TCSETS, tio))
-		w, err := uv.OpenTTY(u.Reactor, int(pts.Fd()))
-		uv.UvtMust(t, err)
-		// The master reads EIO once every descriptor of the terminal side
-		// is closed: the IO's (its own, reopened) and pts.
-		return closedWriteEnd{w: w, rd: ptm, close: w.Close, end: func() { pts.Close() }, done: func() { ptm.Close() }}
-	})
+	closeMidWriteRounds(t, false, closedTTYEnd)
+}
+
+// closedTTYEnd opens a pseudo-terminal, its output not processed (no
+// OPOST: every byte goes through as written), as an IO (OpenTTY) that a
+// test closes, the master its reader.
+func closedTTYEnd(t *testing.T, u *uv.UvtReactor) closedWriteEnd {
+	ptm, pts := openPTY(t)
+	tio, err := ptyTermios(int(pts.Fd()))
+	uv.UvtMust(t, err)
+	tio.Oflag &^= unix.OPOST
+	uv.UvtMust(t, unix.IoctlSetTermios(int(pts.Fd()), unix.TCSETS, tio))
+	w, err := uv.OpenTTY(u.Reactor, int(pts.Fd()))
+	uv.UvtMust(t, err)
+	// The master reads EIO once every descriptor of the terminal side
+	// is closed: the IO's (its own, reopened) and pts.
+	return closedWriteEnd{w: w, rd: ptm, close: w.Close, end: func() { pts.Close() }, done: func() { ptm.Close() }}
 }
 
 // TestUnixWriteAbortedReportsWritten: Abort (a close that does not
@@ -190,12 +199,17 @@ func TestTTYWriteClosedReportsWritten(t *testing.T) {
 // would miss bytes the writer was told went out. Both drivers; the
 // socket's buffers shrunk so that most of p waits in the IO.
 func TestUnixWriteAbortedReportsWritten(t *testing.T) {
-	closeMidWriteRounds(t, true, func(t *testing.T, u *uv.UvtReactor) closedWriteEnd {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		uv.UvtMust(t, err)
-		uv.UvtMust(t, unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUF, 4096))
-		uv.UvtMust(t, unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_RCVBUF, 4096))
-		w, peer := unixPairOf(t, u, fds)
-		return closedWriteEnd{w: w, rd: peer, close: w.Abort, end: func() {}, done: func() { peer.Close() }}
-	})
+	closeMidWriteRounds(t, true, abortedUnixEnd)
+}
+
+// abortedUnixEnd opens a Unix socket pair, its buffers shrunk so that most
+// of a Write waits in the IO, as an IO (OpenPipe) that a test aborts, the
+// other end its reader.
+func abortedUnixEnd(t *testing.T, u *uv.UvtReactor) closedWriteEnd {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	uv.UvtMust(t, err)
+	uv.UvtMust(t, unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUF, 4096))
+	uv.UvtMust(t, unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_RCVBUF, 4096))
+	w, peer := unixPairOf(t, u, fds)
+	return closedWriteEnd{w: w, rd: peer, close: w.Abort, end: func() {}, done: func() { peer.Close() }}
 }

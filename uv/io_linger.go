@@ -230,7 +230,9 @@ func (c *IO) SetLinger(d time.Duration) error {
 // the peer reads ECONNRESET, never a clean end; a Unix socket or a pipe,
 // which has no reset, is closed. Bytes dropped are reported (a *DropError
 // matching ErrDropped and ErrAborted); a blocking Write it fails reports
-// the bytes of it that reached the kernel, not those dropped. After Close, Abort cuts a lingering
+// the bytes of it that reached the kernel, not those dropped (on TCP the
+// reset drops what the kernel still holds too: the peer reads a prefix of
+// them, as after net.TCPConn's SetLinger(0) and Close). After Close, Abort cuts a lingering
 // close short the same way; on a closed IO with nothing lingering it does
 // nothing.
 func (c *IO) Abort() error {

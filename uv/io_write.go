@@ -312,12 +312,25 @@ func (e *ioEvent) writeTimedOut() {
 // were written. On the loop, before the handle closes (which drops the
 // queue: libuv cancels its requests).
 //
+// After a write error (werr) the queue size says nothing: the requests
+// behind the failed one may have failed too before their records are
+// dispatched (libuv tries them again as the descriptor reports its
+// hang-up, and each failure takes its bytes off the queue size at once,
+// its record coming later; the pure-Go driver empties its queue and fails
+// its writes in one go), so their bytes would be counted written though
+// none was (TestWriteClosedOnSendFailureReportsWritten: a close made by
+// the callback that hears the failure). No byte handed after the failed
+// request reaches the kernel, and the completions of those before it have
+// all come (the records come in order): n is then the bytes completed, as
+// it is.
+//
 // One case it cannot see: a libuv request that failed (EIO, EPIPE) in the
-// turn of the close, whose record is still to be dispatched, has left the
-// queue size with its unwritten bytes, which are counted written then;
-// the stream has failed, so nothing retried on it goes out twice.
+// turn of the close, whose record is still to be dispatched (werr not set
+// yet), has left the queue size with its unwritten bytes, which are
+// counted written then; the stream has failed, so nothing retried on it
+// goes out twice.
 func (e *ioEvent) countWritten() {
-	if !e.t.open() {
+	if !e.t.open() || e.werr != nil {
 		return
 	}
 	unwritten := e.t.queueSize()

@@ -124,13 +124,7 @@ func closeMidWriteTail(t *testing.T, u *uv.UvtReactor, x closedWriteEnd, tw tail
 // order).
 func checkTail(t *testing.T, u *uv.UvtReactor, what string, p, tail, got []byte, n, drops0 int, withDrops bool) {
 	t.Helper()
-	uv.UvtMust(t, u.Call(func() {})) // the close's report is made by now
-	dropped := 0
-	if ds := drops(u); len(ds) > drops0 {
-		for _, d := range ds[drops0:] {
-			dropped += d.Bytes
-		}
-	}
+	dropped := droppedSince(t, u, drops0)
 	k := min(n, len(got))
 	saw := tailOutcome{
 		Reported: n,
@@ -146,6 +140,29 @@ func checkTail(t *testing.T, u *uv.UvtReactor, what string, p, tail, got []byte,
 	if diff := cmp.Diff(want, saw); diff != "" {
 		t.Errorf("%s: read %d bytes, %d dropped (-want +got):\n%s", what, len(got), dropped, diff)
 	}
+}
+
+// droppedSince sums the bytes of the drops reported after the first
+// drops0, once the loop has made the reports of the closes asked so far.
+func droppedSince(t *testing.T, u *uv.UvtReactor, drops0 int) int {
+	t.Helper()
+	uv.UvtMust(t, u.Call(func() {}))
+	dropped := 0
+	if ds := drops(u); len(ds) > drops0 {
+		for _, d := range ds[drops0:] {
+			dropped += d.Bytes
+		}
+	}
+	return dropped
+}
+
+// readToEnd reads rd to the end of its stream.
+func readToEnd(t *testing.T, rd closedWriteReader) []byte {
+	t.Helper()
+	uv.UvtMust(t, rd.SetReadDeadline(time.Now().Add(uv.UvtSafety)))
+	got, err := io.ReadAll(rd)
+	uv.UvtMust(t, err)
+	return got
 }
 
 // writeWindow is the bytes of a blocking Write the transport holds at
@@ -297,24 +314,33 @@ func closeWhileReading(t *testing.T, u *uv.UvtReactor, x closedWriteEnd, p, tail
 	checkTail(t, u, fmt.Sprintf("extra %d: Write = %d, %v", extra, res.n, res.err), p, tail, got, res.n, drops0, withDrops)
 }
 
-// TestWriteClosedWhileReadingReportsWritten: Abort of a Unix socket, and a
-// terminal's Close, from the test's goroutine while the reader reads all
+// TestWriteClosedWhileReadingReportsWritten: Abort of a Unix socket, its
+// Close after SetLinger(0), and a terminal's Close, from the test's goroutine while the reader reads all
 // along and the loop writes: the reader gets exactly p[:n], then a prefix
 // of the Send queued behind the Write.
 func TestWriteClosedWhileReadingReportsWritten(t *testing.T) {
-	opens := map[string]func(t *testing.T, u *uv.UvtReactor) closedWriteEnd{"unix-abort": abortedUnixEnd, "tty": closedTTYEnd}
-	for _, name := range []string{"unix-abort", "tty"} {
+	opens := map[string]func(t *testing.T, u *uv.UvtReactor) closedWriteEnd{
+		"unix-abort": abortedUnixEnd,
+		"unix-linger0": func(t *testing.T, u *uv.UvtReactor) closedWriteEnd {
+			x := abortedUnixEnd(t, u)
+			uv.UvtMust(t, x.w.SetLinger(0)) // Close is Abort
+			x.close = x.w.Close
+			return x
+		},
+		"tty": closedTTYEnd,
+	}
+	for _, name := range []string{"unix-abort", "unix-linger0", "tty"} {
 		t.Run(name, func(t *testing.T) {
 			uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 				stop := uv.UvtServe(t, u)
 				for i := range 40 {
 					x := opens[name](t, u)
 					tail := bytes.Repeat([]byte{0xfe}, 5000+i*997)
-					closeWhileReading(t, u, x, closedWriteData(i), tail, i*7919, len(drops(u)), name == "unix-abort")
+					closeWhileReading(t, u, x, closedWriteData(i), tail, i*7919, len(drops(u)), name != "tty")
 					x.done()
 				}
 				stop()
-				uv.UvtShutdown(t, u, name == "unix-abort")
+				uv.UvtShutdown(t, u, name != "tty")
 			})
 		})
 	}
@@ -350,14 +376,8 @@ func TestUnixHeldWriteAbortedReportsWritten(t *testing.T) {
 			t.Fatalf("write lane %s, want a Write held in part with the peer not reading", state)
 		}
 		w := uv.UvtRecv(t, done, "the held Write's return at Abort")
-		peer.SetReadDeadline(time.Now().Add(uv.UvtSafety))
-		got, err := io.ReadAll(peer)
-		uv.UvtMust(t, err)
-		uv.UvtMust(t, u.Call(func() {}))
-		dropped := 0
-		for _, d := range drops(u) {
-			dropped += d.Bytes
-		}
+		got := readToEnd(t, peer)
+		dropped := droppedSince(t, u, 0)
 		type outcome struct {
 			ErrClosed, PrefixOK, TailOK bool
 			Accounted                   int
@@ -373,6 +393,48 @@ func TestUnixHeldWriteAbortedReportsWritten(t *testing.T) {
 		if diff := cmp.Diff(want, saw); diff != "" {
 			t.Errorf("held Write = %d, %v; peer read %d, %d dropped (-want +got):\n%s", w.n, w.err, len(got), dropped, diff)
 		}
+		stop()
+		uv.UvtShutdown(t, u, dropped > 0)
+	})
+}
+
+// TestUnixWriteClosedThenAbortedAccounts: Close while a blocking Write
+// waits lingers, so the Write returns every byte it handed over (they are
+// to go out); an Abort after it cuts the lingering close short and drops
+// what the IO still held of them. The Write cannot take its n back: the
+// peer reads p[:k] for some k <= n, then the end of the stream, and the
+// drop reported is exactly the rest, n - k, plus the tail queued behind
+// the Write, so that read plus dropped is every byte accepted. The
+// caller that retries p[n:] must add the drop's bytes (as a net.TCPConn's
+// caller loses the kernel's after SetLinger(0)).
+func TestUnixWriteClosedThenAbortedAccounts(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		x := abortedUnixEnd(t, u)
+		p, tail := closedWriteData(3), bytes.Repeat([]byte{0xfe}, 70000)
+		done, _ := parkWrite(t, x.w, p)
+		uv.UvtMust(t, x.w.Send(tail))
+		uv.UvtMust(t, x.w.Close())
+		res := uv.UvtRecv(t, done, "the Write's return at Close")
+		uv.UvtMust(t, x.w.Abort())
+		got := readToEnd(t, x.rd)
+		dropped := droppedSince(t, u, 0)
+		type outcome struct {
+			ErrClosed, AllHanded, PrefixOK bool
+			Accounted                      int
+		}
+		k := min(len(got), len(p))
+		want := outcome{true, true, true, len(p) + len(tail)}
+		saw := outcome{
+			ErrClosed: errors.Is(res.err, uv.ErrClosed),
+			AllHanded: res.n == len(p),
+			PrefixOK:  bytes.Equal(got[:k], p[:k]) && bytes.HasPrefix(tail, got[k:]),
+			Accounted: len(got) + dropped,
+		}
+		if diff := cmp.Diff(want, saw); diff != "" {
+			t.Errorf("Write = %d, %v; peer read %d, %d dropped (-want +got):\n%s", res.n, res.err, len(got), dropped, diff)
+		}
+		x.done()
 		stop()
 		uv.UvtShutdown(t, u, dropped > 0)
 	})

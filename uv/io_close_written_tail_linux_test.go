@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -437,5 +438,58 @@ func TestUnixWriteClosedThenAbortedAccounts(t *testing.T) {
 		x.done()
 		stop()
 		uv.UvtShutdown(t, u, dropped > 0)
+	})
+}
+
+// TestUnixWriteAbortedBehindTimedOutWrite: a Write whose deadline passed
+// returns the bytes it handed over (they still go out, completing behind
+// a stand-in); a second Write parks behind them, and Abort comes once the
+// reader took extra bytes. The second Write reports exactly what the
+// reader got of it (nothing unless all of the first's went out), and read
+// plus dropped is every byte the two reported handed, on both drivers.
+func TestUnixWriteAbortedBehindTimedOutWrite(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		for i := range 12 {
+			x := abortedUnixEnd(t, u)
+			drops0 := len(drops(u))
+			p1, p2 := closedWriteData(i), bytes.Repeat([]byte{0xfe}, 200<<10+i*4099)
+			done1, q := parkWrite(t, x.w, p1)
+			uv.UvtMust(t, x.w.SetWriteDeadline(time.Unix(1, 0))) // passed: the Write returns
+			w1 := uv.UvtRecv(t, done1, "the first Write's time-out")
+			uv.UvtMust(t, x.w.SetWriteDeadline(time.Time{}))
+			q1 := x.w.Queued() // the first's bytes still queued: the reader reads nothing yet
+			done2, _ := parkWrite(t, x.w, p2)
+			uv.UvtWaitFor(t, "the second Write queued", func() bool { return x.w.Queued() > q1 })
+			got := make([]byte, min(len(p1)-q+closedWriteExtras[i%len(closedWriteExtras)]+i*9000, w1.n+len(p2)))
+			uv.UvtMust(t, x.rd.SetReadDeadline(time.Now().Add(uv.UvtSafety)))
+			_, err := io.ReadFull(x.rd, got)
+			uv.UvtMust(t, err)
+			uv.UvtMust(t, x.w.Abort())
+			w2 := uv.UvtRecv(t, done2, "the second Write's return")
+			got = append(got, readToEnd(t, x.rd)...)
+			dropped := droppedSince(t, u, drops0)
+			type outcome struct {
+				TimedOut, Closed  bool
+				Second, Accounted int
+				Prefix            bool
+			}
+			k := min(len(got), w1.n)
+			want := outcome{true, true, max(len(got)-w1.n, 0), w1.n + len(p2), true}
+			saw := outcome{
+				TimedOut:  errors.Is(w1.err, os.ErrDeadlineExceeded),
+				Closed:    errors.Is(w2.err, uv.ErrClosed) || w2.err == nil && w2.n == len(p2),
+				Second:    w2.n,
+				Accounted: len(got) + dropped,
+				Prefix:    bytes.Equal(got[:k], p1[:k]) && bytes.HasPrefix(p2, got[k:]),
+			}
+			if diff := cmp.Diff(want, saw); diff != "" {
+				t.Errorf("round %d: first Write = %d, %v; second = %d, %v; read %d, %d dropped (-want +got):\n%s",
+					i, w1.n, w1.err, w2.n, w2.err, len(got), dropped, diff)
+			}
+			x.done()
+		}
+		stop()
+		uv.UvtShutdown(t, u, true)
 	})
 }

@@ -705,7 +705,10 @@ func (e *ioEvent) closing() {
 	}
 	e.shutLane() // no caller's write is in flight once the descriptor closes
 	e.shutReadLane()
-	kept := e.keepUnsent() // what was accepted still goes out (io_linger.go)
+	kept := e.keepUnsent() && !e.resets() // what was accepted still goes out (io_linger.go)
+	if !kept {
+		e.countWritten() // what the transport holds is dropped: report what reached the kernel
+	}
 	e.closed = true
 	e.closeDeadlines() // removing a deadline goes to the loop, which refuses
 	e.reading = false
@@ -720,6 +723,8 @@ func (e *ioEvent) closing() {
 			// written before their completion came.
 			n = op.handed
 		}
+		// Else n is what reached the kernel (countWritten): the bytes
+		// the transport still held are dropped with the close.
 		if op.ch != nil || op.fut != nil {
 			op.finish(n, ErrClosed)
 		}

@@ -322,8 +322,11 @@ func awaitOne[T any](ctx context.Context, f *event.Future[T]) (T, error) {
 
 // Close closes the stream now, for every holder, and returns at once:
 // parked Reads, Writes and requests fail with ErrClosed (a blocking Write
-// with the bytes it handed over, which still go out; the rest of it is
-// withdrawn). On a TCP or Unix socket (or a pipe) the bytes accepted before
+// with the bytes it wrote, so that a retry of the rest sends none twice:
+// on a socket or a pipe those it handed over, which still go out; on a
+// terminal, whose close does not linger, or after a write error, those
+// that reached the kernel, what the IO still held of it being dropped; the
+// rest of it is withdrawn). On a TCP or Unix socket (or a pipe) the bytes accepted before
 // it (Send, WriteAsync, a Write's handed-over part) still go out: the loop
 // owns a lingering close, which writes them, then closes (the peer reads
 // every byte, then the end of the stream), as the kernel does for a

@@ -956,6 +956,13 @@ func unixLingerPair(t *testing.T, u *uv.UvtReactor) (*uv.IO, net.Conn) {
 	t.Helper()
 	fds, err := uv.UvtSocketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	uv.UvtMust(t, err)
+	return unixPairOf(t, u, fds)
+}
+
+// unixPairOf is unixLingerPair over fds, a Unix socket pair: the IO over
+// fds[0], fds[1] as the net.Conn peer.
+func unixPairOf(t *testing.T, u *uv.UvtReactor, fds [2]int) (*uv.IO, net.Conn) {
+	t.Helper()
 	c, err := uv.OpenPipe(u.Reactor, fds[0])
 	if err != nil {
 		unix.Close(fds[0])
@@ -1035,35 +1042,15 @@ func TestIOCloseLingersHeldWrite(t *testing.T) {
 		}
 		big := lingerData()
 		tail := bytes.Repeat([]byte("tail"), 1<<10)
-		type wrote struct {
-			n   int
-			err error
-		}
-		done := make(chan wrote, 1)
-		var state string
-		uv.UvtMust(t, v.u.Call(func() {
-			if state = uv.UvtLane(v.io); state != "open" {
-				return
-			}
-			go func() {
-				n, err := v.io.Write(big)
-				done <- wrote{n, err}
-			}()
-			deadline := time.Now().Add(uv.UvtSafety)
-			for state = uv.UvtLane(v.io); state != "held" && time.Now().Before(deadline); state = uv.UvtLane(v.io) {
-				time.Sleep(100 * time.Microsecond)
-			}
-			if state != "held" {
-				return // the Write waits for the loop: it returns once the callback does
-			}
+		state, done := holdLaneThen(t, v.u, v.io, big, func() string {
 			if err := v.io.Send(tail); err != nil {
-				state = "Send: " + err.Error()
-				return
+				return "Send: " + err.Error()
 			}
 			if err := v.io.Close(); err != nil {
-				state = "Close: " + err.Error()
+				return "Close: " + err.Error()
 			}
-		}))
+			return ""
+		})
 		if state != "held" {
 			v.io.Close()
 			t.Fatalf("write lane %s, want a Write held in part with the peer not reading", state)
@@ -1094,30 +1081,78 @@ func TestIOCloseLingersHeldWrite(t *testing.T) {
 	t.Run("unix", func(t *testing.T) {
 		// A dialed Unix socket: OpenPipe's descriptors have no write lane.
 		uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
-			dir, err := os.MkdirTemp("", "uvheld")
-			uv.UvtMust(t, err)
-			defer os.RemoveAll(dir)
-			ln, err := net.Listen("unix", dir+"/s")
-			uv.UvtMust(t, err)
-			defer ln.Close()
-			acc := make(chan net.Conn, 1)
-			go func() {
-				c, _ := ln.Accept()
-				acc <- c
-			}()
 			stop := uv.UvtServe(t, u)
-			ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
-			defer cancel()
-			c, err := uv.Dial(ctx, u.Reactor, "unix", dir+"/s")
-			uv.UvtMust(t, err)
-			peer := uv.UvtRecv(t, acc, "the accepted peer")
-			if peer == nil {
-				t.FailNow()
-			}
-			defer peer.Close()
+			c, peer := dialedUnix(t, u)
 			check(t, &lingerEnv{u: u, stop: stop, io: c, peer: peer})
 		})
 	})
+}
+
+// dialedUnix dials a Unix socket that package net listens on (in a
+// directory of the test's): the IO, which has a write lane (OpenPipe's
+// descriptors have none), and the accepted peer, closed at cleanup.
+func dialedUnix(t *testing.T, u *uv.UvtReactor) (*uv.IO, net.Conn) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "uvheld")
+	uv.UvtMust(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ln, err := net.Listen("unix", dir+"/s")
+	uv.UvtMust(t, err)
+	defer ln.Close()
+	acc := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		acc <- c
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+	defer cancel()
+	c, err := uv.Dial(ctx, u.Reactor, "unix", dir+"/s")
+	uv.UvtMust(t, err)
+	peer := uv.UvtRecv(t, acc, "the accepted peer")
+	if peer == nil {
+		t.FailNow()
+	}
+	t.Cleanup(func() { peer.Close() })
+	return c, peer
+}
+
+// heldWrite is the outcome of a blocking Write holdLaneThen started.
+type heldWrite struct {
+	n   int
+	err error
+}
+
+// holdLaneThen, in one callback on c's loop, starts a blocking Write of
+// big on a goroutine of its own, waits for its write lane write(2) to go
+// out in part (the lane held, the rest not yet taken by the loop, which
+// the callback holds), then runs then, whose non-empty answer says what
+// failed. It returns the lane's state ("held" when all went so, else what
+// it was, or then's answer) and where the Write's outcome comes. c's lane
+// must be made (a first Write) and open.
+func holdLaneThen(t *testing.T, u *uv.UvtReactor, c *uv.IO, big []byte, then func() string) (string, <-chan heldWrite) {
+	t.Helper()
+	done := make(chan heldWrite, 1)
+	var state string
+	uv.UvtMust(t, u.Call(func() {
+		if state = uv.UvtLane(c); state != "open" {
+			return
+		}
+		go func() {
+			n, err := c.Write(big)
+			done <- heldWrite{n, err}
+		}()
+		deadline := time.Now().Add(uv.UvtSafety)
+		for state = uv.UvtLane(c); state != "held" && time.Now().Before(deadline); state = uv.UvtLane(c) {
+			time.Sleep(100 * time.Microsecond)
+		}
+		if state != "held" {
+			return // the Write waits for the loop: it returns once the callback does
+		}
+		if s := then(); s != "" {
+			state = s
+		}
+	}))
+	return state, done
 }
 
 // TestIOCloseLingerKeepsRun: a lingering close keeps Run going: Run,

@@ -141,6 +141,15 @@ func (e *ioEvent) keepUnsent() bool {
 	return true
 }
 
+// resets reports a close that drops what the transport holds at once
+// (Abort, SetLinger(0)): nothing handed to it goes out but what reached
+// the kernel, so a Write it fails reports that (countWritten), not the
+// bytes it handed over.
+func (e *ioEvent) resets() bool {
+	x := e.rare.Load()
+	return e.lingers() && x != nil && (x.lg.abort || x.lg.linger < 0)
+}
+
 // unsent is the bytes the transport held at the close (keepUnsent); 0
 // before it.
 func (e *ioEvent) unsent() int {
@@ -157,7 +166,7 @@ func (e *ioEvent) closeMode() (int, time.Duration) {
 	switch {
 	case !e.lingers() || x == nil: // nothing queued, no SetLinger, no Abort
 		return closePlain, 0
-	case x.lg.abort || x.lg.linger < 0:
+	case e.resets():
 		return closeReset, 0
 	case x.lg.unsent > 0 && x.lg.writes > 0:
 		if x.lg.linger == 0 {
@@ -220,7 +229,10 @@ func (c *IO) SetLinger(d time.Duration) error {
 // connection is reset (SO_LINGER 0, libuv's uv_tcp_close_reset), so that
 // the peer reads ECONNRESET, never a clean end; a Unix socket or a pipe,
 // which has no reset, is closed. Bytes dropped are reported (a *DropError
-// matching ErrDropped and ErrAborted). After Close, Abort cuts a lingering
+// matching ErrDropped and ErrAborted); a blocking Write it fails reports
+// the bytes of it that reached the kernel, not those dropped (on TCP the
+// reset drops what the kernel still holds too: the peer reads a prefix of
+// them, as after net.TCPConn's SetLinger(0) and Close). After Close, Abort cuts a lingering
 // close short the same way; on a closed IO with nothing lingering it does
 // nothing.
 func (c *IO) Abort() error {

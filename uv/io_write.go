@@ -296,6 +296,53 @@ func (e *ioEvent) writeTimedOut() {
 	e.settleWrites()
 }
 
+// countWritten sets each write op's n to the bytes of it that reached the
+// kernel, at a close that keeps nothing the transport holds (keepUnsent
+// found no lingering close: a terminal, or a stream whose write failed).
+// Its completed bytes are not all: the transport writes a request in
+// part, and writes a whole one before its completion comes (libuv's
+// uv_write at once, its callback on a later turn), so a caller told only
+// the completed bytes would retry some that went out. The transport's
+// queue size is the bytes handed to it and not written yet (libuv's
+// write_queue_size, which uv_write adds a request's bytes to and each
+// write(2) takes its bytes from; the pure-Go driver's queue likewise): the
+// last ones handed, since it writes them in order, and the ops handed
+// them in order too. So, from the newest op back, each op's bytes in
+// flight are unwritten up to what the queue holds, and the rest of them
+// were written. On the loop, before the handle closes (which drops the
+// queue: libuv cancels its requests).
+//
+// After a write error (werr) the queue size says nothing: the requests
+// behind the failed one may have failed too before their records are
+// dispatched (libuv tries them again as the descriptor reports its
+// hang-up, and each failure takes its bytes off the queue size at once,
+// its record coming later; the pure-Go driver empties its queue and fails
+// its writes in one go), so their bytes would be counted written though
+// none was (TestWriteClosedOnSendFailureReportsWritten: a close made by
+// the callback that hears the failure). No byte handed after the failed
+// request reaches the kernel, and the completions of those before it have
+// all come (the records come in order): n is then the bytes completed, as
+// it is.
+//
+// One case it cannot see: a libuv request that failed (EIO, EPIPE) in the
+// turn of the close, whose record is still to be dispatched (werr not set
+// yet), has left the queue size with its unwritten bytes, which are
+// counted written then; the stream has failed, so nothing retried on it
+// goes out twice.
+func (e *ioEvent) countWritten() {
+	if !e.t.open() || e.werr != nil {
+		return
+	}
+	unwritten := e.t.queueSize()
+	for i := len(e.writes) - 1; i >= 0; i-- {
+		op := e.writes[i]
+		k := min(unwritten, op.flying)
+		unwritten -= k
+		op.n += op.flying - k
+		op.flying = k
+	}
+}
+
 // queued is Queued on the loop: the bytes in the transport's queue and
 // those not yet handed to it.
 func (e *ioEvent) queued() int {

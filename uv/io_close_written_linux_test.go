@@ -50,16 +50,6 @@ type closedWriteOutcome struct {
 	Prefix         bool
 }
 
-// closeMidWrite runs one blocking Write of p on w, whose other end rd
-// reads nothing until the Write is parked; then rd takes extra bytes past
-// what the kernel took at once (none when extra < 0), w closes (Close), end
-// closes whatever else holds the writing side open, and rd is drained to
-// its end (EOF, or EIO for a terminal's master): what it got must be
-// p[:n] for the n the Write reported.
-func closeMidWrite(t *testing.T, w *uv.IO, rd closedWriteReader, p []byte, extra int, end func()) {
-	closeMidWriteBy(t, w, w.Close, rd, p, extra, end)
-}
-
 // closedWriteReader is the other end of the IO a test closes: a pipe's
 // read end, a terminal's master, a socket's peer.
 type closedWriteReader interface {
@@ -67,7 +57,12 @@ type closedWriteReader interface {
 	SetReadDeadline(time.Time) error
 }
 
-// closeMidWriteBy is closeMidWrite with close closing w (Close, or Abort).
+// closeMidWriteBy runs one blocking Write of p on w, whose other end rd
+// reads nothing until the Write is parked; then rd takes extra bytes past
+// what the kernel took at once (none when extra < 0), close closes w
+// (Close, or Abort), end closes whatever else holds the writing side open,
+// and rd is drained to its end (EOF, or EIO for a terminal's master): what
+// it got must be p[:n] for the n the Write reported.
 func closeMidWriteBy(t *testing.T, w *uv.IO, close func() error, rd closedWriteReader, p []byte, extra int, end func()) {
 	t.Helper()
 	done, q := parkWrite(t, w, p)

@@ -695,8 +695,9 @@ func (e *ioEvent) consume(p []byte) int {
 }
 
 // closing fails every parked operation with ErrClosed and frees the kept
-// buffers, before the kit closes the handle.
-func (e *ioEvent) closing() {
+// buffers, before the kit closes the handle. ev is the IO's event, which
+// a terminal's drop is reported with.
+func (e *ioEvent) closing(ev event.Event) {
 	if e.closed {
 		return
 	}
@@ -708,6 +709,9 @@ func (e *ioEvent) closing() {
 	kept := e.keepUnsent() && !e.resets() // what was accepted still goes out (io_linger.go)
 	if !kept {
 		e.countWritten() // what the transport holds is dropped: report what reached the kernel
+		if !e.lingers() {
+			e.dropped(ev, e.unwritten(), false, ErrClosed) // a terminal's: as a reset's, not without a word
+		}
 	}
 	e.closed = true
 	e.closeDeadlines() // removing a deadline goes to the loop, which refuses

@@ -335,7 +335,9 @@ func awaitOne[T any](ctx context.Context, f *event.Future[T]) (T, error) {
 // stream for a whole one, and the drop is reported with its byte count (a
 // *DropError, matching ErrDropped). A lingering close keeps Run going and
 // the reactor's Close waits for it, within its linger time; Abort cuts it
-// short. With nothing queued Close ends the stream at once. Closing twice
+// short. A terminal's close does not linger: what it drops of the bytes
+// accepted is reported the same way (a *DropError, its cause ErrClosed).
+// With nothing queued Close ends the stream at once. Closing twice
 // is a no-op. The descriptor's last close, where the kernel ends the
 // connection, is made on the goroutine that calls Close when the IO has a
 // read lane (a blocking Read's; every connection a Listener's Accept

@@ -80,21 +80,29 @@ func closeMidWriteBy(t *testing.T, w *uv.IO, close func() error, rd closedWriteR
 		t.Errorf("Write = %d, %v; want ErrClosed, or all %d bytes", res.n, res.err, len(p))
 	}
 	end()
+	got = drainEnd(t, rd, got)
+	want := closedWriteOutcome{Reported: res.n, Read: res.n, Prefix: true}
+	saw := closedWriteOutcome{Reported: res.n, Read: len(got), Prefix: bytes.HasPrefix(p, got)}
+	if diff := cmp.Diff(want, saw); diff != "" {
+		t.Errorf("extra %d, %d bytes queued at the park: the reader got other than the Write reported (-want +got):\n%s", extra, q, diff)
+	}
+}
+
+// drainEnd reads rd to its end (EOF, or EIO for a terminal's master once
+// every descriptor of its terminal side is closed), after got, and
+// returns all it read.
+func drainEnd(t *testing.T, rd closedWriteReader, got []byte) []byte {
+	t.Helper()
 	buf := make([]byte, 64<<10)
 	for {
 		k, err := rd.Read(buf)
 		got = append(got, buf[:k]...)
 		if errors.Is(err, io.EOF) || errors.Is(err, syscall.EIO) {
-			break
+			return got
 		}
 		if err != nil {
 			t.Fatalf("draining the reader after %d bytes: %v", len(got), err)
 		}
-	}
-	want := closedWriteOutcome{Reported: res.n, Read: res.n, Prefix: true}
-	saw := closedWriteOutcome{Reported: res.n, Read: len(got), Prefix: bytes.HasPrefix(p, got)}
-	if diff := cmp.Diff(want, saw); diff != "" {
-		t.Errorf("extra %d, %d bytes queued at the park: the reader got other than the Write reported (-want +got):\n%s", extra, q, diff)
 	}
 }
 
@@ -167,7 +175,7 @@ func TestPipeWriteClosedReportsWritten(t *testing.T) {
 // driver's queue) had not written when the close came is dropped, so the
 // Write must report the bytes written so far, not those handed over.
 func TestTTYWriteClosedReportsWritten(t *testing.T) {
-	closeMidWriteRounds(t, false, closedTTYEnd)
+	closeMidWriteRounds(t, true, closedTTYEnd) // the close reports what it dropped (TestTTYCloseReportsDroppedSends)
 }
 
 // closedTTYEnd opens a pseudo-terminal, its output not processed (no
@@ -207,4 +215,42 @@ func abortedUnixEnd(t *testing.T, u *uv.UvtReactor) closedWriteEnd {
 	uv.UvtMust(t, unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_RCVBUF, 4096))
 	w, peer := unixPairOf(t, u, fds)
 	return closedWriteEnd{w: w, rd: peer, close: w.Abort, end: func() {}, done: func() { peer.Close() }}
+}
+
+// TestTTYCloseReportsDroppedSends: a terminal's close does not linger, so
+// the bytes the IO accepted and had not written when it closed are
+// dropped; the close says so, as a reset does (a *DropError matching
+// ErrDropped and, as its cause, ErrClosed, with no reset), rather than
+// dropping them without a word: a Send, unlike a blocking Write, has no
+// caller left to tell. The drop counts exactly the bytes the master did
+// not get, on both drivers.
+func TestTTYCloseReportsDroppedSends(t *testing.T) {
+	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
+		stop := uv.UvtServe(t, u)
+		x := closedTTYEnd(t, u)
+		p := closedWriteData(7)
+		uv.UvtMust(t, x.w.SetHighWaterMark(2*len(p)))
+		uv.UvtMust(t, x.w.Send(p))
+		uv.UvtWaitFor(t, "the Send queued in the IO", func() bool { return x.w.Queued() > 0 })
+		uv.UvtMust(t, x.w.Close())
+		x.end()
+		uv.UvtMust(t, x.rd.SetReadDeadline(time.Now().Add(uv.UvtSafety)))
+		got := drainEnd(t, x.rd, nil)
+		x.done()
+		uv.UvtWaitFor(t, "a drop report", func() bool { return len(drops(u)) > 0 })
+		type outcome struct {
+			Prefix, Reset, Dropped, Closed bool
+			Bytes                          int
+		}
+		want := outcome{Prefix: true, Dropped: true, Closed: true, Bytes: len(p) - len(got)}
+		var saw []outcome
+		for _, d := range drops(u) {
+			saw = append(saw, outcome{bytes.HasPrefix(p, got), d.Reset, errors.Is(d, uv.ErrDropped), errors.Is(d, uv.ErrClosed), d.Bytes})
+		}
+		if diff := cmp.Diff([]outcome{want}, saw); diff != "" {
+			t.Errorf("the master got %d of %d bytes; drop reports (-want +got):\n%s", len(got), len(p), diff)
+		}
+		stop()
+		uv.UvtShutdown(t, u, true)
+	})
 }

@@ -102,17 +102,7 @@ func closeMidWriteTail(t *testing.T, u *uv.UvtReactor, x closedWriteEnd, tw tail
 		}
 	}
 	x.end()
-	buf := make([]byte, 64<<10)
-	for {
-		k, err := x.rd.Read(buf)
-		got = append(got, buf[:k]...)
-		if errors.Is(err, io.EOF) || errors.Is(err, syscall.EIO) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("draining the reader after %d bytes: %v", len(got), err)
-		}
-	}
+	got = drainEnd(t, x.rd, got)
 	checkTail(t, u, fmt.Sprintf("%s, extra %d, %d queued at the park", tw.name, extra, q), p, tail, got, res.n, drops0, withDrops)
 }
 
@@ -227,7 +217,7 @@ func TestUnixWriteAbortedBigTailReportsWritten(t *testing.T) {
 // waits with writes queued behind it: the master gets exactly p[:n], then
 // a prefix of the tail.
 func TestTTYWriteClosedTailReportsWritten(t *testing.T) {
-	tailRounds(t, false, closedTTYEnd)
+	tailRounds(t, true, closedTTYEnd)
 }
 
 // TestTCPWriteAbortedReportsKernelBytes: Abort of a TCP connection while
@@ -337,11 +327,11 @@ func TestWriteClosedWhileReadingReportsWritten(t *testing.T) {
 				for i := range 40 {
 					x := opens[name](t, u)
 					tail := bytes.Repeat([]byte{0xfe}, 5000+i*997)
-					closeWhileReading(t, u, x, closedWriteData(i), tail, i*7919, len(drops(u)), name != "tty")
+					closeWhileReading(t, u, x, closedWriteData(i), tail, i*7919, len(drops(u)), true)
 					x.done()
 				}
 				stop()
-				uv.UvtShutdown(t, u, name != "tty")
+				uv.UvtShutdown(t, u, true)
 			})
 		})
 	}

@@ -207,7 +207,7 @@ func (o *goStreamOps) Arm() error {
 func (o *goStreamOps) Free(bool) {
 	g := (*goStream)(o)
 	g.dropRef()
-	g.closing()
+	g.closing(g)
 	wq := g.wq
 	g.wq, g.queued, g.shutting, g.dialing = nil, 0, false, false
 	if g.leave(g.r.Owner(), g.fd) {

@@ -39,10 +39,11 @@ var ErrAborted = errors.New("uv: IO aborted")
 // up on them (bytes already in the socket's buffer are the kernel's, and a
 // reset drops them too, uncounted). It matches ErrDropped, and through
 // Unwrap its cause: os.ErrDeadlineExceeded when the linger time passed,
-// ErrAborted for Abort (or SetLinger(0)), or the error that kept a
-// lingering close from starting. A lingering close that a failed write
-// ends (the peer closed or reset the connection: nothing more could reach
-// it) reports nothing.
+// ErrAborted for Abort (or SetLinger(0)), ErrClosed for a terminal's
+// close (which does not linger: what it held is dropped, and reported),
+// or the error that kept a lingering close from starting. A lingering
+// close that a failed write ends (the peer closed or reset the
+// connection: nothing more could reach it) reports nothing.
 type DropError struct {
 	// Bytes is the count of bytes dropped.
 	Bytes int

@@ -22,7 +22,7 @@ func (s *uvStream) closing() {
 			forgetTTY(fd)
 		}
 	}
-	s.ioEvent.closing()
+	s.ioEvent.closing(s)
 	if s.unopened() {
 		s.closeUnopened()
 	}

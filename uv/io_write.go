@@ -343,6 +343,26 @@ func (e *ioEvent) countWritten() {
 	}
 }
 
+// unwritten is what a close that keeps nothing drops, once countWritten
+// has counted what reached the kernel: the bytes handed to the transport
+// and not written, and those of the writes without a caller waiting
+// (Send, WriteAsync) not yet handed, as a reset counts them (keepUnsent
+// hands those over first); a blocking Write's rest is withdrawn, its
+// caller told. None after a write error: nothing more could go out.
+func (e *ioEvent) unwritten() int {
+	if e.werr != nil || !e.t.open() {
+		return 0
+	}
+	n := 0
+	for _, op := range e.writes {
+		n += op.handed - op.n
+		if !op.windowed() {
+			n += len(op.p)
+		}
+	}
+	return n
+}
+
 // queued is Queued on the loop: the bytes in the transport's queue and
 // those not yet handed to it.
 func (e *ioEvent) queued() int {

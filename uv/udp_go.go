@@ -33,9 +33,7 @@ const udpBurst = 32
 // udpBufSize is the receive buffer of each datagram of a batch: 64 KiB,
 // as libuv's chunks, which every UDP datagram fits (the largest payload is
 // 65,507 bytes over IPv4, 65,527 over IPv6), so none is truncated, as none
-// is by package net. (It was 64 KiB less 128 until 2026-12-07, the room
-// the libuv driver's unbatched buffer leaves after the sender's address,
-// which cut the largest datagrams short: TestUDPLargestDatagramWhole.)
+// is by package net (TestUDPLargestDatagramWhole).
 const udpBufSize = 64 << 10
 
 // udpBatch is the most datagrams one recvmmsg(2) reads, as on the libuv

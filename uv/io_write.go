@@ -297,8 +297,9 @@ func (e *ioEvent) writeTimedOut() {
 }
 
 // countWritten sets each write op's n to the bytes of it that reached the
-// kernel, at a close that keeps nothing the transport holds (keepUnsent
-// found no lingering close: a terminal, or a stream whose write failed).
+// kernel, at a close that keeps nothing the transport holds (a reset, or
+// keepUnsent found no lingering close: a terminal, or a stream whose
+// write failed).
 // Its completed bytes are not all: the transport writes a request in
 // part, and writes a whole one before its completion comes (libuv's
 // uv_write at once, its callback on a later turn), so a caller told only
@@ -346,16 +347,25 @@ func (e *ioEvent) countWritten() {
 // unwritten is what a close that keeps nothing drops, once countWritten
 // has counted what reached the kernel: the bytes handed to the transport
 // and not written, and those of the writes without a caller waiting
-// (Send, WriteAsync) not yet handed, as a reset counts them (keepUnsent
-// hands those over first); a blocking Write's rest is withdrawn, its
-// caller told. None after a write error: nothing more could go out.
+// (Send, WriteAsync) not yet handed (unhanded), as a reset counts them
+// (dropUnsent); a blocking Write's rest is withdrawn, its caller told.
+// None after a write error: nothing more could go out.
 func (e *ioEvent) unwritten() int {
 	if e.werr != nil || !e.t.open() {
 		return 0
 	}
-	n := 0
+	n := e.unhanded()
 	for _, op := range e.writes {
 		n += op.handed - op.n
+	}
+	return n
+}
+
+// unhanded is the bytes of the writes without a caller waiting (Send,
+// WriteAsync) not yet handed to the transport.
+func (e *ioEvent) unhanded() int {
+	n := 0
+	for _, op := range e.writes {
 		if !op.windowed() {
 			n += len(op.p)
 		}

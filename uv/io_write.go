@@ -202,27 +202,29 @@ func (e *ioEvent) feed() {
 	}
 }
 
-// wrote completes the oldest transport write in flight: n bytes went out,
-// or it failed with err.
-func (e *ioEvent) wrote(n int, err error) {
+// wrote completes the oldest transport write in flight, of size bytes:
+// it went out, n == size, or it failed with err, and n is the bytes of it
+// the kernel took before the failure (the transport writes a request in
+// part as the socket drains), which count written, as net.TCPConn's Write
+// counts them.
+func (e *ioEvent) wrote(size, n int, err error) {
 	if len(e.writes) == 0 || e.writes[0].left == 0 {
 		return
 	}
 	op := e.writes[0]
 	op.left--
-	flew := min(n, op.flying)
+	flew := min(size, op.flying)
 	op.flying -= flew
 	if op.win {
 		e.winFlying -= flew
 	}
+	op.n += n
+	e.out.Add(uint64(n))
 	if err != nil {
 		if op.err == nil {
 			op.err = err
 		}
 		e.werr = op.err
-	} else {
-		op.n += n
-		e.out.Add(uint64(n))
 	}
 	if e.werr == nil {
 		e.feed()
@@ -322,8 +324,8 @@ func (e *ioEvent) writeTimedOut() {
 // none was (TestWriteClosedOnSendFailureReportsWritten: a close made by
 // the callback that hears the failure). No byte handed after the failed
 // request reaches the kernel, and the completions of those before it have
-// all come (the records come in order): n is then the bytes completed, as
-// it is.
+// all come (the records come in order): n is then the bytes completed, and
+// those the kernel took of the failed request (wrote), as it is.
 //
 // One case it cannot see: a libuv request that failed (EIO, EPIPE) in the
 // turn of the close, whose record is still to be dispatched (werr not set

@@ -2,6 +2,7 @@ package uv_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -15,14 +16,35 @@ import (
 )
 
 // abortPeer opens a connection of network ("tcp4" or "unix") as an IO
-// that has a write lane (dialled), its other end a net.Conn outside the
-// reactor.
+// that has a write lane (dialled; "tcp4-accepted": accepted by a
+// uv.Listener, which on the libuv driver leaves it unopened in libuv while
+// its lanes serve it), its other end a net.Conn outside the reactor.
 func abortPeer(t *testing.T, u *uv.UvtReactor, network string) (*uv.IO, net.Conn) {
 	t.Helper()
-	if network == "unix" {
+	switch network {
+	case "unix":
 		return dialedUnix(t, u)
+	case "tcp4-accepted":
+		return acceptedPeer(t, u)
 	}
 	return dialedPeer(t, u, network, "127.0.0.1:0")
+}
+
+// acceptedPeer is a TCP connection a uv.Listener accepted, and its
+// dialling end, closed at cleanup.
+func acceptedPeer(t *testing.T, u *uv.UvtReactor) (*uv.IO, net.Conn) {
+	t.Helper()
+	ln, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
+	uv.UvtMust(t, err)
+	defer ln.Close()
+	peer, err := net.Dial("tcp4", ln.Addr().String())
+	uv.UvtMust(t, err)
+	t.Cleanup(func() { peer.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+	defer cancel()
+	c, err := ln.AcceptIO(ctx)
+	uv.UvtMust(t, err)
+	return c, peer
 }
 
 // readToStreamEnd reads rd to the end of its stream (its end, or a
@@ -68,9 +90,9 @@ var abortCloses = []struct {
 // buffers empty. Abort then: the peer, which the socket had room for,
 // reads no byte of them (the end of the stream, or the reset), and the
 // drop report counts every one of them, on both drivers, over a Unix
-// socket and TCP.
+// socket and TCP, dialled and accepted.
 func TestAbortDropsWritesNotHanded(t *testing.T) {
-	for _, network := range []string{"unix", "tcp4"} {
+	for _, network := range []string{"unix", "tcp4", "tcp4-accepted"} {
 		t.Run(network, func(t *testing.T) {
 			uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 				stop := uv.UvtServe(t, u)
@@ -128,7 +150,7 @@ func abortHeldRound(t *testing.T, u *uv.UvtReactor, network string, tw tailWrite
 		Queued, Read, Reports, Dropped int
 		Reset, Aborted                 bool
 	}
-	want := outcome{Queued: len(tails), Reports: 1, Dropped: len(tails), Reset: network == "tcp4", Aborted: true}
+	want := outcome{Queued: len(tails), Reports: 1, Dropped: len(tails), Reset: network != "unix", Aborted: true}
 	saw := outcome{Queued: q, Read: len(got), Reports: len(ds), Dropped: dropped}
 	for _, d := range ds {
 		saw.Reset = d.Reset

@@ -332,7 +332,8 @@ func (s *uvStream) lingered(rec *uvcgo.Completion) {
 		s.endLinger(false, nil) // reports the timer's drop
 	case rec.Kind != uvcgo.CompletionWrite:
 	case rec.Status < 0:
-		s.endLinger(false, nil) // the peer is gone: nothing more could reach it
+		s.out.Add(uint64(rec.Aux)) // what of it the kernel took before the failure
+		s.endLinger(false, nil)    // the peer is gone: nothing more could reach it
 	default:
 		s.out.Add(uint64(rec.N))
 		if x.lg.writes--; x.lg.writes <= 0 {

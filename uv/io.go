@@ -706,7 +706,12 @@ func (e *ioEvent) closing(ev event.Event) {
 	}
 	e.shutLane() // no caller's write is in flight once the descriptor closes
 	e.shutReadLane()
-	kept := e.keepUnsent() && !e.resets() // what was accepted still goes out (io_linger.go)
+	kept := false
+	if e.resets() {
+		e.dropUnsent() // nothing more goes out: what the IO holds is dropped (io_linger.go)
+	} else {
+		kept = e.keepUnsent() // what was accepted still goes out (io_linger.go)
+	}
 	if !kept {
 		e.countWritten() // what the transport holds is dropped: report what reached the kernel
 		if !e.lingers() {

@@ -75,7 +75,11 @@ func (s *uvStream) completed(rec *uvcgo.Completion) {
 			return chunk{data: data, release: release, b: rest}
 		})
 	case uvcgo.CompletionWrite:
-		s.wrote(int(rec.N), statusError("write", rec.Status))
+		n := int(rec.N)
+		if rec.Status < 0 {
+			n = int(rec.Aux) // what the kernel took before the failure
+		}
+		s.wrote(int(rec.N), n, statusError("write", rec.Status))
 	case uvcgo.CompletionShutdown:
 		s.shutDone(statusError("shutdown", rec.Status))
 	case uvcgo.CompletionConnect:

@@ -246,7 +246,9 @@ func (c *IO) SetLinger(d time.Duration) error {
 }
 
 // Abort closes the IO at once, dropping what is still queued, none of it
-// written first (not even what the socket has room for): a TCP
+// written first (not even what the socket has room for; a Send made in
+// the loop's current turn is tried first, as it would have been at once,
+// and only its rest is dropped): a TCP
 // connection is reset (SO_LINGER 0, libuv's uv_tcp_close_reset), so that
 // the peer reads ECONNRESET, never a clean end; a Unix socket or a pipe,
 // which has no reset, is closed. Bytes dropped are reported (a *DropError

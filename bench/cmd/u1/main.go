@@ -5,12 +5,15 @@
 //	U1 uvevent dgrams_per_s=N share=F      (or uvevent-go with -driver go)
 //
 // as bench/c/u1_udp.c does for raw libuv. The UDP reads in batches
-// (recvmmsg) on both drivers. The burst comes from U1's common sender, the
+// (recvmmsg) on both drivers. With -readfrom a goroutine counts instead,
+// receiving with ReadFrom into a 64 KiB buffer as u1net's goroutine does
+// with net's ReadFromUDP (the line says uvevent-readfrom, or
+// uvevent-go-readfrom). The burst comes from U1's common sender, the
 // process -sender (bench/c/u1_send.c built), which u1 starts once the UDP
 // receives (bench/internal/udpburst), as every U1 receiver does: the
 // process holds the receiver alone.
 //
-// Usage: u1 -sender PATH [-driver go] [-n 1000000] [-size 64] [-delay 0]
+// Usage: u1 -sender PATH [-driver go] [-readfrom] [-n 1000000] [-size 64] [-delay 0]
 package main
 
 import (
@@ -30,14 +33,15 @@ import (
 func main() {
 	f := udpburst.Var()
 	driver := driverflag.Var()
+	readFrom := flag.Bool("readfrom", false, "count in a goroutine receiving with ReadFrom, not in a callback")
 	flag.Parse()
-	if err := run(f, *driver); err != nil {
+	if err := run(f, *driver, *readFrom); err != nil {
 		fmt.Fprintln(os.Stderr, "u1:", err)
 		os.Exit(1)
 	}
 }
 
-func run(f *udpburst.Flags, driver reactor.Driver) error {
+func run(f *udpburst.Flags, driver reactor.Driver, readFrom bool) error {
 	if err := f.Check(); err != nil {
 		return err
 	}
@@ -59,19 +63,37 @@ func run(f *udpburst.Flags, driver reactor.Driver) error {
 		return err
 	}
 	var c udpburst.Counter
-	event.Subscribe(u, func(_ event.Event, res any, _ error) {
-		if _, ok := res.(*uv.Datagram); ok {
-			c.Got()
+	impl := driverflag.Impl(driver)
+	done := make(chan struct{})
+	if readFrom {
+		impl += "-readfrom"
+		go func() {
+			defer close(done)
+			buf := make([]byte, 64<<10)
+			for {
+				if _, _, err := u.ReadFrom(buf); err != nil {
+					return // closed
+				}
+				c.Got()
+			}
+		}()
+	} else {
+		close(done)
+		event.Subscribe(u, func(_ event.Event, res any, _ error) {
+			if _, ok := res.(*uv.Datagram); ok {
+				c.Got()
+			}
+		})
+		if err := u.Start(); err != nil {
+			return err
 		}
-	})
-	if err := u.Start(); err != nil {
-		return err
 	}
 	err = udpburst.Burst(f, u.LocalAddr().(*net.UDPAddr), &c)
 	u.Close()
+	<-done
 	if err != nil {
 		return err
 	}
-	udpburst.Print(driverflag.Impl(driver), f, &c)
+	udpburst.Print(impl, f, &c)
 	return nil
 }

@@ -420,3 +420,7 @@ func UvtClosing(r *reactor.Reactor) bool { return kind.HostOf(r.Owner()).Closing
 func UvtSockoptInt(t *testing.T, c *IO, level, opt int) (int, error) {
 	return unix.GetsockoptInt(fdOf(t, c), level, opt)
 }
+
+// UvtLoopLaneFiles counts the read lane files made on the loop, in every
+// reactor.
+func UvtLoopLaneFiles() int64 { return loopLaneFiles.Load() }

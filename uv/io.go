@@ -129,6 +129,9 @@ type ioEvent struct {
 	conn      *ioOp // a connect in flight
 	dl        deadlines
 	rlane     atomic.Pointer[readLane] // a blocking Read's (io_readlane.go)
+	// laneMaking: who makes the read lane of a connection Accept takes
+	// (io_readlane.go: laneMakingNone and after).
+	laneMaking atomic.Int32
 	// rare holds what few IOs use, made the first time one does (extra):
 	// written on the loop only, read off it by endReached.
 	rare atomic.Pointer[ioRare]
@@ -701,6 +704,7 @@ func (e *ioEvent) closing(ev event.Event) {
 	if e.closed {
 		return
 	}
+	e.settleLaneMaking() // the read lane is the loop's to close, if made
 	if e.tries > 0 {
 		e.t.flushTries() // a Send made before the close goes out before it, as it would have at once
 	}

@@ -591,3 +591,7 @@ func (g *goStream) laneFile() (*os.File, *lazySock) {
 	}
 	return os.NewFile(uintptr(g.fd), g.transport), nil
 }
+
+// laneFileAnywhere: laneFile reads what the loop changes only at the
+// IO's close.
+func (g *goStream) laneFileAnywhere() bool { return true }

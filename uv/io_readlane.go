@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -206,14 +207,19 @@ type readLaner interface {
 	// (libuv's, which release closes, before libuv closes its own) as an
 	// os.File in Go's netpoller; nil when it cannot be made.
 	laneFile() (f *os.File, release *lazySock)
+	// laneFileAnywhere reports whether laneFile reads nothing the loop
+	// may change while nobody else holds the IO: it may then run on
+	// another goroutine. On the loop.
+	laneFileAnywhere() bool
 }
 
 // setReadLane gives the read lane its file, on the loop, when the first
 // blocking Read of a connection comes to it: an IO read only by its
 // callbacks or requests never has one (nor its cost: the file, and the
-// descriptor's place in the netpoller).
+// descriptor's place in the netpoller). One whose making was handed to
+// Accept's goroutine has it (or cannot have one) already.
 func (e *ioEvent) setReadLane() {
-	if e.tried || e.closed || !e.t.open() || e.lane.fd1 == 0 {
+	if !e.settleLaneMaking() || e.tried || e.closed || !e.t.open() || e.lane.fd1 == 0 {
 		return
 	}
 	e.tried = true
@@ -225,6 +231,16 @@ func (e *ioEvent) setReadLane() {
 	if f == nil {
 		return
 	}
+	loopLaneFiles.Add(1)
+	e.publishReadLane(f, release, false)
+	e.updateReading() // reading ahead ends: the lane reads from now on
+	e.openReadLane()
+}
+
+// publishReadLane makes f the read lane's file (release: laneFile's),
+// open at once when open says so (a connection nobody but its Accept's
+// goroutine holds yet: nothing of the loop's reads it).
+func (e *ioEvent) publishReadLane(f *os.File, release *lazySock, open bool) {
 	rc, err := f.SyscallConn()
 	if err != nil { // only for a nil or closed file: never this one
 		panic("uv: the read lane's file: " + err.Error())
@@ -233,13 +249,86 @@ func (e *ioEvent) setReadLane() {
 	f.SetReadDeadline(e.dl.read.time())
 	l := &readLane{f: f, rc: rc, release: release}
 	l.readFn = l.read
+	if open {
+		l.state.Store(rlaneOpen)
+	}
 	e.rlane.Store(l)
 	e.dl.lane.Unlock()
-	e.updateReading() // reading ahead ends: the lane reads from now on
-	e.openReadLane()
 }
 
-// readyForBlocking makes a connection's read lane and puts its write lane
+// loopLaneFiles counts the read lane files made on the loop, in every
+// reactor (tests).
+var loopLaneFiles atomic.Int64
+
+// Who makes the read lane of a connection Accept takes (ioEvent's
+// laneMaking). The file (os.NewFile: the descriptor's place in Go's
+// netpoller, the file's cleanup) is the costliest part of a
+// connection's making: the goroutine of the Accept that takes the
+// connection makes it, as package net's accepting goroutine makes its
+// netFD, not the loop, which only accepts. Until it is taken, the loop
+// may take the making back: at the connection's close, or at its first
+// blocking Read when a callback got it instead of an Accept (the state
+// is then laneMakingNone again).
+const (
+	laneMakingNone int32 = iota // the loop's, at the first blocking Read (setReadLane)
+	laneMakingDue               // handed to the Accept that takes the connection
+	laneMakingOn                // that Accept's goroutine makes it now: the loop waits for it
+	laneMakingDone              // made, or found impossible, by that goroutine
+)
+
+// handLaneMaking hands the making of the read lane to the goroutine of
+// the Accept that takes the connection (makeAcceptedLane), when its
+// transport can make the file off the loop; false when it cannot. On
+// the loop, before the connection is handed over.
+func (e *ioEvent) handLaneMaking() bool {
+	rl, ok := e.t.(readLaner)
+	if !ok || e.tried || e.closed || !e.t.open() || e.lane.fd1 == 0 || !rl.laneFileAnywhere() {
+		return false
+	}
+	e.tried = true
+	e.laneMaking.Store(laneMakingDue)
+	return true
+}
+
+// makeAcceptedLane makes the read lane whose making the loop handed over
+// (handLaneMaking), unless the loop took it back; open, since nobody but
+// the caller holds the connection yet. By the goroutine of the Accept
+// that took the connection, before Accept returns it.
+func (e *ioEvent) makeAcceptedLane() {
+	if !e.laneMaking.CompareAndSwap(laneMakingDue, laneMakingOn) {
+		return
+	}
+	if f, release := e.t.(readLaner).laneFile(); f != nil {
+		e.publishReadLane(f, release, true)
+	}
+	e.laneMaking.Store(laneMakingDone)
+}
+
+// settleLaneMaking takes back a read lane's making handed to an Accept
+// that has not begun it, or waits for one begun (a few system calls, on
+// a goroutine that does not block), so that the loop sees the lane as it
+// is before it looks at it or makes it. It reports whether the lane is
+// the loop's to make. On the loop.
+func (e *ioEvent) settleLaneMaking() bool {
+	for {
+		switch e.laneMaking.Load() {
+		case laneMakingNone:
+			return true
+		case laneMakingDone:
+			return false
+		case laneMakingDue:
+			if e.laneMaking.CompareAndSwap(laneMakingDue, laneMakingNone) {
+				e.tried = false // the loop makes it, at the first blocking Read
+				return true
+			}
+		default:
+			runtime.Gosched()
+		}
+	}
+}
+
+// readyForBlocking makes a connection's read lane (or hands its making
+// to the goroutine of the Accept that takes it: handLaneMaking) and puts its write lane
 // in use before it is handed to AcceptIO: a connection taken by Accept
 // (net.Listener's) is read and written by blocking calls, so its first
 // Read and its first Write go to the socket from the caller's goroutine,
@@ -250,7 +339,9 @@ func (e *ioEvent) setReadLane() {
 // both of every connection) then make no round trip either. On the loop.
 func (e *ioEvent) readyForBlocking() {
 	e.addrs.read(e)
-	e.setReadLane()
+	if !e.handLaneMaking() {
+		e.setReadLane()
+	}
 	e.useLane()
 	e.openLane()
 }

@@ -310,3 +310,8 @@ func laneDupBudget() int64 {
 	}
 	return int64(lim.Cur / 4)
 }
+
+// laneFileAnywhere: an unopened connection's lane file is its socket
+// (lazyLaneFile), made without the loop; an opened one's is a duplicate
+// libuv's handle gives, on the loop.
+func (s *uvStream) laneFileAnywhere() bool { return s.unopened() }

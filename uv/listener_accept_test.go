@@ -293,3 +293,96 @@ func TestListenerAcceptReactorClosed(t *testing.T) {
 		}
 	})
 }
+
+// TestAcceptMakesItsReadLane: the read lane of a connection Accept hands
+// over, its os.File in Go's netpoller, is made by the Accept's goroutine,
+// as package net's accepting goroutine makes its netFD, not by the loop,
+// on either driver (the loop only accepts); the lane is open when Accept
+// returns, and the connection's Reads go through it. A connection queued
+// for Accept that a callback gets instead has its lane made by the loop
+// at its first blocking Read.
+func TestAcceptMakesItsReadLane(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c0, s0 := v.pair(t) // the first Accept subscribes and starts
+		onLoop := uv.UvtLoopLaneFiles()
+		const n = 10
+		var closers []interface{ Close() error }
+		peers := dialN(t, v.ln, n)
+		for i := range n {
+			s, err := v.ln.AcceptIO(context.Background())
+			uv.UvtMust(t, err)
+			closers = append(closers, s)
+			if got := uv.UvtReadLane(s); got != "open" {
+				t.Errorf("connection %d's read lane as Accept returns it: %s, want open", i, got)
+			}
+		}
+		for i, p := range peers {
+			_, err := p.Write([]byte{byte(i)})
+			uv.UvtMust(t, err)
+			closers = append(closers, p)
+		}
+		for i, s := range closers[:n] {
+			if got := readN(t, s.(*uv.IO), 1); got[0] != byte(i) {
+				t.Errorf("connection %d read %v", i, got)
+			}
+		}
+		if got := uv.UvtLoopLaneFiles() - onLoop; got != 0 {
+			t.Errorf("%d read lane files made on the loop for %d accepted connections, want 0", got, n)
+		}
+		v.finish(t, append(closers, c0, s0)...)
+	})
+}
+
+// TestAcceptLaneMakingRacesReactorClose: a reactor that closes while
+// Accepts take connections and make their read lanes closes each
+// connection once, whichever comes first (the loop's close or the lane's
+// making): every peer reads its connection's end, and no descriptor is
+// left open, on either driver (with -race: no race between the two).
+func TestAcceptLaneMakingRacesReactorClose(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		for round := range 8 {
+			base, fds := uv.UvtBaseline(t)
+			v := newIOEnv(t, d, "tcp4")
+			c, s := v.pair(t)
+			c.Close()
+			s.Close()
+			peers := dialN(t, v.ln, 16)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var kept []*uv.IO
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						s, err := v.ln.AcceptIO(context.Background())
+						if err != nil {
+							return
+						}
+						mu.Lock()
+						kept = append(kept, s)
+						mu.Unlock()
+					}
+				}()
+			}
+			if round%2 == 1 { // else the close comes while they are taken
+				uv.UvtWaitFor(t, "every connection taken", func() bool {
+					mu.Lock()
+					defer mu.Unlock()
+					return len(kept) == len(peers)
+				})
+			}
+			v.stop()
+			uv.UvtShutdown(t, v.u, false)
+			wg.Wait()
+			for _, s := range kept {
+				if n, err := s.Read(make([]byte, 1)); n != 0 || err == nil {
+					t.Errorf("a Read of a connection its reactor closed = %d, %v; want an error", n, err)
+				}
+				s.Close()
+			}
+			peersEnd(t, peers)
+			uv.UvtNoLeaks(t, base, fds)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/bits"
+	"os"
 	"slices"
 	"sync/atomic"
 	"syscall"
@@ -424,3 +425,21 @@ func UvtSockoptInt(t *testing.T, c *IO, level, opt int) (int, error) {
 // UvtLoopLaneFiles counts the read lane files made on the loop, in every
 // reactor.
 func UvtLoopLaneFiles() int64 { return loopLaneFiles.Load() }
+
+// UvtUnpolledLaneFiles makes the read lanes' files made until the test
+// ends files Go's netpoller does not hold, as when it fails to take the
+// descriptor: os.NewFile puts only a non-blocking descriptor in it, so
+// the descriptor is made blocking for the call, and non-blocking again.
+func UvtUnpolledLaneFiles(t testing.TB) {
+	mk := func(fd int, name string) *os.File {
+		unix.SetNonblock(fd, false)
+		f := os.NewFile(uintptr(fd), name)
+		unix.SetNonblock(fd, true)
+		return f
+	}
+	laneFileMaker.Store(&mk)
+	t.Cleanup(func() { laneFileMaker.Store(nil) })
+}
+
+// UvtParked returns how many Reads of c are parked on the loop.
+func UvtParked(c *IO) int { return int(c.e.parked.Load()) }

@@ -589,7 +589,7 @@ func (g *goStream) laneFile() (*os.File, *lazySock) {
 	if g.laneFD() < 0 {
 		return nil, nil
 	}
-	return os.NewFile(uintptr(g.fd), g.transport), nil
+	return newLaneFile(g.fd, g.transport), nil
 }
 
 // laneFileAnywhere: laneFile reads what the loop changes only at the

@@ -167,6 +167,6 @@ func (s *uvStream) lazyAddresses() (local, remote net.Addr) {
 // the lazySock's Close (the lane's release).
 func (s *uvStream) lazyLaneFile() (*os.File, *lazySock) {
 	x := s.lz
-	x.f = os.NewFile(uintptr(x.fd), s.transport)
+	x.f = newLaneFile(x.fd, s.transport)
 	return x.f, x
 }

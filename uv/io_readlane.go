@@ -48,7 +48,7 @@ const (
 	rlaneOpen                // idle: a caller may take it
 	rlaneBusy                // a caller reads, or waits in the netpoller to
 	rlaneWanted              // busy, and the loop waits to read
-	rlaneFailed              // a read(2) of the lane failed: the loop owns the reading side for good
+	rlaneFailed              // a read(2) of the lane failed, or its file cannot wait (publishReadLane): the loop owns the reading side for good
 )
 
 // readLane is an IO's read lane: its state and the descriptor's
@@ -239,17 +239,24 @@ func (e *ioEvent) setReadLane() {
 
 // publishReadLane makes f the read lane's file (release: laneFile's),
 // open at once when open says so (a connection nobody but its Accept's
-// goroutine holds yet: nothing of the loop's reads it).
+// goroutine holds yet: nothing of the loop's reads it). A file Go's
+// netpoller does not hold (os.NewFile could not register the descriptor:
+// its deadline is refused with os.ErrNoDeadline) cannot wait for bytes:
+// its lane is published failed, never opened, and the loop reads; the
+// file still owns what it owns, and closes it at the IO's close.
 func (e *ioEvent) publishReadLane(f *os.File, release *lazySock, open bool) {
 	rc, err := f.SyscallConn()
 	if err != nil { // only for a nil or closed file: never this one
 		panic("uv: the read lane's file: " + err.Error())
 	}
 	e.dl.lane.Lock() // a setter off the loop sees the lane, or the file gets its deadline here
-	f.SetReadDeadline(e.dl.read.time())
+	err = f.SetReadDeadline(e.dl.read.time())
 	l := &readLane{f: f, rc: rc, release: release}
 	l.readFn = l.read
-	if open {
+	switch {
+	case errors.Is(err, os.ErrNoDeadline):
+		l.state.Store(rlaneFailed)
+	case open:
 		l.state.Store(rlaneOpen)
 	}
 	e.rlane.Store(l)
@@ -259,6 +266,20 @@ func (e *ioEvent) publishReadLane(f *os.File, release *lazySock, open bool) {
 // loopLaneFiles counts the read lane files made on the loop, in every
 // reactor (tests).
 var loopLaneFiles atomic.Int64
+
+// newLaneFile makes fd, a non-blocking socket, a read lane's os.File:
+// os.NewFile puts it in Go's netpoller, unless the netpoller cannot take
+// it (publishReadLane hears so).
+func newLaneFile(fd int, name string) *os.File {
+	if mk := laneFileMaker.Load(); mk != nil {
+		return (*mk)(fd, name)
+	}
+	return os.NewFile(uintptr(fd), name)
+}
+
+// laneFileMaker, when set, makes the read lanes' files in os.NewFile's
+// place (tests: a file the netpoller does not hold).
+var laneFileMaker atomic.Pointer[func(fd int, name string) *os.File]
 
 // Who makes the read lane of a connection Accept takes (ioEvent's
 // laneMaking). The file (os.NewFile: the descriptor's place in Go's

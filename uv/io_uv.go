@@ -250,7 +250,7 @@ func (s *uvStream) laneFile() (*os.File, *lazySock) {
 		laneDups.Add(-1)
 		return nil, nil
 	}
-	f := os.NewFile(uintptr(d), s.transport)
+	f := newLaneFile(d, s.transport)
 	// The budget is given back once: by release when the handle closes,
 	// or, when it never does (a reactor dropped without Close, whose
 	// handles libuv closes in C, and which closes the duplicate first:

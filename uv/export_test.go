@@ -443,3 +443,29 @@ func UvtUnpolledLaneFiles(t testing.TB) {
 
 // UvtParked returns how many Reads of c are parked on the loop.
 func UvtParked(c *IO) int { return int(c.e.parked.Load()) }
+
+// UvtAcceptNoLane is ln's Accept without the read lane's making, which it
+// leaves to UvtBeginLaneMaking and UvtEndLaneMaking.
+func UvtAcceptNoLane(ln *Listener) (*IO, error) {
+	e := ln.e
+	return e.accepts.wait(context.Background(), e.r, e.self, e.onAcceptFn)
+}
+
+// UvtBeginLaneMaking begins the making of c's read lane that the loop
+// handed to its Accept, as Accept's goroutine does; false when the loop
+// took it back.
+func UvtBeginLaneMaking(c *IO) bool {
+	return c.e.laneMaking.CompareAndSwap(laneMakingDue, laneMakingOn)
+}
+
+// UvtEndLaneMaking makes c's read lane, its making begun
+// (UvtBeginLaneMaking).
+func UvtEndLaneMaking(c *IO) { c.e.makeBegunLane() }
+
+// UvtLaneMakingWaits counts the loop's yields to a read lane's making
+// begun by Accept's goroutine, in every reactor.
+func UvtLaneMakingWaits() int64 { return laneMakingWaits.Load() }
+
+// UvtFDOf returns c's descriptor (an unopened connection's socket on the
+// libuv driver), read on the loop.
+func UvtFDOf(t *testing.T, c *IO) int { return fdOf(t, c) }

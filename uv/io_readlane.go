@@ -316,9 +316,13 @@ func (e *ioEvent) handLaneMaking() bool {
 // the caller holds the connection yet. By the goroutine of the Accept
 // that took the connection, before Accept returns it.
 func (e *ioEvent) makeAcceptedLane() {
-	if !e.laneMaking.CompareAndSwap(laneMakingDue, laneMakingOn) {
-		return
+	if e.laneMaking.CompareAndSwap(laneMakingDue, laneMakingOn) {
+		e.makeBegunLane()
 	}
+}
+
+// makeBegunLane is makeAcceptedLane's making, begun (laneMakingOn).
+func (e *ioEvent) makeBegunLane() {
 	if f, release := e.t.(readLaner).laneFile(); f != nil {
 		e.publishReadLane(f, release, true)
 	}
@@ -343,10 +347,15 @@ func (e *ioEvent) settleLaneMaking() bool {
 				return true
 			}
 		default:
+			laneMakingWaits.Add(1)
 			runtime.Gosched()
 		}
 	}
 }
+
+// laneMakingWaits counts settleLaneMaking's yields to a making begun, in
+// every reactor (tests).
+var laneMakingWaits atomic.Int64
 
 // readyForBlocking makes a connection's read lane (or hands its making
 // to the goroutine of the Accept that takes it: handLaneMaking) and puts its write lane

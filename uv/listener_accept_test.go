@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -381,6 +383,70 @@ func TestAcceptLaneMakingRacesReactorClose(t *testing.T) {
 				}
 				s.Close()
 			}
+			peersEnd(t, peers)
+			uv.UvtNoLeaks(t, base, fds)
+		}
+	})
+}
+
+// TestReactorCloseWaitsForLaneMaking: the reactor's close of a
+// connection whose read lane Accept's goroutine is making waits for that
+// making (the loop yields until it ends) and then closes the connection
+// once, through the lane's file: the close returns only after the making
+// ends, the peer reads the end, the descriptor is closed and none is
+// left. A making not yet begun when the reactor closes is taken back:
+// Accept's goroutine makes no file then. On either driver.
+func TestReactorCloseWaitsForLaneMaking(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		for _, begun := range []bool{true, false} {
+			base, fds := uv.UvtBaseline(t)
+			v := newIOEnv(t, d, "tcp4")
+			c, s := v.pair(t) // the first Accept subscribes and starts
+			c.Close()
+			s.Close()
+			peers := dialN(t, v.ln, 1)
+			a, err := uv.UvtAcceptNoLane(v.ln)
+			uv.UvtMust(t, err)
+			fd := uv.UvtFDOf(t, a)
+			if begun && !uv.UvtBeginLaneMaking(a) {
+				t.Fatal("the making of an accepted connection's read lane could not begin")
+			}
+			waits := uv.UvtLaneMakingWaits()
+			closed := make(chan struct{})
+			go func() {
+				v.stop()
+				uv.UvtShutdown(t, v.u, false)
+				close(closed)
+			}()
+			if begun {
+				uv.UvtWaitFor(t, "the loop to wait for the making, or the close to return", func() bool {
+					select {
+					case <-closed:
+						return true
+					default:
+						return uv.UvtLaneMakingWaits() > waits
+					}
+				})
+				select {
+				case <-closed:
+					t.Fatal("the reactor's close returned while a read lane's making was under way")
+				case <-time.After(50 * time.Millisecond):
+				}
+				uv.UvtEndLaneMaking(a)
+			}
+			uv.UvtRecv(t, closed, "the reactor's close")
+			if !begun {
+				if uv.UvtBeginLaneMaking(a) {
+					t.Error("a read lane's making begun after the reactor closed the connection")
+				}
+				if l := uv.UvtReadLane(a); l != "none" {
+					t.Errorf("the read lane of a connection closed before its making began: %s, want none", l)
+				}
+			}
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); !errors.Is(err, unix.EBADF) {
+				t.Errorf("F_GETFD of the closed connection's descriptor = %v, want EBADF", err)
+			}
+			a.Close()
 			peersEnd(t, peers)
 			uv.UvtNoLeaks(t, base, fds)
 		}

@@ -96,7 +96,6 @@ type ioEvent struct {
 	told    bool  // the callbacks were told of rerr
 	shutOut bool  // the shutdown was handed to the transport
 	wshut   bool  // a shutdown was asked for: the write lane never opens again
-	tried   bool  // a read lane was asked for (io_readlane.go)
 	viewing bool  // a notification holds view
 	ipv     uint8 // 4 or 6 when dialled or listened on as tcp4 or tcp6 (netName)
 	// tries: Sends deferred to the loop's batch of tries, outcome not yet
@@ -106,7 +105,10 @@ type ioEvent struct {
 	// loop (conn.go's passReadDeadline): with none parked it need not wake
 	// the loop. Raised before a reader parks checks the deadline again.
 	parked atomic.Int32
-	lane   writeLane // a blocking Write's way around the loop (io_lane.go)
+	// laneMaking: whether the read lane was made or tried, and by whom
+	// (io_readlane.go: laneMakingNone and after).
+	laneMaking atomic.Int32
+	lane       writeLane // a blocking Write's way around the loop (io_lane.go)
 	// view is the *[]byte result a read reaches the callbacks in
 	// (notifyRead).
 	view   []byte
@@ -129,9 +131,6 @@ type ioEvent struct {
 	conn      *ioOp // a connect in flight
 	dl        deadlines
 	rlane     atomic.Pointer[readLane] // a blocking Read's (io_readlane.go)
-	// laneMaking: who makes the read lane of a connection Accept takes
-	// (io_readlane.go: laneMakingNone and after).
-	laneMaking atomic.Int32
 	// rare holds what few IOs use, made the first time one does (extra):
 	// written on the loop only, read off it by endReached.
 	rare atomic.Pointer[ioRare]

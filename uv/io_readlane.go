@@ -53,7 +53,8 @@ const (
 
 // readLane is an IO's read lane: its state and the descriptor's
 // os.File, through which a caller waits in the netpoller. It is made (and
-// published, never changed) at the connection's first blocking Read.
+// published, never changed) at the connection's first blocking Read, or,
+// for a connection Accept takes, by its goroutine before Accept returns.
 type readLane struct {
 	state atomic.Int32
 	// closer: whether the file's close is handed to the goroutine that
@@ -208,8 +209,9 @@ type readLaner interface {
 	// os.File in Go's netpoller; nil when it cannot be made.
 	laneFile() (f *os.File, release *lazySock)
 	// laneFileAnywhere reports whether laneFile reads nothing the loop
-	// may change while nobody else holds the IO: it may then run on
-	// another goroutine. On the loop.
+	// may change, and writes only what the loop reads after
+	// settleLaneMaking, while nobody else holds the IO: it may then run
+	// on another goroutine. On the loop.
 	laneFileAnywhere() bool
 }
 
@@ -219,14 +221,14 @@ type readLaner interface {
 // descriptor's place in the netpoller). One whose making was handed to
 // Accept's goroutine has it (or cannot have one) already.
 func (e *ioEvent) setReadLane() {
-	if !e.settleLaneMaking() || e.tried || e.closed || !e.t.open() || e.lane.fd1 == 0 {
+	if !e.settleLaneMaking() {
 		return
 	}
-	e.tried = true
-	rl, ok := e.t.(readLaner)
-	if !ok {
+	rl := e.laneMaker()
+	if rl == nil {
 		return
 	}
+	e.laneMaking.Store(laneMakingTried)
 	f, release := rl.laneFile()
 	if f == nil {
 		return
@@ -263,6 +265,17 @@ func (e *ioEvent) publishReadLane(f *os.File, release *lazySock, open bool) {
 	e.dl.lane.Unlock()
 }
 
+// laneMaker returns the IO's transport when the IO can have a read lane
+// now (open, its descriptor known: a socket's); nil when it cannot. On
+// the loop.
+func (e *ioEvent) laneMaker() readLaner {
+	if e.closed || !e.t.open() || e.lane.fd1 == 0 {
+		return nil
+	}
+	rl, _ := e.t.(readLaner)
+	return rl
+}
+
 // loopLaneFiles counts the read lane files made on the loop, in every
 // reactor (tests).
 var loopLaneFiles atomic.Int64
@@ -281,20 +294,21 @@ func newLaneFile(fd int, name string) *os.File {
 // place (tests: a file the netpoller does not hold).
 var laneFileMaker atomic.Pointer[func(fd int, name string) *os.File]
 
-// Who makes the read lane of a connection Accept takes (ioEvent's
-// laneMaking). The file (os.NewFile: the descriptor's place in Go's
+// Whether the read lane was made, and who makes that of a connection
+// Accept takes (ioEvent's laneMaking). The file (os.NewFile: the descriptor's place in Go's
 // netpoller, the file's cleanup) is the costliest part of a
 // connection's making: the goroutine of the Accept that takes the
 // connection makes it, as package net's accepting goroutine makes its
-// netFD, not the loop, which only accepts. Until it is taken, the loop
+// netFD, not the loop, which accepts the connection and makes its IO. Until it is taken, the loop
 // may take the making back: at the connection's close, or at its first
 // blocking Read when a callback got it instead of an Accept (the state
 // is then laneMakingNone again).
 const (
-	laneMakingNone int32 = iota // the loop's, at the first blocking Read (setReadLane)
-	laneMakingDue               // handed to the Accept that takes the connection
-	laneMakingOn                // that Accept's goroutine makes it now: the loop waits for it
-	laneMakingDone              // made, or found impossible, by that goroutine
+	laneMakingNone  int32 = iota // not made: the loop's, at the first blocking Read (setReadLane)
+	laneMakingTried              // made, or found impossible, by the loop
+	laneMakingDue                // handed to the Accept that takes the connection
+	laneMakingOn                 // that Accept's goroutine makes it now: the loop waits for it
+	laneMakingDone               // made, or found impossible, by that goroutine
 )
 
 // handLaneMaking hands the making of the read lane to the goroutine of
@@ -302,11 +316,10 @@ const (
 // transport can make the file off the loop; false when it cannot. On
 // the loop, before the connection is handed over.
 func (e *ioEvent) handLaneMaking() bool {
-	rl, ok := e.t.(readLaner)
-	if !ok || e.tried || e.closed || !e.t.open() || e.lane.fd1 == 0 || !rl.laneFileAnywhere() {
+	rl := e.laneMaker()
+	if rl == nil || e.laneMaking.Load() != laneMakingNone || !rl.laneFileAnywhere() {
 		return false
 	}
-	e.tried = true
 	e.laneMaking.Store(laneMakingDue)
 	return true
 }
@@ -330,21 +343,23 @@ func (e *ioEvent) makeBegunLane() {
 }
 
 // settleLaneMaking takes back a read lane's making handed to an Accept
-// that has not begun it, or waits for one begun (a few system calls, on
-// a goroutine that does not block), so that the loop sees the lane as it
-// is before it looks at it or makes it. It reports whether the lane is
-// the loop's to make. On the loop.
+// that has not begun it, or waits for one begun, so that the loop sees
+// the lane as it is before it looks at it or makes it. It reports whether
+// the lane is the loop's to make. On the loop. This is the one place the
+// loop waits for another goroutine; the wait is bounded: the making is a
+// few system calls (laneFile's fcntl, the netpoller's epoll_ctl) on a
+// goroutine that waits for nothing meanwhile but the deadlines' lock,
+// which no holder keeps across a wait.
 func (e *ioEvent) settleLaneMaking() bool {
 	for {
 		switch e.laneMaking.Load() {
 		case laneMakingNone:
 			return true
-		case laneMakingDone:
+		case laneMakingTried, laneMakingDone:
 			return false
 		case laneMakingDue:
 			if e.laneMaking.CompareAndSwap(laneMakingDue, laneMakingNone) {
-				e.tried = false // the loop makes it, at the first blocking Read
-				return true
+				return true // the loop makes it, at the first blocking Read
 			}
 		default:
 			laneMakingWaits.Add(1)

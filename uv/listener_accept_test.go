@@ -299,10 +299,9 @@ func TestListenerAcceptReactorClosed(t *testing.T) {
 // TestAcceptMakesItsReadLane: the read lane of a connection Accept hands
 // over, its os.File in Go's netpoller, is made by the Accept's goroutine,
 // as package net's accepting goroutine makes its netFD, not by the loop,
-// on either driver (the loop only accepts); the lane is open when Accept
-// returns, and the connection's Reads go through it. A connection queued
-// for Accept that a callback gets instead has its lane made by the loop
-// at its first blocking Read.
+// on either driver (the loop accepts the connection and makes its IO);
+// the lane is open when Accept returns, and the connection's Reads go
+// through it.
 func TestAcceptMakesItsReadLane(t *testing.T) {
 	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
 		c0, s0 := v.pair(t) // the first Accept subscribes and starts

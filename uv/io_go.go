@@ -589,5 +589,9 @@ func (g *goStream) laneFile() (*os.File, *lazySock) {
 	if g.laneFD() < 0 {
 		return nil, nil
 	}
-	return os.NewFile(uintptr(g.fd), g.transport), nil
+	return newLaneFile(g.fd, g.transport), nil
 }
+
+// laneFileAnywhere: laneFile reads what the loop changes only at the
+// IO's close.
+func (g *goStream) laneFileAnywhere() bool { return true }

@@ -39,7 +39,7 @@ import (
 // release (readLane.release).
 type lazySock struct {
 	fd     int
-	f      *os.File // the read lane's file, which owns fd, once made (on the loop)
+	f      *os.File // the read lane's file, which owns fd, once made (on the loop, or by the goroutine of the Accept that takes the connection: makeAcceptedLane)
 	done   atomic.Bool
 	keeper kind.FileKeeper // of the reactor's dropped-reactor cleanup, which keeps it (KeepFile) until it is closed
 	freed  *atomic.Bool    // a duplicate's: its place in the budget given back (returnLaneDup); nil for a socket
@@ -169,6 +169,6 @@ func (s *uvStream) lazyAddresses() (local, remote net.Addr) {
 // the lazySock's Close (the lane's release).
 func (s *uvStream) lazyLaneFile() (*os.File, *lazySock) {
 	x := s.lz
-	x.f = os.NewFile(uintptr(x.fd), s.transport)
+	x.f = newLaneFile(x.fd, s.transport)
 	return x.f, x
 }

@@ -254,7 +254,7 @@ func (s *uvStream) laneFile() (*os.File, *lazySock) {
 		laneDups.Add(-1)
 		return nil, nil
 	}
-	f := os.NewFile(uintptr(d), s.transport)
+	f := newLaneFile(d, s.transport)
 	// The budget is given back once: by release when the handle closes,
 	// or, when it never does (a reactor dropped without Close, whose
 	// handles libuv closes in C, and which closes the duplicate first:
@@ -314,3 +314,8 @@ func laneDupBudget() int64 {
 	}
 	return int64(lim.Cur / 4)
 }
+
+// laneFileAnywhere: an unopened connection's lane file is its socket
+// (lazyLaneFile), made without the loop; an opened one's is a duplicate
+// libuv's handle gives, on the loop.
+func (s *uvStream) laneFileAnywhere() bool { return s.unopened() }

@@ -37,6 +37,13 @@ func acceptedPeer(t *testing.T, u *uv.UvtReactor) (*uv.IO, net.Conn) {
 	ln, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
 	uv.UvtMust(t, err)
 	defer ln.Close()
+	return acceptFrom(t, ln)
+}
+
+// acceptFrom dials ln over TCP and returns the connection it accepts and
+// the dialling end, closed at cleanup.
+func acceptFrom(t *testing.T, ln *uv.Listener) (*uv.IO, net.Conn) {
+	t.Helper()
 	peer, err := net.Dial("tcp4", ln.Addr().String())
 	uv.UvtMust(t, err)
 	t.Cleanup(func() { peer.Close() })

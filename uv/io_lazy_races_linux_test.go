@@ -2,11 +2,9 @@ package uv_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"math/rand/v2"
-	"net"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -332,13 +330,7 @@ func lazyOpenWithoutDescriptorsChild(t *testing.T, d reactor.Driver) {
 	ln, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
 	uv.UvtMust(t, err)
 	defer ln.Close()
-	peer, err := net.Dial("tcp4", ln.Addr().String())
-	uv.UvtMust(t, err)
-	defer peer.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
-	defer cancel()
-	s, err := ln.AcceptIO(ctx)
-	uv.UvtMust(t, err)
+	s, peer := acceptFrom(t, ln)
 	// Through the lane first.
 	peer.Write([]byte("a"))
 	if got := readN(t, s, 1); string(got) != "a" {
@@ -396,18 +388,13 @@ func lazyOpenWithoutDescriptorsChild(t *testing.T, d reactor.Driver) {
 		t.Errorf("SetKeepAlive after the descriptors came back: %v", err)
 	}
 	// The reactor goes on: another connection.
-	peer2, err := net.Dial("tcp4", ln.Addr().String())
-	uv.UvtMust(t, err)
-	defer peer2.Close()
-	s2, err := ln.AcceptIO(ctx)
-	uv.UvtMust(t, err)
+	s2, peer2 := acceptFrom(t, ln)
 	peer2.Write([]byte("z"))
 	if got := readN(t, s2, 1); string(got) != "z" {
 		t.Errorf("the next connection's Read = %q", got)
 	}
 	s2.Close()
 	s.Close()
-
 }
 
 // TestLazyWriteWithoutDescriptors: with every descriptor taken, a
@@ -429,13 +416,7 @@ func lazyWriteWithoutDescriptorsChild(t *testing.T, d reactor.Driver) {
 	ln, err := uv.Listen(u.Reactor, "tcp4", "127.0.0.1:0")
 	uv.UvtMust(t, err)
 	defer ln.Close()
-	peer, err := net.Dial("tcp4", ln.Addr().String())
-	uv.UvtMust(t, err)
-	defer peer.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
-	defer cancel()
-	s, err := ln.AcceptIO(ctx)
-	uv.UvtMust(t, err)
+	s, peer := acceptFrom(t, ln)
 	defer s.Close()
 	peer.Write([]byte("a"))
 	readN(t, s, 1) // the read lane holds the socket

@@ -135,8 +135,7 @@ func (s *uvStream) closeUnopened() {
 	x := s.lz
 	s.lz = nil
 	if mode, _ := s.closeMode(); mode == closeReset {
-		reset := setNoLinger(x.fd) == nil
-		s.dropped(s, s.unsent(), reset, ErrAborted)
+		s.resetDropped(s, 0, setNoLinger(x.fd) == nil)
 	}
 	if l := s.rlane.Load(); l == nil || !l.handBack() {
 		x.Close()

@@ -80,10 +80,11 @@ func (e *DropError) Unwrap() error {
 
 // lingerState is an IO's close as a socket's. Loop-owned.
 type lingerState struct {
-	linger time.Duration // SetLinger's: 0 means DefaultLinger, < 0 a reset at once
-	abort  bool          // Abort: the close resets
-	unsent int           // at the close: the bytes the transport still held (keepUnsent), or, at a reset, those never handed to it (dropUnsent)
-	writes int           // at the close: the transport writes still in flight
+	linger   time.Duration // SetLinger's: 0 means DefaultLinger, < 0 a reset at once
+	abort    bool          // Abort: the close resets
+	unsent   int           // at a close that keeps what is queued: the bytes the transport still held (keepUnsent)
+	unhanded int           // at a reset: the bytes of Sends and WriteAsyncs never handed to the transport (dropUnsent)
+	writes   int           // at the close: the transport writes still in flight
 	// stop cuts a lingering close short with a reset (Abort after Close).
 	stop func()
 	uv   uvcgo.Linger // the libuv driver's lingering close in progress
@@ -157,7 +158,7 @@ func (e *ioEvent) dropUnsent() {
 		return
 	}
 	if n := e.unhanded(); n > 0 {
-		e.extra().lg.unsent = n
+		e.extra().lg.unhanded = n
 	}
 }
 
@@ -170,13 +171,15 @@ func (e *ioEvent) resets() bool {
 	return e.lingers() && x != nil && (x.lg.abort || x.lg.linger < 0)
 }
 
-// unsent is the bytes the transport held at the close (keepUnsent), or,
-// at a reset, those never handed to it (dropUnsent); 0 before it.
-func (e *ioEvent) unsent() int {
+// resetDropped reports a reset's drop: the transport's n bytes (those
+// libuv's queue or the pure-Go driver's held) with those never handed to
+// it (dropUnsent), as ErrAborted. Every close path that resets reports
+// through it.
+func (e *ioEvent) resetDropped(ev event.Event, n int, reset bool) {
 	if x := e.rare.Load(); x != nil {
-		return x.lg.unsent
+		n += x.lg.unhanded
 	}
-	return 0
+	e.dropped(ev, n, reset, ErrAborted)
 }
 
 // closeMode says how the handle or descriptor closes, and for how long at
@@ -305,7 +308,7 @@ func (s *uvStream) closeHandle(h uvcgo.Handle) {
 	case closePlain:
 		s.loop.CloseHandle(h)
 	case closeReset:
-		s.dropped(s, s.loop.ResetStream(h)+s.unsent(), s.transport == "tcp", ErrAborted)
+		s.resetDropped(s, s.loop.ResetStream(h), s.transport == "tcp")
 	case closeLinger:
 		lg := &s.extra().lg
 		g, err := s.loop.LingerStart(h, d.Milliseconds())
@@ -379,16 +382,15 @@ func (g *goStream) closeFD(wq []goWrite) {
 	mode, d := g.closeMode()
 	switch mode {
 	case closeReset:
-		n := g.unsent() // never handed to the queue (dropUnsent)
+		n := 0
 		for _, w := range wq {
 			n += len(w.p) - w.off
 		}
-		reset := g.transport == "tcp" && setNoLinger(g.fd) == nil
-		g.dropped(g, n, reset, ErrAborted)
+		g.resetDropped(g, n, g.transport == "tcp" && setNoLinger(g.fd) == nil)
 	case closeLinger:
 		fd, err := unix.FcntlInt(uintptr(g.fd), unix.F_DUPFD_CLOEXEC, 0)
 		if err != nil {
-			g.dropped(g, g.unsent(), false, os.NewSyscallError("fcntl", err))
+			g.dropped(g, g.extra().lg.unsent, false, os.NewSyscallError("fcntl", err))
 			return
 		}
 		g.lingerOn(os.NewFile(uintptr(fd), g.transport), wq, d)

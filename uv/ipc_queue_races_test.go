@@ -31,61 +31,96 @@ func TestIPCCallbackComesAndGoesWhileQueued(t *testing.T) {
 		uv.UvtMust(t, to.Start())
 		a, b, err := uv.Pipe(u.Reactor)
 		uv.UvtMust(t, err)
-		pass := func(n int) {
-			for range n {
-				uv.UvtMust(t, from.SendIO(ctx, a))
-			}
-		}
-		pass(3)
-		uv.UvtWaitFor(t, "three handles queued", func() bool { return uv.UvtIPCQueued(to) == 3 })
-		var mu sync.Mutex
-		var toCallback []*uv.IO
-		cb := event.NewCallback(func(_ event.Event, res any, err error) {
-			if c, ok := res.(*uv.IO); ok {
-				mu.Lock()
-				toCallback = append(toCallback, c)
-				mu.Unlock()
-			}
+		callbackComesAndGoes(t, u, takeQueue{
+			what: "handles",
+			sub:  to,
+			feed: func(n int) {
+				for range n {
+					uv.UvtMust(t, from.SendIO(ctx, a))
+				}
+			},
+			queued: func() int { return uv.UvtIPCQueued(to) },
+			take: func(ctx context.Context) (*uv.IO, error) {
+				got, err := to.Receive(ctx)
+				if err == nil && got.IO == nil {
+					err = errors.New("no handle received")
+				}
+				return got.IO, err
+			},
 		})
-		uv.UvtMust(t, u.Call(func() { uv.UvtMust(t, to.AddCallback(cb)) }))
-		pass(4)
-		uv.UvtWaitFor(t, "seven handles to the callback", func() bool {
-			mu.Lock()
-			defer mu.Unlock()
-			return len(toCallback) == 7
-		})
-		if n := uv.UvtIPCQueued(to); n != 0 {
-			t.Errorf("%d handles left queued with a callback subscribed, want 0", n)
-		}
-		uv.UvtMust(t, u.Call(func() { uv.UvtMust(t, to.DelCallback(cb)) }))
-		pass(2)
-		uv.UvtWaitFor(t, "two handles queued", func() bool { return uv.UvtIPCQueued(to) == 2 })
-		seen := map[*uv.IO]string{}
-		for _, c := range toCallback {
-			seen[c] = "callback"
-		}
-		for i := range 2 {
-			got, err := to.Receive(ctx)
-			if err != nil || got.IO == nil {
-				t.Fatalf("Receive %d = %+v, %v", i, got, err)
-			}
-			if who, dup := seen[got.IO]; dup {
-				t.Errorf("Receive %d got a handle the %s had", i, who)
-			}
-			seen[got.IO] = "Receive"
-		}
-		if len(seen) != 9 {
-			t.Errorf("%d distinct handles, want 9", len(seen))
-		}
-		for c := range seen {
-			c.Close()
-		}
 		for _, x := range []interface{ Close() error }{a, b, from, to} {
 			uv.UvtMust(t, x.Close())
 		}
 		stop()
 		uv.UvtShutdown(t, u, false)
 	})
+}
+
+// takeQueue is what callbackComesAndGoes drives: an IPC's queue for
+// Receive or a Listener's for Accept.
+type takeQueue struct {
+	what string // what it queues, plural: "handles", "connections"
+	sub  interface {
+		AddCallback(*event.Callback) error
+		DelCallback(*event.Callback) error
+	}
+	feed   func(n int)                           // makes n more arrive
+	queued func() int                            // how many wait in the queue
+	take   func(context.Context) (*uv.IO, error) // Receive or Accept
+}
+
+// callbackComesAndGoes feeds q 3 with no callback, 4 with one subscribed
+// (the 3 queued go to it too), 2 once it is gone (they wait to be taken),
+// and checks that each of the 9 reached exactly one taker, then closes
+// them.
+func callbackComesAndGoes(t *testing.T, u *uv.UvtReactor, q takeQueue) {
+	t.Helper()
+	q.feed(3)
+	uv.UvtWaitFor(t, "three "+q.what+" queued", func() bool { return q.queued() == 3 })
+	var mu sync.Mutex
+	var toCallback []*uv.IO
+	cb := event.NewCallback(func(_ event.Event, res any, err error) {
+		if c, ok := res.(*uv.IO); ok {
+			mu.Lock()
+			toCallback = append(toCallback, c)
+			mu.Unlock()
+		}
+	})
+	uv.UvtMust(t, u.Call(func() { uv.UvtMust(t, q.sub.AddCallback(cb)) }))
+	q.feed(4)
+	uv.UvtWaitFor(t, "seven "+q.what+" to the callback", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(toCallback) == 7
+	})
+	if n := q.queued(); n != 0 {
+		t.Errorf("%d %s left queued with a callback subscribed, want 0", n, q.what)
+	}
+	uv.UvtMust(t, u.Call(func() { uv.UvtMust(t, q.sub.DelCallback(cb)) }))
+	q.feed(2)
+	uv.UvtWaitFor(t, "two "+q.what+" queued", func() bool { return q.queued() == 2 })
+	seen := map[*uv.IO]bool{}
+	for _, c := range toCallback {
+		seen[c] = true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
+	defer cancel()
+	for i := range 2 {
+		c, err := q.take(ctx)
+		if err != nil {
+			t.Fatalf("take %d = %v", i, err)
+		}
+		if seen[c] {
+			t.Errorf("take %d got one of the %s the callback had", i, q.what)
+		}
+		seen[c] = true
+	}
+	if len(seen) != 9 {
+		t.Errorf("%d distinct %s, want 9", len(seen), q.what)
+	}
+	for c := range seen {
+		c.Close()
+	}
 }
 
 // Stalled (its queue full, nobody receiving), an IPC stopped and started
@@ -262,62 +297,24 @@ func TestListenerCallbackComesAndGoesWhileQueued(t *testing.T) {
 		uv.UvtMust(t, err)
 		uv.UvtMust(t, ln.Start())
 		var clients []net.Conn
-		dial := func(n int) {
-			for range n {
-				c, err := net.Dial("tcp4", ln.Addr().String())
-				uv.UvtMust(t, err)
-				clients = append(clients, c)
-			}
-		}
 		defer func() {
 			for _, c := range clients {
 				c.Close()
 			}
 		}()
-		dial(3)
-		uv.UvtWaitFor(t, "three connections queued", func() bool { return uv.UvtAcceptsQueued(ln) == 3 })
-		var mu sync.Mutex
-		var toCallback []*uv.IO
-		cb := event.NewCallback(func(_ event.Event, res any, err error) {
-			if c, ok := res.(*uv.IO); ok {
-				mu.Lock()
-				toCallback = append(toCallback, c)
-				mu.Unlock()
-			}
+		callbackComesAndGoes(t, u, takeQueue{
+			what: "connections",
+			sub:  ln,
+			feed: func(n int) {
+				for range n {
+					c, err := net.Dial("tcp4", ln.Addr().String())
+					uv.UvtMust(t, err)
+					clients = append(clients, c)
+				}
+			},
+			queued: func() int { return uv.UvtAcceptsQueued(ln) },
+			take:   ln.AcceptIO,
 		})
-		uv.UvtMust(t, u.Call(func() { uv.UvtMust(t, ln.AddCallback(cb)) }))
-		dial(4)
-		uv.UvtWaitFor(t, "seven connections to the callback", func() bool {
-			mu.Lock()
-			defer mu.Unlock()
-			return len(toCallback) == 7
-		})
-		if n := uv.UvtAcceptsQueued(ln); n != 0 {
-			t.Errorf("%d connections left queued with a callback subscribed, want 0", n)
-		}
-		uv.UvtMust(t, u.Call(func() { uv.UvtMust(t, ln.DelCallback(cb)) }))
-		dial(2)
-		uv.UvtWaitFor(t, "two connections queued", func() bool { return uv.UvtAcceptsQueued(ln) == 2 })
-		seen := map[*uv.IO]bool{}
-		for _, c := range toCallback {
-			seen[c] = true
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
-		defer cancel()
-		for i := range 2 {
-			c, err := ln.AcceptIO(ctx)
-			uv.UvtMust(t, err)
-			if seen[c] {
-				t.Errorf("Accept %d got a connection the callback had", i)
-			}
-			seen[c] = true
-		}
-		if len(seen) != 9 {
-			t.Errorf("%d distinct connections, want 9", len(seen))
-		}
-		for c := range seen {
-			c.Close()
-		}
 		uv.UvtMust(t, ln.Close())
 		stop()
 		uv.UvtShutdown(t, u, false)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/bits"
 	"os"
+	"reflect"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"syscall"
@@ -308,6 +310,16 @@ func UvtReadLane(c *IO) string {
 		return "none"
 	}
 	return [...]string{rlaneShut: "shut", rlaneOpen: "open", rlaneBusy: "busy", rlaneWanted: "wanted", rlaneFailed: "failed"}[l.state.Load()]
+}
+
+// UvtLaneReadFunc returns the name of the function c's read lane hands
+// the netpoller's wait (RawConn.Read), "" without a lane.
+func UvtLaneReadFunc(c *IO) string {
+	l := c.e.rlane.Load()
+	if l == nil {
+		return ""
+	}
+	return runtime.FuncForPC(reflect.ValueOf(l.readFn).Pointer()).Name()
 }
 
 // UvtAcceptsWaiting returns how many Accepts wait on l now.

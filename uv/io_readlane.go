@@ -185,17 +185,21 @@ func (l *readLane) closeHandedBack(r *reactor.Reactor, h *handle) error {
 	return err
 }
 
-// read is the lane's read(2) into p, for the netpoller's wait: false when
-// there is nothing to read yet and the read waits (without wait, one
-// read(2), whatever it gives). (Package syscall's Read, as net's: x/sys's
-// goes through one more call to reach it.)
-func (l *readLane) read(fd uintptr) bool {
-	for {
-		var n int
-		n, l.err = syscall.Read(int(fd), l.p)
-		l.n = int32(n)
-		if l.err != unix.EINTR {
-			return l.err != unix.EAGAIN || !l.wait
+// reader returns the lane's read(2) into p, for the netpoller's wait:
+// false when there is nothing to read yet and the read waits (without
+// wait, one read(2), whatever it gives). (Package syscall's Read, as
+// net's: x/sys's goes through one more call to reach it. A function
+// literal, not the method value of a method: that would put one more
+// call between the system call and the Read.)
+func (l *readLane) reader() func(fd uintptr) bool {
+	return func(fd uintptr) bool {
+		for {
+			var n int
+			n, l.err = syscall.Read(int(fd), l.p)
+			l.n = int32(n)
+			if l.err != unix.EINTR {
+				return l.err != unix.EAGAIN || !l.wait
+			}
 		}
 	}
 }
@@ -254,7 +258,7 @@ func (e *ioEvent) publishReadLane(f *os.File, release *lazySock, open bool) {
 	e.dl.lane.Lock() // a setter off the loop sees the lane, or the file gets its deadline here
 	err = f.SetReadDeadline(e.dl.read.time())
 	l := &readLane{f: f, rc: rc, release: release}
-	l.readFn = l.read
+	l.readFn = l.reader()
 	switch {
 	case errors.Is(err, os.ErrNoDeadline):
 		l.state.Store(rlaneFailed)
@@ -439,11 +443,6 @@ func (e *ioEvent) readDirect(p []byte, wait bool) (n int, ok bool, err error) {
 	if l == nil || !l.state.CompareAndSwap(rlaneOpen, rlaneBusy) {
 		return 0, false, nil
 	}
-	return e.readOnLane(l, p, wait)
-}
-
-// readOnLane is readDirect's read, the lane held.
-func (e *ioEvent) readOnLane(l *readLane, p []byte, wait bool) (n int, ok bool, err error) {
 	l.p, l.wait = p, wait
 	werr := l.rc.Read(l.readFn)
 	n, rerr := int(l.n), l.err

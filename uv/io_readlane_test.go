@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
@@ -285,6 +287,57 @@ func TestReadLaneEndsWhileWaiting(t *testing.T) {
 func isTimeout(err error) bool {
 	var te interface{ Timeout() bool }
 	return errors.As(err, &te) && te.Timeout()
+}
+
+// TestReadLaneCallChain: a lane Read reaches the descriptor's RawConn
+// through readDirect alone, and the function RawConn.Read calls is the
+// read itself, not a method value's wrapper around it: after the system
+// call each call between it and IO.Read is returned from, at a cost
+// (package net's Read has as few).
+func TestReadLaneCallChain(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c, s := v.pair(t)
+		makeLane(t, c, s)
+		if name := uv.UvtLaneReadFunc(c); strings.HasSuffix(name, "-fm") {
+			t.Errorf("the lane's read function is %s, a method value's wrapper", name)
+		}
+		// The lane opens once the loop is done with the first Read; a
+		// Read made before would go to the loop.
+		for deadline := time.Now().Add(uv.UvtSafety); uv.UvtReadLane(c) != "open"; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the read lane is %s after the first Read, want open", uv.UvtReadLane(c))
+			}
+		}
+		waiting := readWaiting(c)
+		for deadline := time.Now().Add(uv.UvtSafety); uv.UvtReadLane(c) != "busy"; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the read lane is %s while a Read waits, want busy", uv.UvtReadLane(c))
+			}
+		}
+		buf := make([]byte, 1<<20)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		var between []string
+		for _, g := range strings.Split(stacks, "\n\n") {
+			top, bottom := strings.Index(g, "\nos.(*rawConn).Read("), strings.Index(g, "\ngithub.com/uvevent/uvevent/uv.(*IO).Read(")
+			if top < 0 || bottom < top {
+				continue
+			}
+			for _, line := range strings.Split(g[top+1:bottom], "\n")[1:] {
+				if !strings.HasPrefix(line, "\t") { // a function's line, not its file's
+					between = append(between, line[:strings.LastIndex(line, "(")])
+				}
+			}
+		}
+		want := []string{"github.com/uvevent/uvevent/uv.(*ioEvent).readDirect"}
+		if diff := cmp.Diff(want, between); diff != "" {
+			t.Errorf("calls between IO.Read and RawConn.Read of the waiting Read (-want +got):\n%s", diff)
+		}
+		uv.UvtMust(t, c.Close())
+		if err := uv.UvtRecv(t, waiting, "the waiting Read"); !errors.Is(err, uv.ErrClosed) {
+			t.Errorf("Read waiting as the IO closed = %v, want ErrClosed", err)
+		}
+		v.finish(t, c, s)
+	})
 }
 
 // TestReadLaneDroppedIO: an IO with a read lane that nobody holds any

@@ -334,8 +334,10 @@ func (e *ioEvent) makeAcceptedLane() {
 	}
 }
 
-// makeBegunLane is makeAcceptedLane's making, begun (laneMakingOn).
+// makeBegunLane is makeAcceptedLane's making, begun (laneMakingOn), with
+// the connection's setup.
 func (e *ioEvent) makeBegunLane() {
+	e.setUp(false)
 	if f, release := e.t.(readLaner).laneFile(); f != nil {
 		e.publishReadLane(f, release, true)
 	}
@@ -383,8 +385,11 @@ var laneMakingWaits atomic.Int64
 // it), as net's Accept reads them: LocalAddr and RemoteAddr (net/http asks
 // both of every connection) then make no round trip either. On the loop.
 func (e *ioEvent) readyForBlocking() {
-	e.addrs.read(e)
+	if e.pair == nil {
+		e.addrs.read(e) // else the setup has them
+	}
 	if !e.handLaneMaking() {
+		e.setUp(true)
 		e.setReadLane()
 	}
 	e.useLane()

@@ -616,6 +616,16 @@ func (e *ioEvent) setUp(onLoop bool) {
 		loopSetups.Add(1)
 	}
 	e.t.noDelay(true)
+	e.keepAddrs()
+}
+
+// keepAddrs reads the local address into the pair the listener kept
+// (getsockname(2)), once, and fills the address cache with it: setUp's
+// part, which the loop makes too when it takes the setup back at the
+// connection's close (settleLaneMaking), so that a connection closed
+// before its Accept set it up still tells its addresses, as a closed
+// net.Conn does. Whoever holds the setup (setUp).
+func (e *ioEvent) keepAddrs() {
 	if p := e.pair; p != nil {
 		e.pair = nil
 		if p.readLocal(int(e.lane.fd1 - 1)) {

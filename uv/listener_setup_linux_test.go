@@ -3,7 +3,6 @@ package uv_test
 import (
 	"context"
 	"net"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,10 +48,8 @@ func TestAcceptSetsUpItsConnection(t *testing.T) {
 		onLoop := uv.UvtLoopSetups()
 		const n = 10
 		peers := dialN(t, v.ln, n)
-		var want, got []setUpAs
-		for _, p := range peers {
-			want = append(want, setUpAs{NoDelay: true, Local: v.ln.Addr().String(), Remote: p.LocalAddr().String()})
-		}
+		want := setUpsOf(v.ln, peers, true)
+		var got []setUpAs
 		var closers []interface{ Close() error }
 		for range n {
 			s, err := v.ln.AcceptIO(context.Background())
@@ -60,10 +57,7 @@ func TestAcceptSetsUpItsConnection(t *testing.T) {
 			closers = append(closers, s)
 			got = append(got, setUpOf(t, s))
 		}
-		less := func(a, b setUpAs) int { return cmpString(a.Remote, b.Remote) }
-		slices.SortFunc(want, less)
-		slices.SortFunc(got, less)
-		if d := cmp.Diff(want, got); d != "" {
+		if d := setUpsDiff(want, got); d != "" {
 			t.Errorf("accepted connections' setup (-want +got):\n%s", d)
 		}
 		if got := uv.UvtLoopSetups() - onLoop; got != 0 {

@@ -481,3 +481,7 @@ func UvtLaneMakingWaits() int64 { return laneMakingWaits.Load() }
 // UvtFDOf returns c's descriptor (an unopened connection's socket on the
 // libuv driver), read on the loop.
 func UvtFDOf(t *testing.T, c *IO) int { return fdOf(t, c) }
+
+// UvtLoopSetups counts the accepted connections' setups (TCP_NODELAY, the
+// local address) made on the loop, in every reactor.
+func UvtLoopSetups() int64 { return loopSetups.Load() }

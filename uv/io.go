@@ -108,7 +108,13 @@ type ioEvent struct {
 	// laneMaking: whether the read lane was made or tried, and by whom
 	// (io_readlane.go: laneMakingNone and after).
 	laneMaking atomic.Int32
-	lane       writeLane // a blocking Write's way around the loop (io_lane.go)
+	// setupDue: an accepted connection's setup (setUp) is not made yet;
+	// pair, its addresses, the peer's read as it was accepted, the local
+	// one left for the setup. Loop-owned, and handed over with the read
+	// lane's making (handLaneMaking) to the Accept that takes it.
+	setupDue bool
+	pair     *tcpAddrPair
+	lane     writeLane // a blocking Write's way around the loop (io_lane.go)
 	// view is the *[]byte result a read reaches the callbacks in
 	// (notifyRead).
 	view   []byte
@@ -576,13 +582,66 @@ func (e *ioEvent) connected(err error) {
 	}
 }
 
-// connReady sets up a connection that just came to be (connected or
-// accepted): TCP's go without Nagle's delay, as package net's do.
+// connReady sets up a connection that just came to be (connected, or
+// passed over IPC): TCP's go without Nagle's delay, as package net's do.
 func (e *ioEvent) connReady() {
 	if e.transport == "tcp" {
 		e.t.noDelay(true)
 	}
 	e.setLane()
+}
+
+// acceptedReady readies a connection a listener accepted (pair, when
+// set, its addresses, the peer's read as it was accepted: acceptedPair),
+// with its setup left due (setUp): the loop makes it for a callback, the
+// Accept that takes the connection on its own goroutine, as package net's
+// accepting goroutine sets up its connection. On the loop.
+func (e *ioEvent) acceptedReady() {
+	e.setupDue = e.transport == "tcp"
+	e.setLane()
+}
+
+// setUp makes an accepted connection's setup, once: TCP's go without
+// Nagle's delay, and the local address is read (getsockname(2)) into the
+// pair, which the address cache then holds (a LocalAddr or RemoteAddr
+// then costs no call to the loop). On the loop (onLoop), or, its making
+// handed over, by the goroutine of the Accept that takes the connection
+// (makeBegunLane), while nobody else holds the IO.
+func (e *ioEvent) setUp(onLoop bool) {
+	if !e.setupDue {
+		return
+	}
+	e.setupDue = false
+	if onLoop {
+		loopSetups.Add(1)
+	}
+	e.t.noDelay(true)
+	e.keepAddrs()
+}
+
+// keepAddrs reads the local address into the pair the listener kept
+// (getsockname(2)), once, and fills the address cache with it: setUp's
+// part, which the loop makes too when it takes the setup back at the
+// connection's close (settleLaneMaking), so that a connection closed
+// before its Accept set it up still tells its addresses, as a closed
+// net.Conn does. Whoever holds the setup (setUp).
+func (e *ioEvent) keepAddrs() {
+	if p := e.pair; p != nil {
+		e.pair = nil
+		if p.readLocal(int(e.lane.fd1 - 1)) {
+			e.addrs.setPair(p)
+		}
+	}
+}
+
+// forCallbacks makes the setup of a connection queued for Accept that
+// the callbacks get instead, first taking it back from the Accept it was
+// handed to: its read lane's making too, which the loop then makes at
+// the connection's first blocking Read. On the loop.
+func (e *ioEvent) forCallbacks() {
+	if e.settleLaneMaking() {
+		e.setUp(true)
+	}
 }
 
 // flush hands the kept reads to the callbacks, in order, while delivering.

@@ -313,6 +313,7 @@ const (
 	laneMakingDue                // handed to the Accept that takes the connection
 	laneMakingOn                 // that Accept's goroutine makes it now: the loop waits for it
 	laneMakingDone               // made, or found impossible, by that goroutine
+	laneMakingBack               // the loop takes it back now (settleLaneMaking): that Accept waits for it
 )
 
 // handLaneMaking hands the making of the read lane to the goroutine of
@@ -333,13 +334,28 @@ func (e *ioEvent) handLaneMaking() bool {
 // the caller holds the connection yet. By the goroutine of the Accept
 // that took the connection, before Accept returns it.
 func (e *ioEvent) makeAcceptedLane() {
-	if e.laneMaking.CompareAndSwap(laneMakingDue, laneMakingOn) {
-		e.makeBegunLane()
+	for {
+		switch e.laneMaking.Load() {
+		case laneMakingDue:
+			if e.laneMaking.CompareAndSwap(laneMakingDue, laneMakingOn) {
+				e.makeBegunLane()
+				return
+			}
+		case laneMakingBack:
+			// The loop takes it back (the connection's close) and keeps
+			// its addresses (keepAddrs): they are there when Accept
+			// returns it. A wait as bounded as settleLaneMaking's.
+			runtime.Gosched()
+		default:
+			return
+		}
 	}
 }
 
-// makeBegunLane is makeAcceptedLane's making, begun (laneMakingOn).
+// makeBegunLane is makeAcceptedLane's making, begun (laneMakingOn), with
+// the connection's setup.
 func (e *ioEvent) makeBegunLane() {
+	e.setUp(false)
 	if f, release := e.t.(readLaner).laneFile(); f != nil {
 		e.publishReadLane(f, release, true)
 	}
@@ -347,7 +363,9 @@ func (e *ioEvent) makeBegunLane() {
 }
 
 // settleLaneMaking takes back a read lane's making handed to an Accept
-// that has not begun it, or waits for one begun, so that the loop sees
+// that has not begun it (with the connection's setup, whose addresses it
+// keeps: keepAddrs, before that Accept may return the connection), or
+// waits for one begun, so that the loop sees
 // the lane as it is before it looks at it or makes it. It reports whether
 // the lane is the loop's to make. On the loop. This is the one place the
 // loop waits for another goroutine; the wait is bounded: the making is a
@@ -362,7 +380,9 @@ func (e *ioEvent) settleLaneMaking() bool {
 		case laneMakingTried, laneMakingDone:
 			return false
 		case laneMakingDue:
-			if e.laneMaking.CompareAndSwap(laneMakingDue, laneMakingNone) {
+			if e.laneMaking.CompareAndSwap(laneMakingDue, laneMakingBack) {
+				e.keepAddrs() // before the Accept the connection may be handed to returns it
+				e.laneMaking.Store(laneMakingNone)
 				return true // the loop makes it, at the first blocking Read
 			}
 		default:
@@ -387,8 +407,11 @@ var laneMakingWaits atomic.Int64
 // it), as net's Accept reads them: LocalAddr and RemoteAddr (net/http asks
 // both of every connection) then make no round trip either. On the loop.
 func (e *ioEvent) readyForBlocking() {
-	e.addrs.read(e)
+	if e.pair == nil {
+		e.addrs.read(e) // else the setup has them
+	}
 	if !e.handLaneMaking() {
+		e.setUp(true)
 		e.setReadLane()
 	}
 	e.useLane()

@@ -179,8 +179,9 @@ func (e *listenEvent) accept(c *IO, err error) {
 	}
 	e.accepted.Add(1)
 	e.pause = 0
-	c.e.connReady()
+	c.e.acceptedReady()
 	if e.accepts.forCallbacks(e.base) {
+		c.e.setUp(true)
 		if e.accepts.notify(e.base, c) != nil {
 			c.Close() // nobody got it
 		}
@@ -188,6 +189,10 @@ func (e *listenEvent) accept(c *IO, err error) {
 	}
 	e.onAccept(e.self, c, nil)
 }
+
+// loopSetups counts the accepted connections' setups made on the loop,
+// in every reactor (tests).
+var loopSetups atomic.Int64
 
 // subscribed: a callback joined; the connections queued for Accept go to
 // it (eventkind.SubscriptionWatcher).
@@ -205,8 +210,13 @@ func (e *listenEvent) serving() bool {
 	return eventkind.LoopRefs(e.self) > 0 && !e.self.Flags().Has(event.Closed)
 }
 
-// acceptedResult is a queued connection as the callbacks see it.
-func acceptedResult(c *IO) any { return c }
+// acceptedResult is a queued connection as the callbacks see it: set up
+// by the loop, its setup taken back from the Accept it was handed to
+// (forCallbacks).
+func acceptedResult(c *IO) any {
+	c.e.forCallbacks()
+	return c
+}
 
 // armAccept starts watching the socket, unless accepting is paused: the
 // pause's end starts it. The connections queued for Accept go to the

@@ -175,24 +175,26 @@ func (g *goListener) fired(uint32) {
 		}
 		c.e.setNetwork(g.network)
 		if peer != nil {
-			acceptedAddrs(c.e, fd, peer)
+			acceptedAddrs(c.e, peer)
 		}
 		g.accept(c, nil)
 	}
 }
 
-// acceptedAddrs reads an accepted TCP connection's addresses as package
-// net does, once, as it is accepted: the local one with getsockname(2),
-// the peer's as accept4(2) gave it. A server's RemoteAddr and LocalAddr
-// (net/http asks both of every connection) then cost no call to the loop
-// and no getpeername(2). Either unread, both are read when first asked for
-// (addrCache). On the loop.
-func acceptedAddrs(e *ioEvent, fd int, peer *unix.RawSockaddrAny) {
+// acceptedAddrs keeps an accepted TCP connection's peer address as
+// accept4(2) gave it, its local one left for the connection's setup
+// (ioEvent.setUp: getsockname(2), by the goroutine of the Accept that
+// takes it), as package net reads them, once, as it accepts a
+// connection. A server's RemoteAddr and LocalAddr (net/http asks both of
+// every connection) then cost no call to the loop and no getpeername(2).
+// Either unread, both are read when first asked for (addrCache). On the
+// loop.
+func acceptedAddrs(e *ioEvent, peer *unix.RawSockaddrAny) {
 	if f := peer.Addr.Family; f != unix.AF_INET && f != unix.AF_INET6 {
 		return // a Unix connection: its addresses are read when asked for
 	}
 	a := new(tcpAddrPair)
-	if a.setRaw(pairRemote, peer) && a.readLocal(fd) {
-		e.addrs.setPair(a)
+	if a.setRaw(pairRemote, peer) {
+		e.pair = a
 	}
 }

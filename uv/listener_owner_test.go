@@ -185,14 +185,9 @@ func TestListenerCallbackAndAcceptOneOwner(t *testing.T) {
 // driver.
 func TestListenerCallbackGetsAcceptsLane(t *testing.T) {
 	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
-		u, stop, ln := listenBacklog(t, d, 4)
-		uv.UvtMust(t, ln.Start())
-		p, err := net.Dial("tcp4", ln.Addr().String())
+		u, stop, ln, p := oneQueuedForAccept(t, d)
+		_, err := p.Write([]byte{1, 2})
 		uv.UvtMust(t, err)
-		defer p.Close()
-		_, err = p.Write([]byte{1, 2})
-		uv.UvtMust(t, err)
-		uv.UvtWaitFor(t, "the connection queued for Accept", func() bool { return uv.UvtAcceptsQueued(ln) == 1 })
 		got := make(chan *uv.IO, 1)
 		_, err = event.Subscribe(ln, func(_ event.Event, res any, err error) {
 			if s, ok := res.(*uv.IO); ok {

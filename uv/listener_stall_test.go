@@ -30,6 +30,20 @@ func listenBacklog(t *testing.T, d reactor.Driver, backlog int) (*uv.UvtReactor,
 	return u, stop, ln
 }
 
+// oneQueuedForAccept makes a started listener with no callback and no
+// Accept (listenBacklog's, backlog 4), and a client whose connection
+// waits in the queue for Accept; the client is closed when the test ends.
+func oneQueuedForAccept(t *testing.T, d reactor.Driver) (*uv.UvtReactor, func(), *uv.Listener, net.Conn) {
+	t.Helper()
+	u, stop, ln := listenBacklog(t, d, 4)
+	uv.UvtMust(t, ln.Start())
+	p, err := net.Dial("tcp4", ln.Addr().String())
+	uv.UvtMust(t, err)
+	t.Cleanup(func() { p.Close() })
+	uv.UvtWaitFor(t, "the connection queued for Accept", func() bool { return uv.UvtAcceptsQueued(ln) == 1 })
+	return u, stop, ln, p
+}
+
 // TestListenerAcceptStallStopStartClose: a listener whose queue for Accept
 // is full (its backlog, 2) interleaved with Stop, Start and Close, on
 // either driver. A stalled listener stays stalled across Stop and Start

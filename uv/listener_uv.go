@@ -146,11 +146,13 @@ func (e *uvListener) completed(rec *uvcgo.Completion) {
 // adoptTCP makes the IO of an accepted TCP connection, p its record's
 // payload: the connection stays unopened in libuv (io_lazy_uv.go). Its
 // addresses are read as package net reads them, once, as it is accepted:
-// the local one with getsockname(2), the peer's as accept4(2) gave it (the
-// shim kept it). A server's RemoteAddr and LocalAddr (net/http asks both
-// of every connection) then cost no call to the loop, and the peer's
-// address is there even once the peer has reset the connection. Either
-// unread, both are read when first asked for (addrCache). On the loop.
+// the peer's as accept4(2) gave it (the shim kept it), the local one with
+// getsockname(2) at the connection's setup (ioEvent.setUp: by the
+// goroutine of the Accept that takes it). A server's RemoteAddr and
+// LocalAddr (net/http asks both of every connection) then cost no call to
+// the loop, and the peer's address is there even once the peer has reset
+// the connection. Either unread, both are read when first asked for
+// (addrCache). On the loop.
 func (e *uvListener) adoptTCP(p uintptr) (*IO, error) {
 	fd, peer, perr := e.loop.TakeAccepted(p)
 	c, err := adoptLazyIO(e.r, fd)
@@ -161,9 +163,7 @@ func (e *uvListener) adoptTCP(p uintptr) (*IO, error) {
 	if perr == nil {
 		a := new(tcpAddrPair)
 		a.setIP(pairRemote, peer.IP[:peer.IPLen], peer.Port, peer.Zone)
-		if a.readLocal(fd) {
-			c.e.addrs.setPair(a)
-		}
+		c.e.pair = a
 	}
 	return c, nil
 }

@@ -76,14 +76,8 @@ func testAcceptedConnectionAllocations(t *testing.T, want map[reactor.Driver]flo
 			return nil, errors.New("the accepting goroutine ended")
 		}
 		conn := func() {
-			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-			if err != nil {
-				t.Fatalf("socket: %v", err)
-			}
+			fd := rawConnect(t, sa)
 			defer unix.Close(fd)
-			if err := unix.Connect(fd, sa); err != nil {
-				t.Fatalf("connect: %v", err)
-			}
 			s, err := accept()
 			if err != nil {
 				t.Fatalf("AcceptIO: %v", err)
@@ -124,4 +118,18 @@ func testAcceptedConnectionAllocations(t *testing.T, want map[reactor.Driver]flo
 		}
 		v.finish(t, c0, s0)
 	})
+}
+
+// rawConnect connects a raw socket to sa, a client that allocates
+// nothing; the caller closes it.
+func rawConnect(tb testing.TB, sa *unix.SockaddrInet4) int {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		tb.Fatalf("socket: %v", err)
+	}
+	if err := unix.Connect(fd, sa); err != nil {
+		unix.Close(fd)
+		tb.Fatalf("connect: %v", err)
+	}
+	return fd
 }

@@ -117,9 +117,14 @@ type tracked struct {
 	id ID
 }
 
+// dropped tells t's Dropper of its ID: the cleanup Track registers. A
+// function of the package, not a literal in Track, which as a generic
+// function's closure would be allocated at every Track.
+func dropped(t tracked) { t.d.Dropped(t.id) }
+
 // Track arranges for d.Dropped(id) to be called once obj is unreachable.
 // The returned cleanup is stopped by the object's Close. obj must not be
 // reachable from d or from the event, or it will never be collected.
 func Track[T any](obj *T, d Dropper, id ID) runtime.Cleanup {
-	return runtime.AddCleanup(obj, func(t tracked) { t.d.Dropped(t.id) }, tracked{d, id})
+	return runtime.AddCleanup(obj, dropped, tracked{d, id})
 }

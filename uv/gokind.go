@@ -105,8 +105,20 @@ func trackGo[T any, E interface {
 }](user *T, h *handle, r *reactor.Reactor, ev E) {
 	h.target = ev
 	ev.keeperOf().refPtr = weak.Make(h)
-	h.cleanup = runtime.AddCleanup(user, func(ev E) { r.Post(func() { ev.Close() }) }, ev)
+	h.cleanup = runtime.AddCleanup(user, goDropped.close, goDropped{r, ev})
 }
+
+// goDropped is what the cleanup trackGo registers needs: the event to
+// close and the reactor whose loop closes it. The cleanup is its method,
+// not a literal in trackGo, which as a generic function's closure would be
+// allocated at every trackGo.
+type goDropped struct {
+	r  *reactor.Reactor
+	ev event.Event
+}
+
+// close queues the close of d's event to its loop.
+func (d goDropped) close() { d.r.Post(func() { d.ev.Close() }) }
 
 // outcome is the stored result of a one-shot Go-owned kind (Process, Command,
 // Task, Thread): written once, then replayed to late subscribers.

@@ -183,9 +183,8 @@ func (h *takeQueue[T]) atLimit() bool {
 
 // wake hands v and err to the oldest wait. Someone must wait; h.mu held.
 func (h *takeQueue[T]) wake(v T, err error) {
-	w := h.waiters[0]
-	h.waiters[0] = nil
-	h.waiters = h.waiters[1:]
+	var w *takeWait[T]
+	w, h.waiters = popFront(h.waiters)
 	w.v, w.err = v, err
 	w.ch <- struct{}{}
 }
@@ -306,13 +305,27 @@ func (h *takeQueue[T]) take(w *takeWait[T], self event.Event) (resume bool) {
 // whether that took a full queue below its limit: the caller then calls
 // drained once h.mu is released. h.mu held.
 func (h *takeQueue[T]) pop() (v T, resume bool) {
-	var zero T
-	v, h.queue[0] = h.queue[0], zero // the queue keeps no reference to it
-	h.queue = h.queue[1:]
+	v, h.queue = popFront(h.queue)
 	if h.full && len(h.queue) < h.limit {
 		h.full, resume = false, true
 	}
 	return v, resume
+}
+
+// popFront returns the first of q, not empty, and the rest, q's array
+// keeping no reference to what it returned. Taking the last one leaves q
+// empty from its array's start, not its end: a queue that holds one at a
+// time (a connection, a waiting Accept) keeps its array from one to the
+// next, where cutting off the front would leave no room and the next
+// append would allocate.
+func popFront[E any](q []E) (E, []E) {
+	var zero E
+	v := q[0]
+	q[0] = zero
+	if len(q) == 1 {
+		return v, q[:0]
+	}
+	return v, q[1:]
 }
 
 // subscribe is the first wait's step, on the loop: it subscribes the

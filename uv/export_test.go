@@ -294,6 +294,16 @@ func UvtGettid() int { return gettid() }
 // type of the field (uint64 on Linux and Darwin, int64 on FreeBSD).
 func UvtSetRlimitCur[T int64 | uint64](cur *T, n int) { *cur = T(n) }
 
+// UvtUDPLane names the state of u's read lane as UvtReadLane does an
+// IO's ("failed": closed).
+func UvtUDPLane(u *UDP) string {
+	l := u.e.lane.Load()
+	if l == nil {
+		return "none"
+	}
+	return [...]string{rlaneShut: "shut", rlaneOpen: "open", rlaneBusy: "busy", rlaneWanted: "wanted", rlaneFailed: "failed"}[l.state.Load()]
+}
+
 // UvtLaneDups is how many read lanes' duplicate descriptors are open.
 func UvtLaneDups() int64 { return laneDups.Load() }
 

@@ -272,19 +272,23 @@ func (e *ioEvent) openReadLane() {
 // asks the loop to look again). On the loop.
 func (e *ioEvent) shutReadLane() bool {
 	l := e.rlane.Load()
-	if l == nil {
-		return true
-	}
+	return l == nil || shutLaneState(&l.state)
+}
+
+// shutLaneState takes a read lane (an IO's, a UDP's) in state back for
+// the loop; false when a caller holds it, which it marks wanted. On the
+// loop.
+func shutLaneState(state *atomic.Int32) bool {
 	for {
-		switch l.state.Load() {
+		switch state.Load() {
 		case rlaneShut, rlaneFailed:
 			return true
 		case rlaneOpen:
-			if l.state.CompareAndSwap(rlaneOpen, rlaneShut) {
+			if state.CompareAndSwap(rlaneOpen, rlaneShut) {
 				return true
 			}
 		case rlaneBusy:
-			if l.state.CompareAndSwap(rlaneBusy, rlaneWanted) {
+			if state.CompareAndSwap(rlaneBusy, rlaneWanted) {
 				return false
 			}
 		default:

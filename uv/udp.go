@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"os"
 	"sync/atomic"
 	"time"
 	"weak"
@@ -35,7 +36,13 @@ import (
 // Datagrams that arrive while it is not started and no ReadFrom waits are
 // kept, and so are those that come while it is started with no callback
 // to receive them (they go to the first callback that subscribes, or to
-// ReadFrom): nothing is delivered to nobody. At most 64 (udpKept) are kept;
+// ReadFrom): nothing is delivered to nobody. Once a ReadFrom has reached
+// the loop, the UDP keeps none ahead: while no callback receives, no
+// ReadFrom waits on the loop and none is kept, they stay in the socket's
+// buffer and a ReadFrom receives itself on its own goroutine, waiting in
+// Go's netpoller as package net's does (the read lane, udp_lane.go; Close
+// wakes it with ErrClosed, the read deadline bounds it, and it does not
+// keep Run going). At most 64 (udpKept) are kept;
 // then receiving pauses and later ones wait in the
 // socket's buffer, which drops what does not fit (on the libuv driver,
 // datagrams libuv had read already when the keep filled are dropped, and
@@ -102,6 +109,10 @@ type udpState struct {
 	dl       deadline
 	dlt      *reactor.Timer // dl's
 	werr     error          // a queued send that failed, for the next WriteTo
+	// lane is the read lane (udp_lane.go), made at the first ReadFrom
+	// that reaches the loop (laneTried), and never changed.
+	lane      atomic.Pointer[udpLane]
+	laneTried bool
 
 	in, out, dropped atomic.Uint64
 }
@@ -123,6 +134,11 @@ type udpDriver interface {
 	release(k *keptDatagram)
 	// option sets a socket option (udp_options.go).
 	option(o udpOption) error
+	// laneFile returns the socket (the pure-Go driver's own, from now on
+	// the file's to close; release nil) or a duplicate of it (libuv's,
+	// which release closes) as an os.File in Go's netpoller, for the read
+	// lane; nil when it cannot be made.
+	laneFile() (f *os.File, release *lazySock)
 }
 
 type udpRead struct {
@@ -317,16 +333,33 @@ func (s *udpState) update() error {
 	}
 	// Receiving while started or already receiving goes on until the keep
 	// is full when no callback takes what comes (and, on a driver with
-	// boundedReads, while kept datagrams wait for the callbacks too).
+	// boundedReads, while kept datagrams wait for the callbacks too). With
+	// a read lane, what nobody asks for stays in the socket: the lane's
+	// next ReadFrom takes it (udp_lane.go).
 	room := len(s.kept) < udpKept
-	want := s.delivering() && (room || !s.boundedReads) || len(s.readers) > 0 || (s.started || s.receiving) && room
-	if want == s.receiving {
-		return nil
+	l := s.lane.Load()
+	ahead := l == nil && (s.started || s.receiving) && room
+	want := s.delivering() && (room || !s.boundedReads) || len(s.readers) > 0 || ahead
+	if want && !s.receiving && l != nil && !l.shut() {
+		return nil // a caller's ReadFrom holds the lane: it asks again when done
 	}
-	s.receiving = want
-	err := s.drv.receive(want)
-	if err != nil && want {
-		s.receiving = false
+	var err error
+	if want != s.receiving {
+		s.receiving = want
+		err = s.drv.receive(want)
+		if err != nil && want {
+			s.receiving = false
+		}
+	}
+	if l != nil {
+		switch {
+		case s.laneOpenable():
+			l.state.CompareAndSwap(rlaneShut, rlaneOpen)
+		case len(s.kept) > 0:
+			// Datagrams read before receiving stopped (libuv's batch
+			// in flight) go first, through the loop.
+			l.shut()
+		}
 	}
 	return err
 }
@@ -353,7 +386,7 @@ func (s *udpState) takeReaders() []*udpRead {
 // datagrams share (sender).
 func (rd *udpRead) finish(n int, addr *net.UDPAddr, err error) {
 	if addr != nil {
-		addr = &net.UDPAddr{IP: bytes.Clone(addr.IP), Port: addr.Port, Zone: addr.Zone}
+		addr = ownAddr(addr.IP, addr.Port, addr.Zone)
 	}
 	rd.n, rd.addr, rd.err = n, addr, err
 	rd.ch <- struct{}{}
@@ -374,11 +407,15 @@ func (s *udpState) closing() {
 	}
 	s.kept = nil
 	s.dl.close(&s.dlt)
+	s.closeLane()
 }
 
 // ReadFrom waits for the next datagram, copies it into p (a longer one is
 // cut to len(p), as package net does) and returns its sender. Not on the
-// loop goroutine, where it would never return (event.ErrOnLoop).
+// loop goroutine, where it would never return (event.ErrOnLoop). While the
+// loop receives nothing (no callback takes datagrams, no ReadFrom waits
+// on the loop, none kept) it receives on the caller's goroutine, as
+// package net does (the read lane, udp_lane.go).
 func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 	if u == nil || u.e == nil {
 		return 0, nil, errZero("UDP")
@@ -386,6 +423,13 @@ func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 	e := u.e
 	if e.r.Owner().Owned() {
 		return 0, nil, u.opError("read", event.ErrOnLoop)
+	}
+	if l := e.lane.Load(); l != nil && l.state.CompareAndSwap(rlaneOpen, rlaneBusy) {
+		n, addr, err := e.readLane(l, p)
+		if err != nil {
+			return n, nil, u.opError("read", err)
+		}
+		return n, addr, nil
 	}
 	rd := &udpRead{p: p, ch: make(chan struct{}, 1)}
 	var err error
@@ -402,6 +446,7 @@ func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 		case e.dl.expired():
 			err = errTimeout
 		default:
+			e.makeLane() // the next ReadFroms take the lane (udp_lane.go)
 			e.readers = append(e.readers, rd)
 			eventkind.ActiveDelta(e.r.Owner(), 1)
 			err = e.update()
@@ -500,6 +545,9 @@ func (u *UDP) SetReadDeadline(t time.Time) error {
 				}
 				e.update()
 			})
+			if l := e.lane.Load(); l != nil && err == nil {
+				l.f.SetReadDeadline(e.dl.time()) // the lane's wait has it too
+			}
 		}
 	})
 	if err != nil {

@@ -265,7 +265,11 @@ func (e *goUDP) receiveBurst() {
 		}
 		n := udpBatch
 		if !e.started || len(e.kept) > 0 { // what comes is kept: no more than the keep's room
-			n = min(n, len(e.readers)+udpKept-len(e.kept))
+			room := udpKept - len(e.kept)
+			if e.lane.Load() != nil && !e.delivering() {
+				room = 0 // with a read lane, what nobody asks for stays in the socket (udp_lane.go)
+			}
+			n = min(n, len(e.readers)+room)
 		}
 		if n <= 0 {
 			return
@@ -365,6 +369,10 @@ func (e *goUDP) notify(res any, err error) { eventkind.Notify(&e.Base, res, err)
 func (e *goUDP) callbacks() int            { return eventkind.Callbacks(&e.Base) }
 func (e *goUDP) receive(bool) error        { return e.watch() }
 
+// laneFile makes the socket itself an os.File for the read lane
+// (udp_lane.go): from now on the file closes it (Free).
+func (e *goUDP) laneFile() (*os.File, *lazySock) { return os.NewFile(uintptr(e.fd), "udp"), nil }
+
 // watch brings what the socket is polled for to what the UDP wants now:
 // EPOLLIN while it receives, EPOLLOUT while datagrams are queued.
 func (e *goUDP) watch() error {
@@ -414,7 +422,11 @@ func (o *goUDPOps) Free(bool) {
 		pl.ctlMask(e.fd, e.mask, 0)
 		e.pl, e.mask = nil, 0
 		pl.remove(e.fd) // out of the poller first, as every member: then its number is free
-		unix.Close(e.fd)
+		if l := e.lane.Load(); l != nil {
+			l.f.Close() // wakes a ReadFrom waiting in the netpoller; the socket closes once no recvfrom is in flight
+		} else {
+			unix.Close(e.fd)
+		}
 	}
 }
 

@@ -316,3 +316,68 @@ func TestUDPReadLaneAllocations(t *testing.T) {
 		}
 	})
 }
+
+// TestUDPReadLaneStopMidBatch: a callback that stops the UDP on the first
+// datagram of a batch leaves the rest of the batch read already (kept):
+// the lane stays shut until they are taken, so a ReadFrom made from the
+// callback goes to the loop and gets them, in order (with the lane open
+// mid-batch it waited in the netpoller while they sat in the keep). Once
+// they are taken the lane opens again and a later ReadFrom waits in it.
+func TestUDPReadLaneStopMidBatch(t *testing.T) {
+	eachUDPPair(t, "udp4", func(t *testing.T, u *uv.UvtReactor, a, b *uv.UDP) {
+		openLane(t, a, b)
+		var laneAtStop string
+		var ch chan laneRead
+		first := true
+		called := make(chan struct{})
+		event.Subscribe(b, func(_ event.Event, res any, _ error) {
+			if _, ok := res.(*uv.Datagram); !ok || !first {
+				return
+			}
+			first = false
+			uv.UvtMust(t, b.Stop())
+			laneAtStop = uv.UvtUDPLane(b)
+			ch = readFromAsync(b, 16)
+			if laneAtStop == "open" { // let it wait in the lane, as it would
+				uv.UvtWaitFor(t, "ReadFrom to wait in the lane", func() bool { return uv.UvtUDPLane(b) == "busy" })
+			}
+			close(called)
+		})
+		// On loopback a sent datagram is in b's socket buffer: all 8 are
+		// read in the first batch once b starts.
+		for j := range 8 {
+			writeTo(t, a, b, strconv.Itoa(j))
+		}
+		uv.UvtWaitFor(t, "the datagrams sent", func() bool { return a.Queued() == 0 })
+		uv.UvtMust(t, b.Start())
+		uv.UvtRecv(t, called, "callback")
+		if laneAtStop != "shut" {
+			t.Errorf("lane %s after a Stop mid-batch, want shut", laneAtStop)
+		}
+		var got []string
+		select {
+		case r := <-ch:
+			got = append(got, r.Data)
+		case <-time.After(5 * time.Second): // a safety net: it waits for nothing
+			t.Errorf("ReadFrom waits with datagrams kept: lane %s; %s", uv.UvtUDPLane(b), b.Info())
+			writeTo(t, a, b, "unstick")
+			got = append(got, uv.UvtRecv(t, ch, "ReadFrom").Data)
+		}
+		for len(got) < 7 {
+			got = append(got, uv.UvtRecv(t, readFromAsync(b, 16), "ReadFrom").Data)
+		}
+		if diff := cmp.Diff([]string{"1", "2", "3", "4", "5", "6", "7"}, got); diff != "" {
+			t.Errorf("ReadFroms after the Stop (-want +got):\n%s", diff)
+		}
+		if t.Failed() {
+			return
+		}
+		uv.UvtWaitFor(t, "the read lane to open again", func() bool { return uv.UvtUDPLane(b) == "open" })
+		ch = readFromAsync(b, 16)
+		uv.UvtWaitFor(t, "ReadFrom to wait in the lane", func() bool { return uv.UvtUDPLane(b) == "busy" })
+		writeTo(t, a, b, "again")
+		if r := uv.UvtRecv(t, ch, "ReadFrom"); r.Data != "again" || r.Err != nil {
+			t.Errorf("ReadFrom in the lane = %+v, want again", r)
+		}
+	})
+}

@@ -139,6 +139,14 @@ type udpDriver interface {
 	// which release closes) as an os.File in Go's netpoller, for the read
 	// lane; nil when it cannot be made.
 	laneFile() (f *os.File, release *lazySock)
+	// readsSettled reports that no datagram the driver read is still to
+	// be delivered (a callback may Stop mid-batch, and the rest of the
+	// batch is kept after it): on libuv, none of the turn's records still
+	// to dispatch is a datagram of this UDP; on the pure-Go driver, no
+	// batch is being handed out. The lane opens only then, so that a
+	// ReadFrom never waits in it while datagrams read before it wait for
+	// the keep; the update after the batch opens it.
+	readsSettled() bool
 }
 
 type udpRead struct {

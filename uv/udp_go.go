@@ -125,6 +125,9 @@ type goUDP struct {
 	pl    *goPoller // nil once closed
 	mask  uint32    // the epoll bits fd is polled for (0: out of the set)
 	queue []goDatagram
+	// inBatch is set while receiveBurst hands out a batch (udpDriver's
+	// readsSettled).
+	inBatch bool
 }
 
 // goDatagram is a datagram the socket has not taken yet, copied.
@@ -283,8 +286,10 @@ func (e *goUDP) receiveBurst() {
 			e.recvFailed(os.NewSyscallError("recvmmsg", err))
 			return
 		}
+		e.inBatch = true
 		for i := range got {
 			if e.gone() {
+				e.inBatch = false
 				return // closed by a callback: the rest of the batch goes with the socket
 			}
 			d := b.datagram(i, &e.udpState)
@@ -293,6 +298,7 @@ func (e *goUDP) receiveBurst() {
 				e.keep(keptDatagram{d: d})
 			}
 		}
+		e.inBatch = false
 		e.update()
 		read += got
 		if got < n {
@@ -529,3 +535,6 @@ func joinOption(join bool, joinOpt, leaveOpt int, joinName, leaveName string) (i
 	}
 	return leaveOpt, leaveName
 }
+
+// readsSettled: no batch is being handed out (udpDriver).
+func (e *goUDP) readsSettled() bool { return !e.inBatch }

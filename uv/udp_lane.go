@@ -112,9 +112,10 @@ func (s *udpState) makeLane() {
 }
 
 // laneOpenable reports that the loop holds nothing of the receiving
-// side: the lane may open. On the loop.
+// side, nor has datagrams read and still to deliver (readsSettled): the
+// lane may open. On the loop.
 func (s *udpState) laneOpenable() bool {
-	return !s.closed && !s.receiving && len(s.readers) == 0 && len(s.kept) == 0
+	return !s.closed && !s.receiving && len(s.readers) == 0 && len(s.kept) == 0 && s.drv.readsSettled()
 }
 
 // shut takes the receiving side back for the loop; false when a caller

@@ -154,3 +154,7 @@ func (e *udpEvent) option(o udpOption) error {
 	}
 	return e.loop.UDPMembership(e.h, o.group.String(), ifaddr, source, o.join)
 }
+
+// readsSettled: none of the turn's records still to dispatch is a
+// datagram of this UDP (udpDriver).
+func (e *udpEvent) readsSettled() bool { return e.h == 0 || !e.host.ReadAhead(e.id) }

@@ -255,8 +255,9 @@ func (e *goUDP) gone() bool { return e.pl == nil || e.Flags().Has(event.Closed) 
 // system calls (recvmmsg and epoll_wait) a datagram on a full socket, as on
 // the libuv driver, instead of 0.100 (TestUDPPassReadsFullBatches; the
 // loop's other events still get their turn after each pass,
-// TestUDPFloodLeavesRoomForTimersAndCalls). While it is not started, or
-// datagrams kept wait for the callbacks, a batch is no larger than what
+// TestUDPFloodLeavesRoomForTimersAndCalls). While no callback takes
+// datagrams (not started, or started with none), or datagrams kept wait
+// for the callbacks, a batch is no larger than what
 // the waiting ReadFroms and the keep take, so no datagram read is dropped
 // (TestUDPStopInCallbackKeepsTheRest).
 func (e *goUDP) receiveBurst() {
@@ -267,7 +268,7 @@ func (e *goUDP) receiveBurst() {
 			return
 		}
 		n := udpBatch
-		if !e.started || len(e.kept) > 0 { // what comes is kept: no more than the keep's room
+		if !e.delivering() || len(e.kept) > 0 { // what comes is kept: no more than the keep's room
 			room := udpKept - len(e.kept)
 			if e.lane.Load() != nil && !e.delivering() {
 				room = 0 // with a read lane, what nobody asks for stays in the socket (udp_lane.go)

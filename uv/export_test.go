@@ -301,7 +301,12 @@ func UvtUDPLane(u *UDP) string {
 	if l == nil {
 		return "none"
 	}
-	return [...]string{rlaneShut: "shut", rlaneOpen: "open", rlaneBusy: "busy", rlaneWanted: "wanted", rlaneFailed: "failed"}[l.state.Load()]
+	return laneStateName(l.state.Load())
+}
+
+// laneStateName names a read lane's state (an IO's, a UDP's).
+func laneStateName(state int32) string {
+	return [...]string{rlaneShut: "shut", rlaneOpen: "open", rlaneBusy: "busy", rlaneWanted: "wanted", rlaneFailed: "failed"}[state]
 }
 
 // UvtLaneDups is how many read lanes' duplicate descriptors are open.
@@ -316,7 +321,7 @@ func UvtReadLane(c *IO) string {
 	if l == nil {
 		return "none"
 	}
-	return [...]string{rlaneShut: "shut", rlaneOpen: "open", rlaneBusy: "busy", rlaneWanted: "wanted", rlaneFailed: "failed"}[l.state.Load()]
+	return laneStateName(l.state.Load())
 }
 
 // UvtAcceptsWaiting returns how many Accepts wait on l now.

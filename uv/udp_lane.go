@@ -1,7 +1,6 @@
 package uv
 
 import (
-	"errors"
 	"net"
 	"os"
 	"runtime"
@@ -156,10 +155,7 @@ func (s *udpState) readLane(l *udpLane, p []byte) (int, *net.UDPAddr, error) {
 	s.giveLaneBack(l)
 	switch {
 	case werr != nil: // the wait ended: the deadline passed, or the UDP closed
-		if errors.Is(werr, os.ErrDeadlineExceeded) {
-			return 0, nil, errTimeout
-		}
-		return 0, nil, ErrClosed
+		return 0, nil, laneWaitErr(werr)
 	case errno != 0: // a failure the socket reports (an ICMP error), as to net's ReadFrom
 		return 0, nil, os.NewSyscallError("recvfrom", errno)
 	}
@@ -171,7 +167,7 @@ func (s *udpState) readLane(l *udpLane, p []byte) (int, *net.UDPAddr, error) {
 // the loop wants to receive, shut and the loop asked to look again (or
 // left closed).
 func (s *udpState) giveLaneBack(l *udpLane) {
-	if !l.state.CompareAndSwap(rlaneBusy, rlaneOpen) && l.state.CompareAndSwap(rlaneWanted, rlaneShut) {
+	if handLaneBack(&l.state) {
 		s.r.Post(l.relook) // refused only once the reactor closed, and the UDP with it
 	}
 }

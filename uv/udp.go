@@ -36,13 +36,15 @@ import (
 // Datagrams that arrive while it is not started and no ReadFrom waits are
 // kept, and so are those that come while it is started with no callback
 // to receive them (they go to the first callback that subscribes, or to
-// ReadFrom): nothing is delivered to nobody. Once a ReadFrom has reached
-// the loop, the UDP keeps none ahead: while no callback receives, no
+// ReadFrom): nothing is delivered to nobody. On Linux, from the first
+// ReadFrom that waits on the loop on (on the libuv driver only within the
+// read lanes' budget of duplicates), the UDP keeps none ahead: while no callback receives, no
 // ReadFrom waits on the loop and none is kept, they stay in the socket's
 // buffer and a ReadFrom receives itself on its own goroutine, waiting in
 // Go's netpoller as package net's does (the read lane, udp_lane.go; Close
 // wakes it with ErrClosed, the read deadline bounds it, and it does not
-// keep Run going). At most 64 (udpKept) are kept;
+// keep Run going: hold the reactor with Reactor.Hold, or run it with
+// Serve, to keep Run going meanwhile). At most 64 (udpKept) are kept;
 // then receiving pauses and later ones wait in the
 // socket's buffer, which drops what does not fit (on the libuv driver,
 // datagrams libuv had read already when the keep filled are dropped, and

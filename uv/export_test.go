@@ -3,6 +3,7 @@ package uv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/bits"
 	"slices"
 	"sync/atomic"
@@ -434,4 +435,27 @@ func UvtClosing(r *reactor.Reactor) bool { return kind.HostOf(r.Owner()).Closing
 // UvtSockoptInt reads an integer socket option of c's descriptor.
 func UvtSockoptInt(t *testing.T, c *IO, level, opt int) (int, error) {
 	return unix.GetsockoptInt(fdOf(t, c), level, opt)
+}
+
+// UvtUDPState describes u's receiving side, read on the loop: the lane's
+// state, the datagrams kept, the ReadFroms parked, and whether it
+// receives and is started.
+func UvtUDPState(u *UDP) string {
+	var s string
+	u.e.r.Call(func() {
+		s = fmt.Sprintf("lane=%s kept=%d readers=%d receiving=%v started=%v", UvtUDPLane(u), len(u.e.kept), len(u.e.readers), u.e.receiving, u.e.started)
+	})
+	return s
+}
+
+// UvtUDPSettledOnLoop reports, on the loop (from UvtOnUDPLaneOpen's
+// function), that u keeps no datagram and its driver has none read still
+// to deliver.
+func UvtUDPSettledOnLoop(u *UDP) bool { return len(u.e.kept) == 0 && u.e.drv.readsSettled() }
+
+// UvtOnUDPLaneOpen runs f on the loop each time a UDP's read lane opens,
+// until the test ends.
+func UvtOnUDPLaneOpen(t testing.TB, f func()) {
+	udpLaneOpened = f
+	t.Cleanup(func() { udpLaneOpened = nil })
 }

@@ -364,7 +364,9 @@ func (s *udpState) update() error {
 	if l != nil {
 		switch {
 		case s.laneOpenable():
-			l.state.CompareAndSwap(rlaneShut, rlaneOpen)
+			if l.state.CompareAndSwap(rlaneShut, rlaneOpen) && udpLaneOpened != nil {
+				udpLaneOpened()
+			}
 		case len(s.kept) > 0:
 			// Datagrams read before receiving stopped (libuv's batch
 			// in flight) go first, through the loop.
@@ -373,6 +375,10 @@ func (s *udpState) update() error {
 	}
 	return err
 }
+
+// udpLaneOpened, when set (by a test), runs on the loop each time update
+// opens a UDP's read lane.
+var udpLaneOpened func()
 
 // flush hands the kept datagrams to the callbacks while delivering.
 func (s *udpState) flush() {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -378,6 +379,58 @@ func TestUDPReadLaneStopMidBatch(t *testing.T) {
 		writeTo(t, a, b, "again")
 		if r := uv.UvtRecv(t, ch, "ReadFrom"); r.Data != "again" || r.Err != nil {
 			t.Errorf("ReadFrom in the lane = %+v, want again", r)
+		}
+	})
+}
+
+// TestUDPReadLaneBatchTail: a ReadFrom through the loop whose receiving
+// pass reads more datagrams than it takes (libuv reads a batch: the rest
+// are kept), and a second ReadFrom made as the first returns: the lane
+// never opens while datagrams read are still to be delivered or kept (it
+// did, once the first was answered, and the second ReadFrom waited in the
+// lane for an empty socket until its deadline while the rest of the batch
+// was kept), the second gets the next datagram, and every datagram is read
+// once, in order.
+func TestUDPReadLaneBatchTail(t *testing.T) {
+	eachUDPPair(t, "udp4", func(t *testing.T, u *uv.UvtReactor, a, b *uv.UDP) {
+		if u.Driver() != reactor.DriverLibuv {
+			t.Skip("the pure-Go driver receives no more than the ReadFroms waiting take")
+		}
+		const n = 10
+		for i := range n {
+			writeTo(t, a, b, strconv.Itoa(i))
+		}
+		uv.UvtWaitFor(t, "the datagrams sent", func() bool { return a.Queued() == 0 })
+		var opened, early atomic.Int32
+		uv.UvtOnUDPLaneOpen(t, func() {
+			opened.Add(1)
+			if !uv.UvtUDPSettledOnLoop(b) {
+				early.Add(1)
+			}
+		})
+		buf := make([]byte, 16)
+		k, _, err := b.ReadFrom(buf)
+		uv.UvtMust(t, err)
+		got := []string{string(buf[:k])}
+		r := uv.UvtRecv(t, readFromAsync(b, 16), "the second ReadFrom")
+		if r.Err != nil {
+			t.Fatalf("the second ReadFrom = %v (%s)", r.Err, uv.UvtUDPState(b))
+		}
+		got = append(got, r.Data)
+		for len(got) < n {
+			k, _, err := b.ReadFrom(buf)
+			uv.UvtMust(t, err)
+			got = append(got, string(buf[:k]))
+		}
+		var want []string
+		for i := range n {
+			want = append(want, strconv.Itoa(i))
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("datagrams read (-want +got):\n%s", diff)
+		}
+		if early.Load() != 0 {
+			t.Errorf("the lane opened %d times (of %d) with datagrams read and not delivered", early.Load(), opened.Load())
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"os"
 	"slices"
 	"sync/atomic"
 	"syscall"
@@ -436,6 +437,54 @@ func UvtClosing(r *reactor.Reactor) bool { return kind.HostOf(r.Owner()).Closing
 func UvtSockoptInt(t *testing.T, c *IO, level, opt int) (int, error) {
 	return unix.GetsockoptInt(fdOf(t, c), level, opt)
 }
+
+// UvtLoopLaneFiles counts the read lane files made on the loop, in every
+// reactor.
+func UvtLoopLaneFiles() int64 { return loopLaneFiles.Load() }
+
+// UvtUnpolledLaneFiles makes the read lanes' files made until the test
+// ends files Go's netpoller does not hold, as when it fails to take the
+// descriptor: os.NewFile puts only a non-blocking descriptor in it, so
+// the descriptor is made blocking for the call, and non-blocking again.
+func UvtUnpolledLaneFiles(t testing.TB) {
+	mk := func(fd int, name string) *os.File {
+		unix.SetNonblock(fd, false)
+		f := os.NewFile(uintptr(fd), name)
+		unix.SetNonblock(fd, true)
+		return f
+	}
+	laneFileMaker.Store(&mk)
+	t.Cleanup(func() { laneFileMaker.Store(nil) })
+}
+
+// UvtParked returns how many Reads of c are parked on the loop.
+func UvtParked(c *IO) int { return int(c.e.parked.Load()) }
+
+// UvtAcceptNoLane is ln's Accept without the read lane's making, which it
+// leaves to UvtBeginLaneMaking and UvtEndLaneMaking.
+func UvtAcceptNoLane(ln *Listener) (*IO, error) {
+	e := ln.e
+	return e.accepts.wait(context.Background(), e.r, e.self, e.onAcceptFn)
+}
+
+// UvtBeginLaneMaking begins the making of c's read lane that the loop
+// handed to its Accept, as Accept's goroutine does; false when the loop
+// took it back.
+func UvtBeginLaneMaking(c *IO) bool {
+	return c.e.laneMaking.CompareAndSwap(laneMakingDue, laneMakingOn)
+}
+
+// UvtEndLaneMaking makes c's read lane, its making begun
+// (UvtBeginLaneMaking).
+func UvtEndLaneMaking(c *IO) { c.e.makeBegunLane() }
+
+// UvtLaneMakingWaits counts the loop's yields to a read lane's making
+// begun by Accept's goroutine, in every reactor.
+func UvtLaneMakingWaits() int64 { return laneMakingWaits.Load() }
+
+// UvtFDOf returns c's descriptor (an unopened connection's socket on the
+// libuv driver), read on the loop.
+func UvtFDOf(t *testing.T, c *IO) int { return fdOf(t, c) }
 
 // UvtUDPState describes u's receiving side, read on the loop: the lane's
 // state, the datagrams kept, the ReadFroms parked, and whether it

@@ -96,7 +96,6 @@ type ioEvent struct {
 	told    bool  // the callbacks were told of rerr
 	shutOut bool  // the shutdown was handed to the transport
 	wshut   bool  // a shutdown was asked for: the write lane never opens again
-	tried   bool  // a read lane was asked for (io_readlane.go)
 	viewing bool  // a notification holds view
 	ipv     uint8 // 4 or 6 when dialled or listened on as tcp4 or tcp6 (netName)
 	// tries: Sends deferred to the loop's batch of tries, outcome not yet
@@ -106,7 +105,10 @@ type ioEvent struct {
 	// loop (conn.go's passReadDeadline): with none parked it need not wake
 	// the loop. Raised before a reader parks checks the deadline again.
 	parked atomic.Int32
-	lane   writeLane // a blocking Write's way around the loop (io_lane.go)
+	// laneMaking: whether the read lane was made or tried, and by whom
+	// (io_readlane.go: laneMakingNone and after).
+	laneMaking atomic.Int32
+	lane       writeLane // a blocking Write's way around the loop (io_lane.go)
 	// view is the *[]byte result a read reaches the callbacks in
 	// (notifyRead).
 	view   []byte
@@ -701,12 +703,18 @@ func (e *ioEvent) closing(ev event.Event) {
 	if e.closed {
 		return
 	}
+	e.settleLaneMaking() // the read lane is the loop's to close, if made
 	if e.tries > 0 {
 		e.t.flushTries() // a Send made before the close goes out before it, as it would have at once
 	}
 	e.shutLane() // no caller's write is in flight once the descriptor closes
 	e.shutReadLane()
-	kept := e.keepUnsent() && !e.resets() // what was accepted still goes out (io_linger.go)
+	kept := false
+	if e.resets() {
+		e.dropUnsent() // nothing more goes out: what the IO holds is dropped (io_linger.go)
+	} else {
+		kept = e.keepUnsent() // what was accepted still goes out (io_linger.go)
+	}
 	if !kept {
 		e.countWritten() // what the transport holds is dropped: report what reached the kernel
 		if !e.lingers() {

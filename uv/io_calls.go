@@ -91,8 +91,10 @@ func (c *IO) ReadAsync(max int) (*event.Future[[]byte], error) {
 // the stream failed, closed, or passed its write deadline. Past the
 // deadline n is exactly what goes out: the bytes handed to the transport
 // (at most writeWindow, 1 MiB, wait there at a time) still go out, the
-// rest of p is withdrawn, so retrying p[n:] sends no byte twice. On the
-// loop goroutine it does not wait: it is Send.
+// rest of p is withdrawn, so retrying p[n:] sends no byte twice. When a
+// write error ends it, n is the bytes of p the kernel took, as
+// net.TCPConn's Write does. On the loop goroutine it does not wait: it is
+// Send.
 func (c *IO) Write(p []byte) (int, error) {
 	if c.zero() {
 		return 0, errZero("IO")

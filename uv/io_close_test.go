@@ -1096,7 +1096,14 @@ func dialedUnix(t *testing.T, u *uv.UvtReactor) (*uv.IO, net.Conn) {
 	dir, err := os.MkdirTemp("", "uvheld")
 	uv.UvtMust(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	ln, err := net.Listen("unix", dir+"/s")
+	return dialedPeer(t, u, "unix", dir+"/s")
+}
+
+// dialedPeer dials what package net listens on at addr of network: the
+// IO, which has a write lane, and the accepted peer, closed at cleanup.
+func dialedPeer(t *testing.T, u *uv.UvtReactor, network, addr string) (*uv.IO, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen(network, addr)
 	uv.UvtMust(t, err)
 	defer ln.Close()
 	acc := make(chan net.Conn, 1)
@@ -1106,7 +1113,7 @@ func dialedUnix(t *testing.T, u *uv.UvtReactor) (*uv.IO, net.Conn) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), uv.UvtSafety)
 	defer cancel()
-	c, err := uv.Dial(ctx, u.Reactor, "unix", dir+"/s")
+	c, err := uv.Dial(ctx, u.Reactor, network, ln.Addr().String())
 	uv.UvtMust(t, err)
 	peer := uv.UvtRecv(t, acc, "the accepted peer")
 	if peer == nil {

@@ -395,7 +395,7 @@ func (g *goStream) writeReady() {
 		size := len(w.p)
 		g.wq[0] = goWrite{}
 		g.wq = g.wq[1:]
-		g.wrote(size, nil)
+		g.wrote(size, size, nil)
 		if g.pl == nil || g.closed {
 			return
 		}
@@ -411,12 +411,12 @@ func (g *goStream) writeReady() {
 }
 
 // failWrites fails every queued write, and a shutdown waiting for them,
-// with err.
+// with err: the first with the bytes of it the socket took before.
 func (g *goStream) failWrites(err error) {
 	wq := g.wq
 	g.wq, g.queued = nil, 0
-	for range wq {
-		g.wrote(0, err)
+	for _, w := range wq {
+		g.wrote(len(w.p), w.off, err)
 		if g.pl == nil || g.closed {
 			return
 		}
@@ -589,5 +589,9 @@ func (g *goStream) laneFile() (*os.File, *lazySock) {
 	if g.laneFD() < 0 {
 		return nil, nil
 	}
-	return os.NewFile(uintptr(g.fd), g.transport), nil
+	return newLaneFile(g.fd, g.transport), nil
 }
+
+// laneFileAnywhere: laneFile reads what the loop changes only at the
+// IO's close.
+func (g *goStream) laneFileAnywhere() bool { return true }

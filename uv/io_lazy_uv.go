@@ -39,7 +39,7 @@ import (
 // release (readLane.release).
 type lazySock struct {
 	fd     int
-	f      *os.File // the read lane's file, which owns fd, once made (on the loop)
+	f      *os.File // the read lane's file, which owns fd, once made (on the loop, or by the goroutine of the Accept that takes the connection: makeAcceptedLane)
 	done   atomic.Bool
 	keeper kind.FileKeeper // of the reactor's dropped-reactor cleanup, which keeps it (KeepFile) until it is closed
 	freed  *atomic.Bool    // a duplicate's: its place in the budget given back (returnLaneDup); nil for a socket
@@ -127,14 +127,16 @@ func (s *uvStream) openInLibuv() error {
 // reaches), and retires its entry in the reactor's table at once: no close
 // callback of libuv's will. The read lane's file goes to the caller of the
 // Close closing the IO when it takes it (handBack), as closeHandle leaves
-// it; an Abort (or SetLinger(0)) resets the connection first. Nothing can
-// be queued (a queued write opens the connection), so nothing lingers.
-// On the loop.
+// it; an Abort (or SetLinger(0)) resets the connection first, and reports
+// the writes queued behind a held write lane, which a reset never hands to
+// the transport (dropUnsent). Nothing else can be queued (a write handed
+// over opens the connection), so nothing lingers. On the loop.
 func (s *uvStream) closeUnopened() {
 	x := s.lz
 	s.lz = nil
 	if mode, _ := s.closeMode(); mode == closeReset {
-		setNoLinger(x.fd)
+		reset := setNoLinger(x.fd) == nil
+		s.dropped(s, s.unsent(), reset, ErrAborted)
 	}
 	if l := s.rlane.Load(); l == nil || !l.handBack() {
 		x.Close()
@@ -167,6 +169,6 @@ func (s *uvStream) lazyAddresses() (local, remote net.Addr) {
 // the lazySock's Close (the lane's release).
 func (s *uvStream) lazyLaneFile() (*os.File, *lazySock) {
 	x := s.lz
-	x.f = os.NewFile(uintptr(x.fd), s.transport)
+	x.f = newLaneFile(x.fd, s.transport)
 	return x.f, x
 }

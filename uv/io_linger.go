@@ -82,7 +82,7 @@ func (e *DropError) Unwrap() error {
 type lingerState struct {
 	linger time.Duration // SetLinger's: 0 means DefaultLinger, < 0 a reset at once
 	abort  bool          // Abort: the close resets
-	unsent int           // at the close: the bytes the transport still held
+	unsent int           // at the close: the bytes the transport still held (keepUnsent), or, at a reset, those never handed to it (dropUnsent)
 	writes int           // at the close: the transport writes still in flight
 	// stop cuts a lingering close short with a reset (Abort after Close).
 	stop func()
@@ -142,17 +142,36 @@ func (e *ioEvent) keepUnsent() bool {
 	return true
 }
 
-// resets reports a close that drops what the transport holds at once
-// (Abort, SetLinger(0)): nothing handed to it goes out but what reached
-// the kernel, so a Write it fails reports that (countWritten), not the
-// bytes it handed over.
+// dropUnsent runs at a close that resets (resets), in place of
+// keepUnsent: nothing more is handed to the transport, so no byte the IO
+// held goes out, not even what the socket has room for (libuv's uv_write,
+// handed a write with its queue empty, writes at once): the writes not
+// handed yet are dropped with what the transport holds. The rest of a
+// caller's write cut short is withdrawn (releaseHeld), as keepUnsent does.
+// It records the bytes of the Sends and WriteAsyncs not handed, which the
+// reset's report counts beside those its transport drops (none after a
+// write error: nothing more could go out).
+func (e *ioEvent) dropUnsent() {
+	e.releaseHeld()
+	if !e.t.open() || e.werr != nil {
+		return
+	}
+	if n := e.unhanded(); n > 0 {
+		e.extra().lg.unsent = n
+	}
+}
+
+// resets reports a close that drops what the IO holds at once (Abort,
+// SetLinger(0)): nothing it held goes out but what reached the kernel, so
+// a Write it fails reports that (countWritten), not the bytes it handed
+// over, and the writes not handed yet never are (dropUnsent).
 func (e *ioEvent) resets() bool {
 	x := e.rare.Load()
 	return e.lingers() && x != nil && (x.lg.abort || x.lg.linger < 0)
 }
 
-// unsent is the bytes the transport held at the close (keepUnsent); 0
-// before it.
+// unsent is the bytes the transport held at the close (keepUnsent), or,
+// at a reset, those never handed to it (dropUnsent); 0 before it.
 func (e *ioEvent) unsent() int {
 	if x := e.rare.Load(); x != nil {
 		return x.lg.unsent
@@ -226,7 +245,10 @@ func (c *IO) SetLinger(d time.Duration) error {
 	})
 }
 
-// Abort closes the IO at once, dropping what is still queued: a TCP
+// Abort closes the IO at once, dropping what is still queued, none of it
+// written first (not even what the socket has room for; a Send made in
+// the loop's current turn is tried first, as it would have been at once,
+// and only its rest is dropped): a TCP
 // connection is reset (SO_LINGER 0, libuv's uv_tcp_close_reset), so that
 // the peer reads ECONNRESET, never a clean end; a Unix socket or a pipe,
 // which has no reset, is closed. Bytes dropped are reported (a *DropError
@@ -283,7 +305,7 @@ func (s *uvStream) closeHandle(h uvcgo.Handle) {
 	case closePlain:
 		s.loop.CloseHandle(h)
 	case closeReset:
-		s.dropped(s, s.loop.ResetStream(h), s.transport == "tcp", ErrAborted)
+		s.dropped(s, s.loop.ResetStream(h)+s.unsent(), s.transport == "tcp", ErrAborted)
 	case closeLinger:
 		lg := &s.extra().lg
 		g, err := s.loop.LingerStart(h, d.Milliseconds())
@@ -312,7 +334,8 @@ func (s *uvStream) lingered(rec *uvcgo.Completion) {
 		s.endLinger(false, nil) // reports the timer's drop
 	case rec.Kind != uvcgo.CompletionWrite:
 	case rec.Status < 0:
-		s.endLinger(false, nil) // the peer is gone: nothing more could reach it
+		s.out.Add(uint64(rec.Aux)) // what of it the kernel took before the failure
+		s.endLinger(false, nil)    // the peer is gone: nothing more could reach it
 	default:
 		s.out.Add(uint64(rec.N))
 		if x.lg.writes--; x.lg.writes <= 0 {
@@ -356,7 +379,7 @@ func (g *goStream) closeFD(wq []goWrite) {
 	mode, d := g.closeMode()
 	switch mode {
 	case closeReset:
-		n := 0
+		n := g.unsent() // never handed to the queue (dropUnsent)
 		for _, w := range wq {
 			n += len(w.p) - w.off
 		}

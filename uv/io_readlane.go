@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -47,12 +48,13 @@ const (
 	rlaneOpen                // idle: a caller may take it
 	rlaneBusy                // a caller reads, or waits in the netpoller to
 	rlaneWanted              // busy, and the loop waits to read
-	rlaneFailed              // a read(2) of the lane failed: the loop owns the reading side for good
+	rlaneFailed              // a read(2) of the lane failed, or its file cannot wait (publishReadLane): the loop owns the reading side for good
 )
 
 // readLane is an IO's read lane: its state and the descriptor's
 // os.File, through which a caller waits in the netpoller. It is made (and
-// published, never changed) at the connection's first blocking Read.
+// published, never changed) at the connection's first blocking Read, or,
+// for a connection Accept takes, by its goroutine before Accept returns.
 type readLane struct {
 	state atomic.Int32
 	// closer: whether the file's close is handed to the goroutine that
@@ -206,40 +208,172 @@ type readLaner interface {
 	// (libuv's, which release closes, before libuv closes its own) as an
 	// os.File in Go's netpoller; nil when it cannot be made.
 	laneFile() (f *os.File, release *lazySock)
+	// laneFileAnywhere reports whether laneFile reads nothing the loop
+	// may change, and writes only what the loop reads after
+	// settleLaneMaking, while nobody else holds the IO: it may then run
+	// on another goroutine. On the loop.
+	laneFileAnywhere() bool
 }
 
 // setReadLane gives the read lane its file, on the loop, when the first
 // blocking Read of a connection comes to it: an IO read only by its
 // callbacks or requests never has one (nor its cost: the file, and the
-// descriptor's place in the netpoller).
+// descriptor's place in the netpoller). One whose making was handed to
+// Accept's goroutine has it (or cannot have one) already.
 func (e *ioEvent) setReadLane() {
-	if e.tried || e.closed || !e.t.open() || e.lane.fd1 == 0 {
+	if !e.settleLaneMaking() {
 		return
 	}
-	e.tried = true
-	rl, ok := e.t.(readLaner)
-	if !ok {
+	rl := e.laneMaker()
+	if rl == nil {
 		return
 	}
+	e.laneMaking.Store(laneMakingTried)
 	f, release := rl.laneFile()
 	if f == nil {
 		return
 	}
+	loopLaneFiles.Add(1)
+	e.publishReadLane(f, release, false)
+	e.updateReading() // reading ahead ends: the lane reads from now on
+	e.openReadLane()
+}
+
+// publishReadLane makes f the read lane's file (release: laneFile's),
+// open at once when open says so (a connection nobody but its Accept's
+// goroutine holds yet: nothing of the loop's reads it). A file Go's
+// netpoller does not hold (os.NewFile could not register the descriptor:
+// its deadline is refused with os.ErrNoDeadline) cannot wait for bytes:
+// its lane is published failed, never opened, and the loop reads; the
+// file still owns what it owns, and closes it at the IO's close.
+func (e *ioEvent) publishReadLane(f *os.File, release *lazySock, open bool) {
 	rc, err := f.SyscallConn()
 	if err != nil { // only for a nil or closed file: never this one
 		panic("uv: the read lane's file: " + err.Error())
 	}
 	e.dl.lane.Lock() // a setter off the loop sees the lane, or the file gets its deadline here
-	f.SetReadDeadline(e.dl.read.time())
+	err = f.SetReadDeadline(e.dl.read.time())
 	l := &readLane{f: f, rc: rc, release: release}
 	l.readFn = l.read
+	switch {
+	case errors.Is(err, os.ErrNoDeadline):
+		l.state.Store(rlaneFailed)
+	case open:
+		l.state.Store(rlaneOpen)
+	}
 	e.rlane.Store(l)
 	e.dl.lane.Unlock()
-	e.updateReading() // reading ahead ends: the lane reads from now on
-	e.openReadLane()
 }
 
-// readyForBlocking makes a connection's read lane and puts its write lane
+// laneMaker returns the IO's transport when the IO can have a read lane
+// now (open, its descriptor known: a socket's); nil when it cannot. On
+// the loop.
+func (e *ioEvent) laneMaker() readLaner {
+	if e.closed || !e.t.open() || e.lane.fd1 == 0 {
+		return nil
+	}
+	rl, _ := e.t.(readLaner)
+	return rl
+}
+
+// loopLaneFiles counts the read lane files made on the loop, in every
+// reactor (tests).
+var loopLaneFiles atomic.Int64
+
+// newLaneFile makes fd, a non-blocking socket, a read lane's os.File:
+// os.NewFile puts it in Go's netpoller, unless the netpoller cannot take
+// it (publishReadLane hears so).
+func newLaneFile(fd int, name string) *os.File {
+	if mk := laneFileMaker.Load(); mk != nil {
+		return (*mk)(fd, name)
+	}
+	return os.NewFile(uintptr(fd), name)
+}
+
+// laneFileMaker, when set, makes the read lanes' files in os.NewFile's
+// place (tests: a file the netpoller does not hold).
+var laneFileMaker atomic.Pointer[func(fd int, name string) *os.File]
+
+// Whether the read lane was made, and who makes that of a connection
+// Accept takes (ioEvent's laneMaking). The file (os.NewFile: the descriptor's place in Go's
+// netpoller, the file's cleanup) is the costliest part of a
+// connection's making: the goroutine of the Accept that takes the
+// connection makes it, as package net's accepting goroutine makes its
+// netFD, not the loop, which accepts the connection and makes its IO. Until it is taken, the loop
+// may take the making back: at the connection's close, or at its first
+// blocking Read when a callback got it instead of an Accept (the state
+// is then laneMakingNone again).
+const (
+	laneMakingNone  int32 = iota // not made: the loop's, at the first blocking Read (setReadLane)
+	laneMakingTried              // made, or found impossible, by the loop
+	laneMakingDue                // handed to the Accept that takes the connection
+	laneMakingOn                 // that Accept's goroutine makes it now: the loop waits for it
+	laneMakingDone               // made, or found impossible, by that goroutine
+)
+
+// handLaneMaking hands the making of the read lane to the goroutine of
+// the Accept that takes the connection (makeAcceptedLane), when its
+// transport can make the file off the loop; false when it cannot. On
+// the loop, before the connection is handed over.
+func (e *ioEvent) handLaneMaking() bool {
+	rl := e.laneMaker()
+	if rl == nil || e.laneMaking.Load() != laneMakingNone || !rl.laneFileAnywhere() {
+		return false
+	}
+	e.laneMaking.Store(laneMakingDue)
+	return true
+}
+
+// makeAcceptedLane makes the read lane whose making the loop handed over
+// (handLaneMaking), unless the loop took it back; open, since nobody but
+// the caller holds the connection yet. By the goroutine of the Accept
+// that took the connection, before Accept returns it.
+func (e *ioEvent) makeAcceptedLane() {
+	if e.laneMaking.CompareAndSwap(laneMakingDue, laneMakingOn) {
+		e.makeBegunLane()
+	}
+}
+
+// makeBegunLane is makeAcceptedLane's making, begun (laneMakingOn).
+func (e *ioEvent) makeBegunLane() {
+	if f, release := e.t.(readLaner).laneFile(); f != nil {
+		e.publishReadLane(f, release, true)
+	}
+	e.laneMaking.Store(laneMakingDone)
+}
+
+// settleLaneMaking takes back a read lane's making handed to an Accept
+// that has not begun it, or waits for one begun, so that the loop sees
+// the lane as it is before it looks at it or makes it. It reports whether
+// the lane is the loop's to make. On the loop. This is the one place the
+// loop waits for another goroutine; the wait is bounded: the making is a
+// few system calls (laneFile's fcntl, the netpoller's epoll_ctl) on a
+// goroutine that waits for nothing meanwhile but the deadlines' lock,
+// which no holder keeps across a wait.
+func (e *ioEvent) settleLaneMaking() bool {
+	for {
+		switch e.laneMaking.Load() {
+		case laneMakingNone:
+			return true
+		case laneMakingTried, laneMakingDone:
+			return false
+		case laneMakingDue:
+			if e.laneMaking.CompareAndSwap(laneMakingDue, laneMakingNone) {
+				return true // the loop makes it, at the first blocking Read
+			}
+		default:
+			laneMakingWaits.Add(1)
+			runtime.Gosched()
+		}
+	}
+}
+
+// laneMakingWaits counts settleLaneMaking's yields to a making begun, in
+// every reactor (tests).
+var laneMakingWaits atomic.Int64
+
+// readyForBlocking makes a connection's read lane (or hands its making
+// to the goroutine of the Accept that takes it: handLaneMaking) and puts its write lane
 // in use before it is handed to AcceptIO: a connection taken by Accept
 // (net.Listener's) is read and written by blocking calls, so its first
 // Read and its first Write go to the socket from the caller's goroutine,
@@ -250,7 +384,9 @@ func (e *ioEvent) setReadLane() {
 // both of every connection) then make no round trip either. On the loop.
 func (e *ioEvent) readyForBlocking() {
 	e.addrs.read(e)
-	e.setReadLane()
+	if !e.handLaneMaking() {
+		e.setReadLane()
+	}
 	e.useLane()
 	e.openLane()
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/uvevent/uvevent/event"
+	"github.com/uvevent/uvevent/internal/conform"
+	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
 
@@ -816,4 +818,54 @@ func TestReadLaneClosedByTheCloser(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestReadLaneFileNotPolled: a read lane whose file Go's netpoller does
+// not hold (it could not take the descriptor) cannot wait for bytes, so
+// the lane is never opened: the connection's Reads go through the loop,
+// a Read that finds nothing waits there and gets the bytes the peer writes
+// next, and the connection's close closes its descriptor, on either driver,
+// whether the lane is made by Accept's goroutine or by the loop at a
+// dialled connection's first blocking Read.
+func TestReadLaneFileNotPolled(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		base, fds := uv.UvtBaseline(t)
+		v := newIOEnv(t, d, "tcp4")
+		c, s := v.pair(t) // c's lane is made at its first blocking Read, on the loop
+		uv.UvtUnpolledLaneFiles(t)
+		peers := dialN(t, v.ln, 1)
+		a, err := v.ln.AcceptIO(context.Background()) // its lane made by Accept's goroutine
+		uv.UvtMust(t, err)
+		for _, x := range []struct {
+			name string
+			c    *uv.IO
+			peer io.Writer
+		}{{"dialled", c, s}, {"accepted", a, peers[0]}} {
+			got := make(chan string, 1)
+			go func() {
+				b := make([]byte, 8)
+				n, err := x.c.Read(b)
+				got <- fmt.Sprintf("%q, %v", b[:n], err)
+			}()
+			uv.UvtWaitFor(t, "the Read to wait on the loop, or end", func() bool { return uv.UvtParked(x.c) == 1 || len(got) == 1 })
+			select {
+			case r := <-got:
+				t.Fatalf("%s: a Read with nothing to read = %s before the peer wrote; want it to wait", x.name, r)
+			default:
+			}
+			if _, err := x.peer.Write([]byte("hi")); err != nil {
+				t.Fatal(err)
+			}
+			if r, want := uv.UvtRecv(t, got, "the Read's end"), `"hi", <nil>`; r != want {
+				t.Errorf("%s: the waiting Read = %s once the peer wrote, want %s", x.name, r, want)
+			}
+			if l := uv.UvtReadLane(x.c); l != "failed" {
+				t.Errorf("%s: the read lane over a file the netpoller does not hold is %s, want failed (the loop reads)", x.name, l)
+			}
+		}
+		a.Close()
+		peersEnd(t, peers)
+		v.finish(t, c, s)
+		uv.UvtNoLeaks(t, base, fds)
+	})
 }

@@ -76,7 +76,11 @@ func (s *uvStream) completed(rec *uvcgo.Completion) {
 			return chunk{data: data, release: release, b: rest}
 		})
 	case uvcgo.CompletionWrite:
-		s.wrote(int(rec.N), statusError("write", rec.Status))
+		n := int(rec.N)
+		if rec.Status < 0 {
+			n = int(rec.Aux) // what the kernel took before the failure
+		}
+		s.wrote(int(rec.N), n, statusError("write", rec.Status))
 	case uvcgo.CompletionShutdown:
 		s.shutDone(statusError("shutdown", rec.Status))
 	case uvcgo.CompletionConnect:
@@ -259,7 +263,7 @@ func laneDup(host kind.Host, fd int, name string) (*os.File, *lazySock) {
 		laneDups.Add(-1)
 		return nil, nil
 	}
-	f := os.NewFile(uintptr(d), name)
+	f := newLaneFile(d, name)
 	// The budget is given back once: by release when the handle closes,
 	// or, when it never does (a reactor dropped without Close, whose
 	// handles libuv closes in C, and which closes the duplicate first:
@@ -319,3 +323,8 @@ func laneDupBudget() int64 {
 	}
 	return int64(lim.Cur / 4)
 }
+
+// laneFileAnywhere: an unopened connection's lane file is its socket
+// (lazyLaneFile), made without the loop; an opened one's is a duplicate
+// libuv's handle gives, on the loop.
+func (s *uvStream) laneFileAnywhere() bool { return s.unopened() }

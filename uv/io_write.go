@@ -202,27 +202,29 @@ func (e *ioEvent) feed() {
 	}
 }
 
-// wrote completes the oldest transport write in flight: n bytes went out,
-// or it failed with err.
-func (e *ioEvent) wrote(n int, err error) {
+// wrote completes the oldest transport write in flight, of size bytes:
+// it went out, n == size, or it failed with err, and n is the bytes of it
+// the kernel took before the failure (the transport writes a request in
+// part as the socket drains), which count written, as net.TCPConn's Write
+// counts them.
+func (e *ioEvent) wrote(size, n int, err error) {
 	if len(e.writes) == 0 || e.writes[0].left == 0 {
 		return
 	}
 	op := e.writes[0]
 	op.left--
-	flew := min(n, op.flying)
+	flew := min(size, op.flying)
 	op.flying -= flew
 	if op.win {
 		e.winFlying -= flew
 	}
+	op.n += n
+	e.out.Add(uint64(n))
 	if err != nil {
 		if op.err == nil {
 			op.err = err
 		}
 		e.werr = op.err
-	} else {
-		op.n += n
-		e.out.Add(uint64(n))
 	}
 	if e.werr == nil {
 		e.feed()
@@ -297,8 +299,9 @@ func (e *ioEvent) writeTimedOut() {
 }
 
 // countWritten sets each write op's n to the bytes of it that reached the
-// kernel, at a close that keeps nothing the transport holds (keepUnsent
-// found no lingering close: a terminal, or a stream whose write failed).
+// kernel, at a close that keeps nothing the transport holds (a reset, or
+// keepUnsent found no lingering close: a terminal, or a stream whose
+// write failed).
 // Its completed bytes are not all: the transport writes a request in
 // part, and writes a whole one before its completion comes (libuv's
 // uv_write at once, its callback on a later turn), so a caller told only
@@ -321,8 +324,8 @@ func (e *ioEvent) writeTimedOut() {
 // none was (TestWriteClosedOnSendFailureReportsWritten: a close made by
 // the callback that hears the failure). No byte handed after the failed
 // request reaches the kernel, and the completions of those before it have
-// all come (the records come in order): n is then the bytes completed, as
-// it is.
+// all come (the records come in order): n is then the bytes completed, and
+// those the kernel took of the failed request (wrote), as it is.
 //
 // One case it cannot see: a libuv request that failed (EIO, EPIPE) in the
 // turn of the close, whose record is still to be dispatched (werr not set
@@ -346,16 +349,25 @@ func (e *ioEvent) countWritten() {
 // unwritten is what a close that keeps nothing drops, once countWritten
 // has counted what reached the kernel: the bytes handed to the transport
 // and not written, and those of the writes without a caller waiting
-// (Send, WriteAsync) not yet handed, as a reset counts them (keepUnsent
-// hands those over first); a blocking Write's rest is withdrawn, its
-// caller told. None after a write error: nothing more could go out.
+// (Send, WriteAsync) not yet handed (unhanded), as a reset counts them
+// (dropUnsent); a blocking Write's rest is withdrawn, its caller told.
+// None after a write error: nothing more could go out.
 func (e *ioEvent) unwritten() int {
 	if e.werr != nil || !e.t.open() {
 		return 0
 	}
-	n := 0
+	n := e.unhanded()
 	for _, op := range e.writes {
 		n += op.handed - op.n
+	}
+	return n
+}
+
+// unhanded is the bytes of the writes without a caller waiting (Send,
+// WriteAsync) not yet handed to the transport.
+func (e *ioEvent) unhanded() int {
+	n := 0
+	for _, op := range e.writes {
 		if !op.windowed() {
 			n += len(op.p)
 		}

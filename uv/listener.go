@@ -390,6 +390,7 @@ func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 	if err != nil {
 		return nil, &net.OpError{Op: "accept", Net: e.network, Addr: e.addr, Err: err}
 	}
+	c.e.makeAcceptedLane() // here, not on the loop, as net's Accept makes its netFD
 	return c, nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/uvevent/uvevent/internal/conform"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
@@ -290,6 +292,162 @@ func TestListenerAcceptReactorClosed(t *testing.T) {
 		}
 		if _, err := v.ln.AcceptIO(context.Background()); !errors.Is(err, net.ErrClosed) {
 			t.Errorf("Accept after the reactor's Close = %v, want net.ErrClosed", err)
+		}
+	})
+}
+
+// TestAcceptMakesItsReadLane: the read lane of a connection Accept hands
+// over, its os.File in Go's netpoller, is made by the Accept's goroutine,
+// as package net's accepting goroutine makes its netFD, not by the loop,
+// on either driver (the loop accepts the connection and makes its IO);
+// the lane is open when Accept returns, and the connection's Reads go
+// through it.
+func TestAcceptMakesItsReadLane(t *testing.T) {
+	ioEachDriver(t, "tcp4", func(t *testing.T, v *ioEnv) {
+		c0, s0 := v.pair(t) // the first Accept subscribes and starts
+		onLoop := uv.UvtLoopLaneFiles()
+		const n = 10
+		var closers []interface{ Close() error }
+		peers := dialN(t, v.ln, n)
+		for i := range n {
+			s, err := v.ln.AcceptIO(context.Background())
+			uv.UvtMust(t, err)
+			closers = append(closers, s)
+			if got := uv.UvtReadLane(s); got != "open" {
+				t.Errorf("connection %d's read lane as Accept returns it: %s, want open", i, got)
+			}
+		}
+		for i, p := range peers {
+			_, err := p.Write([]byte{byte(i)})
+			uv.UvtMust(t, err)
+			closers = append(closers, p)
+		}
+		for i, s := range closers[:n] {
+			if got := readN(t, s.(*uv.IO), 1); got[0] != byte(i) {
+				t.Errorf("connection %d read %v", i, got)
+			}
+		}
+		if got := uv.UvtLoopLaneFiles() - onLoop; got != 0 {
+			t.Errorf("%d read lane files made on the loop for %d accepted connections, want 0", got, n)
+		}
+		v.finish(t, append(closers, c0, s0)...)
+	})
+}
+
+// TestAcceptLaneMakingRacesReactorClose: a reactor that closes while
+// Accepts take connections and make their read lanes closes each
+// connection once, whichever comes first (the loop's close or the lane's
+// making): every peer reads its connection's end, and no descriptor is
+// left open, on either driver (with -race: no race between the two).
+func TestAcceptLaneMakingRacesReactorClose(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		for round := range 8 {
+			base, fds := uv.UvtBaseline(t)
+			v := newIOEnv(t, d, "tcp4")
+			c, s := v.pair(t)
+			c.Close()
+			s.Close()
+			peers := dialN(t, v.ln, 16)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var kept []*uv.IO
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						s, err := v.ln.AcceptIO(context.Background())
+						if err != nil {
+							return
+						}
+						mu.Lock()
+						kept = append(kept, s)
+						mu.Unlock()
+					}
+				}()
+			}
+			if round%2 == 1 { // else the close comes while they are taken
+				uv.UvtWaitFor(t, "every connection taken", func() bool {
+					mu.Lock()
+					defer mu.Unlock()
+					return len(kept) == len(peers)
+				})
+			}
+			v.stop()
+			uv.UvtShutdown(t, v.u, false)
+			wg.Wait()
+			for _, s := range kept {
+				if n, err := s.Read(make([]byte, 1)); n != 0 || err == nil {
+					t.Errorf("a Read of a connection its reactor closed = %d, %v; want an error", n, err)
+				}
+				s.Close()
+			}
+			peersEnd(t, peers)
+			uv.UvtNoLeaks(t, base, fds)
+		}
+	})
+}
+
+// TestReactorCloseWaitsForLaneMaking: the reactor's close of a
+// connection whose read lane Accept's goroutine is making waits for that
+// making (the loop yields until it ends) and then closes the connection
+// once, through the lane's file: the close returns only after the making
+// ends, the peer reads the end, the descriptor is closed and none is
+// left. A making not yet begun when the reactor closes is taken back:
+// Accept's goroutine makes no file then. On either driver.
+func TestReactorCloseWaitsForLaneMaking(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		for _, begun := range []bool{true, false} {
+			base, fds := uv.UvtBaseline(t)
+			v := newIOEnv(t, d, "tcp4")
+			c, s := v.pair(t) // the first Accept subscribes and starts
+			c.Close()
+			s.Close()
+			peers := dialN(t, v.ln, 1)
+			a, err := uv.UvtAcceptNoLane(v.ln)
+			uv.UvtMust(t, err)
+			fd := uv.UvtFDOf(t, a)
+			if begun && !uv.UvtBeginLaneMaking(a) {
+				t.Fatal("the making of an accepted connection's read lane could not begin")
+			}
+			waits := uv.UvtLaneMakingWaits()
+			closed := make(chan struct{})
+			go func() {
+				v.stop()
+				uv.UvtShutdown(t, v.u, false)
+				close(closed)
+			}()
+			if begun {
+				uv.UvtWaitFor(t, "the loop to wait for the making, or the close to return", func() bool {
+					select {
+					case <-closed:
+						return true
+					default:
+						return uv.UvtLaneMakingWaits() > waits
+					}
+				})
+				select {
+				case <-closed:
+					t.Fatal("the reactor's close returned while a read lane's making was under way")
+				case <-time.After(50 * time.Millisecond):
+				}
+				uv.UvtEndLaneMaking(a)
+			}
+			uv.UvtRecv(t, closed, "the reactor's close")
+			if !begun {
+				if uv.UvtBeginLaneMaking(a) {
+					t.Error("a read lane's making begun after the reactor closed the connection")
+				}
+				if l := uv.UvtReadLane(a); l != "none" {
+					t.Errorf("the read lane of a connection closed before its making began: %s, want none", l)
+				}
+			}
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); !errors.Is(err, unix.EBADF) {
+				t.Errorf("F_GETFD of the closed connection's descriptor = %v, want EBADF", err)
+			}
+			a.Close()
+			peersEnd(t, peers)
+			uv.UvtNoLeaks(t, base, fds)
 		}
 	})
 }

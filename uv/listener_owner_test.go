@@ -176,3 +176,43 @@ func TestListenerCallbackAndAcceptOneOwner(t *testing.T) {
 		uv.UvtShutdown(t, u, false)
 	})
 }
+
+// TestListenerCallbackGetsAcceptsLane: a connection queued for Accept,
+// whose read lane's making waits for the Accept that takes it, and which a
+// callback that subscribes gets instead, has its read lane made by the
+// loop at its first blocking Read, as a callback's connection has: its
+// next Reads go to the socket from the caller's goroutine. On either
+// driver.
+func TestListenerCallbackGetsAcceptsLane(t *testing.T) {
+	conform.EachDriver(t, func(t *testing.T, d reactor.Driver) {
+		u, stop, ln := listenBacklog(t, d, 4)
+		uv.UvtMust(t, ln.Start())
+		p, err := net.Dial("tcp4", ln.Addr().String())
+		uv.UvtMust(t, err)
+		defer p.Close()
+		_, err = p.Write([]byte{1, 2})
+		uv.UvtMust(t, err)
+		uv.UvtWaitFor(t, "the connection queued for Accept", func() bool { return uv.UvtAcceptsQueued(ln) == 1 })
+		got := make(chan *uv.IO, 1)
+		_, err = event.Subscribe(ln, func(_ event.Event, res any, err error) {
+			if s, ok := res.(*uv.IO); ok {
+				got <- s
+			}
+		})
+		uv.UvtMust(t, err)
+		s := uv.UvtRecv(t, got, "the queued connection, for the callback")
+		if b := readN(t, s, 1); b[0] != 1 {
+			t.Errorf("first Read: %v, want [1]", b)
+		}
+		if l := uv.UvtReadLane(s); l == "none" {
+			t.Errorf("no read lane after the connection's first blocking Read")
+		}
+		if b := readN(t, s, 1); b[0] != 2 {
+			t.Errorf("second Read: %v, want [2]", b)
+		}
+		s.Close()
+		uv.UvtMust(t, ln.Close())
+		stop()
+		uv.UvtShutdown(t, u, false)
+	})
+}

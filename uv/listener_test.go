@@ -1008,13 +1008,16 @@ func checkAcceptExhausted(t *testing.T, err error) {
 
 // starveDescriptors lowers RLIMIT_NOFILE to a few above what is open,
 // takes every descriptor left, and keeps a goroutine taking each one
-// freed; release ends it all (and is idempotent).
+// freed; release ends it all (and is idempotent), failing t when one of
+// the descriptors taken was closed (or replaced) by anyone else meanwhile.
 func starveDescriptors(t *testing.T) (release func()) {
 	var old syscall.Rlimit
 	uv.UvtMust(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old))
 	lim := old
 	uv.UvtSetRlimitCur(&lim.Cur, uv.UvtOpenFDs(t)+16)
 	uv.UvtMust(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim))
+	var null syscall.Stat_t
+	uv.UvtMust(t, syscall.Stat("/dev/null", &null))
 	var mu sync.Mutex
 	var hog []int
 	take := func() bool {
@@ -1050,12 +1053,20 @@ func starveDescriptors(t *testing.T) (release func()) {
 			close(done)
 			<-stopped
 			mu.Lock()
+			var bad []int
 			for _, fd := range hog {
+				var st syscall.Stat_t
+				if err := syscall.Fstat(fd, &st); err != nil || st.Dev != null.Dev || st.Ino != null.Ino {
+					bad = append(bad, fd) // closed by someone else, perhaps reused
+				}
 				syscall.Close(fd)
 			}
 			hog = nil
 			mu.Unlock()
 			syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
+			if len(bad) > 0 {
+				t.Errorf("descriptors the thief held, closed or replaced meanwhile: %v", bad)
+			}
 		})
 	}
 }

@@ -82,12 +82,21 @@ typedef struct {
 /* Frees the write request (with its copy of the bytes) on the loop thread,
  * inside uv_run: libuv calls this exactly once per accepted write, with
  * UV_ECANCELED when the stream is closed first, always before the stream's
- * close callback (so req->handle is still valid here). */
+ * close callback (so req->handle is still valid here). The record's n is
+ * the request's size; a failed one's aux the bytes of it the kernel took
+ * before the failure: libuv advances a request's buffer in place as each
+ * write(2) takes its bytes (uv__write_req_update), in the request's own
+ * bufsml when it has four buffers or fewer (this one has one), which it
+ * neither moves nor frees before this call (UV_WRITE_PRIVATE_FIELDS). */
 static void uvev__on_write(uv_write_t *req, int status) {
   uvev__write *w = (uvev__write *)req;
   uvev_loop *l = uvev__sloop(req->handle);
   uvev_completion *c = uvev__push(l, uvev__id_of(req->handle), UVEV_DONE_WRITE, status);
   c->n = (int64_t)w->n;
+  if (status < 0) {
+    const char *at = req->bufsml[0].base;
+    if (at >= w->data && at <= w->data + w->n) c->aux = (int64_t)(at - w->data);
+  }
   l->reqs--;
   free(w);
 }

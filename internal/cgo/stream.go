@@ -109,7 +109,8 @@ func (l *Loop) FlushTries() {
 
 // Write queues p (copied into C memory the request owns) behind the
 // writes already queued. A CompletionWrite record with the stream's id and
-// N = len(p) reports its end. len(p) must fit in 32 bits.
+// N = len(p) reports its end; a failed one's Aux is the bytes of p the
+// kernel took before the failure. len(p) must fit in 32 bits.
 func (l *Loop) Write(h Handle, p []byte) error {
 	return errorOf("uv_write", int(C.uvev_stream_write(l.mut(), C.uintptr_t(h), cbytes(p), C.size_t(len(p)))))
 }

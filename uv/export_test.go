@@ -502,6 +502,16 @@ func UvtUDPState(u *UDP) string {
 // to deliver.
 func UvtUDPSettledOnLoop(u *UDP) bool { return len(u.e.kept) == 0 && u.e.drv.readsSettled() }
 
+// UvtGiveUDPLane makes u's read lane as its first ReadFrom reaching the
+// loop does, with no ReadFrom (the conformance table's row of a UDP with
+// a lane).
+func UvtGiveUDPLane(u *UDP) error {
+	return u.e.r.Call(func() {
+		u.e.makeLane()
+		u.e.update()
+	})
+}
+
 // UvtOnUDPLaneOpen runs f on the loop each time a UDP's read lane opens,
 // until the test ends.
 func UvtOnUDPLaneOpen(t testing.TB, f func()) {

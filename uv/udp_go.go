@@ -378,7 +378,7 @@ func (e *goUDP) receive(bool) error        { return e.watch() }
 
 // laneFile makes the socket itself an os.File for the read lane
 // (udp_lane.go): from now on the file closes it (Free).
-func (e *goUDP) laneFile() (*os.File, *lazySock) { return os.NewFile(uintptr(e.fd), "udp"), nil }
+func (e *goUDP) laneFile() (*os.File, *lazySock) { return newLaneFile(e.fd, "udp"), nil }
 
 // watch brings what the socket is polled for to what the UDP wants now:
 // EPOLLIN while it receives, EPOLLOUT while datagrams are queued.

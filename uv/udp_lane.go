@@ -1,6 +1,7 @@
 package uv
 
 import (
+	"errors"
 	"net"
 	"os"
 	"runtime"
@@ -89,7 +90,8 @@ func ownAddr(ip []byte, port int, zone string) *net.UDPAddr {
 // makeLane gives the UDP its read lane, on the loop, at the first
 // ReadFrom that reaches it: a UDP received only by its callbacks never
 // has one (nor its cost: the file, and, on the libuv driver, a
-// descriptor).
+// descriptor). A lane whose file cannot wait in the netpoller is made
+// failed (TestUDPReadLaneFileNotPolled).
 func (s *udpState) makeLane() {
 	if s.laneTried || s.closed || runtime.GOOS != "linux" { // recvfrom (sys_linux.go)
 		return
@@ -103,10 +105,16 @@ func (s *udpState) makeLane() {
 	if err != nil { // only for a nil or closed file: never this one
 		panic("uv: the UDP read lane's file: " + err.Error())
 	}
-	f.SetReadDeadline(s.dl.time())
+	err = f.SetReadDeadline(s.dl.time())
 	l := &udpLane{f: f, rc: rc, release: release}
 	l.readFn = l.read
 	l.relook = func() { s.update() }
+	if errors.Is(err, os.ErrNoDeadline) {
+		// A file Go's netpoller does not hold cannot wait: the lane is
+		// failed, never opened, and ReadFrom goes through the loop; the
+		// file still closes what it owns as the UDP closes.
+		l.state.Store(rlaneFailed)
+	}
 	s.lane.Store(l)
 }
 

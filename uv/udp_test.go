@@ -768,6 +768,26 @@ func conformUDP(t *testing.T) conform.Kind {
 	}
 }
 
+// conformUDPLane is the row of a UDP with a read lane (udp_lane.go): made
+// at once, as a first ReadFrom reaching the loop makes it (on Linux; on the
+// libuv driver within the budget of duplicates; elsewhere the row is the
+// UDP's again).
+func conformUDPLane(t *testing.T) conform.Kind {
+	k := conformUDP(t)
+	k.New = func(r *reactor.Reactor) (event.Event, error) {
+		u, err := uv.ListenUDP(r, "udp4", "127.0.0.1:0")
+		if err != nil {
+			return u, err
+		}
+		if err := uv.UvtGiveUDPLane(u); err != nil {
+			u.Close()
+			return nil, err
+		}
+		return u, nil
+	}
+	return k
+}
+
 // receivedDatagram is what TestUDPBatchedReceive checks of a datagram.
 type receivedDatagram struct {
 	Data      string

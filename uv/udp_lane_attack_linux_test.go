@@ -222,8 +222,8 @@ func TestUDPReadLaneDeadlineMoves(t *testing.T) {
 
 // TestUDPReadLaneDroppedFreed: UDPs with a read lane dropped without
 // Close, under a small GOGC, leave no descriptor open once collected (the
-// socket, and on the libuv driver the lane's duplicate). No read deadline
-// is set: its timer holds a UDP until it fires.
+// socket, and on the libuv driver the lane's duplicate), a read deadline
+// set on each.
 func TestUDPReadLaneDroppedFreed(t *testing.T) {
 	uv.UvtEachDriver(t, func(t *testing.T, u *uv.UvtReactor) {
 		defer debug.SetGCPercent(debug.SetGCPercent(5))
@@ -232,12 +232,13 @@ func TestUDPReadLaneDroppedFreed(t *testing.T) {
 		a, err := uv.ListenUDP(u.Reactor, "udp4", "127.0.0.1:0")
 		uv.UvtMust(t, err)
 		defer a.Close()
-		// The count is taken after one UDP with a lane was closed: what a
-		// loop opens once, at its first receive, is not a UDP's.
+		// The count is taken after one UDP with a lane and a deadline was
+		// closed: what is opened once, at the first of them, is not a UDP's.
 		fds := -1
 		for i := range 21 {
 			b, err := uv.ListenUDP(u.Reactor, "udp4", "127.0.0.1:0")
 			uv.UvtMust(t, err)
+			uv.UvtMust(t, b.SetReadDeadline(time.Now().Add(uv.UvtSafety)))
 			openLane(t, a, b)
 			if i == 0 {
 				uv.UvtMust(t, b.Close())

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/uvevent/uvevent/event"
 	"github.com/uvevent/uvevent/reactor"
 	"github.com/uvevent/uvevent/uv"
 )
@@ -177,5 +179,42 @@ func TestUDPReadLaneNoDescriptor(t *testing.T) {
 		b.Close()
 		stop()
 		uv.UvtShutdown(t, u, true)
+	})
+}
+
+// TestUDPReadLaneUnsubscribeLast: the last callback of a started UDP with
+// a lane unsubscribed, then a datagram: nothing takes datagrams on the
+// loop any more, so the loop stops receiving (on the pure-Go driver the
+// socket stayed polled for input its pass would not read: every pass of
+// the loop found it ready again, a core spent until a ReadFrom came; on
+// the libuv driver the datagram is read and kept); the datagrams then go
+// to the ReadFroms in order.
+func TestUDPReadLaneUnsubscribeLast(t *testing.T) {
+	eachUDPPair(t, "udp4", func(t *testing.T, u *uv.UvtReactor, a, b *uv.UDP) {
+		openLane(t, a, b)
+		cb, err := event.Subscribe(b, func(event.Event, any, error) {})
+		uv.UvtMust(t, err)
+		uv.UvtMust(t, b.Start())
+		// The read deadline's timer looks again when it fires: past the
+		// wait's own safety deadline here, so that it never ends the wait.
+		uv.UvtMust(t, b.SetReadDeadline(time.Now().Add(2*uv.UvtSafety)))
+		uv.UvtMust(t, b.DelCallback(cb))
+		writeTo(t, a, b, "0")
+		uv.UvtWaitFor(t, "the loop to stop receiving", func() bool {
+			return strings.Contains(uv.UvtUDPState(b), "receiving=false")
+		})
+		writeTo(t, a, b, "1")
+		writeTo(t, a, b, "2")
+		var got []string
+		for range 3 {
+			r := uv.UvtRecv(t, readFromAsync(b, 16), "ReadFrom")
+			if r.Err != nil {
+				t.Errorf("ReadFrom after the unsubscription = %v (%s)", r.Err, uv.UvtUDPState(b))
+			}
+			got = append(got, r.Data)
+		}
+		if diff := cmp.Diff([]string{"0", "1", "2"}, got); diff != "" {
+			t.Errorf("ReadFroms after the unsubscription (-want +got):\n%s", diff)
+		}
 	})
 }

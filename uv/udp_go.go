@@ -276,6 +276,11 @@ func (e *goUDP) receiveBurst() {
 			n = min(n, len(e.readers)+room)
 		}
 		if n <= 0 {
+			// Nothing may be read (the last callback unsubscribed, which
+			// tells the UDP nothing): stop receiving, or the socket stays
+			// polled for input found ready at every pass
+			// (TestUDPReadLaneUnsubscribeLast).
+			e.update()
 			return
 		}
 		got, err := b.recv(e.fd, n)

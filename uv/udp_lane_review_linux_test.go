@@ -218,3 +218,34 @@ func TestUDPReadLaneUnsubscribeLast(t *testing.T) {
 		}
 	})
 }
+
+// TestUDPCloseCountsKeptDropped: the datagrams a UDP kept for readers to
+// come and still holds at its Close are counted dropped in Info, as the
+// type's doc says Close drops them: in = delivered + dropped after the
+// Close. On either driver: a callback's Stop mid-batch leaves 7 of the 8
+// read in one batch kept.
+func TestUDPCloseCountsKeptDropped(t *testing.T) {
+	eachUDPPair(t, "udp4", func(t *testing.T, u *uv.UvtReactor, a, b *uv.UDP) {
+		delivered := 0
+		_, err := event.Subscribe(b, func(_ event.Event, res any, _ error) {
+			if _, ok := res.(*uv.Datagram); ok {
+				delivered++
+				uv.UvtMust(t, b.Stop())
+			}
+		})
+		uv.UvtMust(t, err)
+		for j := range 8 {
+			writeTo(t, a, b, strconv.Itoa(j))
+		}
+		uv.UvtWaitFor(t, "the datagrams sent", func() bool { return a.Queued() == 0 })
+		uv.UvtMust(t, b.Start())
+		uv.UvtWaitFor(t, "seven datagrams kept", func() bool { return strings.Contains(uv.UvtUDPState(b), "kept=7") })
+		uv.UvtMust(t, b.Close())
+		var n int
+		uv.UvtMust(t, u.Call(func() { n = delivered }))
+		in, dropped := udpCounts(t, b)
+		if in != 8 || n+dropped != in {
+			t.Errorf("after Close: in=%d, delivered %d, dropped=%d; want in=8 = delivered + dropped", in, n, dropped)
+		}
+	})
+}

@@ -49,7 +49,7 @@ import (
 // socket's buffer, which drops what does not fit (on the libuv driver,
 // datagrams libuv had read already when the keep filled are dropped, and
 // counted in Info). Closing fails a waiting ReadFrom with ErrClosed, and
-// drops the datagrams still queued.
+// drops the datagrams still kept (counted dropped in Info).
 //
 // Datagrams are read in batches (recvmmsg, up to 20 a call) on both
 // drivers, each into 64 KiB, so the largest datagram arrives whole, as
@@ -409,7 +409,7 @@ func (rd *udpRead) finish(n int, addr *net.UDPAddr, err error) {
 }
 
 // closing fails the waiting ReadFroms with ErrClosed and gives back the
-// kept datagrams, when the event closes.
+// kept datagrams, counted dropped, when the event closes.
 func (s *udpState) closing() {
 	if s.closed {
 		return
@@ -418,6 +418,7 @@ func (s *udpState) closing() {
 	for _, rd := range s.takeReaders() {
 		rd.finish(0, nil, ErrClosed)
 	}
+	s.dropped.Add(uint64(len(s.kept))) // counted in, never delivered
 	for i := range s.kept {
 		s.drv.release(&s.kept[i])
 	}

@@ -151,12 +151,13 @@ func (r *Reactor) dispatch(done []uvcgo.Completion) {
 	}
 }
 
-// ReadAhead implements kind.Host: whether a read of the stream of id is
-// among the records of the turn still to dispatch. Looked up only when a
-// stream's read lane would open (uv/io_readlane.go).
+// ReadAhead implements kind.Host: whether a read of the stream, or a
+// datagram of the UDP, of id is among the records of the turn still to
+// dispatch. Looked up only when a read lane would open
+// (uv/io_readlane.go, uv/udp_lane.go).
 func (h *host) ReadAhead(id eventref.ID) bool {
 	for i := range h.ahead {
-		if c := &h.ahead[i]; c.ID == uint64(id) && c.Kind == uvcgo.CompletionRead {
+		if c := &h.ahead[i]; c.ID == uint64(id) && (c.Kind == uvcgo.CompletionRead || c.Kind == uvcgo.CompletionUDPRecv) {
 			return true
 		}
 	}

@@ -58,6 +58,7 @@ var conformKinds = []struct {
 	{"Task", conformTask},
 	{"Thread", conformThread},
 	{"UDP", conformUDP},
+	{"UDPLane", conformUDPLane},
 	{"TTY", conformTTY},
 	{"FS", conformFS},
 	{"Prepare", conformPhase("Prepare", uv.NewPrepare)},

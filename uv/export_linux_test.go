@@ -1,7 +1,9 @@
 package uv
 
 import (
+	"net"
 	"syscall"
+	"testing"
 
 	"golang.org/x/sys/unix"
 )
@@ -82,4 +84,26 @@ func UvtReaperFD() int {
 		return -1
 	}
 	return reaper.cur.epfd
+}
+
+// UvtConnectUDP connects u's socket to to with connect(2), behind the
+// UDP's back (it has no Connect): the kernel then reports the ICMP errors
+// of what u sends there to u's receiver, as to a connected socket of
+// package net's.
+func UvtConnectUDP(t *testing.T, u *UDP, to *net.UDPAddr) {
+	t.Helper()
+	var err error
+	UvtMust(t, u.e.r.Call(func() {
+		fd := -1
+		switch e := u.e.drv.(type) {
+		case *goUDP:
+			fd = e.fd
+		case *udpEvent:
+			fd, err = e.loop.Fileno(e.h)
+		}
+		if err == nil {
+			err = unix.Connect(fd, &unix.SockaddrInet4{Port: to.Port, Addr: [4]byte(to.IP.To4())})
+		}
+	}))
+	UvtMust(t, err)
 }

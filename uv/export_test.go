@@ -3,6 +3,7 @@ package uv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/bits"
 	"os"
 	"reflect"
@@ -297,6 +298,21 @@ func UvtGettid() int { return gettid() }
 // type of the field (uint64 on Linux and Darwin, int64 on FreeBSD).
 func UvtSetRlimitCur[T int64 | uint64](cur *T, n int) { *cur = T(n) }
 
+// UvtUDPLane names the state of u's read lane as UvtReadLane does an
+// IO's ("failed": closed).
+func UvtUDPLane(u *UDP) string {
+	l := u.e.lane.Load()
+	if l == nil {
+		return "none"
+	}
+	return laneStateName(l.state.Load())
+}
+
+// laneStateName names a read lane's state (an IO's, a UDP's).
+func laneStateName(state int32) string {
+	return [...]string{rlaneShut: "shut", rlaneOpen: "open", rlaneBusy: "busy", rlaneWanted: "wanted", rlaneFailed: "failed"}[state]
+}
+
 // UvtLaneDups is how many read lanes' duplicate descriptors are open.
 func UvtLaneDups() int64 { return laneDups.Load() }
 
@@ -309,7 +325,7 @@ func UvtReadLane(c *IO) string {
 	if l == nil {
 		return "none"
 	}
-	return [...]string{rlaneShut: "shut", rlaneOpen: "open", rlaneBusy: "busy", rlaneWanted: "wanted", rlaneFailed: "failed"}[l.state.Load()]
+	return laneStateName(l.state.Load())
 }
 
 // UvtLaneReadFunc returns the name of the function c's read lane hands
@@ -485,3 +501,36 @@ func UvtFDOf(t *testing.T, c *IO) int { return fdOf(t, c) }
 // UvtLoopSetups counts the accepted connections' setups (TCP_NODELAY, the
 // local address) made on the loop, in every reactor.
 func UvtLoopSetups() int64 { return loopSetups.Load() }
+
+// UvtUDPState describes u's receiving side, read on the loop: the lane's
+// state, the datagrams kept, the ReadFroms parked, and whether it
+// receives and is started.
+func UvtUDPState(u *UDP) string {
+	var s string
+	u.e.r.Call(func() {
+		s = fmt.Sprintf("lane=%s kept=%d readers=%d receiving=%v started=%v", UvtUDPLane(u), len(u.e.kept), len(u.e.readers), u.e.receiving, u.e.started)
+	})
+	return s
+}
+
+// UvtUDPSettledOnLoop reports, on the loop (from UvtOnUDPLaneOpen's
+// function), that u keeps no datagram and its driver has none read still
+// to deliver.
+func UvtUDPSettledOnLoop(u *UDP) bool { return len(u.e.kept) == 0 && u.e.drv.readsSettled() }
+
+// UvtGiveUDPLane makes u's read lane as its first ReadFrom reaching the
+// loop does, with no ReadFrom (the conformance table's row of a UDP with
+// a lane).
+func UvtGiveUDPLane(u *UDP) error {
+	return u.e.r.Call(func() {
+		u.e.makeLane()
+		u.e.update()
+	})
+}
+
+// UvtOnUDPLaneOpen runs f on the loop each time a UDP's read lane opens,
+// until the test ends.
+func UvtOnUDPLaneOpen(t testing.TB, f func()) {
+	udpLaneOpened = f
+	t.Cleanup(func() { udpLaneOpened = nil })
+}

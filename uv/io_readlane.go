@@ -435,25 +435,36 @@ func (e *ioEvent) openReadLane() {
 // asks the loop to look again). On the loop.
 func (e *ioEvent) shutReadLane() bool {
 	l := e.rlane.Load()
-	if l == nil {
-		return true
-	}
+	return l == nil || shutLaneState(&l.state)
+}
+
+// shutLaneState takes a read lane (an IO's, a UDP's) in state back for
+// the loop; false when a caller holds it, which it marks wanted. On the
+// loop.
+func shutLaneState(state *atomic.Int32) bool {
 	for {
-		switch l.state.Load() {
+		switch state.Load() {
 		case rlaneShut, rlaneFailed:
 			return true
 		case rlaneOpen:
-			if l.state.CompareAndSwap(rlaneOpen, rlaneShut) {
+			if state.CompareAndSwap(rlaneOpen, rlaneShut) {
 				return true
 			}
 		case rlaneBusy:
-			if l.state.CompareAndSwap(rlaneBusy, rlaneWanted) {
+			if state.CompareAndSwap(rlaneBusy, rlaneWanted) {
 				return false
 			}
 		default:
 			return false
 		}
 	}
+}
+
+// handLaneBack ends a holder's read on a read lane (an IO's, a UDP's) in
+// state: open again, or, when the loop marked it wanted, shut, and true:
+// the loop must look again. A lane failed meanwhile (closed) stays so.
+func handLaneBack(state *atomic.Int32) (relook bool) {
+	return !state.CompareAndSwap(rlaneBusy, rlaneOpen) && state.CompareAndSwap(rlaneWanted, rlaneShut)
 }
 
 // readDirect reads into p on the caller's goroutine when the read lane is
@@ -472,10 +483,7 @@ func (e *ioEvent) readDirect(p []byte, wait bool) (n int, ok bool, err error) {
 	l.p, l.n, l.err = nil, 0, nil // the caller's buffer is not kept
 	switch {
 	case werr != nil: // the wait ended: the deadline passed, or the IO closed
-		n, err = 0, ErrClosed
-		if errors.Is(werr, os.ErrDeadlineExceeded) {
-			err = errTimeout
-		}
+		n, err = 0, laneWaitErr(werr)
 	case rerr == unix.EAGAIN: // not waiting, and nothing yet
 		e.giveLaneBack(l)
 		return 0, false, nil
@@ -492,12 +500,20 @@ func (e *ioEvent) readDirect(p []byte, wait bool) (n int, ok bool, err error) {
 	return n, true, err
 }
 
+// laneWaitErr is a read lane's error (an IO's, a UDP's) when its wait in
+// the netpoller ended: the deadline passed (errTimeout), or the file
+// closed with the event (ErrClosed).
+func laneWaitErr(werr error) error {
+	if errors.Is(werr, os.ErrDeadlineExceeded) {
+		return errTimeout
+	}
+	return ErrClosed
+}
+
 // giveLaneBack ends the holder's read: the lane is open again, or, when
 // the loop wants to read, shut and the loop asked to look again.
 func (e *ioEvent) giveLaneBack(l *readLane) {
-	if !l.state.CompareAndSwap(rlaneBusy, rlaneOpen) {
-		// Wanted: the loop waits to read.
-		l.state.Store(rlaneShut)
+	if handLaneBack(&l.state) { // wanted: the loop waits to read
 		if e.r.Owner().Owned() {
 			e.updateReading()
 		} else {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
+	"github.com/uvevent/uvevent/internal/kind"
 	"github.com/uvevent/uvevent/reactor"
 )
 
@@ -245,6 +246,14 @@ func (s *uvStream) laneFile() (*os.File, *lazySock) {
 	if fd < 0 {
 		return nil, nil
 	}
+	return laneDup(s.host, fd, s.transport)
+}
+
+// laneDup makes a duplicate of the descriptor fd of a libuv handle an
+// os.File named name in Go's netpoller, for a read lane (an IO's, a
+// UDP's), within the lanes' budget of duplicates; nil past it, or when the
+// duplicate cannot be made. release closes it and gives its place back.
+func laneDup(host kind.Host, fd int, name string) (*os.File, *lazySock) {
 	if !laneDupAllowed(laneDups.Add(1)) {
 		laneDups.Add(-1)
 		return nil, nil
@@ -254,7 +263,7 @@ func (s *uvStream) laneFile() (*os.File, *lazySock) {
 		laneDups.Add(-1)
 		return nil, nil
 	}
-	f := newLaneFile(d, s.transport)
+	f := newLaneFile(d, name)
 	// The budget is given back once: by release when the handle closes,
 	// or, when it never does (a reactor dropped without Close, whose
 	// handles libuv closes in C, and which closes the duplicate first:
@@ -262,7 +271,7 @@ func (s *uvStream) laneFile() (*os.File, *lazySock) {
 	freed := new(atomic.Bool)
 	runtime.AddCleanup(f, returnLaneDup, freed)
 	x := &lazySock{fd: d, f: f, freed: freed}
-	x.keeper = s.host.KeepFile(x) // a reactor dropped without Close closes it before libuv's
+	x.keeper = host.KeepFile(x) // a reactor dropped without Close closes it before libuv's
 	return f, x
 }
 

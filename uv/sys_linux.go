@@ -104,6 +104,16 @@ func recvmmsg(fd int, msgs *mmsghdr, n int) (int, syscall.Errno) {
 	return int(got), errno
 }
 
+// recvfrom receives one datagram into p with recvfrom(2), its sender into
+// from (*fromLen bytes long), without blocking (the socket is
+// non-blocking): a longer datagram is cut to len(p), and n says what was
+// copied.
+func recvfrom(fd int, p []byte, from *unix.RawSockaddrAny, fromLen *uint32) (int, syscall.Errno) {
+	n, _, errno := unix.Syscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), 0,
+		uintptr(unsafe.Pointer(from)), uintptr(unsafe.Pointer(fromLen)))
+	return int(n), errno
+}
+
 // getsockoptPeerName is getsockopt(SO_PEERNAME) into rsa, *n bytes long.
 func getsockoptPeerName(fd int, rsa *unix.RawSockaddrAny, n *uint32) error {
 	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_PEERNAME,

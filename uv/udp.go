@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"os"
 	"sync/atomic"
 	"time"
 	"weak"
@@ -35,12 +36,20 @@ import (
 // Datagrams that arrive while it is not started and no ReadFrom waits are
 // kept, and so are those that come while it is started with no callback
 // to receive them (they go to the first callback that subscribes, or to
-// ReadFrom): nothing is delivered to nobody. At most 64 (udpKept) are kept;
+// ReadFrom): nothing is delivered to nobody. On Linux, from the first
+// ReadFrom that waits on the loop on (on the libuv driver only within the
+// read lanes' budget of duplicates), the UDP keeps none ahead: while no callback receives, no
+// ReadFrom waits on the loop and none is kept, they stay in the socket's
+// buffer and a ReadFrom receives itself on its own goroutine, waiting in
+// Go's netpoller as package net's does (the read lane, udp_lane.go; Close
+// wakes it with ErrClosed, the read deadline bounds it, and it does not
+// keep Run going: hold the reactor with Reactor.Hold, or run it with
+// Serve, to keep Run going meanwhile). At most 64 (udpKept) are kept;
 // then receiving pauses and later ones wait in the
 // socket's buffer, which drops what does not fit (on the libuv driver,
 // datagrams libuv had read already when the keep filled are dropped, and
 // counted in Info). Closing fails a waiting ReadFrom with ErrClosed, and
-// drops the datagrams still queued.
+// drops the datagrams still kept (counted dropped in Info).
 //
 // Datagrams are read in batches (recvmmsg, up to 20 a call) on both
 // drivers, each into 64 KiB, so the largest datagram arrives whole, as
@@ -102,6 +111,10 @@ type udpState struct {
 	dl       deadline
 	dlt      *reactor.Timer // dl's
 	werr     error          // a queued send that failed, for the next WriteTo
+	// lane is the read lane (udp_lane.go), made at the first ReadFrom
+	// that reaches the loop (laneTried), and never changed.
+	lane      atomic.Pointer[udpLane]
+	laneTried bool
 
 	in, out, dropped atomic.Uint64
 }
@@ -123,6 +136,19 @@ type udpDriver interface {
 	release(k *keptDatagram)
 	// option sets a socket option (udp_options.go).
 	option(o udpOption) error
+	// laneFile returns the socket (the pure-Go driver's own, from now on
+	// the file's to close; release nil) or a duplicate of it (libuv's,
+	// which release closes) as an os.File in Go's netpoller, for the read
+	// lane; nil when it cannot be made.
+	laneFile() (f *os.File, release *lazySock)
+	// readsSettled reports that no datagram the driver read is still to
+	// be delivered (a callback may Stop mid-batch, and the rest of the
+	// batch is kept after it): on libuv, none of the turn's records still
+	// to dispatch is a datagram of this UDP; on the pure-Go driver, no
+	// batch is being handed out. The lane opens only then, so that a
+	// ReadFrom never waits in it while datagrams read before it wait for
+	// the keep; the update after the batch opens it.
+	readsSettled() bool
 }
 
 type udpRead struct {
@@ -317,19 +343,42 @@ func (s *udpState) update() error {
 	}
 	// Receiving while started or already receiving goes on until the keep
 	// is full when no callback takes what comes (and, on a driver with
-	// boundedReads, while kept datagrams wait for the callbacks too).
+	// boundedReads, while kept datagrams wait for the callbacks too). With
+	// a read lane, what nobody asks for stays in the socket: the lane's
+	// next ReadFrom takes it (udp_lane.go).
 	room := len(s.kept) < udpKept
-	want := s.delivering() && (room || !s.boundedReads) || len(s.readers) > 0 || (s.started || s.receiving) && room
-	if want == s.receiving {
-		return nil
+	l := s.lane.Load()
+	ahead := l == nil && (s.started || s.receiving) && room
+	want := s.delivering() && (room || !s.boundedReads) || len(s.readers) > 0 || ahead
+	if want && !s.receiving && l != nil && !l.shut() {
+		return nil // a caller's ReadFrom holds the lane: it asks again when done
 	}
-	s.receiving = want
-	err := s.drv.receive(want)
-	if err != nil && want {
-		s.receiving = false
+	var err error
+	if want != s.receiving {
+		s.receiving = want
+		err = s.drv.receive(want)
+		if err != nil && want {
+			s.receiving = false
+		}
+	}
+	if l != nil {
+		switch {
+		case s.laneOpenable():
+			if l.state.CompareAndSwap(rlaneShut, rlaneOpen) && udpLaneOpened != nil {
+				udpLaneOpened()
+			}
+		case len(s.kept) > 0:
+			// Datagrams read before receiving stopped (libuv's batch
+			// in flight) go first, through the loop.
+			l.shut()
+		}
 	}
 	return err
 }
+
+// udpLaneOpened, when set (by a test), runs on the loop each time update
+// opens a UDP's read lane.
+var udpLaneOpened func()
 
 // flush hands the kept datagrams to the callbacks while delivering.
 func (s *udpState) flush() {
@@ -353,14 +402,14 @@ func (s *udpState) takeReaders() []*udpRead {
 // datagrams share (sender).
 func (rd *udpRead) finish(n int, addr *net.UDPAddr, err error) {
 	if addr != nil {
-		addr = &net.UDPAddr{IP: bytes.Clone(addr.IP), Port: addr.Port, Zone: addr.Zone}
+		addr = ownAddr(addr.IP, addr.Port, addr.Zone)
 	}
 	rd.n, rd.addr, rd.err = n, addr, err
 	rd.ch <- struct{}{}
 }
 
 // closing fails the waiting ReadFroms with ErrClosed and gives back the
-// kept datagrams, when the event closes.
+// kept datagrams, counted dropped, when the event closes.
 func (s *udpState) closing() {
 	if s.closed {
 		return
@@ -369,16 +418,21 @@ func (s *udpState) closing() {
 	for _, rd := range s.takeReaders() {
 		rd.finish(0, nil, ErrClosed)
 	}
+	s.dropped.Add(uint64(len(s.kept))) // counted in, never delivered
 	for i := range s.kept {
 		s.drv.release(&s.kept[i])
 	}
 	s.kept = nil
 	s.dl.close(&s.dlt)
+	s.closeLane()
 }
 
 // ReadFrom waits for the next datagram, copies it into p (a longer one is
 // cut to len(p), as package net does) and returns its sender. Not on the
-// loop goroutine, where it would never return (event.ErrOnLoop).
+// loop goroutine, where it would never return (event.ErrOnLoop). While the
+// loop receives nothing (no callback takes datagrams, no ReadFrom waits
+// on the loop, none kept) it receives on the caller's goroutine, as
+// package net does (the read lane, udp_lane.go).
 func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 	if u == nil || u.e == nil {
 		return 0, nil, errZero("UDP")
@@ -386,6 +440,13 @@ func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 	e := u.e
 	if e.r.Owner().Owned() {
 		return 0, nil, u.opError("read", event.ErrOnLoop)
+	}
+	if l := e.lane.Load(); l != nil && l.state.CompareAndSwap(rlaneOpen, rlaneBusy) {
+		n, addr, err := e.readLane(l, p)
+		if err != nil {
+			return n, nil, u.opError("read", err)
+		}
+		return n, addr, nil
 	}
 	rd := &udpRead{p: p, ch: make(chan struct{}, 1)}
 	var err error
@@ -402,6 +463,7 @@ func (u *UDP) ReadFrom(p []byte) (int, net.Addr, error) {
 		case e.dl.expired():
 			err = errTimeout
 		default:
+			e.makeLane() // the next ReadFroms take the lane (udp_lane.go)
 			e.readers = append(e.readers, rd)
 			eventkind.ActiveDelta(e.r.Owner(), 1)
 			err = e.update()
@@ -500,6 +562,9 @@ func (u *UDP) SetReadDeadline(t time.Time) error {
 				}
 				e.update()
 			})
+			if l := e.lane.Load(); l != nil && err == nil {
+				l.f.SetReadDeadline(e.dl.time()) // the lane's wait has it too
+			}
 		}
 	})
 	if err != nil {

@@ -125,6 +125,9 @@ type goUDP struct {
 	pl    *goPoller // nil once closed
 	mask  uint32    // the epoll bits fd is polled for (0: out of the set)
 	queue []goDatagram
+	// inBatch is set while receiveBurst hands out a batch (udpDriver's
+	// readsSettled).
+	inBatch bool
 }
 
 // goDatagram is a datagram the socket has not taken yet, copied.
@@ -252,8 +255,9 @@ func (e *goUDP) gone() bool { return e.pl == nil || e.Flags().Has(event.Closed) 
 // system calls (recvmmsg and epoll_wait) a datagram on a full socket, as on
 // the libuv driver, instead of 0.100 (TestUDPPassReadsFullBatches; the
 // loop's other events still get their turn after each pass,
-// TestUDPFloodLeavesRoomForTimersAndCalls). While it is not started, or
-// datagrams kept wait for the callbacks, a batch is no larger than what
+// TestUDPFloodLeavesRoomForTimersAndCalls). While no callback takes
+// datagrams (not started, or started with none), or datagrams kept wait
+// for the callbacks, a batch is no larger than what
 // the waiting ReadFroms and the keep take, so no datagram read is dropped
 // (TestUDPStopInCallbackKeepsTheRest).
 func (e *goUDP) receiveBurst() {
@@ -264,10 +268,19 @@ func (e *goUDP) receiveBurst() {
 			return
 		}
 		n := udpBatch
-		if !e.started || len(e.kept) > 0 { // what comes is kept: no more than the keep's room
-			n = min(n, len(e.readers)+udpKept-len(e.kept))
+		if !e.delivering() || len(e.kept) > 0 { // what comes is kept: no more than the keep's room
+			room := udpKept - len(e.kept)
+			if e.lane.Load() != nil && !e.delivering() {
+				room = 0 // with a read lane, what nobody asks for stays in the socket (udp_lane.go)
+			}
+			n = min(n, len(e.readers)+room)
 		}
 		if n <= 0 {
+			// Nothing may be read (the last callback unsubscribed, which
+			// tells the UDP nothing): stop receiving, or the socket stays
+			// polled for input found ready at every pass
+			// (TestUDPReadLaneUnsubscribeLast).
+			e.update()
 			return
 		}
 		got, err := b.recv(e.fd, n)
@@ -279,8 +292,10 @@ func (e *goUDP) receiveBurst() {
 			e.recvFailed(os.NewSyscallError("recvmmsg", err))
 			return
 		}
+		e.inBatch = true
 		for i := range got {
 			if e.gone() {
+				e.inBatch = false
 				return // closed by a callback: the rest of the batch goes with the socket
 			}
 			d := b.datagram(i, &e.udpState)
@@ -289,6 +304,7 @@ func (e *goUDP) receiveBurst() {
 				e.keep(keptDatagram{d: d})
 			}
 		}
+		e.inBatch = false
 		e.update()
 		read += got
 		if got < n {
@@ -365,6 +381,10 @@ func (e *goUDP) notify(res any, err error) { eventkind.Notify(&e.Base, res, err)
 func (e *goUDP) callbacks() int            { return eventkind.Callbacks(&e.Base) }
 func (e *goUDP) receive(bool) error        { return e.watch() }
 
+// laneFile makes the socket itself an os.File for the read lane
+// (udp_lane.go): from now on the file closes it (Free).
+func (e *goUDP) laneFile() (*os.File, *lazySock) { return newLaneFile(e.fd, "udp"), nil }
+
 // watch brings what the socket is polled for to what the UDP wants now:
 // EPOLLIN while it receives, EPOLLOUT while datagrams are queued.
 func (e *goUDP) watch() error {
@@ -414,7 +434,11 @@ func (o *goUDPOps) Free(bool) {
 		pl.ctlMask(e.fd, e.mask, 0)
 		e.pl, e.mask = nil, 0
 		pl.remove(e.fd) // out of the poller first, as every member: then its number is free
-		unix.Close(e.fd)
+		if l := e.lane.Load(); l != nil {
+			l.f.Close() // wakes a ReadFrom waiting in the netpoller; the socket closes once no recvfrom is in flight
+		} else {
+			unix.Close(e.fd)
+		}
 	}
 }
 
@@ -517,3 +541,6 @@ func joinOption(join bool, joinOpt, leaveOpt int, joinName, leaveName string) (i
 	}
 	return leaveOpt, leaveName
 }
+
+// readsSettled: no batch is being handed out (udpDriver).
+func (e *goUDP) readsSettled() bool { return !e.inBatch }

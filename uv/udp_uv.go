@@ -3,6 +3,8 @@ package uv
 // The libuv driver's UDP socket: a uv_udp_t (internal/cgo/udp.c).
 
 import (
+	"os"
+
 	"github.com/uvevent/uvevent/eventkind"
 	uvcgo "github.com/uvevent/uvevent/internal/cgo"
 	"github.com/uvevent/uvevent/reactor"
@@ -52,6 +54,17 @@ func (e *udpEvent) notify(res any, err error) { eventkind.Notify(&e.Base, res, e
 func (e *udpEvent) callbacks() int            { return eventkind.Callbacks(&e.Base) }
 func (e *udpEvent) queued() int               { return e.sending }
 func (e *udpEvent) release(k *keptDatagram)   { e.loop.Release(k.data, k.release) }
+
+// laneFile makes a duplicate of the socket an os.File for the read lane
+// (udp_lane.go), within the read lanes' budget (laneDup): libuv keeps its
+// own descriptor, and receives nothing while the lane is open.
+func (e *udpEvent) laneFile() (*os.File, *lazySock) {
+	fd, err := e.loop.Fileno(e.h)
+	if err != nil {
+		return nil, nil
+	}
+	return laneDup(e.host, fd, "udp")
+}
 
 // wants: datagrams are wanted for a waiting ReadFrom, started or not.
 func (e *udpEvent) wants(rec *uvcgo.Completion) bool { return rec.Kind == uvcgo.CompletionUDPRecv }
@@ -141,3 +154,7 @@ func (e *udpEvent) option(o udpOption) error {
 	}
 	return e.loop.UDPMembership(e.h, o.group.String(), ifaddr, source, o.join)
 }
+
+// readsSettled: none of the turn's records still to dispatch is a
+// datagram of this UDP (udpDriver).
+func (e *udpEvent) readsSettled() bool { return e.h == 0 || !e.host.ReadAhead(e.id) }

@@ -121,10 +121,10 @@ type Host interface {
 	// shim has freed the C request already, so it must not be cancelled
 	// (a callback of an earlier record closing it). With ownership.
 	Reported(id eventref.ID) bool
-	// ReadAhead reports whether a read of the stream of id is among the
-	// records of the turn being dispatched, not yet handed to it: bytes
-	// libuv read before the stream stopped reading, still to come. With
-	// ownership.
+	// ReadAhead reports whether a read of the stream (or a datagram of
+	// the UDP) of id is among the records of the turn being dispatched,
+	// not yet handed to it: bytes libuv read before the stream stopped
+	// reading, still to come. With ownership.
 	ReadAhead(id eventref.ID) bool
 	// SetKernel makes k what the loop blocks in when it has nothing to
 	// run (nil: none; the loop then parks in Go): the pure-Go driver's

@@ -38,9 +38,11 @@ import (
 // to receive them (they go to the first callback that subscribes, or to
 // ReadFrom): nothing is delivered to nobody. On Linux, from the first
 // ReadFrom that waits on the loop on (on the libuv driver only within the
-// read lanes' budget of duplicates), the UDP keeps none ahead: while no callback receives, no
-// ReadFrom waits on the loop and none is kept, they stay in the socket's
-// buffer and a ReadFrom receives itself on its own goroutine, waiting in
+// read lanes' budget of duplicates), the UDP keeps none ahead (but one,
+// on the libuv driver, right after the last callback unsubscribes: the
+// next datagram, which the next ReadFrom takes): while no callback
+// receives, no ReadFrom waits on the loop and none is kept, they stay in
+// the socket's buffer and a ReadFrom receives itself on its own goroutine, waiting in
 // Go's netpoller as package net's does (the read lane, udp_lane.go; Close
 // wakes it with ErrClosed, the read deadline bounds it, and it does not
 // keep Run going: hold the reactor with Reactor.Hold, or run it with

@@ -382,7 +382,11 @@ func (e *listenEvent) unstall() {
 // is refused with an error matching event.ErrNilContext. The connection is
 // made ready for blocking calls: its first Read and Write go to the socket
 // from the caller's goroutine, through its read and write lanes (see
-// docs/io.md), and it reads nothing ahead of its Reads.
+// docs/io.md), and it reads nothing ahead of its Reads. As the reactor
+// closes, it may return, with a nil error, a connection that close has
+// closed already (its addresses kept): its calls fail as a closed
+// connection's do, and the peer reads its end; no accepted connection is
+// dropped unseen.
 func (l *Listener) AcceptIO(ctx context.Context) (*IO, error) {
 	if l == nil || l.e == nil {
 		return nil, errZero("Listener")

@@ -284,6 +284,9 @@ func (b *Base) delCallback(cb *Callback) error {
 			s.subscribed(false)
 		}
 	}
+	if w, ok := b.ops.(unsubscriptionWatcher); ok && !b.has(Closed) {
+		w.Unsubscribed()
+	}
 	return nil
 }
 

@@ -15,6 +15,11 @@ type subscribedOps interface{ subscribed(any bool) }
 // waits included.
 type subscriptionWatcher interface{ Subscribed() }
 
+// unsubscriptionWatcher is eventkind.UnsubscriptionWatcher: the Ops of a
+// kind told, with the owner held, each time its open event loses a
+// subscriber, waits included.
+type unsubscriptionWatcher interface{ Unsubscribed() }
+
 // subscribers reports whether b has a subscriber other than a wait.
 func (b *Base) subscribers() bool {
 	for _, cb := range b.cbs.all() {

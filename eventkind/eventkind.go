@@ -77,6 +77,15 @@ type SubscriptionWatcher interface {
 	Subscribed()
 }
 
+// UnsubscriptionWatcher is implemented by the Ops of kinds told when
+// their open event loses a subscriber: a kind that receives only while
+// someone would take what it reads (a UDP's datagrams) stops then, rather
+// than at the next arrival.
+type UnsubscriptionWatcher interface {
+	// Unsubscribed is called with the owner held, after the callback left.
+	Unsubscribed()
+}
+
 // OwnerHooks is the part of an event.Owner that events and kinds talk to
 // besides Call and Post, found on the Owner by type assertion. A reactor's
 // Owner and event.Serial have it; a custom Owner that wants the count of

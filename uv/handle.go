@@ -293,6 +293,18 @@ func (o *coreOps) Subscribed() {
 // subscriptionWatcher is a kind's event told of a new subscriber.
 type subscriptionWatcher interface{ subscribed() }
 
+// Unsubscribed tells a kind that receives only while a callback would
+// take what it reads (a UDP's datagrams) that its event lost a subscriber
+// (eventkind.UnsubscriptionWatcher).
+func (o *coreOps) Unsubscribed() {
+	if w, ok := o.ev.(unsubscriptionWatcher); ok {
+		w.unsubscribed()
+	}
+}
+
+// unsubscriptionWatcher is a kind's event told of a subscriber gone.
+type unsubscriptionWatcher interface{ unsubscribed() }
+
 // newCore creates a kind's event on r: k is the kind's event, whose core is
 // c; create makes the C handle for the id the event gets. It runs on the
 // loop; it refuses a nil reactor (EINVAL) and a closing one.

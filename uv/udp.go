@@ -38,10 +38,8 @@ import (
 // to receive them (they go to the first callback that subscribes, or to
 // ReadFrom): nothing is delivered to nobody. On Linux, from the first
 // ReadFrom that waits on the loop on (on the libuv driver only within the
-// read lanes' budget of duplicates), the UDP keeps none ahead (but one,
-// on the libuv driver, right after the last callback unsubscribes: the
-// next datagram, which the next ReadFrom takes): while no callback
-// receives, no ReadFrom waits on the loop and none is kept, they stay in
+// read lanes' budget of duplicates), the UDP keeps none ahead: while no
+// callback receives, no ReadFrom waits on the loop and none is kept, they stay in
 // the socket's buffer and a ReadFrom receives itself on its own goroutine, waiting in
 // Go's netpoller as package net's does (the read lane, udp_lane.go; Close
 // wakes it with ErrClosed, the read deadline bounds it, and it does not
@@ -279,6 +277,15 @@ func (s *udpState) subscribed() {
 		kind.HostOf(s.r.Owner()).Queue(s.flush)
 	}
 	s.update()
+}
+
+// unsubscribed: a callback left. A started UDP whose last callback left
+// stops receiving at once (update): what comes then stays in the socket
+// for ReadFrom, or its read lane, instead of being read and kept.
+func (s *udpState) unsubscribed() {
+	if s.started && !s.closed {
+		s.update()
+	}
 }
 
 // received hands a datagram to the first waiting ReadFrom, else to the

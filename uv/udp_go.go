@@ -276,10 +276,10 @@ func (e *goUDP) receiveBurst() {
 			n = min(n, len(e.readers)+room)
 		}
 		if n <= 0 {
-			// Nothing may be read (the last callback unsubscribed, which
-			// tells the UDP nothing): stop receiving, or the socket stays
-			// polled for input found ready at every pass
-			// (TestUDPReadLaneUnsubscribeLast).
+			// Nothing may be read: stop receiving, or the socket stays
+			// polled for input found ready at every pass. (The last
+			// callback's leaving stops it already: unsubscribed,
+			// TestUDPReadLaneUnsubscribeLast.)
 			e.update()
 			return
 		}
@@ -422,6 +422,7 @@ func (o *goUDPOps) Owner() event.Owner { return o.r.Owner() }
 func (o *goUDPOps) Event() event.Event { return (*goUDP)(o) }
 func (o *goUDPOps) Describe() string   { return o.describe() }
 func (o *goUDPOps) Subscribed()        { o.subscribed() }
+func (o *goUDPOps) Unsubscribed()      { o.unsubscribed() }
 
 // Free fails the waiting ReadFroms, drops what is kept and queued, takes
 // the socket out of the poller and closes it.

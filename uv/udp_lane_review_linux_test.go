@@ -199,6 +199,11 @@ func TestUDPReadLaneUnsubscribeLast(t *testing.T) {
 		// wait's own safety deadline here, so that it never ends the wait.
 		uv.UvtMust(t, b.SetReadDeadline(time.Now().Add(2*uv.UvtSafety)))
 		uv.UvtMust(t, b.DelCallback(cb))
+		// The last callback's leaving stops the receiving at once
+		// (Unsubscribed), not at the next datagram.
+		if st := uv.UvtUDPState(b); !strings.Contains(st, "receiving=false") {
+			t.Errorf("after the last callback left: %s; want receiving=false", st)
+		}
 		writeTo(t, a, b, "0")
 		uv.UvtWaitFor(t, "the loop to stop receiving", func() bool {
 			return strings.Contains(uv.UvtUDPState(b), "receiving=false")
